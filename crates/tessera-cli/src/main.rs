@@ -1,0 +1,97 @@
+//! The `tessera` command-line program: an interactive SQL shell, one-shot queries,
+//! script files and a demo.
+//!
+//! ```text
+//! tessera                       interactive shell
+//! tessera -c "SELECT 1"         run SQL and print the results
+//! tessera sql FILE.sql          run a script
+//! tessera demo                  create a small table in the data directory and query it
+//! ```
+
+mod demo;
+mod output;
+mod shell;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use tessera_engine::Session;
+
+use crate::output::Format;
+
+/// Tessera: a GPU-first analytical SQL engine.
+#[derive(Parser, Debug)]
+#[command(name = "tessera", version, about, args_conflicts_with_subcommands = true)]
+struct Cli {
+    /// Data directory of the embedded store (created on first use).
+    #[arg(long, global = true, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
+    data_dir: PathBuf,
+    /// Output format of query results.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Run this SQL (one or more statements separated by ';') and exit.
+    #[arg(short = 'c', long = "command", value_name = "SQL")]
+    command: Option<String>,
+    #[command(subcommand)]
+    subcommand: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the SQL statements of a file.
+    Sql {
+        /// The script to run.
+        file: PathBuf,
+    },
+    /// Create a small demo table in the data directory and run a few queries over it.
+    Demo,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("Error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> ExitCode {
+    let session = match Session::open(&cli.data_dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match (&cli.command, &cli.subcommand) {
+        (Some(sql), _) => run_script(&session, sql, cli.format).await,
+        (None, Some(Command::Sql { file })) => match std::fs::read_to_string(file) {
+            Ok(sql) => run_script(&session, &sql, cli.format).await,
+            Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+        },
+        (None, Some(Command::Demo)) => demo::run(&session, cli.format).await,
+        (None, None) => shell::run(&session, cli.format).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs every statement of `sql`, printing each result; stops at the first error.
+async fn run_script(session: &Session, sql: &str, format: Format) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    for statement in tessera_engine::split_statements(sql) {
+        let out = session.execute(&statement).await.map_err(|e| e.to_string())?;
+        output::print(&mut stdout, &out, format).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}

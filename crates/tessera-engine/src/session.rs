@@ -1,0 +1,264 @@
+//! A [`Session`]: one connection to a data directory, running SQL statements.
+//!
+//! Statements go to DataFusion for parsing, binding and optimization. Tessera handles
+//! the ones that change the store itself — `CREATE TABLE [AS]`, `INSERT`, `COPY … FROM`,
+//! `DROP TABLE` — each as one store transaction, so a statement that fails leaves the
+//! store as it was. Everything else is executed by DataFusion over the store's tables.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{RecordBatch, UInt64Array};
+use datafusion::arrow::compute::{CastOptions, cast_with_options};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::util::display::FormatOptions;
+use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
+use datafusion::logical_expr::{CreateMemoryTable, DdlStatement, DmlStatement, DropTable, LogicalPlan, WriteOp};
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::common::TableReference;
+use futures::StreamExt;
+use tessera_common::{Result, TesseraError, not_impl_err};
+use tessera_storage::{Store, TableWriter};
+
+use crate::catalog::{CATALOG, SCHEMA, StoreSchema};
+use crate::copy::parse_copy_from;
+use crate::error::from_df;
+use crate::split::split_statements;
+
+/// The result of one statement: a schema and its rows. Statements that return nothing
+/// (CREATE, DROP) have an empty schema; INSERT and COPY return one `count` row.
+#[derive(Debug, Clone)]
+pub struct QueryOutput {
+    /// Schema of the rows.
+    pub schema: SchemaRef,
+    /// The rows.
+    pub batches: Vec<RecordBatch>,
+}
+
+impl QueryOutput {
+    fn empty() -> Self {
+        QueryOutput { schema: Arc::new(Schema::empty()), batches: Vec::new() }
+    }
+
+    fn count(rows: u64) -> Self {
+        let schema = Arc::new(Schema::new(vec![Field::new("count", DataType::UInt64, false)]));
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(UInt64Array::from(vec![rows]))]);
+        QueryOutput { schema, batches: batch.into_iter().collect() }
+    }
+
+    /// Total number of rows.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+
+    /// Whether the statement returns no result set at all (DDL).
+    pub fn is_status_only(&self) -> bool {
+        self.schema.fields().is_empty()
+    }
+}
+
+/// A connection to one data directory.
+pub struct Session {
+    ctx: SessionContext,
+    store: Arc<Store>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("data_dir", &self.store.dir()).finish()
+    }
+}
+
+impl Session {
+    /// Opens (creating if needed) the data directory and sets up DataFusion over it.
+    pub fn open(data_dir: impl AsRef<Path>) -> Result<Session> {
+        let store = Arc::new(Store::open(data_dir)?);
+        let mut config = SessionConfig::new()
+            .with_information_schema(true)
+            .with_default_catalog_and_schema(CATALOG, SCHEMA)
+            .with_create_default_catalog_and_schema(false);
+        let options = config.options_mut();
+        // Exact decimals: 0.1 is DECIMAL(1,1), not a binary float (as in PostgreSQL and DuckDB).
+        options.sql_parser.parse_float_as_decimal = true;
+        // VARCHAR is Utf8 in the store (dictionary-encoded when loaded), not Utf8View.
+        options.sql_parser.map_string_types_to_utf8view = false;
+        let ctx = SessionContext::new_with_config(config).enable_url_table();
+        let catalog = MemoryCatalogProvider::new();
+        catalog
+            .register_schema(SCHEMA, Arc::new(StoreSchema::new(Arc::clone(&store))))
+            .map_err(from_df)?;
+        ctx.register_catalog(CATALOG, Arc::new(catalog));
+        crate::table_functions::register(&ctx);
+        Ok(Session { ctx, store })
+    }
+
+    /// The store this session reads and writes.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// The DataFusion context (for planning and for peers in benchmarks).
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// Runs every statement of `sql` in order, stopping at the first error (statements
+    /// before it stay committed, as in any SQL shell).
+    pub async fn sql(&self, sql: &str) -> Result<Vec<QueryOutput>> {
+        let mut out = Vec::new();
+        for statement in split_statements(sql) {
+            out.push(self.execute(&statement).await?);
+        }
+        Ok(out)
+    }
+
+    /// Runs one statement.
+    pub async fn execute(&self, statement: &str) -> Result<QueryOutput> {
+        if let Some(copy) = parse_copy_from(statement)? {
+            let mut tx = self.store.begin()?;
+            let mut writer = tx.writer(&copy.table, false)?;
+            let rows = copy.load(&mut writer)?;
+            writer.finish()?;
+            tx.commit()?;
+            return Ok(QueryOutput::count(rows));
+        }
+        let plan = self.ctx.state().create_logical_plan(statement).await.map_err(from_df)?;
+        match plan {
+            LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(create)) => self.create_table(create).await,
+            LogicalPlan::Ddl(DdlStatement::DropTable(drop)) if self.is_store_table(&drop.name)? => {
+                self.drop_table(drop)
+            }
+            LogicalPlan::Dml(dml) if self.is_store_table(&dml.table_name)? => self.write(dml).await,
+            plan => {
+                let df = self.ctx.execute_logical_plan(plan).await.map_err(from_df)?;
+                let schema = Arc::new(df.schema().as_arrow().clone());
+                let batches = df.collect().await.map_err(from_df)?;
+                Ok(QueryOutput { schema, batches })
+            }
+        }
+    }
+
+    /// The unqualified name of a table in the store's schema, or an error for a name in
+    /// another catalog or schema.
+    fn store_name(&self, name: &TableReference) -> Result<String> {
+        let ours = name.catalog().is_none_or(|c| c == CATALOG) && name.schema().is_none_or(|s| s == SCHEMA);
+        if !ours {
+            return not_impl_err!("tables can only be stored in {CATALOG}.{SCHEMA}, not in {name}");
+        }
+        Ok(name.table().to_string())
+    }
+
+    fn is_store_table(&self, name: &TableReference) -> Result<bool> {
+        let table = self.store_name(name)?;
+        Ok(self.store.manifest()?.table(&table).is_some())
+    }
+
+    async fn create_table(&self, create: CreateMemoryTable) -> Result<QueryOutput> {
+        let name = self.store_name(&create.name)?;
+        if !create.column_defaults.is_empty() {
+            return not_impl_err!("column DEFAULT values are not supported yet (table '{name}')");
+        }
+        if !create.constraints.is_empty() {
+            return not_impl_err!(
+                "constraints (PRIMARY KEY, UNIQUE) are not enforced by Tessera yet; create '{name}' without them"
+            );
+        }
+        if create.temporary {
+            return not_impl_err!("temporary tables are not supported yet");
+        }
+        let is_ctas = !matches!(create.input.as_ref(), LogicalPlan::EmptyRelation(_));
+        let schema = store_schema(create.input.schema().as_arrow(), is_ctas);
+        let mut tx = self.store.begin()?;
+        if !tx.create_table(&name, &schema, create.if_not_exists, create.or_replace)? {
+            return Ok(QueryOutput::empty());
+        }
+        if is_ctas {
+            let mut writer = tx.writer(&name, true)?;
+            self.write_plan(create.input.as_ref().clone(), &mut writer).await?;
+            writer.finish()?;
+        }
+        tx.commit()?;
+        Ok(QueryOutput::empty())
+    }
+
+    fn drop_table(&self, drop: DropTable) -> Result<QueryOutput> {
+        let name = self.store_name(&drop.name)?;
+        let mut tx = self.store.begin()?;
+        tx.drop_table(&name, drop.if_exists)?;
+        tx.commit()?;
+        Ok(QueryOutput::empty())
+    }
+
+    async fn write(&self, dml: DmlStatement) -> Result<QueryOutput> {
+        let name = self.store_name(&dml.table_name)?;
+        let overwrite = match dml.op {
+            WriteOp::Insert(InsertOp::Append) => false,
+            WriteOp::Insert(InsertOp::Overwrite) => true,
+            WriteOp::Insert(InsertOp::Replace) => return not_impl_err!("REPLACE INTO is not supported"),
+            op => return not_impl_err!("{} is not supported yet on stored tables", op.name()),
+        };
+        let mut tx = self.store.begin()?;
+        let mut writer = tx.writer(&name, overwrite)?;
+        let rows = self.write_plan(dml.input.as_ref().clone(), &mut writer).await?;
+        writer.finish()?;
+        tx.commit()?;
+        Ok(QueryOutput::count(rows))
+    }
+
+    /// Executes `plan` and streams its rows into `writer`, converting them to the
+    /// table's column types (a value that does not fit is an error, never truncated).
+    async fn write_plan(&self, plan: LogicalPlan, writer: &mut TableWriter<'_, '_>) -> Result<u64> {
+        let target = Arc::clone(writer.schema());
+        let df = self.ctx.execute_logical_plan(plan).await.map_err(from_df)?;
+        let mut stream = df.execute_stream().await.map_err(from_df)?;
+        let mut rows = 0;
+        while let Some(batch) = stream.next().await {
+            let batch = batch.map_err(from_df)?;
+            let mut columns = Vec::with_capacity(batch.num_columns());
+            for (column, field) in batch.columns().iter().zip(target.fields()) {
+                if column.data_type() == field.data_type() {
+                    columns.push(Arc::clone(column));
+                } else {
+                    let options = CastOptions { safe: false, format_options: FormatOptions::new() };
+                    columns.push(cast_with_options(column, field.data_type(), &options).map_err(|e| {
+                        TesseraError::Execution(format!(
+                            "cannot store {} value in column '{}' of type {}: {e}",
+                            column.data_type(),
+                            field.name(),
+                            field.data_type()
+                        ))
+                    })?);
+                }
+            }
+            let batch = RecordBatch::try_new(Arc::clone(&target), columns)
+                .map_err(|e| TesseraError::Execution(format!("{e}")))?;
+            rows += batch.num_rows() as u64;
+            writer.write(&batch)?;
+        }
+        Ok(rows)
+    }
+}
+
+/// The schema a new table is stored with: strings as `Utf8` (dictionary and view
+/// encodings are chosen at load time, not stored), and for CREATE TABLE AS every column
+/// nullable (a query's nullability is not a constraint the user declared).
+fn store_schema(schema: &Schema, all_nullable: bool) -> Schema {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let dt = match f.data_type() {
+                DataType::Utf8View | DataType::LargeUtf8 => DataType::Utf8,
+                DataType::Dictionary(_, v) => match v.as_ref() {
+                    DataType::Utf8View | DataType::LargeUtf8 => DataType::Utf8,
+                    v => v.clone(),
+                },
+                DataType::BinaryView => DataType::Binary,
+                other => other.clone(),
+            };
+            Field::new(f.name(), dt, all_nullable || f.is_nullable())
+        })
+        .collect();
+    Schema::new(fields)
+}

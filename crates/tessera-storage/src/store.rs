@@ -1,0 +1,393 @@
+//! The store: opening a data directory, transactions, and writing table files.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use arrow::array::{Array, ArrayRef};
+use arrow::datatypes::{Schema, SchemaRef};
+use arrow::record_batch::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use tessera_common::{Result, TesseraError};
+
+use crate::loaded::LoadedTable;
+use crate::manifest::{sync_dir, FileMeta, Manifest, TableMeta, MANIFEST_FILE};
+use crate::stats::ColumnAccumulator;
+
+/// Folder of the data files inside the data directory.
+const DATA_DIR: &str = "data";
+/// Lock file held exclusively by a writing transaction (and by orphan cleanup).
+const LOCK_FILE: &str = "LOCK";
+/// A data file is closed and a new one started after this many rows, so that large
+/// tables are split into files that can be loaded in parallel (8 Mi rows is ~100 MB of
+/// SSB lineorder in Parquet).
+const FILE_MAX_ROWS: usize = 8 << 20;
+/// Rows per Parquet row group: 1 Mi rows (the parquet crate's default) balances scan
+/// parallelism against per-group overhead.
+const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// An open data directory.
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    /// Tables loaded into memory, by name; an entry is valid while its version matches.
+    cache: Mutex<HashMap<String, Arc<LoadedTable>>>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the data directory `dir` and removes what an
+    /// interrupted write left behind: data files no manifest references and a temporary
+    /// manifest. Cleanup is skipped while another process holds the write lock.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Store> {
+        let dir = dir.as_ref().to_path_buf();
+        fs::create_dir_all(dir.join(DATA_DIR))
+            .map_err(|e| TesseraError::io(format!("creating data directory {}", dir.display()), e))?;
+        let store = Store { dir, cache: Mutex::new(HashMap::new()) };
+        let lock = store.open_lock()?;
+        match lock.try_lock() {
+            Ok(()) => store.remove_orphans(&Manifest::load(&store.dir)?)?,
+            Err(fs::TryLockError::WouldBlock) => {}
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(TesseraError::io(format!("locking {}", store.dir.display()), e));
+            }
+        }
+        Ok(store)
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The current committed manifest, read from disk (it is small).
+    pub fn manifest(&self) -> Result<Manifest> {
+        Manifest::load(&self.dir)
+    }
+
+    /// Starts a write transaction: waits for the write lock, then reads the manifest.
+    pub fn begin(&self) -> Result<Transaction<'_>> {
+        let lock = self.open_lock()?;
+        lock.lock().map_err(|e| TesseraError::io(format!("locking {}", self.dir.display()), e))?;
+        let manifest = Manifest::load(&self.dir)?;
+        Ok(Transaction { store: self, _lock: lock, manifest, new_files: Vec::new(), obsolete: Vec::new() })
+    }
+
+    /// The table loaded into memory, from the cache when its version is current.
+    pub fn load(&self, table: &TableMeta) -> Result<Arc<LoadedTable>> {
+        if let Some(t) = self.cache_get(&table.name).filter(|t| t.version == table.version) {
+            return Ok(t);
+        }
+        let loaded = Arc::new(LoadedTable::load(&self.dir, table)?);
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.insert(table.name.clone(), Arc::clone(&loaded));
+        }
+        Ok(loaded)
+    }
+
+    fn cache_get(&self, name: &str) -> Option<Arc<LoadedTable>> {
+        self.cache.lock().ok()?.get(name).cloned()
+    }
+
+    fn open_lock(&self) -> Result<File> {
+        let path = self.dir.join(LOCK_FILE);
+        File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| TesseraError::io(format!("opening {}", path.display()), e))
+    }
+
+    /// Deletes data files the manifest does not reference and a stale temporary
+    /// manifest. Must be called with the write lock held.
+    fn remove_orphans(&self, manifest: &Manifest) -> Result<()> {
+        let live: std::collections::HashSet<&str> =
+            manifest.tables.iter().flat_map(|t| t.files.iter().map(|f| f.path.as_str())).collect();
+        let data = self.dir.join(DATA_DIR);
+        let entries =
+            fs::read_dir(&data).map_err(|e| TesseraError::io(format!("listing {}", data.display()), e))?;
+        for entry in entries.flatten() {
+            let rel = format!("{DATA_DIR}/{}", entry.file_name().to_string_lossy());
+            if !live.contains(rel.as_str()) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+        let _ = fs::remove_file(self.dir.join(format!("{MANIFEST_FILE}.tmp")));
+        Ok(())
+    }
+}
+
+/// A write in progress. Holds the store's write lock; nothing it does is visible until
+/// [`Transaction::commit`]. Dropped without commit, it deletes the files it wrote.
+#[derive(Debug)]
+pub struct Transaction<'a> {
+    store: &'a Store,
+    _lock: File,
+    manifest: Manifest,
+    /// Files written by this transaction (deleted if it does not commit).
+    new_files: Vec<PathBuf>,
+    /// Files no longer referenced once this transaction commits (deleted after it).
+    obsolete: Vec<PathBuf>,
+}
+
+impl<'a> Transaction<'a> {
+    /// The manifest as this transaction has changed it so far.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Creates an empty table. Returns `false` (and changes nothing) when it exists and
+    /// `if_not_exists` is set; with `or_replace`, an existing table is replaced.
+    pub fn create_table(
+        &mut self,
+        name: &str,
+        schema: &Schema,
+        if_not_exists: bool,
+        or_replace: bool,
+    ) -> Result<bool> {
+        if self.manifest.table(name).is_some() {
+            if if_not_exists {
+                return Ok(false);
+            }
+            if !or_replace {
+                return Err(TesseraError::Plan(format!("table '{name}' already exists")));
+            }
+            self.drop_table(name, false)?;
+        }
+        let mut seen = std::collections::HashSet::new();
+        for f in schema.fields() {
+            if !seen.insert(f.name()) {
+                return Err(TesseraError::Plan(format!("duplicate column name '{}'", f.name())));
+            }
+        }
+        let previous = self.manifest.version;
+        self.manifest.tables.push(TableMeta {
+            name: name.to_string(),
+            version: previous + 1,
+            columns: TableMeta::columns_from_schema(schema),
+            files: Vec::new(),
+            rows: 0,
+        });
+        Ok(true)
+    }
+
+    /// Drops a table. Returns `false` when it does not exist and `if_exists` is set.
+    pub fn drop_table(&mut self, name: &str, if_exists: bool) -> Result<bool> {
+        let Some(pos) = self.manifest.tables.iter().position(|t| t.name == name) else {
+            if if_exists {
+                return Ok(false);
+            }
+            return Err(TesseraError::Plan(format!("table '{name}' does not exist")));
+        };
+        let table = self.manifest.tables.remove(pos);
+        self.obsolete.extend(table.files.iter().map(|f| self.store.dir.join(&f.path)));
+        Ok(true)
+    }
+
+    /// Starts writing rows into table `name`: appended to its rows, or replacing them
+    /// when `overwrite` is set. Batches must have the table's column types.
+    pub fn writer(&mut self, name: &str, overwrite: bool) -> Result<TableWriter<'_, 'a>> {
+        let table = self
+            .manifest
+            .table(name)
+            .ok_or_else(|| TesseraError::Plan(format!("table '{name}' does not exist")))?;
+        let schema = table.schema()?;
+        let stats = if overwrite {
+            schema.fields().iter().map(|_| ColumnAccumulator::default()).collect()
+        } else {
+            table
+                .columns
+                .iter()
+                .zip(schema.fields())
+                .map(|(c, f)| ColumnAccumulator::from_stats(&c.stats, f.data_type()))
+                .collect::<Result<Vec<_>>>()?
+        };
+        Ok(TableWriter {
+            tx: self,
+            table: name.to_string(),
+            schema,
+            overwrite,
+            stats,
+            current: None,
+            files: Vec::new(),
+            rows: 0,
+        })
+    }
+
+    /// Makes every change of this transaction visible at once (atomic manifest
+    /// replacement), then deletes files that are no longer referenced.
+    pub fn commit(mut self) -> Result<()> {
+        self.manifest.version += 1;
+        for file in &self.new_files {
+            // The data must be durable before the manifest that points at it.
+            File::open(file)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| TesseraError::io(format!("syncing {}", file.display()), e))?;
+        }
+        if !self.new_files.is_empty() {
+            sync_dir(&self.store.dir.join(DATA_DIR))
+                .map_err(|e| TesseraError::io("syncing the data folder", e))?;
+        }
+        self.manifest.save(&self.store.dir)?;
+        self.new_files.clear();
+        for file in self.obsolete.drain(..) {
+            let _ = fs::remove_file(file);
+        }
+        Ok(())
+    }
+
+    fn new_file(&mut self) -> (String, PathBuf) {
+        let id = self.manifest.next_file_id;
+        self.manifest.next_file_id += 1;
+        let rel = format!("{DATA_DIR}/{id:010}.parquet");
+        let path = self.store.dir.join(&rel);
+        self.new_files.push(path.clone());
+        (rel, path)
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        for file in &self.new_files {
+            let _ = fs::remove_file(file);
+        }
+    }
+}
+
+/// Writes batches into one table inside a transaction; [`TableWriter::finish`] records
+/// the new files and statistics in the transaction's manifest.
+pub struct TableWriter<'t, 'a> {
+    tx: &'t mut Transaction<'a>,
+    table: String,
+    schema: SchemaRef,
+    overwrite: bool,
+    stats: Vec<ColumnAccumulator>,
+    current: Option<OpenFile>,
+    files: Vec<FileMeta>,
+    rows: u64,
+}
+
+struct OpenFile {
+    rel: String,
+    path: PathBuf,
+    writer: ArrowWriter<File>,
+    rows: usize,
+}
+
+impl TableWriter<'_, '_> {
+    /// The table's schema; batches passed to [`TableWriter::write`] must match it.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Writes one batch. Its columns must have the table's types; a NULL in a NOT NULL
+    /// column is an error.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_columns() != self.schema.fields().len() {
+            return Err(TesseraError::Plan(format!(
+                "table '{}' has {} columns but {} values were supplied",
+                self.table,
+                self.schema.fields().len(),
+                batch.num_columns()
+            )));
+        }
+        for (field, column) in self.schema.fields().iter().zip(batch.columns()) {
+            if field.data_type() != column.data_type() {
+                return Err(TesseraError::Internal(format!(
+                    "column '{}' of table '{}' is {} but a batch of {} was written",
+                    field.name(),
+                    self.table,
+                    field.data_type(),
+                    column.data_type()
+                )));
+            }
+            if !field.is_nullable() && column.null_count() > 0 {
+                return Err(TesseraError::Execution(format!(
+                    "NULL value in column '{}' of table '{}' violates its NOT NULL constraint",
+                    field.name(),
+                    self.table
+                )));
+            }
+        }
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let batch = RecordBatch::try_new(Arc::clone(&self.schema), batch.columns().to_vec())
+            .map_err(|e| TesseraError::Internal(format!("rebuilding batch: {e}")))?;
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            if self.current.as_ref().is_none_or(|f| f.rows >= FILE_MAX_ROWS) {
+                self.close_file()?;
+                self.open_file()?;
+            }
+            let Some(file) = self.current.as_mut() else {
+                return Err(TesseraError::Internal("no open data file".into()));
+            };
+            let take = (FILE_MAX_ROWS - file.rows).min(batch.num_rows() - offset);
+            let part = batch.slice(offset, take);
+            file.writer
+                .write(&part)
+                .map_err(|e| TesseraError::Execution(format!("writing {}: {e}", file.path.display())))?;
+            file.rows += take;
+            offset += take;
+        }
+        for (acc, column) in self.stats.iter_mut().zip(batch.columns()) {
+            acc.update(column as &ArrayRef)?;
+        }
+        self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    fn open_file(&mut self) -> Result<()> {
+        let (rel, path) = self.tx.new_file();
+        let file = File::create(&path)
+            .map_err(|e| TesseraError::io(format!("creating {}", path.display()), e))?;
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .build();
+        let writer = ArrowWriter::try_new(file, Arc::clone(&self.schema), Some(props))
+            .map_err(|e| TesseraError::Execution(format!("creating {}: {e}", path.display())))?;
+        self.current = Some(OpenFile { rel, path, writer, rows: 0 });
+        Ok(())
+    }
+
+    fn close_file(&mut self) -> Result<()> {
+        if let Some(f) = self.current.take() {
+            f.writer
+                .close()
+                .map_err(|e| TesseraError::Execution(format!("closing {}: {e}", f.path.display())))?;
+            let bytes = fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0);
+            self.files.push(FileMeta { path: f.rel, rows: f.rows as u64, bytes });
+        }
+        Ok(())
+    }
+
+    /// Closes the files and records them in the transaction; returns the rows written.
+    pub fn finish(mut self) -> Result<u64> {
+        self.close_file()?;
+        let dir = self.tx.store.dir.clone();
+        let new_version = self.tx.manifest.version + 1;
+        let table = self
+            .tx
+            .manifest
+            .table_mut(&self.table)
+            .ok_or_else(|| TesseraError::Internal(format!("table '{}' vanished", self.table)))?;
+        let mut obsolete = Vec::new();
+        if self.overwrite {
+            obsolete.extend(table.files.drain(..).map(|f| dir.join(f.path)));
+            table.rows = 0;
+        }
+        table.files.append(&mut self.files);
+        table.rows += self.rows;
+        table.version = new_version;
+        for ((column, acc), field) in table.columns.iter_mut().zip(&self.stats).zip(self.schema.fields()) {
+            column.stats = acc.finish(field.data_type());
+        }
+        self.tx.obsolete.extend(obsolete);
+        Ok(self.rows)
+    }
+}
