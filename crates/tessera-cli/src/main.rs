@@ -22,7 +22,7 @@ use crate::output::Format;
 
 /// Tessera: a GPU-first analytical SQL engine.
 #[derive(Parser, Debug)]
-#[command(name = "tessera", version, about, args_conflicts_with_subcommands = true)]
+#[command(name = "tessera", version, about)]
 struct Cli {
     /// Data directory of the embedded store (created on first use).
     #[arg(long, global = true, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
@@ -69,7 +69,8 @@ async fn run(cli: Cli) -> ExitCode {
         }
     };
     let result = match (&cli.command, &cli.subcommand) {
-        (Some(sql), _) => run_script(&session, sql, cli.format).await,
+        (Some(_), Some(_)) => Err("-c cannot be combined with a subcommand".to_string()),
+        (Some(sql), None) => run_script(&session, sql, cli.format).await,
         (None, Some(Command::Sql { file })) => match std::fs::read_to_string(file) {
             Ok(sql) => run_script(&session, &sql, cli.format).await,
             Err(e) => Err(format!("cannot read {}: {e}", file.display())),

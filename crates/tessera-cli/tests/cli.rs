@@ -47,6 +47,15 @@ fn command_prints_a_table_and_data_persists_across_processes() {
 }
 
 #[test]
+fn explain_prints_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = tessera(dir.path(), &["-c", "CREATE TABLE x (a INTEGER); EXPLAIN SELECT a FROM x WHERE a > 1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("logical_plan") && out.contains("TableScan: x") && out.contains("FilterExec"), "{out}");
+}
+
+#[test]
 fn output_formats_csv_json_and_arrow() {
     let dir = tempfile::tempdir().unwrap();
     let q = "SELECT 1 AS a, 'x' AS b UNION ALL SELECT 2, NULL ORDER BY a";

@@ -154,7 +154,8 @@ impl CopyFrom {
     /// Reads the file and writes its rows through `writer`; returns the rows read.
     /// Errors name the file (and for CSV the line and column).
     pub fn load(&self, writer: &mut TableWriter<'_, '_>) -> Result<u64> {
-        let target = Arc::clone(writer.schema());
+        // Batches are built nullable; the store's writer reports NOT NULL violations.
+        let target = nullable(writer.schema());
         let positions = self.column_positions(&target)?;
         let file = File::open(&self.path)
             .map_err(|e| TesseraError::Execution(format!("COPY: cannot open '{}': {e}", self.path)))?;
@@ -281,6 +282,13 @@ impl CopyFrom {
     fn error(&self, e: impl std::fmt::Display) -> TesseraError {
         TesseraError::Execution(format!("COPY: '{}': {e}", self.path))
     }
+}
+
+/// `schema` with every field nullable.
+pub(crate) fn nullable(schema: &SchemaRef) -> SchemaRef {
+    Arc::new(Schema::new(
+        schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect::<Vec<_>>(),
+    ))
 }
 
 /// Casting that fails on values that do not convert, instead of making them NULL.

@@ -209,7 +209,8 @@ impl Session {
     /// Executes `plan` and streams its rows into `writer`, converting them to the
     /// table's column types (a value that does not fit is an error, never truncated).
     async fn write_plan(&self, plan: LogicalPlan, writer: &mut TableWriter<'_, '_>) -> Result<u64> {
-        let target = Arc::clone(writer.schema());
+        // Batches are built nullable; the store's writer reports NOT NULL violations.
+        let target = crate::copy::nullable(writer.schema());
         let df = self.ctx.execute_logical_plan(plan).await.map_err(from_df)?;
         let mut stream = df.execute_stream().await.map_err(from_df)?;
         let mut rows = 0;

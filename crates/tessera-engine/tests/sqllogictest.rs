@@ -44,6 +44,7 @@ fn column_type(dt: &DataType) -> DefaultColumnType {
     }
 }
 
+#[async_trait::async_trait]
 impl sqllogictest::AsyncDB for TesseraDb {
     type Error = DbError;
     type ColumnType = DefaultColumnType;
@@ -68,7 +69,7 @@ impl sqllogictest::AsyncDB for TesseraDb {
                     .iter()
                     .zip(batch.columns())
                     .map(|(f, c)| {
-                        let s = f.value(r).to_string();
+                        let s = f.value(r).to_string().trim_end().to_string();
                         let is_string = matches!(c.data_type(), DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8);
                         if s.is_empty() && is_string && c.is_valid(r) { "(empty)".to_string() } else { s }
                     })

@@ -1,0 +1,447 @@
+//! `tessera bench`: runs a suite on Tessera and its peers (plain DataFusion, DuckDB),
+//! checks every answer, and times one cold and several warm runs per query.
+//!
+//! Answers are checked against the stored SF 1 answers; at other scale factors against
+//! DuckDB's result when DuckDB ran, else against plain DataFusion's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use datafusion::datasource::MemTable;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use serde::Serialize;
+use tessera_common::{Result, TesseraError};
+use tessera_engine::Session;
+
+use crate::check::{self, Rows};
+use crate::gen;
+use crate::suite::{Query, Suite};
+
+/// The engines `tessera bench` can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// Tessera itself.
+    Tessera,
+    /// Plain DataFusion over the same in-memory tables.
+    DataFusion,
+    /// DuckDB (Python module) over the store's Parquet files, loaded into memory.
+    DuckDb,
+}
+
+impl EngineKind {
+    /// Parses `tessera`, `datafusion` or `duckdb`.
+    pub fn parse(s: &str) -> Option<EngineKind> {
+        match s.to_ascii_lowercase().as_str() {
+            "tessera" => Some(EngineKind::Tessera),
+            "datafusion" => Some(EngineKind::DataFusion),
+            "duckdb" => Some(EngineKind::DuckDb),
+            _ => None,
+        }
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Tessera => "tessera",
+            EngineKind::DataFusion => "datafusion",
+            EngineKind::DuckDb => "duckdb",
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// The suite.
+    pub suite: Suite,
+    /// Scale factor.
+    pub sf: f64,
+    /// Query names to run; empty means all.
+    pub queries: Vec<String>,
+    /// Warm runs per query (after one cold run).
+    pub runs: usize,
+    /// Engines, in the order their columns appear.
+    pub engines: Vec<EngineKind>,
+    /// Threads for every engine (and for data generation).
+    pub threads: usize,
+    /// Root data directory; the suite's data lives in `bench/<suite>-sf<sf>` under it.
+    pub data_dir: PathBuf,
+}
+
+/// The outcome of checking one answer.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "status", content = "detail", rename_all = "lowercase")]
+pub enum Check {
+    /// Matches the reference.
+    Pass,
+    /// Differs from the reference (where, first).
+    Fail(String),
+    /// No reference to check against (why).
+    Unchecked(String),
+}
+
+/// One query on one engine.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryRun {
+    /// Query name.
+    pub query: String,
+    /// Engine.
+    pub engine: EngineKind,
+    /// Rows in the answer.
+    pub rows: usize,
+    /// The cold run (first in the process, table loading included), in ms.
+    pub cold_ms: f64,
+    /// Warm runs, in ms.
+    pub warm_ms: Vec<f64>,
+    /// Answer check.
+    pub check: Check,
+    /// The error, when the query failed.
+    pub error: Option<String>,
+    #[serde(skip)]
+    answer: Option<Rows>,
+}
+
+impl QueryRun {
+    /// Median of the warm runs (the cold run when there are none).
+    pub fn median_ms(&self) -> f64 {
+        let mut v = if self.warm_ms.is_empty() { vec![self.cold_ms] } else { self.warm_ms.clone() };
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    }
+}
+
+/// The machine a benchmark ran on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Machine {
+    /// CPU model name.
+    pub cpu: String,
+    /// Logical cores.
+    pub cores: usize,
+    /// GPU name, when one was used.
+    pub gpu: Option<String>,
+    /// Operating system.
+    pub os: String,
+}
+
+impl Machine {
+    /// Describes this machine.
+    pub fn detect() -> Machine {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| t.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string()))
+            .unwrap_or_else(|| "unknown".into());
+        Machine {
+            cpu,
+            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            gpu: None,
+            os: std::env::consts::OS.to_string(),
+        }
+    }
+}
+
+/// Everything a benchmark run produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// Suite name.
+    pub suite: String,
+    /// Scale factor.
+    pub sf: f64,
+    /// Warm runs per query.
+    pub runs: usize,
+    /// Threads per engine.
+    pub threads: usize,
+    /// The machine.
+    pub machine: Machine,
+    /// Engine versions.
+    pub versions: std::collections::BTreeMap<String, String>,
+    /// When it ran (UTC, RFC 3339).
+    pub date: String,
+    /// Seconds spent generating data (0 when it was already there).
+    pub generate_seconds: f64,
+    /// Per query and engine.
+    pub results: Vec<QueryRun>,
+    /// Engines that could not run, and why.
+    pub notes: Vec<String>,
+}
+
+impl BenchReport {
+    /// Whether every answer that was checked passed and no query failed.
+    pub fn all_passed(&self) -> bool {
+        self.results.iter().all(|r| r.error.is_none() && !matches!(r.check, Check::Fail(_)))
+    }
+}
+
+/// The data directory of a suite at a scale factor.
+pub fn suite_dir(root: &Path, suite: Suite, sf: f64) -> PathBuf {
+    root.join("bench").join(format!("{suite}-sf{sf}"))
+}
+
+/// Opens the suite's store, generating the data when a table is missing.
+pub fn prepare(opts: &BenchOptions, progress: &dyn Fn(u64)) -> Result<(Session, f64)> {
+    let session = Session::open(suite_dir(&opts.data_dir, opts.suite, opts.sf))?;
+    let manifest = session.store().manifest()?;
+    let missing = opts.suite.tables().iter().any(|t| manifest.table(t).is_none_or(|m| m.rows == 0));
+    let mut seconds = 0.0;
+    if missing {
+        let start = Instant::now();
+        gen::generate_into_store(opts.suite, opts.sf, opts.threads, session.store(), progress)?;
+        seconds = start.elapsed().as_secs_f64();
+    }
+    Ok((session, seconds))
+}
+
+fn selected(opts: &BenchOptions) -> Result<Vec<&'static Query>> {
+    if opts.queries.is_empty() {
+        return Ok(opts.suite.queries().iter().collect());
+    }
+    opts.queries
+        .iter()
+        .map(|name| {
+            opts.suite
+                .query(name)
+                .ok_or_else(|| TesseraError::Plan(format!("{} has no query '{name}'", opts.suite)))
+        })
+        .collect()
+}
+
+/// Runs the benchmark.
+pub async fn run(opts: &BenchOptions, progress: &dyn Fn(u64)) -> Result<BenchReport> {
+    let queries = selected(opts)?;
+    let (session, generate_seconds) = prepare(opts, progress)?;
+    let mut versions = std::collections::BTreeMap::new();
+    versions.insert("tessera".to_string(), env!("CARGO_PKG_VERSION").to_string());
+    versions.insert("datafusion".to_string(), datafusion::DATAFUSION_VERSION.to_string());
+    let mut results = Vec::new();
+    let mut notes = Vec::new();
+    for engine in &opts.engines {
+        match engine {
+            EngineKind::Tessera => {
+                for q in &queries {
+                    results.push(time_query(q, *engine, opts.runs, || async {
+                        let out = session.execute(q.sql.trim().trim_end_matches(';')).await?;
+                        check::to_rows(&out.batches)
+                    }).await);
+                }
+            }
+            EngineKind::DataFusion => {
+                let ctx = datafusion_peer(&session, opts)?;
+                for q in &queries {
+                    results.push(time_query(q, *engine, opts.runs, || async {
+                        let df = ctx.sql(q.sql).await.map_err(tessera_engine::error::from_df)?;
+                        let batches = df.collect().await.map_err(tessera_engine::error::from_df)?;
+                        check::to_rows(&batches)
+                    }).await);
+                }
+            }
+            EngineKind::DuckDb => match run_duckdb(&session, opts, &queries) {
+                Ok((version, runs)) => {
+                    versions.insert("duckdb".to_string(), version);
+                    results.extend(runs);
+                }
+                Err(e) => notes.push(format!("duckdb did not run: {e}")),
+            },
+        }
+    }
+    check_answers(opts, &mut results);
+    Ok(BenchReport {
+        suite: opts.suite.to_string(),
+        sf: opts.sf,
+        runs: opts.runs,
+        threads: opts.threads,
+        machine: Machine::detect(),
+        versions,
+        date: utc_now(),
+        generate_seconds,
+        results,
+        notes,
+    })
+}
+
+async fn time_query<F, Fut>(q: &Query, engine: EngineKind, runs: usize, run: F) -> QueryRun
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Rows>>,
+{
+    let mut times = Vec::with_capacity(runs + 1);
+    let mut answer = None;
+    let mut error = None;
+    for _ in 0..=runs {
+        let start = Instant::now();
+        match run().await {
+            Ok(rows) => {
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+                answer = Some(rows);
+            }
+            Err(e) => {
+                error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    let cold_ms = times.first().copied().unwrap_or(f64::NAN);
+    QueryRun {
+        query: q.name.to_string(),
+        engine,
+        rows: answer.as_ref().map_or(0, |a| a.len()),
+        cold_ms,
+        warm_ms: times.into_iter().skip(1).collect(),
+        check: Check::Unchecked("not run".into()),
+        error,
+        answer,
+    }
+}
+
+/// Plain DataFusion over the same tables, loaded into memory as DataFusion's MemTables.
+fn datafusion_peer(session: &Session, opts: &BenchOptions) -> Result<SessionContext> {
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(opts.threads.max(1)));
+    let store = session.store();
+    let manifest = store.manifest()?;
+    for table in opts.suite.tables() {
+        let meta = manifest
+            .table(table)
+            .ok_or_else(|| TesseraError::Internal(format!("table {table} missing after loading")))?;
+        let loaded = store.load(meta)?;
+        let batches = (0..loaded.batches.len()).map(|i| loaded.logical_batch(i, None)).collect::<Result<Vec<_>>>()?;
+        let n = opts.threads.max(1);
+        let mut parts = vec![Vec::new(); n];
+        for (i, b) in batches.into_iter().enumerate() {
+            parts[i % n].push(b);
+        }
+        let mem = MemTable::try_new(Arc::clone(&loaded.schema), parts).map_err(tessera_engine::error::from_df)?;
+        ctx.register_table(*table, Arc::new(mem)).map_err(tessera_engine::error::from_df)?;
+    }
+    Ok(ctx)
+}
+
+#[derive(serde::Deserialize)]
+struct DuckOut {
+    error: Option<String>,
+    version: Option<String>,
+    queries: Option<Vec<DuckQuery>>,
+}
+
+#[derive(serde::Deserialize)]
+struct DuckQuery {
+    name: String,
+    times_ms: Vec<f64>,
+    error: Option<String>,
+    rows: Option<Rows>,
+}
+
+/// Runs the queries in DuckDB through its Python module, over the store's Parquet files.
+fn run_duckdb(session: &Session, opts: &BenchOptions, queries: &[&Query]) -> std::result::Result<(String, Vec<QueryRun>), String> {
+    use std::io::Write;
+    let manifest = session.store().manifest().map_err(|e| e.to_string())?;
+    let mut tables = serde_json::Map::new();
+    for t in opts.suite.tables() {
+        let meta = manifest.table(t).ok_or_else(|| format!("table {t} missing"))?;
+        let files: Vec<String> =
+            meta.files.iter().map(|f| session.store().dir().join(&f.path).display().to_string()).collect();
+        tables.insert(t.to_string(), serde_json::json!(files));
+    }
+    let spec = serde_json::json!({
+        "threads": opts.threads,
+        "runs": opts.runs,
+        "tables": tables,
+        "queries": queries.iter().map(|q| serde_json::json!({"name": q.name, "sql": q.sql})).collect::<Vec<_>>(),
+    });
+    let python = std::env::var("TESSERA_PYTHON").unwrap_or_else(|_| "python3".into());
+    let mut child = std::process::Command::new(&python)
+        .args(["-c", include_str!("duckdb.py")])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {python}: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(spec.to_string().as_bytes()).map_err(|e| e.to_string())?;
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("{python} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let parsed: DuckOut = serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable DuckDB output: {e}"))?;
+    if let Some(e) = parsed.error {
+        return Err(e);
+    }
+    let runs = parsed
+        .queries
+        .unwrap_or_default()
+        .into_iter()
+        .map(|q| QueryRun {
+            query: q.name,
+            engine: EngineKind::DuckDb,
+            rows: q.rows.as_ref().map_or(0, |r| r.len()),
+            cold_ms: q.times_ms.first().copied().unwrap_or(f64::NAN),
+            warm_ms: q.times_ms.iter().skip(1).copied().collect(),
+            check: Check::Unchecked("not run".into()),
+            error: q.error,
+            answer: q.rows,
+        })
+        .collect();
+    Ok((parsed.version.unwrap_or_default(), runs))
+}
+
+/// Checks every answer against the SF 1 answers, or at other scale factors against
+/// DuckDB's answer (else DataFusion's).
+fn check_answers(opts: &BenchOptions, results: &mut [QueryRun]) {
+    let reference_engine = if results.iter().any(|r| r.engine == EngineKind::DuckDb && r.answer.is_some()) {
+        Some(EngineKind::DuckDb)
+    } else if results.iter().any(|r| r.engine == EngineKind::DataFusion && r.answer.is_some()) {
+        Some(EngineKind::DataFusion)
+    } else {
+        None
+    };
+    let peer_answers: std::collections::HashMap<String, Rows> = results
+        .iter()
+        .filter(|r| Some(r.engine) == reference_engine)
+        .filter_map(|r| r.answer.clone().map(|a| (r.query.clone(), a)))
+        .collect();
+    for r in results.iter_mut() {
+        let Some(answer) = &r.answer else {
+            r.check = Check::Fail(r.error.clone().unwrap_or_else(|| "no answer".into()));
+            continue;
+        };
+        let expected: std::result::Result<Rows, String> = if opts.sf == 1.0 {
+            match opts.suite.query(&r.query) {
+                Some(q) => check::parse_csv(q.answer_sf1).map_err(|e| e.to_string()),
+                None => Err("unknown query".into()),
+            }
+        } else if Some(r.engine) == reference_engine {
+            r.check = Check::Unchecked(format!("reference engine at SF {}", opts.sf));
+            continue;
+        } else if let Some(a) = peer_answers.get(&r.query) {
+            Ok(a.clone())
+        } else {
+            r.check = Check::Unchecked(format!("no answer at SF {}; add --engine duckdb to check", opts.sf));
+            continue;
+        };
+        r.check = match expected {
+            Ok(e) => match check::compare(answer, &e) {
+                Ok(()) => Check::Pass,
+                Err(d) => Check::Fail(d),
+            },
+            Err(e) => Check::Fail(format!("cannot read the expected answer: {e}")),
+        };
+    }
+}
+
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let days = (secs / 86_400) as i64;
+    let (h, m, s) = (secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);
+    // civil_from_days (Howard Hinnant's algorithm)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
