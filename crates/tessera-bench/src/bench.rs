@@ -15,7 +15,7 @@ use tessera_common::{Result, TesseraError};
 use tessera_engine::Session;
 
 use crate::check::{self, Rows};
-use crate::gen;
+use crate::datagen;
 use crate::suite::{Query, Suite};
 
 /// The engines `tessera bench` can run.
@@ -187,7 +187,7 @@ pub fn prepare(opts: &BenchOptions, progress: &dyn Fn(u64)) -> Result<(Session, 
     let mut seconds = 0.0;
     if missing {
         let start = Instant::now();
-        gen::generate_into_store(opts.suite, opts.sf, opts.threads, session.store(), progress)?;
+        datagen::generate_into_store(opts.suite, opts.sf, opts.threads, session.store(), progress)?;
         seconds = start.elapsed().as_secs_f64();
     }
     Ok((session, seconds))

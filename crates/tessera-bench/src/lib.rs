@@ -1,6 +1,23 @@
-//! tessera-bench: benchmark data generators and helpers for Tessera.
+//! Benchmarks you can trust: exact data generators, the SSB and TPC-H query suites with
+//! their answers, and a runner that checks every answer and times Tessera beside its
+//! peers.
 //!
-//! - [`ssb`]: an exact Star Schema Benchmark (SSB) data generator, producing the same rows
-//!   as the official `ssb-dbgen` (O'Neil/Chen, "Star Schema Benchmark Revision 3", 2009).
+//! Entry points: [`datagen::generate_files`] / [`datagen::generate_into_store`] (`tessera gen`)
+//! and [`bench::run`] (`tessera bench`), with [`report`] to print, save and plot results.
+//!
+//! - [`ssb`]: an exact Star Schema Benchmark generator, producing the same rows as the
+//!   official `ssb-dbgen` (O'Neil/Chen, "Star Schema Benchmark Revision 3", 2009).
+//! - TPC-H comes from the `tpchgen` crate (an exact port of TPC-H dbgen).
+#![warn(missing_docs)]
 
+pub mod bench;
+pub mod check;
+pub mod datagen;
+pub mod report;
+#[allow(missing_docs)] // row fields carry the SSB spec's column names
 pub mod ssb;
+pub mod ssb_arrow;
+pub mod suite;
+
+pub use bench::{BenchOptions, BenchReport, EngineKind};
+pub use suite::Suite;

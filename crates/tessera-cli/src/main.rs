@@ -6,8 +6,11 @@
 //! tessera -c "SELECT 1"         run SQL and print the results
 //! tessera sql FILE.sql          run a script
 //! tessera demo                  create a small table in the data directory and query it
+//! tessera gen ssb --sf 1 --load  generate benchmark data (files or the store)
+//! tessera bench ssb --sf 1       run a suite, check answers, compare engines
 //! ```
 
+mod bench_cmd;
 mod demo;
 mod output;
 mod shell;
@@ -46,6 +49,10 @@ enum Command {
     },
     /// Create a small demo table in the data directory and run a few queries over it.
     Demo,
+    /// Generate SSB or TPC-H data, to files or into the store.
+    Gen(bench_cmd::GenArgs),
+    /// Run a query suite, check every answer, and time Tessera beside its peers.
+    Bench(bench_cmd::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +83,8 @@ async fn run(cli: Cli) -> ExitCode {
             Err(e) => Err(format!("cannot read {}: {e}", file.display())),
         },
         (None, Some(Command::Demo)) => demo::run(&session, cli.format).await,
+        (None, Some(Command::Gen(args))) => bench_cmd::generate(&session, args),
+        (None, Some(Command::Bench(args))) => bench_cmd::bench(&cli.data_dir, args).await,
         (None, None) => shell::run(&session, cli.format).await,
     };
     match result {

@@ -143,7 +143,7 @@ fn chunk(suite: Suite, table: &str, sf: f64, part: i32, parts: i32) -> Result<Ch
             Box::new(it.map(|b| b.map_err(arrow_err)))
         }
         Suite::Tpch => {
-            let it: Box<dyn Iterator<Item = RecordBatch> + Send> = match table {
+            let it: Box<dyn Iterator<Item = std::result::Result<RecordBatch, arrow::error::ArrowError>> + Send> = match table {
                 "region" => Box::new(tpch_arrow::RegionArrow::new(tpch::RegionGenerator::new(sf, part, parts)).with_batch_size(batch_rows)),
                 "nation" => Box::new(tpch_arrow::NationArrow::new(tpch::NationGenerator::new(sf, part, parts)).with_batch_size(batch_rows)),
                 "supplier" => Box::new(tpch_arrow::SupplierArrow::new(tpch::SupplierGenerator::new(sf, part, parts)).with_batch_size(batch_rows)),
@@ -156,6 +156,7 @@ fn chunk(suite: Suite, table: &str, sf: f64, part: i32, parts: i32) -> Result<Ch
             };
             let schema = table_schema(suite, table)?;
             Box::new(it.map(move |b| {
+                let b = b.map_err(arrow_err)?;
                 let columns = b
                     .columns()
                     .iter()
