@@ -363,7 +363,10 @@ fn run_duckdb(session: &Session, opts: &BenchOptions, queries: &[&Query]) -> std
     if !out.status.success() {
         return Err(format!("{python} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
-    let parsed: DuckOut = serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable DuckDB output: {e}"))?;
+    // The JSON is the last line; anything before it is chatter we do not want to fail on.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let parsed: DuckOut = serde_json::from_str(last).map_err(|e| format!("unreadable DuckDB output: {e}"))?;
     if let Some(e) = parsed.error {
         return Err(e);
     }

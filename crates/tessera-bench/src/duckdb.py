@@ -26,6 +26,7 @@ def text(v):
 
 
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")  # it would print to stdout, which carries the JSON
 con.execute(f"SET threads = {int(spec['threads'])}")
 start = time.perf_counter()
 for table, files in spec["tables"].items():

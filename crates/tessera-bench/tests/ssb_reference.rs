@@ -1,5 +1,6 @@
 //! Checks the SSB generator against output of the official ssb-dbgen at SF 1, kept in
-//! `/work/shared/reference/ssb-sf1/` (beside the repository checkout):
+//! `tests/data/ssb-sf1-reference/` (a copy of the team's `shared/reference/ssb-sf1/`, so
+//! that a fresh clone carries it):
 //!
 //! - `<table>.head.tbl`: the first 20 rows of each table, compared byte for byte;
 //! - `fingerprint.json`: per table the row count and per column min, max, distinct count
@@ -22,7 +23,7 @@ use tessera_bench::ssb::{
 
 const REFERENCE_DIR: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/reference/ssb-sf1"
+    "/tests/data/ssb-sf1-reference"
 );
 
 fn reference_file(name: &str) -> String {

@@ -16,6 +16,16 @@ fn batch(keys: std::ops::Range<i64>) -> RecordBatch {
     RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from_iter_values(keys)), Arc::new(StringArray::from(s))]).unwrap()
 }
 
+/// Creates table `t` holding `keys` and commits.
+fn create_table_with(store: &Store, keys: std::ops::Range<i64>) {
+    let mut tx = store.begin().unwrap();
+    tx.create_table("t", &schema(), false, false).unwrap();
+    let mut w = tx.writer("t", false).unwrap();
+    w.write(&batch(keys)).unwrap();
+    w.finish().unwrap();
+    tx.commit().unwrap();
+}
+
 fn data_files(dir: &std::path::Path) -> usize {
     std::fs::read_dir(dir.join("data")).unwrap().count()
 }
@@ -24,14 +34,7 @@ fn data_files(dir: &std::path::Path) -> usize {
 fn committed_writes_are_visible_and_uncommitted_ones_vanish() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    {
-        let mut tx = store.begin().unwrap();
-        tx.create_table("t", &schema(), false, false).unwrap();
-        let mut w = tx.writer("t", false).unwrap();
-        w.write(&batch(0..100)).unwrap();
-        assert_eq!(w.finish().unwrap(), 100);
-        tx.commit().unwrap();
-    }
+    create_table_with(&store, 0..100);
     {
         // Dropped without commit: the manifest is unchanged and its file is removed.
         let mut tx = store.begin().unwrap();
@@ -57,12 +60,7 @@ fn committed_writes_are_visible_and_uncommitted_ones_vanish() {
 fn appends_update_statistics_and_versions() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut tx = store.begin().unwrap();
-    tx.create_table("t", &schema(), false, false).unwrap();
-    let mut w = tx.writer("t", false).unwrap();
-    w.write(&batch(10..20)).unwrap();
-    w.finish().unwrap();
-    tx.commit().unwrap();
+    create_table_with(&store, 10..20);
     let v1 = store.manifest().unwrap().table("t").unwrap().version;
 
     let mut tx = store.begin().unwrap();
@@ -103,12 +101,7 @@ fn opening_removes_orphans_and_a_stale_temporary_manifest() {
     let dir = tempfile::tempdir().unwrap();
     {
         let store = Store::open(dir.path()).unwrap();
-        let mut tx = store.begin().unwrap();
-        tx.create_table("t", &schema(), false, false).unwrap();
-        let mut w = tx.writer("t", false).unwrap();
-        w.write(&batch(0..10)).unwrap();
-        w.finish().unwrap();
-        tx.commit().unwrap();
+        create_table_with(&store, 0..10);
     }
     // What a killed writer leaves: a data file nobody references and a half-written manifest.
     std::fs::write(dir.path().join("data/9999999999.parquet"), b"partial").unwrap();
@@ -123,12 +116,7 @@ fn opening_removes_orphans_and_a_stale_temporary_manifest() {
 fn drop_and_replace_remove_old_files_after_commit() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut tx = store.begin().unwrap();
-    tx.create_table("t", &schema(), false, false).unwrap();
-    let mut w = tx.writer("t", false).unwrap();
-    w.write(&batch(0..10)).unwrap();
-    w.finish().unwrap();
-    tx.commit().unwrap();
+    create_table_with(&store, 0..10);
 
     let mut tx = store.begin().unwrap();
     let mut w = tx.writer("t", true).unwrap(); // overwrite
