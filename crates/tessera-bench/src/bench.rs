@@ -304,12 +304,7 @@ fn datafusion_peer(session: &Session, opts: &BenchOptions) -> Result<SessionCont
             .table(table)
             .ok_or_else(|| TesseraError::Internal(format!("table {table} missing after loading")))?;
         let loaded = store.load(meta)?;
-        let batches = (0..loaded.batches.len()).map(|i| loaded.logical_batch(i, None)).collect::<Result<Vec<_>>>()?;
-        let n = opts.threads.max(1);
-        let mut parts = vec![Vec::new(); n];
-        for (i, b) in batches.into_iter().enumerate() {
-            parts[i % n].push(b);
-        }
+        let parts = loaded.logical_partitions(opts.threads, None)?;
         let mem = MemTable::try_new(Arc::clone(&loaded.schema), parts).map_err(tessera_engine::error::from_df)?;
         ctx.register_table(*table, Arc::new(mem)).map_err(tessera_engine::error::from_df)?;
     }

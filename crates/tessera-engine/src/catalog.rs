@@ -135,13 +135,9 @@ impl TableProvider for StoreTable {
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let loaded = self.store.load(&self.meta).map_err(to_df)?;
-        let partitions = state.config().target_partitions().max(1);
-        let mut parts: Vec<Vec<_>> = vec![Vec::new(); partitions.min(loaded.batches.len()).max(1)];
-        let n = parts.len();
-        for i in 0..loaded.batches.len() {
-            let batch = loaded.logical_batch(i, projection.map(|p| p.as_slice())).map_err(to_df)?;
-            parts[i % n].push(batch);
-        }
+        let parts = loaded
+            .logical_partitions(state.config().target_partitions(), projection.map(|p| p.as_slice()))
+            .map_err(to_df)?;
         let projected = match projection {
             Some(p) => Arc::new(self.schema.project(p)?),
             None => Arc::clone(&self.schema),

@@ -292,7 +292,7 @@ pub(crate) fn nullable(schema: &SchemaRef) -> SchemaRef {
 }
 
 /// Casting that fails on values that do not convert, instead of making them NULL.
-const STRICT: CastOptions<'static> = CastOptions { safe: false, format_options: FormatOptions::new() };
+pub(crate) const STRICT: CastOptions<'static> = CastOptions { safe: false, format_options: FormatOptions::new() };
 
 #[cfg(test)]
 mod tests {

@@ -9,9 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{RecordBatch, UInt64Array};
-use datafusion::arrow::compute::{CastOptions, cast_with_options};
+use datafusion::arrow::compute::cast_with_options;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::arrow::util::display::FormatOptions;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::logical_expr::{CreateMemoryTable, DdlStatement, DmlStatement, DropTable, LogicalPlan, WriteOp};
 use datafusion::logical_expr::dml::InsertOp;
@@ -221,8 +220,7 @@ impl Session {
                 if column.data_type() == field.data_type() {
                     columns.push(Arc::clone(column));
                 } else {
-                    let options = CastOptions { safe: false, format_options: FormatOptions::new() };
-                    columns.push(cast_with_options(column, field.data_type(), &options).map_err(|e| {
+                    columns.push(cast_with_options(column, field.data_type(), &crate::copy::STRICT).map_err(|e| {
                         TesseraError::Execution(format!(
                             "cannot store {} value in column '{}' of type {}: {e}",
                             column.data_type(),

@@ -142,6 +142,19 @@ impl LoadedTable {
     }
 }
 
+impl LoadedTable {
+    /// The table's batches with the logical schema, dealt round-robin into at most
+    /// `partitions` partitions (at least one), for engines that scan in parallel.
+    pub fn logical_partitions(&self, partitions: usize, projection: Option<&[usize]>) -> Result<Vec<Vec<RecordBatch>>> {
+        let n = partitions.min(self.batches.len()).max(1);
+        let mut parts = vec![Vec::new(); n];
+        for i in 0..self.batches.len() {
+            parts[i % n].push(self.logical_batch(i, projection)?);
+        }
+        Ok(parts)
+    }
+}
+
 fn read_parquet(path: &Path) -> Result<Vec<RecordBatch>> {
     let file = File::open(path).map_err(|e| TesseraError::io(format!("opening {}", path.display()), e))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
