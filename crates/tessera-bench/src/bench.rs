@@ -180,7 +180,7 @@ pub fn suite_dir(root: &Path, suite: Suite, sf: f64) -> PathBuf {
 }
 
 /// Opens the suite's store, generating the data when a table is missing.
-pub fn prepare(opts: &BenchOptions, progress: &dyn Fn(u64)) -> Result<(Session, f64)> {
+pub fn prepare(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<(Session, f64)> {
     let session = Session::open(suite_dir(&opts.data_dir, opts.suite, opts.sf))?;
     let manifest = session.store().manifest()?;
     let missing = opts.suite.tables().iter().any(|t| manifest.table(t).is_none_or(|m| m.rows == 0));
@@ -208,7 +208,7 @@ fn selected(opts: &BenchOptions) -> Result<Vec<&'static Query>> {
 }
 
 /// Runs the benchmark.
-pub async fn run(opts: &BenchOptions, progress: &dyn Fn(u64)) -> Result<BenchReport> {
+pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<BenchReport> {
     let queries = selected(opts)?;
     let (session, generate_seconds) = prepare(opts, progress)?;
     let mut versions = std::collections::BTreeMap::new();

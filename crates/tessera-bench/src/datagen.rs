@@ -18,7 +18,7 @@ use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use tessera_common::{Result, TesseraError};
-use tessera_storage::Store;
+use tessera_storage::{ChunkFile, Store};
 use tpchgen::generators as tpch;
 use tpchgen_arrow as tpch_arrow;
 
@@ -193,26 +193,53 @@ fn generate_table_in_chunks(
     write: &mut dyn FnMut(&RecordBatch) -> Result<()>,
     progress: &dyn Fn(u64),
 ) -> Result<u64> {
+    let parts = chunk_count(suite, table, sf, rows_per_chunk);
+    let mut rows = 0u64;
+    run_chunks(
+        sf,
+        parts,
+        threads,
+        |part| chunk(suite, table, sf, part, parts).and_then(|c| c.collect::<Result<Vec<_>>>()),
+        |batches| {
+            for b in batches {
+                write(&b)?;
+                rows += b.num_rows() as u64;
+                progress(b.num_rows() as u64);
+            }
+            Ok(())
+        },
+    )?;
+    Ok(rows)
+}
+
+/// Runs `produce` for chunks 1..=parts on `threads` workers and hands the results to
+/// `consume` in chunk order, holding at most about `threads` finished chunks at once.
+fn run_chunks<T: Send>(
+    sf: f64,
+    parts: i32,
+    threads: usize,
+    produce: impl Fn(i32) -> Result<T> + Sync,
+    mut consume: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
     if !(sf > 0.0 && sf.is_finite()) {
         return Err(TesseraError::Plan(format!("the scale factor must be positive, got {sf}")));
     }
-    let parts = chunk_count(suite, table, sf, rows_per_chunk);
     let next = AtomicI32::new(1);
-    let threads = threads.clamp(1, parts as usize);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(i32, Result<Vec<RecordBatch>>)>(threads);
-    std::thread::scope(|s| -> Result<u64> {
+    let threads = threads.clamp(1, parts.max(1) as usize);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(i32, Result<T>)>(threads);
+    std::thread::scope(|s| -> Result<()> {
         for _ in 0..threads {
             let tx = tx.clone();
-            let next = &next;
+            let (next, produce) = (&next, &produce);
             s.spawn(move || {
                 loop {
                     let part = next.fetch_add(1, Ordering::Relaxed);
                     if part > parts {
                         break;
                     }
-                    let batches = chunk(suite, table, sf, part, parts).and_then(|c| c.collect::<Result<Vec<_>>>());
-                    let failed = batches.is_err();
-                    if tx.send((part, batches)).is_err() || failed {
+                    let result = produce(part);
+                    let failed = result.is_err();
+                    if tx.send((part, result)).is_err() || failed {
                         next.store(parts + 1, Ordering::Relaxed); // stop the others too
                         break;
                     }
@@ -222,22 +249,17 @@ fn generate_table_in_chunks(
         drop(tx);
         let mut pending = BTreeMap::new();
         let mut expected = 1;
-        let mut rows = 0u64;
-        for (part, batches) in rx.iter() {
-            pending.insert(part, batches);
-            while let Some(batches) = pending.remove(&expected) {
-                for b in batches? {
-                    write(&b)?;
-                    rows += b.num_rows() as u64;
-                    progress(b.num_rows() as u64);
-                }
+        for (part, result) in rx.iter() {
+            pending.insert(part, result);
+            while let Some(result) = pending.remove(&expected) {
+                consume(result?)?;
                 expected += 1;
             }
         }
         if expected <= parts {
-            return Err(TesseraError::Internal(format!("generating {table}: chunk {expected} of {parts} missing")));
+            return Err(TesseraError::Internal(format!("chunk {expected} of {parts} missing")));
         }
-        Ok(rows)
+        Ok(())
     })
 }
 
@@ -314,7 +336,7 @@ pub fn generate_into_store(
     sf: f64,
     threads: usize,
     store: &Store,
-    progress: &dyn Fn(u64),
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<TableReport>> {
     let mut tx = store.begin()?;
     let mut reports = Vec::new();
@@ -323,7 +345,31 @@ pub fn generate_into_store(
         let schema = table_schema(suite, table)?;
         tx.create_table(table, &schema, false, true)?;
         let mut writer = tx.writer(table, true)?;
-        let rows = generate_table(suite, table, sf, threads, &mut |b| writer.write(b), progress)?;
+        // Each chunk is encoded into its own Parquet file on a worker thread (encoding,
+        // not generation, is the cost of a load); the files join the table in order.
+        let parts = chunk_count(suite, table, sf, ROWS_PER_CHUNK);
+        let slots: Vec<std::sync::Mutex<Option<ChunkFile>>> =
+            writer.reserve_chunks(parts as usize).into_iter().map(|c| std::sync::Mutex::new(Some(c))).collect();
+        let mut rows = 0u64;
+        run_chunks(
+            sf,
+            parts,
+            threads,
+            |part| {
+                let taken = slots.get(part as usize - 1).and_then(|m| m.lock().ok().and_then(|mut c| c.take()));
+                let mut file = taken.ok_or_else(|| TesseraError::Internal(format!("chunk file {part} taken twice")))?;
+                for b in chunk(suite, table, sf, part, parts)? {
+                    let b = b?;
+                    file.write(&b)?;
+                    progress(b.num_rows() as u64);
+                }
+                file.close()
+            },
+            |closed| {
+                rows += closed.rows();
+                writer.add_chunk(closed)
+            },
+        )?;
         writer.finish()?;
         reports.push(TableReport { table: table.to_string(), rows, seconds: start.elapsed().as_secs_f64() });
     }

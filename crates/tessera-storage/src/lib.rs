@@ -22,4 +22,4 @@ mod store;
 pub use loaded::{LoadedColumnDictionary, LoadedTable};
 pub use manifest::{ColumnStats, FileMeta, Manifest, TableMeta};
 pub use stats::{DistinctSketch, DICTIONARY_MAX_DISTINCT};
-pub use store::{Store, TableWriter, Transaction};
+pub use store::{ChunkFile, ClosedChunk, Store, TableWriter, Transaction};

@@ -50,17 +50,34 @@ impl LoadedTable {
     /// the columns whose statistics mark them for it.
     pub fn load(dir: &Path, table: &TableMeta) -> Result<LoadedTable> {
         let schema = table.schema()?;
-        let per_file: Vec<Result<Vec<RecordBatch>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = table
-                .files
-                .iter()
-                .map(|f| s.spawn(move || read_parquet(&dir.join(&f.path))))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(TesseraError::Internal("loader thread panicked".into()))))
-                .collect()
+        // Files are read in parallel by at most one thread per core.
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(table.files.len()).max(1);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let slots: Vec<std::sync::Mutex<Option<Result<Vec<RecordBatch>>>>> =
+            table.files.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(f) = table.files.get(i) else { break };
+                        let read = read_parquet(&dir.join(&f.path));
+                        if let Ok(mut slot) = slots[i].lock() {
+                            *slot = Some(read);
+                        }
+                    }
+                });
+            }
         });
+        let per_file: Vec<Result<Vec<RecordBatch>>> = slots
+            .into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| Err(TesseraError::Internal("a data file was not read".into())))
+            })
+            .collect();
         let mut batches = Vec::new();
         for file in per_file {
             for b in file? {

@@ -8,6 +8,7 @@ use arrow::downcast_primitive_array;
 use arrow::row::{RowConverter, SortField};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use std::cmp::Ordering;
+use std::sync::Arc;
 use tessera_common::{Result, TesseraError};
 
 use crate::manifest::ColumnStats;
@@ -154,6 +155,22 @@ impl ColumnAccumulator {
             }
         }
         Ok(())
+    }
+
+    /// Folds the statistics of another part of the same column into these.
+    pub(crate) fn merge(&mut self, other: &ColumnAccumulator) {
+        self.null_count += other.null_count;
+        self.sketch.merge(&other.sketch);
+        if let Some(lo) = &other.min {
+            if self.min.as_ref().is_none_or(|m| compare(lo, m) == Ordering::Less) {
+                self.min = Some(Arc::clone(lo));
+            }
+        }
+        if let Some(hi) = &other.max {
+            if self.max.as_ref().is_none_or(|m| compare(hi, m) == Ordering::Greater) {
+                self.max = Some(Arc::clone(hi));
+            }
+        }
     }
 
     pub(crate) fn finish(&self, data_type: &DataType) -> ColumnStats {

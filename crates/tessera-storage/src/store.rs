@@ -222,10 +222,12 @@ impl<'a> Transaction<'a> {
     pub fn commit(mut self) -> Result<()> {
         self.manifest.version += 1;
         for file in &self.new_files {
-            // The data must be durable before the manifest that points at it.
-            File::open(file)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| TesseraError::io(format!("syncing {}", file.display()), e))?;
+            // The data must be durable before the manifest that points at it. A reserved
+            // chunk file that received no rows was never created and is not referenced.
+            match File::open(file).and_then(|f| f.sync_all()) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                r => r.map_err(|e| TesseraError::io(format!("syncing {}", file.display()), e))?,
+            }
         }
         if !self.new_files.is_empty() {
             sync_dir(&self.store.dir.join(DATA_DIR))
@@ -254,6 +256,113 @@ impl Drop for Transaction<'_> {
         for file in &self.new_files {
             let _ = fs::remove_file(file);
         }
+    }
+}
+
+/// Checks a batch against the table's schema (column count, types, NOT NULL) and
+/// re-labels it with that schema.
+fn conform(table: &str, schema: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch> {
+    if batch.num_columns() != schema.fields().len() {
+        return Err(TesseraError::Plan(format!(
+            "table '{}' has {} columns but {} values were supplied",
+            table,
+            schema.fields().len(),
+            batch.num_columns()
+        )));
+    }
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        if field.data_type() != column.data_type() {
+            return Err(TesseraError::Internal(format!(
+                "column '{}' of table '{}' is {} but a batch of {} was written",
+                field.name(),
+                table,
+                field.data_type(),
+                column.data_type()
+            )));
+        }
+        if !field.is_nullable() && column.null_count() > 0 {
+            return Err(TesseraError::Execution(format!(
+                "NULL value in column '{}' of table '{}' violates its NOT NULL constraint",
+                field.name(),
+                table
+            )));
+        }
+    }
+    RecordBatch::try_new(Arc::clone(schema), batch.columns().to_vec())
+        .map_err(|e| TesseraError::Internal(format!("rebuilding batch: {e}")))
+}
+
+/// Opens a Parquet data file with the store's writer settings.
+fn open_parquet(path: &Path, schema: &SchemaRef) -> Result<ArrowWriter<File>> {
+    let file = File::create(path).map_err(|e| TesseraError::io(format!("creating {}", path.display()), e))?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .build();
+    ArrowWriter::try_new(file, Arc::clone(schema), Some(props))
+        .map_err(|e| TesseraError::Execution(format!("creating {}: {e}", path.display())))
+}
+
+/// One data file of a table written on another thread, so that a large load encodes
+/// files in parallel. Reserved by [`TableWriter::reserve_chunks`], filled with
+/// [`ChunkFile::write`], closed with [`ChunkFile::close`] on the same thread, and added
+/// in order with [`TableWriter::add_chunk`].
+pub struct ChunkFile {
+    table: String,
+    schema: SchemaRef,
+    rel: String,
+    path: PathBuf,
+    writer: Option<ArrowWriter<File>>,
+    rows: u64,
+    stats: Vec<ColumnAccumulator>,
+}
+
+/// A closed [`ChunkFile`], ready to be added to its table.
+pub struct ClosedChunk {
+    file: Option<FileMeta>,
+    rows: u64,
+    stats: Vec<ColumnAccumulator>,
+}
+
+impl ClosedChunk {
+    /// Rows in the chunk.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+}
+
+impl ChunkFile {
+    /// Writes one batch (checked like [`TableWriter::write`]); the file is created on
+    /// the first non-empty batch.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let batch = conform(&self.table, &self.schema, batch)?;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        if self.writer.is_none() {
+            self.writer = Some(open_parquet(&self.path, &self.schema)?);
+        }
+        if let Some(w) = self.writer.as_mut() {
+            w.write(&batch).map_err(|e| TesseraError::Execution(format!("writing {}: {e}", self.path.display())))?;
+        }
+        for (acc, column) in self.stats.iter_mut().zip(batch.columns()) {
+            acc.update(column)?;
+        }
+        self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    /// Finishes the file (the expensive last encoding happens here, on the caller's thread).
+    pub fn close(self) -> Result<ClosedChunk> {
+        let file = match self.writer {
+            Some(w) => {
+                w.close().map_err(|e| TesseraError::Execution(format!("closing {}: {e}", self.path.display())))?;
+                let bytes = fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+                Some(FileMeta { path: self.rel, rows: self.rows, bytes })
+            }
+            None => None,
+        };
+        Ok(ClosedChunk { file, rows: self.rows, stats: self.stats })
     }
 }
 
@@ -286,37 +395,10 @@ impl TableWriter<'_, '_> {
     /// Writes one batch. Its columns must have the table's types; a NULL in a NOT NULL
     /// column is an error.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        if batch.num_columns() != self.schema.fields().len() {
-            return Err(TesseraError::Plan(format!(
-                "table '{}' has {} columns but {} values were supplied",
-                self.table,
-                self.schema.fields().len(),
-                batch.num_columns()
-            )));
-        }
-        for (field, column) in self.schema.fields().iter().zip(batch.columns()) {
-            if field.data_type() != column.data_type() {
-                return Err(TesseraError::Internal(format!(
-                    "column '{}' of table '{}' is {} but a batch of {} was written",
-                    field.name(),
-                    self.table,
-                    field.data_type(),
-                    column.data_type()
-                )));
-            }
-            if !field.is_nullable() && column.null_count() > 0 {
-                return Err(TesseraError::Execution(format!(
-                    "NULL value in column '{}' of table '{}' violates its NOT NULL constraint",
-                    field.name(),
-                    self.table
-                )));
-            }
-        }
+        let batch = conform(&self.table, &self.schema, batch)?;
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let batch = RecordBatch::try_new(Arc::clone(&self.schema), batch.columns().to_vec())
-            .map_err(|e| TesseraError::Internal(format!("rebuilding batch: {e}")))?;
         let mut offset = 0;
         while offset < batch.num_rows() {
             if self.current.as_ref().is_none_or(|f| f.rows >= FILE_MAX_ROWS) {
@@ -343,14 +425,7 @@ impl TableWriter<'_, '_> {
 
     fn open_file(&mut self) -> Result<()> {
         let (rel, path) = self.tx.new_file();
-        let file = File::create(&path)
-            .map_err(|e| TesseraError::io(format!("creating {}", path.display()), e))?;
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-            .build();
-        let writer = ArrowWriter::try_new(file, Arc::clone(&self.schema), Some(props))
-            .map_err(|e| TesseraError::Execution(format!("creating {}: {e}", path.display())))?;
+        let writer = open_parquet(&path, &self.schema)?;
         self.current = Some(OpenFile { rel, path, writer, rows: 0 });
         Ok(())
     }
@@ -363,6 +438,35 @@ impl TableWriter<'_, '_> {
             let bytes = fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0);
             self.files.push(FileMeta { path: f.rel, rows: f.rows as u64, bytes });
         }
+        Ok(())
+    }
+
+    /// Reserves `n` data files to be written on other threads (see [`ChunkFile`]).
+    pub fn reserve_chunks(&mut self, n: usize) -> Vec<ChunkFile> {
+        (0..n)
+            .map(|_| {
+                let (rel, path) = self.tx.new_file();
+                ChunkFile {
+                    table: self.table.clone(),
+                    schema: Arc::clone(&self.schema),
+                    rel,
+                    path,
+                    writer: None,
+                    rows: 0,
+                    stats: self.schema.fields().iter().map(|_| ColumnAccumulator::default()).collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// Adds a closed chunk after the rows written so far.
+    pub fn add_chunk(&mut self, chunk: ClosedChunk) -> Result<()> {
+        self.close_file()?;
+        self.files.extend(chunk.file);
+        for (acc, part) in self.stats.iter_mut().zip(&chunk.stats) {
+            acc.merge(part);
+        }
+        self.rows += chunk.rows;
         Ok(())
     }
 

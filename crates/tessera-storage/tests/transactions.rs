@@ -132,3 +132,45 @@ fn drop_and_replace_remove_old_files_after_commit() {
     assert_eq!(data_files(dir.path()), 0);
     assert!(store.manifest().unwrap().tables.is_empty());
 }
+
+#[test]
+fn chunks_written_on_other_threads_join_the_table_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let mut tx = store.begin().unwrap();
+    tx.create_table("t", &schema(), false, false).unwrap();
+    let mut w = tx.writer("t", false).unwrap();
+    w.write(&batch(0..5)).unwrap();
+    let mut chunks = w.reserve_chunks(3).into_iter();
+    let (mut a, mut b, c) = (chunks.next().unwrap(), chunks.next().unwrap(), chunks.next().unwrap());
+    let closed_b = std::thread::spawn(move || {
+        b.write(&batch(200..210)).unwrap();
+        b.close().unwrap()
+    })
+    .join()
+    .unwrap();
+    a.write(&batch(100..103)).unwrap();
+    let closed_a = a.close().unwrap();
+    let closed_c = c.close().unwrap(); // an empty chunk adds no file
+    for closed in [closed_a, closed_b, closed_c] {
+        w.add_chunk(closed).unwrap();
+    }
+    assert_eq!(w.finish().unwrap(), 18);
+    tx.commit().unwrap();
+
+    let m = store.manifest().unwrap();
+    let t = m.table("t").unwrap();
+    assert_eq!((t.rows, t.files.len()), (18, 3));
+    let k = &t.columns[0].stats;
+    assert_eq!((k.min.as_deref(), k.max.as_deref()), (Some("0"), Some("209")));
+    assert!((16..=20).contains(&k.distinct_estimate), "18 distinct keys, estimated {}", k.distinct_estimate);
+    assert_eq!(data_files(dir.path()), 3); // the empty chunk's reserved file was never created
+    let loaded = store.load(t).unwrap();
+    let keys: Vec<i64> = loaded
+        .batches
+        .iter()
+        .flat_map(|b| b.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec())
+        .collect();
+    let expected: Vec<i64> = (0..5).chain(100..103).chain(200..210).collect();
+    assert_eq!(keys, expected);
+}
