@@ -30,8 +30,8 @@ struct Cli {
     /// Data directory of the embedded store (created on first use).
     #[arg(long, global = true, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
     data_dir: PathBuf,
-    /// Output format of query results.
-    #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
+    /// Output format of query results (before any subcommand: `tessera --format csv sql F`).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Run this SQL (one or more statements separated by ';') and exit.
     #[arg(short = 'c', long = "command", value_name = "SQL")]

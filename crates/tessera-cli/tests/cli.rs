@@ -136,6 +136,23 @@ fn shell_reads_statements_from_stdin() {
 }
 
 #[test]
+fn gen_writes_dbgen_text_and_loads_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ssb");
+    let o = tessera(&dir.path().join("db"), &["gen", "ssb", "--sf", "0.01", "--out", out.to_str().unwrap(), "--format", "tbl", "--load"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let part = std::fs::read_to_string(out.join("part.tbl")).unwrap();
+    let reference = include_str!("../../tessera-bench/tests/data/ssb-sf1-reference/part.head.tbl");
+    assert_eq!(part.lines().next(), reference.lines().next());
+    assert_eq!(part.lines().count(), 2000);
+    let o = tessera(&dir.path().join("db"), &["--format", "csv", "-c", "SELECT count(*) AS n FROM part"]);
+    assert_eq!(stdout(&o), "n\n2000\n", "{}", stderr(&o));
+    let o = tessera(&dir.path().join("db"), &["gen", "ssb", "--sf", "0.01"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--out DIR and/or --load"), "{}", stderr(&o));
+}
+
+#[test]
 fn demo_runs() {
     let dir = tempfile::tempdir().unwrap();
     let o = tessera(dir.path(), &["demo"]);
