@@ -1,1 +1,37 @@
-//! tessera-cuda
+//! Tessera's CUDA runtime: finding the GPU, budgeting its memory, moving data to and from
+//! it, and compiling kernels with NVRTC, plus the CUDA device library (`cuda/*.cuh`) that
+//! generated kernels are written against.
+//!
+//! Entry point of this crate is [`GpuDevice::get`], which returns `Ok(None)` on a machine
+//! without a GPU (a normal state: the engine then runs on the CPU). With a device:
+//! [`GpuDevice::upload`] / [`GpuDevice::download`] copy through pinned staging buffers,
+//! [`GpuDevice::memory`] is the budgeted allocator, and [`KernelCache::load`] compiles a
+//! kernel's CUDA source to CUBIN and loads it. [`compile_cubin`] needs only libnvrtc, no GPU,
+//! so CI can check that generated kernels compile.
+//!
+//! The device library is embedded as [`DEVICE_HEADERS`]; kernel sources start with
+//! `#include "tessera.cuh"` and declare their kernels `extern "C" __global__`.
+//!
+//! Every call into the CUDA driver or NVRTC goes through [`probe`] first: cudarc panics
+//! when a library is missing, Tessera reports it.
+#![warn(missing_docs)]
+
+pub mod compile;
+pub mod device;
+pub mod memory;
+pub mod probe;
+pub mod test_support;
+pub mod upload;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod gpu_tests;
+
+pub use compile::{DEVICE_HEADERS, KernelCache, compile_cubin, nvrtc_version};
+pub use device::{DeviceInfo, GpuDevice};
+pub use memory::{DeviceBuffer, MemoryPool};
+pub use probe::{gpu_available, nvrtc_available};
+
+/// The CUDA bindings this crate is built on, for launching kernels
+/// (`stream.launch_builder(&function)`) without a second dependency declaration.
+pub use cudarc;

@@ -188,3 +188,76 @@ pub fn create_table_sql(store: &Store, name: &str) -> tessera_common::Result<Str
         .collect();
     Ok(format!("CREATE TABLE {} (\n{}\n);", meta.name, columns.join(",\n")))
 }
+
+/// Tells the planner which scans read stored tables, with their statistics.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreCatalog;
+
+impl tessera_plan::Catalog for StoreCatalog {
+    fn table(&self, scan: &datafusion::logical_expr::TableScan) -> Option<tessera_plan::TableInfo> {
+        let provider = datafusion::catalog::default_table_source::source_as_provider(&scan.source).ok()?;
+        let table = provider.downcast_ref::<StoreTable>()?;
+        let meta = table.meta();
+        let columns = meta
+            .columns
+            .iter()
+            .zip(table.schema.fields())
+            .map(|(c, f)| {
+                let parse = |s: &Option<String>| s.as_deref().and_then(|s| stat_as_i64(s, f.data_type()));
+                tessera_plan::ColumnInfo {
+                    min: parse(&c.stats.min),
+                    max: parse(&c.stats.max),
+                    distinct: c.stats.distinct_estimate,
+                    dictionary: c.stats.dictionary,
+                }
+            })
+            .collect();
+        Some(tessera_plan::TableInfo { name: meta.name.clone(), version: meta.version, rows: meta.rows, columns })
+    }
+}
+
+/// A min/max statistic of an integer or date column as an integer (days for dates).
+fn stat_as_i64(s: &str, dt: &datafusion::arrow::datatypes::DataType) -> Option<i64> {
+    use datafusion::arrow::datatypes::DataType as T;
+    match dt {
+        T::Int8 | T::Int16 | T::Int32 | T::Int64 | T::UInt8 | T::UInt16 | T::UInt32 => s.parse().ok(),
+        T::Date32 => {
+            let mut it = s.splitn(3, '-');
+            let y: i64 = it.next()?.parse().ok()?;
+            let m: i64 = it.next()?.parse().ok()?;
+            let d: i64 = it.next()?.parse().ok()?;
+            Some(days_from_civil(y, m, d))
+        }
+        _ => None,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (the era-based inverse of
+/// `tessera_ir::civil_from_days`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn date_statistics_become_day_numbers() {
+        use datafusion::arrow::datatypes::DataType;
+        assert_eq!(stat_as_i64("1992-01-01", &DataType::Date32), Some(8035));
+        assert_eq!(stat_as_i64("1998-12-31", &DataType::Date32), Some(10591));
+        assert_eq!(stat_as_i64("-5", &DataType::Int32), Some(-5));
+        assert_eq!(stat_as_i64("1.5", &DataType::Decimal128(5, 1)), None);
+        for days in [-1000, 0, 11016, 20000] {
+            let (y, m, d) = tessera_ir::civil_from_days(days);
+            assert_eq!(days_from_civil(y, m as i64, d as i64), days);
+        }
+    }
+}

@@ -10,6 +10,7 @@
 pub mod catalog;
 pub mod copy;
 pub mod error;
+pub mod options;
 pub mod session;
 pub mod split;
 pub mod table_functions;

@@ -3,7 +3,10 @@
 //! Statements go to DataFusion for parsing, binding and optimization. Tessera handles
 //! the ones that change the store itself — `CREATE TABLE [AS]`, `INSERT`, `COPY … FROM`,
 //! `DROP TABLE` — each as one store transaction, so a statement that fails leaves the
-//! store as it was. Everything else is executed by DataFusion over the store's tables.
+//! store as it was. Queries are planned by DataFusion, turned into Tessera's pipeline
+//! IR (`tessera-plan`) and run by `tessera-exec`; parts the IR cannot express run on
+//! DataFusion inside the same plan. `SET tessera.engine = 'datafusion'` runs queries on
+//! plain DataFusion instead (the reference the pipelines are tested against).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,7 +23,10 @@ use futures::StreamExt;
 use tessera_common::{Result, TesseraError, not_impl_err};
 use tessera_storage::{Store, TableWriter};
 
-use crate::catalog::{CATALOG, SCHEMA, StoreSchema};
+use crate::catalog::{CATALOG, SCHEMA, StoreCatalog, StoreSchema};
+use crate::options::TesseraOptions;
+use datafusion::arrow::array::StringArray;
+use tessera_exec::Executor;
 use crate::copy::parse_copy_from;
 use crate::error::from_df;
 use crate::split::split_statements;
@@ -61,6 +67,7 @@ impl QueryOutput {
 pub struct Session {
     ctx: SessionContext,
     store: Arc<Store>,
+    executor: Executor,
 }
 
 impl std::fmt::Debug for Session {
@@ -78,6 +85,7 @@ impl Session {
             .with_default_catalog_and_schema(CATALOG, SCHEMA)
             .with_create_default_catalog_and_schema(false);
         let options = config.options_mut();
+        options.extensions.insert(TesseraOptions::default());
         // Exact decimals: 0.1 is DECIMAL(1,1), not a binary float (as in PostgreSQL and DuckDB).
         options.sql_parser.parse_float_as_decimal = true;
         // VARCHAR is Utf8 in the store (dictionary-encoded when loaded), not Utf8View.
@@ -89,7 +97,8 @@ impl Session {
             .map_err(from_df)?;
         ctx.register_catalog(CATALOG, Arc::new(catalog));
         crate::table_functions::register(&ctx);
-        Ok(Session { ctx, store })
+        let executor = Executor::new(Arc::clone(&store));
+        Ok(Session { ctx, store, executor })
     }
 
     /// The store this session reads and writes.
@@ -129,6 +138,28 @@ impl Session {
                 self.drop_table(drop)
             }
             LogicalPlan::Dml(dml) if self.is_store_table(&dml.table_name)? => self.write(dml).await,
+            LogicalPlan::Explain(explain) if !self.use_datafusion() => {
+                let inner = self.ctx.state().optimize(&explain.plan).map_err(from_df)?;
+                let planned = tessera_plan::plan(&inner, &StoreCatalog);
+                let df = self.ctx.execute_logical_plan(LogicalPlan::Explain(explain)).await.map_err(from_df)?;
+                let schema = Arc::new(df.schema().as_arrow().clone());
+                let mut batches = df.collect().await.map_err(from_df)?;
+                if schema.fields().len() == 2 {
+                    let text = planned.plan.to_string();
+                    let row = RecordBatch::try_new(
+                        Arc::clone(&schema),
+                        vec![
+                            Arc::new(StringArray::from(vec!["tessera_plan"])),
+                            Arc::new(StringArray::from(vec![text.trim_end()])),
+                        ],
+                    );
+                    if let Ok(row) = row {
+                        batches.push(row);
+                    }
+                }
+                Ok(QueryOutput { schema, batches })
+            }
+            plan if is_query(&plan) && !self.use_datafusion() => self.run_pipelines(plan).await,
             plan => {
                 let df = self.ctx.execute_logical_plan(plan).await.map_err(from_df)?;
                 let schema = Arc::new(df.schema().as_arrow().clone());
@@ -136,6 +167,44 @@ impl Session {
                 Ok(QueryOutput { schema, batches })
             }
         }
+    }
+
+    /// Whether `SET tessera.engine = 'datafusion'` is in effect.
+    fn use_datafusion(&self) -> bool {
+        let state = self.ctx.state();
+        state
+            .config()
+            .options()
+            .extensions
+            .get::<TesseraOptions>()
+            .is_some_and(|o| o.engine.eq_ignore_ascii_case("datafusion"))
+    }
+
+    /// Plans a query into pipelines (DataFusion's optimizer first) and runs it.
+    async fn run_pipelines(&self, plan: LogicalPlan) -> Result<QueryOutput> {
+        let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
+        let schema = Arc::new(optimized.schema().as_arrow().clone());
+        let planned = tessera_plan::plan(&optimized, &StoreCatalog);
+        if planned.is_fully_external() {
+            let df = self.ctx.execute_logical_plan(plan).await.map_err(from_df)?;
+            let schema = Arc::new(df.schema().as_arrow().clone());
+            let batches = df.collect().await.map_err(from_df)?;
+            return Ok(QueryOutput { schema, batches });
+        }
+        let batches = self.executor.run(&planned, &self.ctx, &schema).await?;
+        Ok(QueryOutput { schema, batches })
+    }
+
+    /// The Tessera plan of a query, as EXPLAIN prints it.
+    pub async fn plan_query(&self, sql: &str) -> Result<tessera_ir::QueryPlan> {
+        let plan = self.ctx.state().create_logical_plan(sql).await.map_err(from_df)?;
+        let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
+        Ok(tessera_plan::plan(&optimized, &StoreCatalog).plan)
+    }
+
+    /// The executor (its counters: pipelines run, DataFusion fallbacks run).
+    pub fn executor(&self) -> &Executor {
+        &self.executor
     }
 
     /// The unqualified name of a table in the store's schema, or an error for a name in
@@ -237,6 +306,24 @@ impl Session {
         }
         Ok(rows)
     }
+}
+
+/// Whether a plan is a query (rows out, nothing changed) that pipelines can run.
+fn is_query(plan: &LogicalPlan) -> bool {
+    matches!(
+        plan,
+        LogicalPlan::Projection(_)
+            | LogicalPlan::Filter(_)
+            | LogicalPlan::Aggregate(_)
+            | LogicalPlan::Sort(_)
+            | LogicalPlan::Limit(_)
+            | LogicalPlan::Join(_)
+            | LogicalPlan::TableScan(_)
+            | LogicalPlan::SubqueryAlias(_)
+            | LogicalPlan::Union(_)
+            | LogicalPlan::Window(_)
+            | LogicalPlan::Distinct(_)
+    )
 }
 
 /// The schema a new table is stored with: strings as `Utf8` (dictionary and view

@@ -103,9 +103,18 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn make_db() -> Result<TesseraDb, DbError> {
+/// The two ways a query can run: Tessera's pipelines (with DataFusion for what the IR
+/// cannot express) and plain DataFusion. Every file runs under both, against the same
+/// expected results, so the two paths must agree record for record.
+const ENGINES: [&str; 2] = ["pipelines", "datafusion"];
+
+async fn make_db(engine: &'static str) -> Result<TesseraDb, DbError> {
     let dir = tempfile::tempdir().map_err(|e| DbError(e.to_string()))?;
     let session = Session::open(dir.path().join("data")).map_err(|e| DbError(e.to_string()))?;
+    session
+        .execute(&format!("SET tessera.engine = '{engine}'"))
+        .await
+        .map_err(|e| DbError(e.to_string()))?;
     Ok(TesseraDb { session, _dir: dir })
 }
 
@@ -124,10 +133,14 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let mut failures = Vec::new();
     let mut records = 0usize;
-    for file in &files {
-        let name = file.strip_prefix(&root).unwrap_or(file).display().to_string();
+    for (file, engine) in files.iter().flat_map(|f| ENGINES.iter().map(move |e| (f, *e))) {
+        // --complete rewrites expected results: from the reference path only.
+        if complete && engine != "datafusion" {
+            continue;
+        }
+        let name = format!("{} [{engine}]", file.strip_prefix(&root).unwrap_or(file).display());
         records += count_records(file);
-        let mut runner = sqllogictest::Runner::new(|| async { make_db() });
+        let mut runner = sqllogictest::Runner::new(move || make_db(engine));
         runner.set_var("SLT_DATA".to_string(), data.display().to_string());
         let result = runtime.block_on(async {
             if complete {
@@ -153,7 +166,7 @@ fn main() {
             }
         }
     }
-    println!("{} files, {records} records, {} failed", files.len(), failures.len());
+    println!("{} files x {} engines, {records} records run, {} failed", files.len(), ENGINES.len(), failures.len());
     if !failures.is_empty() {
         eprintln!("failed: {}", failures.join(", "));
         std::process::exit(1);

@@ -1,1 +1,724 @@
-//! tessera-plan
+//! The planner: DataFusion's optimized `LogicalPlan` → Tessera's pipeline DAG.
+//!
+//! DataFusion has already pushed down projections and filters, decorrelated subqueries
+//! and ordered joins. The planner walks that tree bottom-up, growing one pipeline per
+//! stream of rows and cutting it at each pipeline breaker: a join's build side ends in a
+//! hash-table build and the probe side continues (so a star join becomes one pipeline
+//! with chained probes), an aggregation or sort ends its pipeline and starts a new one
+//! over its result. A node the IR cannot express becomes an [`External`] step that
+//! DataFusion runs, its inputs being the results of the pipelines below it, so every
+//! query DataFusion answers is answered, and the fallbacks are listed with their reason.
+//!
+//! Entry point: [`plan`].
+#![warn(missing_docs)]
+
+mod expr;
+mod result_table;
+mod types;
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{Field as ArrowField, Schema};
+use datafusion::catalog::default_table_source::provider_as_source;
+use datafusion::common::{Column, DFSchema, JoinType, NullEquality};
+use datafusion::logical_expr::logical_plan::{FetchType, SkipType};
+use datafusion::logical_expr::{Expr as DfExpr, LogicalPlan, LogicalPlanBuilder, TableScan, col};
+use tessera_ir::{
+    AggExpr, AggFunc, Aggregate, BuildStrategy, Device, Expr, External, Field, GroupStrategy, HashBuild, JoinKind,
+    KeyDomain, Operator, Pipeline, Probe, QueryPlan, ResultId, Scan, Sink, Sort, SortKey, Source, Step, Type,
+};
+
+pub use result_table::ResultTable;
+pub use types::{arrow_type, ir_type};
+
+/// A perfect-hash join table is a dense array over the key range; it is used when the
+/// range has at most this many slots (16 MiB of 4-byte row indices)…
+pub const PERFECT_JOIN_MAX_SLOTS: u64 = 1 << 22;
+/// …and the range is at most this many times the build rows (so the array stays about
+/// as cache-friendly as an open-addressing table at load factor 0.5 would be).
+pub const PERFECT_JOIN_MAX_SPARSITY: u64 = 32;
+/// A perfect-hash aggregation indexes an array of this many groups at most: 1 Mi groups
+/// of a few accumulators each fit the L2 cache of a GPU and a CPU core's share of L3.
+pub const PERFECT_AGG_MAX_GROUPS: u64 = 1 << 20;
+
+/// What the planner needs to know about a stored table.
+#[derive(Debug, Clone)]
+pub struct TableInfo {
+    /// Name in the store.
+    pub name: String,
+    /// Version.
+    pub version: u64,
+    /// Rows.
+    pub rows: u64,
+    /// Per table column.
+    pub columns: Vec<ColumnInfo>,
+}
+
+/// Statistics of one stored column.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnInfo {
+    /// Smallest value, as an integer (integer and date columns).
+    pub min: Option<i64>,
+    /// Largest value, as an integer.
+    pub max: Option<i64>,
+    /// Estimated distinct values.
+    pub distinct: u64,
+    /// Kept dictionary-encoded in memory.
+    pub dictionary: bool,
+}
+
+/// Tells the planner which scans read stored tables.
+pub trait Catalog {
+    /// The stored table a scan reads, or None for any other table (views are already
+    /// expanded; files, information_schema and session tables are DataFusion's).
+    fn table(&self, scan: &TableScan) -> Option<TableInfo>;
+}
+
+/// A DataFusion subtree of a plan, with the result slots it reads.
+#[derive(Debug)]
+pub struct ExternalPlan {
+    /// The subtree; its leaves that stand for pipeline results scan [`ResultTable`]s.
+    pub plan: LogicalPlan,
+    /// (result, slot) pairs to fill before running it.
+    pub inputs: Vec<(ResultId, Arc<ResultTable>)>,
+}
+
+/// The planner's output.
+#[derive(Debug)]
+pub struct PlannedQuery {
+    /// The pipeline DAG.
+    pub plan: QueryPlan,
+    /// DataFusion subtrees, indexed by [`External::id`].
+    pub externals: Vec<ExternalPlan>,
+}
+
+impl PlannedQuery {
+    /// Whether the whole query is one DataFusion subtree (no pipeline at all).
+    pub fn is_fully_external(&self) -> bool {
+        self.plan.pipelines().next().is_none()
+    }
+}
+
+/// Plans an optimized logical plan.
+pub fn plan(root: &LogicalPlan, catalog: &dyn Catalog) -> PlannedQuery {
+    let mut p = Planner { catalog, steps: Vec::new(), externals: Vec::new(), next_result: 0, next_table: 0 };
+    let stream = p.node(root);
+    let fields = stream.fields.clone();
+    let output = p.materialize(stream);
+    PlannedQuery {
+        plan: QueryPlan { steps: p.steps, output, output_fields: fields },
+        externals: p.externals,
+    }
+}
+
+/// What the planner knows about a column of a stream, for choosing strategies.
+#[derive(Debug, Clone, Default)]
+struct ColStats {
+    range: Option<(i64, i64)>,
+    dictionary: Option<u64>,
+    distinct: Option<u64>,
+}
+
+/// A pipeline being grown: its source and operators so far, and its current layout.
+struct Stream {
+    source: Source,
+    operators: Vec<Operator>,
+    fields: Vec<Field>,
+    stats: Vec<ColStats>,
+    rows: f64,
+}
+
+impl Stream {
+    fn from_result(id: ResultId, fields: Vec<Field>, stats: Vec<ColStats>, rows: f64) -> Stream {
+        Stream { source: Source::Result { id, fields: fields.clone() }, operators: Vec::new(), fields, stats, rows }
+    }
+
+    /// Replaces the layout by `exprs` (a no-op for the identity).
+    fn project(&mut self, exprs: Vec<Expr>, fields: Vec<Field>) {
+        let identity = exprs.len() == self.fields.len()
+            && exprs.iter().enumerate().all(|(i, e)| matches!(e, Expr::Column { index, .. } if *index == i));
+        if identity {
+            self.fields = fields;
+            return;
+        }
+        // A projection of plain columns after another projection folds into it.
+        if let Some(Operator::Project { exprs: prev, .. }) = self.operators.last() {
+            if exprs.iter().all(|e| matches!(e, Expr::Column { .. })) {
+                let composed: Vec<Expr> = exprs
+                    .iter()
+                    .map(|e| match e {
+                        Expr::Column { index, .. } => prev[*index].clone(),
+                        other => other.clone(),
+                    })
+                    .collect();
+                self.stats = exprs
+                    .iter()
+                    .map(|e| match e {
+                        Expr::Column { index, .. } => self.stats.get(*index).cloned().unwrap_or_default(),
+                        _ => ColStats::default(),
+                    })
+                    .collect();
+                self.operators.pop();
+                self.operators.push(Operator::Project { exprs: composed, fields: fields.clone() });
+                self.fields = fields;
+                return;
+            }
+        }
+        self.stats = exprs
+            .iter()
+            .map(|e| match e {
+                Expr::Column { index, .. } => self.stats.get(*index).cloned().unwrap_or_default(),
+                _ => ColStats::default(),
+            })
+            .collect();
+        self.operators.push(Operator::Project { exprs, fields: fields.clone() });
+        self.fields = fields;
+    }
+}
+
+struct Planner<'a> {
+    catalog: &'a dyn Catalog,
+    steps: Vec<Step>,
+    externals: Vec<ExternalPlan>,
+    next_result: ResultId,
+    next_table: usize,
+}
+
+/// The layout of a DataFusion schema.
+fn fields_of(schema: &DFSchema) -> Result<Vec<Field>, String> {
+    schema
+        .iter()
+        .map(|(q, f)| {
+            let name = match q {
+                Some(q) => format!("{q}.{}", f.name()),
+                None => f.name().clone(),
+            };
+            Ok(Field::new(name, ir_type(f.data_type())?, f.is_nullable()))
+        })
+        .collect()
+}
+
+impl Planner<'_> {
+    fn new_result(&mut self) -> ResultId {
+        self.next_result += 1;
+        self.next_result - 1
+    }
+
+    fn push_pipeline(&mut self, stream: Stream, sink: Sink) {
+        let id = self.steps.iter().filter(|s| matches!(s, Step::Pipeline(_))).count();
+        self.steps.push(Step::Pipeline(Pipeline {
+            id,
+            source: stream.source,
+            operators: stream.operators,
+            sink,
+            device: Device::Cpu,
+            device_reason: None,
+        }));
+    }
+
+    /// Ends a stream in a materialized result (reusing the result it reads when it
+    /// does nothing to it).
+    fn materialize(&mut self, stream: Stream) -> ResultId {
+        if let (Source::Result { id, .. }, true) = (&stream.source, stream.operators.is_empty()) {
+            return *id;
+        }
+        let result = self.new_result();
+        self.push_pipeline(stream, Sink::Materialize { result, skip: 0, fetch: None });
+        result
+    }
+
+    fn node(&mut self, node: &LogicalPlan) -> Stream {
+        match node {
+            LogicalPlan::TableScan(scan) => match self.scan(scan) {
+                Ok(s) => s,
+                Err(reason) => self.external(node, Vec::new(), reason),
+            },
+            LogicalPlan::Projection(_)
+            | LogicalPlan::Filter(_)
+            | LogicalPlan::SubqueryAlias(_)
+            | LogicalPlan::Aggregate(_)
+            | LogicalPlan::Sort(_)
+            | LogicalPlan::Limit(_)
+            | LogicalPlan::Join(_) => {
+                let children: Vec<Stream> = node.inputs().into_iter().map(|c| self.node(c)).collect();
+                match self.check(node, &children) {
+                    Ok(()) => self.apply(node, children),
+                    Err(reason) => self.external(node, children, reason),
+                }
+            }
+            other => {
+                let children: Vec<Stream> = other.inputs().into_iter().map(|c| self.node(c)).collect();
+                let reason = format!("{} is not in the IR yet", other.display());
+                self.external(node, children, reason)
+            }
+        }
+    }
+
+    fn scan(&mut self, scan: &TableScan) -> Result<Stream, String> {
+        let Some(info) = self.catalog.table(scan) else {
+            return Err(format!("{} is not a stored table", scan.table_name));
+        };
+        let columns: Vec<usize> = match &scan.projection {
+            Some(p) => p.clone(),
+            None => (0..info.columns.len()).collect(),
+        };
+        let fields = fields_of(&scan.projected_schema)?;
+        let stats: Vec<ColStats> = columns
+            .iter()
+            .map(|&c| {
+                let ci = info.columns.get(c).cloned().unwrap_or_default();
+                ColStats {
+                    range: ci.min.zip(ci.max),
+                    dictionary: ci.dictionary.then_some(ci.distinct),
+                    distinct: Some(ci.distinct),
+                }
+            })
+            .collect();
+        let dictionary = columns.iter().map(|&c| info.columns.get(c).is_some_and(|ci| ci.dictionary)).collect();
+        let mut stream = Stream {
+            source: Source::Scan(Scan {
+                table: info.name.clone(),
+                version: info.version,
+                columns,
+                fields: fields.clone(),
+                dictionary,
+                rows: info.rows,
+            }),
+            operators: Vec::new(),
+            fields,
+            stats,
+            rows: info.rows as f64,
+        };
+        for f in &scan.filters {
+            let e = expr::translate(f, &scan.projected_schema)?;
+            stream.operators.push(Operator::Filter(e));
+            stream.rows *= FILTER_SELECTIVITY;
+        }
+        Ok(stream)
+    }
+
+    /// Checks that `node` itself has an IR form (its children are planned already).
+    fn check(&self, node: &LogicalPlan, children: &[Stream]) -> Result<(), String> {
+        let _ = children;
+        fields_of(node.schema())?;
+        match node {
+            LogicalPlan::Projection(p) => {
+                for e in &p.expr {
+                    expr::translate(e, p.input.schema())?;
+                }
+            }
+            LogicalPlan::Filter(f) => {
+                expr::translate(&f.predicate, f.input.schema())?;
+            }
+            LogicalPlan::Aggregate(a) => {
+                for e in &a.group_expr {
+                    expr::translate(e, a.input.schema())?;
+                }
+                for e in &a.aggr_expr {
+                    aggregate(e, a.input.schema(), Type::Null)?;
+                }
+            }
+            LogicalPlan::Sort(s) => {
+                for k in &s.expr {
+                    expr::translate(&k.expr, s.input.schema())?;
+                }
+            }
+            LogicalPlan::Limit(l) => {
+                limit_of(l)?;
+            }
+            LogicalPlan::Join(j) => {
+                join_roles(j.join_type, j.null_aware)?;
+                for (l, r) in &j.on {
+                    expr::translate(l, j.left.schema())?;
+                    expr::translate(r, j.right.schema())?;
+                }
+                if let Some(f) = &j.filter {
+                    let both = j.left.schema().join(j.right.schema()).map_err(|e| e.to_string())?;
+                    expr::translate(f, &both)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Applies a node that [`Planner::check`] accepted.
+    fn apply(&mut self, node: &LogicalPlan, mut children: Vec<Stream>) -> Stream {
+        let fields = fields_of(node.schema()).unwrap_or_default();
+        // `check` translated every expression already; failures here cannot happen, and
+        // would only drop the expression's column (caught by the executor's type checks).
+        let tr = |e: &DfExpr, s: &DFSchema| expr::translate(e, s).unwrap_or(Expr::Column { index: 0, name: "?".into() });
+        match node {
+            LogicalPlan::Projection(p) => {
+                let mut s = children.remove(0);
+                let exprs = p.expr.iter().map(|e| tr(e, p.input.schema())).collect();
+                s.project(exprs, fields);
+                s
+            }
+            LogicalPlan::Filter(f) => {
+                let mut s = children.remove(0);
+                s.operators.push(Operator::Filter(tr(&f.predicate, f.input.schema())));
+                s.rows *= FILTER_SELECTIVITY;
+                s.fields = fields;
+                s
+            }
+            LogicalPlan::SubqueryAlias(_) => {
+                let mut s = children.remove(0);
+                s.fields = fields;
+                s
+            }
+            LogicalPlan::Aggregate(a) => {
+                let s = children.remove(0);
+                let group_by: Vec<Expr> = a.group_expr.iter().map(|e| tr(e, a.input.schema())).collect();
+                let out_types: Vec<Type> = fields.iter().skip(group_by.len()).map(|f| f.ty).collect();
+                let aggregates: Vec<AggExpr> = a
+                    .aggr_expr
+                    .iter()
+                    .zip(out_types)
+                    .filter_map(|(e, ty)| aggregate(e, a.input.schema(), ty).ok())
+                    .collect();
+                let (strategy, groups) = group_strategy(&group_by, &s);
+                // Group keys keep their statistics; dictionary encoding survives only a
+                // perfect-hash aggregation (a hash table returns plain strings).
+                let perfect = matches!(strategy, GroupStrategy::Perfect { .. });
+                let key_stats: Vec<ColStats> = group_by
+                    .iter()
+                    .map(|e| match e {
+                        Expr::Column { index, .. } => {
+                            let mut st = s.stats.get(*index).cloned().unwrap_or_default();
+                            if !perfect {
+                                st.dictionary = None;
+                            }
+                            st
+                        }
+                        _ => ColStats::default(),
+                    })
+                    .collect();
+                let result = self.new_result();
+                let rows = groups.min(s.rows.max(1.0));
+                self.push_pipeline(
+                    s,
+                    Sink::Aggregate(Aggregate { result, group_by, aggregates, strategy, fields: fields.clone() }),
+                );
+                let mut stats = key_stats;
+                stats.resize(fields.len(), ColStats::default());
+                Stream::from_result(result, fields, stats, rows)
+            }
+            LogicalPlan::Sort(sort) => {
+                let s = children.remove(0);
+                let keys = sort
+                    .expr
+                    .iter()
+                    .map(|k| SortKey { expr: tr(&k.expr, sort.input.schema()), descending: !k.asc, nulls_first: k.nulls_first })
+                    .collect();
+                let result = self.new_result();
+                let (stats, rows) = (s.stats.clone(), s.rows);
+                self.push_pipeline(s, Sink::Sort(Sort { result, keys, skip: 0, fetch: sort.fetch }));
+                Stream::from_result(result, fields, stats, rows)
+            }
+            LogicalPlan::Limit(l) => {
+                let s = children.remove(0);
+                let (skip, fetch) = limit_of(l).unwrap_or((0, None));
+                let result = self.new_result();
+                let (stats, rows) = (s.stats.clone(), s.rows);
+                self.push_pipeline(s, Sink::Materialize { result, skip, fetch });
+                Stream::from_result(result, fields, stats, rows)
+            }
+            LogicalPlan::Join(j) => {
+                let right = children.pop().expect("join has two inputs");
+                let left = children.pop().expect("join has two inputs");
+                self.join(j, left, right, fields)
+            }
+            _ => children.remove(0),
+        }
+    }
+
+    fn join(&mut self, j: &datafusion::logical_expr::Join, left: Stream, right: Stream, fields: Vec<Field>) -> Stream {
+        let (kind, probe_left) = match join_roles(j.join_type, j.null_aware) {
+            Ok(r) => r,
+            Err(_) => unreachable_roles(),
+        };
+        // Inner joins build on the smaller side (estimated from statistics).
+        let probe_left = if kind == JoinKind::Inner { left.rows >= right.rows } else { probe_left };
+        let (left_len, right_len) = (left.fields.len(), right.fields.len());
+        let tr = |e: &DfExpr, s: &DFSchema| expr::translate(e, s).unwrap_or(Expr::Column { index: 0, name: "?".into() });
+        let left_keys: Vec<Expr> = j.on.iter().map(|(l, _)| tr(l, j.left.schema())).collect();
+        let right_keys: Vec<Expr> = j.on.iter().map(|(_, r)| tr(r, j.right.schema())).collect();
+        let (mut probe, build, probe_keys, build_keys) =
+            if probe_left { (left, right, left_keys, right_keys) } else { (right, left, right_keys, left_keys) };
+        let probe_len = probe.fields.len();
+        let residual = j.filter.as_ref().map(|f| {
+            let both = j.left.schema().join(j.right.schema()).expect("checked");
+            tr(f, &both).map_columns(&|k| {
+                let (is_left, i) = if k < left_len { (true, k) } else { (false, k - left_len) };
+                if is_left == probe_left { i } else { probe_len + i }
+            })
+        });
+
+        // Build side.
+        let table = self.next_table;
+        self.next_table += 1;
+        let strategy = match build_keys.as_slice() {
+            [Expr::Column { index, .. }] if build.fields[*index].ty.is_integer() || build.fields[*index].ty == Type::Date32 => {
+                match build.stats[*index].range {
+                    Some((min, max)) if max >= min => {
+                        let slots = (max - min) as u64 + 1;
+                        let rows = (build.rows as u64).max(1);
+                        if slots <= PERFECT_JOIN_MAX_SLOTS && slots <= rows.saturating_mul(PERFECT_JOIN_MAX_SPARSITY).max(1 << 16) {
+                            BuildStrategy::Perfect { min, max }
+                        } else {
+                            BuildStrategy::Hash
+                        }
+                    }
+                    _ => BuildStrategy::Hash,
+                }
+            }
+            _ => BuildStrategy::Hash,
+        };
+        let build_fields = build.fields.clone();
+        let build_stats = build.stats.clone();
+        let build_rows = build.rows;
+        let payload: Vec<usize> = (0..build_fields.len()).collect();
+        self.push_pipeline(
+            build,
+            Sink::HashBuild(HashBuild {
+                table,
+                keys: build_keys,
+                payload,
+                strategy,
+                nulls_equal: j.null_equality == NullEquality::NullEqualsNull,
+                estimated_rows: build_rows.max(0.0) as u64,
+            }),
+        );
+
+        // Probe side.
+        probe.operators.push(Operator::Probe(Probe {
+            table,
+            kind,
+            keys: probe_keys,
+            build_fields: build_fields.clone(),
+            residual,
+            nulls_equal: j.null_equality == NullEquality::NullEqualsNull,
+            null_aware: j.null_aware,
+        }));
+        match kind {
+            JoinKind::Inner | JoinKind::LeftOuter => {
+                let outer = kind == JoinKind::LeftOuter;
+                probe.fields.extend(build_fields.iter().map(|f| Field { nullable: f.nullable || outer, ..f.clone() }));
+                probe.stats.extend(build_stats);
+                if kind == JoinKind::Inner {
+                    probe.rows = probe.rows.max(build_rows.min(probe.rows));
+                }
+                if !probe_left {
+                    // Back to DataFusion's column order: left columns, then right.
+                    let exprs: Vec<Expr> = (0..left_len)
+                        .map(|i| Expr::col(right_len + i, probe.fields[right_len + i].name.clone()))
+                        .chain((0..right_len).map(|i| Expr::col(i, probe.fields[i].name.clone())))
+                        .collect();
+                    probe.project(exprs, fields.clone());
+                }
+            }
+            JoinKind::Semi | JoinKind::Anti => probe.rows *= FILTER_SELECTIVITY,
+            JoinKind::Mark => {
+                probe.fields.push(Field::new("mark", Type::Boolean, j.null_aware));
+                probe.stats.push(ColStats::default());
+            }
+        }
+        probe.fields = fields;
+        probe
+    }
+
+    /// Hands `node` to DataFusion, its children being the results of `children`.
+    fn external(&mut self, node: &LogicalPlan, children: Vec<Stream>, reason: String) -> Stream {
+        let fields = fields_of(node.schema()).unwrap_or_default();
+        let result = self.new_result();
+        let id = self.externals.len();
+        let mut inputs = Vec::new();
+        let mut new_children = Vec::new();
+        for (child, stream) in node.inputs().into_iter().zip(children) {
+            let rid = self.materialize(stream);
+            match placeholder(child.schema(), rid) {
+                Ok((plan, slot)) => {
+                    inputs.push((rid, slot));
+                    new_children.push(plan);
+                }
+                Err(_) => {
+                    new_children.push(child.clone());
+                }
+            }
+        }
+        let plan = if new_children.is_empty() {
+            node.clone()
+        } else {
+            node.with_new_exprs(node.expressions(), new_children).unwrap_or_else(|_| {
+                // Could not splice: DataFusion runs the whole subtree (its pipelines'
+                // results are then unused, but the answer is right).
+                inputs.clear();
+                node.clone()
+            })
+        };
+        let input_ids = inputs.iter().map(|(r, _)| *r).collect();
+        self.externals.push(ExternalPlan { plan, inputs });
+        let operator = node.display().to_string();
+        let operator = operator.split(':').next().unwrap_or("").to_string();
+        self.steps.push(Step::External(External {
+            id,
+            result,
+            inputs: input_ids,
+            fields: fields.clone(),
+            operator,
+            reason,
+        }));
+        let stats = vec![ColStats::default(); fields.len()];
+        Stream::from_result(result, fields, stats, 1000.0)
+    }
+}
+
+/// Planning-time selectivity guess for one filter (only used to choose build sides).
+const FILTER_SELECTIVITY: f64 = 0.25;
+
+/// A DataFusion plan reading result `rid` with exactly the (qualified) columns of `schema`.
+fn placeholder(schema: &DFSchema, rid: ResultId) -> datafusion::error::Result<(LogicalPlan, Arc<ResultTable>)> {
+    let arrow_fields: Vec<ArrowField> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| ArrowField::new(format!("c{i}"), f.data_type().clone(), true))
+        .collect();
+    let slot = Arc::new(ResultTable::new(Arc::new(Schema::new(arrow_fields))));
+    let source = provider_as_source(Arc::clone(&slot) as _);
+    let exprs: Vec<DfExpr> = schema
+        .iter()
+        .enumerate()
+        .map(|(i, (q, f))| col(Column::new_unqualified(format!("c{i}"))).alias_qualified(q.cloned(), f.name()))
+        .collect();
+    let plan = LogicalPlanBuilder::scan(format!("__tessera_r{rid}"), source, None)?.project(exprs)?.build()?;
+    Ok((plan, slot))
+}
+
+fn unreachable_roles() -> (JoinKind, bool) {
+    (JoinKind::Inner, true)
+}
+
+/// The IR join kind of a DataFusion join type, and whether the left input probes.
+fn join_roles(t: JoinType, null_aware: bool) -> Result<(JoinKind, bool), String> {
+    if null_aware && t != JoinType::LeftAnti {
+        return Err(format!("null-aware {t} join is not in the IR yet"));
+    }
+    Ok(match t {
+        JoinType::Inner => (JoinKind::Inner, true),
+        JoinType::Left => (JoinKind::LeftOuter, true),
+        JoinType::Right => (JoinKind::LeftOuter, false),
+        JoinType::LeftSemi => (JoinKind::Semi, true),
+        JoinType::RightSemi => (JoinKind::Semi, false),
+        JoinType::LeftAnti => (JoinKind::Anti, true),
+        JoinType::RightAnti => (JoinKind::Anti, false),
+        other => return Err(format!("{other} join is not in the IR yet")),
+    })
+}
+
+fn limit_of(l: &datafusion::logical_expr::Limit) -> Result<(usize, Option<usize>), String> {
+    let skip = match l.get_skip_type().map_err(|e| e.to_string())? {
+        SkipType::Literal(s) => s,
+        SkipType::UnsupportedExpr => return Err("OFFSET that is not a constant".into()),
+    };
+    let fetch = match l.get_fetch_type().map_err(|e| e.to_string())? {
+        FetchType::Literal(f) => f,
+        FetchType::UnsupportedExpr => return Err("LIMIT that is not a constant".into()),
+    };
+    Ok((skip, fetch))
+}
+
+/// An aggregate expression; `ty` is its output type from the plan's schema.
+fn aggregate(e: &DfExpr, schema: &DFSchema, ty: Type) -> Result<AggExpr, String> {
+    let (inner, name) = match e {
+        DfExpr::Alias(a) => (a.expr.as_ref(), a.name.clone()),
+        e => (e, e.schema_name().to_string()),
+    };
+    let DfExpr::AggregateFunction(f) = inner else {
+        return Err(format!("aggregate {} is not in the IR yet", inner.variant_name()));
+    };
+    let p = &f.params;
+    if p.filter.is_some() {
+        return Err("aggregate FILTER is not in the IR yet".into());
+    }
+    if !p.order_by.is_empty() {
+        return Err("ordered aggregates are not in the IR yet".into());
+    }
+    if p.distinct {
+        return Err("DISTINCT aggregates are not in the IR yet".into());
+    }
+    let fname = f.func.name().to_ascii_lowercase();
+    let arg = match p.args.as_slice() {
+        [a] => a,
+        _ => return Err(format!("{fname} with {} arguments is not in the IR yet", p.args.len())),
+    };
+    let count_star = matches!(arg, DfExpr::Literal(v, _) if !v.is_null());
+    let func = match fname.as_str() {
+        "count" if count_star => AggFunc::CountStar,
+        "count" => AggFunc::Count,
+        "sum" => AggFunc::Sum,
+        "avg" | "mean" => AggFunc::Avg,
+        "min" => AggFunc::Min,
+        "max" => AggFunc::Max,
+        other => return Err(format!("aggregate {other} is not in the IR yet")),
+    };
+    let arg = if func == AggFunc::CountStar { None } else { Some(expr::translate(arg, schema)?) };
+    if let Some(a) = &arg {
+        let at = a.ty(&fields_of(schema)?);
+        let ok = match func {
+            AggFunc::Sum | AggFunc::Avg => at.is_numeric(),
+            _ => true,
+        };
+        if !ok {
+            return Err(format!("{fname} over {at} is not in the IR yet"));
+        }
+    }
+    Ok(AggExpr { func, arg, distinct: false, ty, name })
+}
+
+/// Perfect hash when every key is a column with a small known domain, else hashing;
+/// also the estimated number of groups.
+fn group_strategy(keys: &[Expr], s: &Stream) -> (GroupStrategy, f64) {
+    if keys.is_empty() {
+        return (GroupStrategy::Scalar, 1.0);
+    }
+    let mut domains = Vec::new();
+    let mut slots: u64 = 1;
+    let mut perfect = true;
+    let mut distinct_product: f64 = 1.0;
+    for k in keys {
+        let stats = match k {
+            Expr::Column { index, .. } => s.stats.get(*index).cloned().unwrap_or_default(),
+            _ => ColStats::default(),
+        };
+        distinct_product *= stats.distinct.map(|d| d.max(1) as f64).unwrap_or(s.rows.max(1.0));
+        let ty = k.ty(&s.fields);
+        let domain = match (k, ty, &stats) {
+            (Expr::Column { .. }, Type::Boolean, _) => Some((KeyDomain::Boolean, 2)),
+            (Expr::Column { .. }, Type::Utf8, ColStats { dictionary: Some(est), .. }) => {
+                Some((KeyDomain::Dictionary { estimate: *est }, (*est).max(1)))
+            }
+            (Expr::Column { .. }, t, ColStats { range: Some((min, max)), .. })
+                if (t.is_integer() || t == Type::Date32) && max >= min && ((max - min) as u64) < PERFECT_AGG_MAX_GROUPS =>
+            {
+                Some((KeyDomain::Range { min: *min, max: *max }, (max - min) as u64 + 1))
+            }
+            _ => None,
+        };
+        match domain {
+            Some((d, n)) => {
+                // One more slot for NULL.
+                slots = slots.saturating_mul(n + 1);
+                domains.push(d);
+            }
+            None => perfect = false,
+        }
+    }
+    if perfect && slots <= PERFECT_AGG_MAX_GROUPS {
+        (GroupStrategy::Perfect { domains }, (slots as f64).min(distinct_product))
+    } else {
+        let est = distinct_product.min(s.rows.max(1.0));
+        (GroupStrategy::Hash { estimated_groups: est as u64 }, est)
+    }
+}

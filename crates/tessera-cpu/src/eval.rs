@@ -1,0 +1,411 @@
+//! Vectorized evaluation of IR expressions over one morsel, on arrow's compute kernels.
+//!
+//! Arithmetic uses arrow's *checked* kernels, so integer overflow and division by zero
+//! are errors; decimal results are then cast to the planned type, which fails when the
+//! value does not fit its precision. An expression over a single dictionary-encoded
+//! string column (a predicate like `p_category = 'MFGR#12'`, a LIKE, a SUBSTRING) is
+//! evaluated once over the dictionary — plus one NULL entry — and then gathered by code,
+//! so a string predicate costs one integer gather per row. The per-dictionary result is
+//! cached for the whole pipeline run.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Datum, Int32Array, Scalar as ArrowScalar, StringArray, new_null_array,
+};
+use arrow::compute::kernels::{boolean, cmp, numeric};
+use arrow::compute::{CastOptions, DatePart as ArrowDatePart, cast_with_options};
+use arrow::datatypes::{DataType, Int32Type};
+use arrow::error::ArrowError;
+use tessera_common::{Result, TesseraError};
+use tessera_ir::{ArithOp, CmpOp, DatePart, Expr, Scalar, Type};
+
+use crate::types::{arrow_type, scalar_array};
+
+/// Casts that fail on values that do not fit, as SQL requires.
+pub const STRICT: CastOptions<'static> = CastOptions { safe: false, format_options: arrow::util::display::FormatOptions::new() };
+
+/// Turns an arrow error raised while computing into an execution error.
+pub fn arrow_err(e: ArrowError) -> TesseraError {
+    match e {
+        ArrowError::ArithmeticOverflow(m) => TesseraError::Execution(format!("arithmetic overflow: {m}")),
+        ArrowError::DivideByZero => TesseraError::Execution("division by zero".into()),
+        other => TesseraError::Execution(other.to_string()),
+    }
+}
+
+/// A value: a full column or one constant.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// One value per row.
+    Array(ArrayRef),
+    /// The same value for every row (a one-element array).
+    Scalar(ArrayRef),
+}
+
+impl Value {
+    /// As a column of `rows` values.
+    pub fn into_array(self, rows: usize) -> Result<ArrayRef> {
+        match self {
+            Value::Array(a) => Ok(a),
+            Value::Scalar(s) => {
+                if s.is_null(0) {
+                    return Ok(new_null_array(s.data_type(), rows));
+                }
+                let idx = arrow::array::UInt32Array::from(vec![0u32; rows]);
+                arrow::compute::take(s.as_ref(), &idx, None).map_err(arrow_err)
+            }
+        }
+    }
+
+    fn datum(&self) -> Box<dyn Datum + '_> {
+        match self {
+            Value::Array(a) => Box::new(a.as_ref() as &dyn Array),
+            Value::Scalar(s) => Box::new(ArrowScalar::new(Arc::clone(s))),
+        }
+    }
+
+    fn data_type(&self) -> &DataType {
+        match self {
+            Value::Array(a) | Value::Scalar(a) => a.data_type(),
+        }
+    }
+
+    fn map(self, f: impl FnOnce(&ArrayRef) -> Result<ArrayRef>) -> Result<Value> {
+        Ok(match self {
+            Value::Array(a) => Value::Array(f(&a)?),
+            Value::Scalar(s) => Value::Scalar(f(&s)?),
+        })
+    }
+}
+
+/// Evaluates expressions for one pipeline run; holds the per-dictionary cache.
+#[derive(Debug, Default)]
+pub struct Evaluator {
+    dictionary_cache: Mutex<HashMap<(usize, usize), ArrayRef>>,
+}
+
+impl Evaluator {
+    /// A fresh evaluator.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Evaluates `e` over `columns` (each of `rows` values) into a column.
+    pub fn eval(&self, e: &Expr, columns: &[ArrayRef], rows: usize) -> Result<ArrayRef> {
+        self.value(e, columns, rows)?.into_array(rows)
+    }
+
+    /// Evaluates a predicate into a boolean column.
+    pub fn predicate(&self, e: &Expr, columns: &[ArrayRef], rows: usize) -> Result<BooleanArray> {
+        let a = self.eval(e, columns, rows)?;
+        match a.as_boolean_opt() {
+            Some(b) => Ok(b.clone()),
+            None => Err(TesseraError::Internal(format!("predicate {e} is not boolean"))),
+        }
+    }
+
+    fn value(&self, e: &Expr, columns: &[ArrayRef], rows: usize) -> Result<Value> {
+        if !matches!(e, Expr::Column { .. } | Expr::Literal { .. }) {
+            if let Some(v) = self.over_dictionary(e, columns)? {
+                return Ok(Value::Array(v));
+            }
+        }
+        self.direct(e, columns, rows)
+    }
+
+    /// If `e` reads exactly one column and it is dictionary-encoded, evaluates `e` once
+    /// per dictionary entry and gathers the results by code.
+    fn over_dictionary(&self, e: &Expr, columns: &[ArrayRef]) -> Result<Option<ArrayRef>> {
+        let used = e.columns();
+        let [c] = used.as_slice() else { return Ok(None) };
+        let Some(column) = columns.get(*c) else { return Ok(None) };
+        let Some(dict) = column.as_dictionary_opt::<Int32Type>() else { return Ok(None) };
+        let values = dict.values();
+        let key = (e as *const Expr as usize, Arc::as_ptr(values) as *const u8 as usize);
+        let cached = self.dictionary_cache.lock().ok().and_then(|m| m.get(&key).cloned());
+        let per_entry = match cached {
+            Some(r) => r,
+            None => {
+                // The dictionary's values plus one NULL, which stands for NULL codes.
+                let with_null = arrow::compute::concat(&[values.as_ref(), new_null_array(values.data_type(), 1).as_ref()])
+                    .map_err(arrow_err)?;
+                let n = with_null.len();
+                let mut cols: Vec<ArrayRef> = columns.iter().map(|_| new_null_array(&DataType::Null, n)).collect();
+                cols[*c] = with_null;
+                let r = self.direct(e, &cols, n)?.into_array(n)?;
+                if let Ok(mut m) = self.dictionary_cache.lock() {
+                    m.insert(key, Arc::clone(&r));
+                }
+                r
+            }
+        };
+        let null_code = (per_entry.len() - 1) as i32;
+        let keys = dict.keys();
+        let codes: Int32Array = if keys.null_count() == 0 {
+            keys.clone()
+        } else {
+            keys.iter().map(|k| Some(k.unwrap_or(null_code))).collect()
+        };
+        Ok(Some(arrow::compute::take(per_entry.as_ref(), &codes, None).map_err(arrow_err)?))
+    }
+
+    fn direct(&self, e: &Expr, columns: &[ArrayRef], rows: usize) -> Result<Value> {
+        Ok(match e {
+            Expr::Column { index, name } => Value::Array(Arc::clone(
+                columns.get(*index).ok_or_else(|| TesseraError::Internal(format!("column {name}#{index} out of range")))?,
+            )),
+            Expr::Literal { value, ty } => Value::Scalar(scalar_array(value, *ty)?),
+            Expr::Arith { op, left, right, ty } => {
+                let l = plain(self.value(left, columns, rows)?)?;
+                let r = plain(self.value(right, columns, rows)?)?;
+                let (l, r) = align_decimals(l, r, *op)?;
+                let out = match op {
+                    ArithOp::Add => numeric::add(l.datum().as_ref(), r.datum().as_ref()),
+                    ArithOp::Sub => numeric::sub(l.datum().as_ref(), r.datum().as_ref()),
+                    ArithOp::Mul => numeric::mul(l.datum().as_ref(), r.datum().as_ref()),
+                    ArithOp::Div => numeric::div(l.datum().as_ref(), r.datum().as_ref()),
+                    ArithOp::Mod => numeric::rem(l.datum().as_ref(), r.datum().as_ref()),
+                }
+                .map_err(arrow_err)?;
+                let out = cast_to(&out, *ty)?;
+                if matches!((&l, &r), (Value::Scalar(_), Value::Scalar(_))) { Value::Scalar(out) } else { Value::Array(out) }
+            }
+            Expr::Cmp { op, left, right } => {
+                let l = plain(self.value(left, columns, rows)?)?;
+                let r = plain(self.value(right, columns, rows)?)?;
+                let (l, r) = same_type(l, r)?;
+                let (ld, rd) = (l.datum(), r.datum());
+                let out = match op {
+                    CmpOp::Eq => cmp::eq(ld.as_ref(), rd.as_ref()),
+                    CmpOp::NotEq => cmp::neq(ld.as_ref(), rd.as_ref()),
+                    CmpOp::Lt => cmp::lt(ld.as_ref(), rd.as_ref()),
+                    CmpOp::LtEq => cmp::lt_eq(ld.as_ref(), rd.as_ref()),
+                    CmpOp::Gt => cmp::gt(ld.as_ref(), rd.as_ref()),
+                    CmpOp::GtEq => cmp::gt_eq(ld.as_ref(), rd.as_ref()),
+                    CmpOp::NotDistinct => cmp::not_distinct(ld.as_ref(), rd.as_ref()),
+                    CmpOp::Distinct => cmp::distinct(ld.as_ref(), rd.as_ref()),
+                }
+                .map_err(arrow_err)?;
+                Value::Array(Arc::new(out))
+            }
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                let a = self.value(a, columns, rows)?.into_array(rows)?;
+                let b = self.value(b, columns, rows)?.into_array(rows)?;
+                let (a, b) = (bools(&a)?, bools(&b)?);
+                let out = if matches!(e, Expr::And(..)) { boolean::and_kleene(a, b) } else { boolean::or_kleene(a, b) }
+                    .map_err(arrow_err)?;
+                Value::Array(Arc::new(out))
+            }
+            Expr::Not(x) => {
+                let a = self.value(x, columns, rows)?.into_array(rows)?;
+                Value::Array(Arc::new(boolean::not(bools(&a)?).map_err(arrow_err)?))
+            }
+            Expr::IsNull(x) | Expr::IsNotNull(x) => {
+                let a = self.value(x, columns, rows)?.into_array(rows)?;
+                let out = if matches!(e, Expr::IsNull(_)) { boolean::is_null(&a) } else { boolean::is_not_null(&a) }
+                    .map_err(arrow_err)?;
+                Value::Array(Arc::new(out))
+            }
+            Expr::InList { expr, list, negated } => {
+                let x = plain(self.value(expr, columns, rows)?)?.into_array(rows)?;
+                let ty = tessera_ty(x.data_type());
+                let mut acc = BooleanArray::from(vec![false; rows]);
+                let mut has_null = false;
+                for item in list {
+                    if matches!(item, Scalar::Null) {
+                        has_null = true;
+                        continue;
+                    }
+                    let lit = Value::Scalar(scalar_array(item, ty)?);
+                    let (xv, lv) = same_type(Value::Array(Arc::clone(&x)), lit)?;
+                    let eq = cmp::eq(xv.datum().as_ref(), lv.datum().as_ref()).map_err(arrow_err)?;
+                    acc = boolean::or_kleene(&acc, &eq).map_err(arrow_err)?;
+                }
+                if has_null {
+                    // Not found in a list holding NULL is unknown.
+                    let nulls = BooleanArray::from(vec![None; rows]);
+                    acc = boolean::or_kleene(&acc, &nulls).map_err(arrow_err)?;
+                }
+                if *negated {
+                    acc = boolean::not(&acc).map_err(arrow_err)?;
+                }
+                Value::Array(Arc::new(acc))
+            }
+            Expr::Like { expr, pattern, negated, case_insensitive } => {
+                let x = plain(self.value(expr, columns, rows)?)?.into_array(rows)?;
+                let x = cast_with_options(&x, &DataType::Utf8, &STRICT).map_err(arrow_err)?;
+                let p = ArrowScalar::new(StringArray::from(vec![pattern.as_str()]));
+                use arrow::compute::kernels::comparison as c;
+                let out = match (negated, case_insensitive) {
+                    (false, false) => c::like(&x, &p),
+                    (true, false) => c::nlike(&x, &p),
+                    (false, true) => c::ilike(&x, &p),
+                    (true, true) => c::nilike(&x, &p),
+                }
+                .map_err(arrow_err)?;
+                Value::Array(Arc::new(out))
+            }
+            Expr::Case { when_then, otherwise, ty } => Value::Array(self.case(when_then, otherwise.as_deref(), *ty, columns, rows)?),
+            Expr::Cast { expr, ty } => self.value(expr, columns, rows)?.map(|a| cast_to(a, *ty))?,
+            Expr::Negate(x) => self
+                .value(x, columns, rows)?
+                .map(|a| numeric::neg(a.as_ref()).map_err(arrow_err))?,
+            Expr::DatePart { part, expr } => {
+                let part = match part {
+                    DatePart::Year => ArrowDatePart::Year,
+                    DatePart::Quarter => ArrowDatePart::Quarter,
+                    DatePart::Month => ArrowDatePart::Month,
+                    DatePart::Day => ArrowDatePart::Day,
+                };
+                self.value(expr, columns, rows)?
+                    .map(|a| arrow::compute::kernels::temporal::date_part(a.as_ref(), part).map_err(arrow_err))?
+            }
+            Expr::Substring { expr, start, length } => {
+                // SQL: characters start..start+length-1, 1-based, clipped at the front.
+                let (from, len) = if *start >= 1 {
+                    (*start - 1, *length)
+                } else {
+                    (0, length.map(|l| (l + *start - 1).max(0)))
+                };
+                self.value(expr, columns, rows)?.map(|a| {
+                    let s = cast_with_options(a, &DataType::Utf8, &STRICT).map_err(arrow_err)?;
+                    let out = arrow::compute::kernels::substring::substring_by_char(
+                        s.as_string::<i32>(),
+                        from,
+                        len.map(|l| l as u64),
+                    )
+                    .map_err(arrow_err)?;
+                    Ok(Arc::new(out) as ArrayRef)
+                })?
+            }
+        })
+    }
+
+    /// CASE evaluated lazily: each THEN only over the rows that reach it, so a branch
+    /// that would fail (a division by zero) on rows it does not take does not fail.
+    fn case(&self, when_then: &[(Expr, Expr)], otherwise: Option<&Expr>, ty: Type, columns: &[ArrayRef], rows: usize) -> Result<ArrayRef> {
+        let dt = arrow_type(ty);
+        // For each row: (source array index, row in it). Array 0 is one NULL.
+        let mut sources: Vec<ArrayRef> = vec![new_null_array(&dt, 1)];
+        let mut pick: Vec<(usize, usize)> = vec![(0, 0); rows];
+        let mut remaining: Vec<usize> = (0..rows).collect();
+        for (when, then) in when_then {
+            if remaining.is_empty() {
+                break;
+            }
+            let sub = gather(columns, &remaining)?;
+            let cond = null_as_false(&self.predicate(when, &sub, remaining.len())?);
+            let (mut taken, mut rest) = (Vec::new(), Vec::new());
+            for (i, &row) in remaining.iter().enumerate() {
+                if cond.value(i) { taken.push(row) } else { rest.push(row) }
+            }
+            if !taken.is_empty() {
+                let sub = gather(columns, &taken)?;
+                let v = cast_to(&self.eval(then, &sub, taken.len())?, ty)?;
+                let k = sources.len();
+                sources.push(v);
+                for (i, &row) in taken.iter().enumerate() {
+                    pick[row] = (k, i);
+                }
+            }
+            remaining = rest;
+        }
+        if let (Some(o), false) = (otherwise, remaining.is_empty()) {
+            let sub = gather(columns, &remaining)?;
+            let v = cast_to(&self.eval(o, &sub, remaining.len())?, ty)?;
+            let k = sources.len();
+            sources.push(v);
+            for (i, &row) in remaining.iter().enumerate() {
+                pick[row] = (k, i);
+            }
+        }
+        let refs: Vec<&dyn Array> = sources.iter().map(|a| a.as_ref()).collect();
+        arrow::compute::interleave(&refs, &pick).map_err(arrow_err)
+    }
+}
+
+/// A predicate result with NULL turned into false.
+pub fn null_as_false(b: &BooleanArray) -> BooleanArray {
+    match b.nulls() {
+        Some(n) if n.null_count() > 0 => BooleanArray::new(b.values() & n.inner(), None),
+        _ => BooleanArray::new(b.values().clone(), None),
+    }
+}
+
+/// The rows `rows` of every column.
+pub fn gather(columns: &[ArrayRef], rows: &[usize]) -> Result<Vec<ArrayRef>> {
+    let idx = arrow::array::UInt32Array::from_iter_values(rows.iter().map(|&r| r as u32));
+    columns
+        .iter()
+        .map(|c| {
+            if c.data_type() == &DataType::Null {
+                Ok(new_null_array(&DataType::Null, rows.len()))
+            } else {
+                arrow::compute::take(c.as_ref(), &idx, None).map_err(arrow_err)
+            }
+        })
+        .collect()
+}
+
+fn bools(a: &ArrayRef) -> Result<&BooleanArray> {
+    a.as_boolean_opt().ok_or_else(|| TesseraError::Internal(format!("expected booleans, got {}", a.data_type())))
+}
+
+/// Dictionary-encoded values decoded (kernels other than the dictionary path want plain
+/// arrays).
+fn plain(v: Value) -> Result<Value> {
+    match v.data_type() {
+        DataType::Dictionary(_, value) => {
+            let value = value.as_ref().clone();
+            v.map(|a| cast_with_options(a, &value, &STRICT).map_err(arrow_err))
+        }
+        _ => Ok(v),
+    }
+}
+
+/// Casts `a` to the arrow type of `ty` (a no-op when it already is).
+pub fn cast_to(a: &ArrayRef, ty: Type) -> Result<ArrayRef> {
+    let dt = arrow_type(ty);
+    if a.data_type() == &dt {
+        return Ok(Arc::clone(a));
+    }
+    cast_with_options(a, &dt, &STRICT).map_err(arrow_err)
+}
+
+/// Brings two operands of a comparison to one arrow type (decimals of one scale but
+/// different precisions, NULL literals, dictionary leftovers).
+fn same_type(l: Value, r: Value) -> Result<(Value, Value)> {
+    if l.data_type() == r.data_type() {
+        return Ok((l, r));
+    }
+    let target = match (l.data_type(), r.data_type()) {
+        (DataType::Null, t) | (t, DataType::Null) => t.clone(),
+        (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) => {
+            DataType::Decimal128((*p1).max(*p2), (*s1).max(*s2))
+        }
+        (a, _) => a.clone(),
+    };
+    let conv = |v: Value| -> Result<Value> {
+        if v.data_type() == &target {
+            return Ok(v);
+        }
+        let t = target.clone();
+        v.map(|a| cast_with_options(a, &t, &STRICT).map_err(arrow_err))
+    };
+    Ok((conv(l)?, conv(r)?))
+}
+
+/// arrow's decimal add/sub align scales themselves; NULL literals need a type.
+fn align_decimals(l: Value, r: Value, _op: ArithOp) -> Result<(Value, Value)> {
+    match (l.data_type(), r.data_type()) {
+        (DataType::Null, _) | (_, DataType::Null) => same_type(l, r),
+        _ => Ok((l, r)),
+    }
+}
+
+/// The IR type of an arrow column type (for literals compared with it).
+fn tessera_ty(dt: &DataType) -> Type {
+    crate::types::ir_type(dt).unwrap_or(Type::Null)
+}

@@ -1,0 +1,62 @@
+// atomics.cuh: global-memory atomics for aggregation results.
+//
+// One atomic per block (after a block reduction) is the pattern: per-row atomics on one
+// address serialize and cost far more than the reduction.
+#pragma once
+#include "types.cuh"
+
+namespace tessera {
+
+/// *addr += value for signed 64-bit integers. Two's complement addition modulo 2^64 is
+/// the same bit operation as unsigned addition, so the unsigned atomic is exact.
+__device__ __forceinline__ int64_t atomic_add_i64(int64_t* addr, int64_t value) {
+    return (int64_t)atomicAdd((unsigned long long*)addr, (unsigned long long)value);
+}
+
+/// *addr += value for unsigned 64-bit integers.
+__device__ __forceinline__ uint64_t atomic_add_u64(uint64_t* addr, uint64_t value) {
+    return atomicAdd((unsigned long long*)addr, (unsigned long long)value);
+}
+
+/// *addr = min(*addr, value) for signed 64-bit integers (native since sm_35).
+__device__ __forceinline__ int64_t atomic_min_i64(int64_t* addr, int64_t value) {
+    return atomicMin((long long*)addr, (long long)value);
+}
+
+/// *addr = max(*addr, value) for signed 64-bit integers.
+__device__ __forceinline__ int64_t atomic_max_i64(int64_t* addr, int64_t value) {
+    return atomicMax((long long*)addr, (long long)value);
+}
+
+/// *addr += value for 128-bit integers, as two 64-bit atomics:
+///
+///     old_lo = atomicAdd(&addr->lo, value.lo)
+///     carry  = (old_lo + value.lo overflowed 64 bits) ? 1 : 0
+///     atomicAdd(&addr->hi, value.hi + carry)
+///
+/// Why the final value is exact. Write every addend as v = v.hi * 2^64 + v.lo (mod 2^128).
+/// The atomics on `lo` are linearizable: they happen in some total order, and each sees the
+/// exact low word left by its predecessor. So each addend's carry is computed from the true
+/// running low word, and the carries counted over all addends are exactly the number of
+/// times the low word wrapped, i.e. floor((lo_0 + sum v.lo) / 2^64) where lo_0 is the
+/// initial low word. The additions to `hi` commute, so whatever order they land in, hi ends
+/// as hi_0 + sum v.hi + (number of carries) mod 2^64. Together (hi, lo) is
+/// (hi_0, lo_0) + sum v mod 2^128: the exact total, for signed values too (two's complement).
+///
+/// What it does not give: a consistent snapshot while additions are in flight. Between the
+/// two atomics of one addition, a reader can see the new low word with the old high word.
+/// Read the result only after the kernel has finished (a later kernel or the host after
+/// synchronizing). The returned value is the old low/high pair and is likewise torn; it is
+/// returned for symmetry only.
+__device__ __forceinline__ Int128 atomic_add_i128(Int128* addr, Int128 value) {
+    unsigned long long old_lo = atomicAdd((unsigned long long*)&addr->lo, (unsigned long long)value.lo);
+    unsigned long long new_lo = old_lo + value.lo;
+    unsigned long long carry = new_lo < old_lo ? 1ull : 0ull;
+    unsigned long long hi_add = value.hi + carry;
+    unsigned long long old_hi = hi_add != 0
+        ? atomicAdd((unsigned long long*)&addr->hi, hi_add)
+        : 0ull;
+    return make_int128(old_lo, old_hi);
+}
+
+}  // namespace tessera

@@ -1,0 +1,394 @@
+//! Pipelines and the query plan: a DAG of `source → operators → sink` pipelines.
+//!
+//! A [`QueryPlan`] is a list of [`Step`]s in dependency order: every step reads only
+//! results (intermediate batches or hash tables) produced by earlier steps. A step is a
+//! [`Pipeline`] run by a Tessera backend, or an [`External`] subtree that the executor
+//! hands to DataFusion (for what the IR cannot express yet), exchanging Arrow batches.
+
+use serde::{Deserialize, Serialize};
+
+use crate::expr::Expr;
+use crate::types::{Field, Type};
+
+/// Names an intermediate result (materialized batches) within one plan.
+pub type ResultId = usize;
+/// Names a hash table built by one pipeline and probed by others.
+pub type HashTableId = usize;
+
+/// A whole query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryPlan {
+    /// Steps in dependency order.
+    pub steps: Vec<Step>,
+    /// The result holding the query's answer.
+    pub output: ResultId,
+    /// Its columns.
+    pub output_fields: Vec<Field>,
+}
+
+impl QueryPlan {
+    /// The pipelines, in order.
+    pub fn pipelines(&self) -> impl Iterator<Item = &Pipeline> {
+        self.steps.iter().filter_map(|s| match s {
+            Step::Pipeline(p) => Some(p),
+            Step::External(_) => None,
+        })
+    }
+
+    /// The parts handed to DataFusion.
+    pub fn externals(&self) -> impl Iterator<Item = &External> {
+        self.steps.iter().filter_map(|s| match s {
+            Step::External(e) => Some(e),
+            Step::Pipeline(_) => None,
+        })
+    }
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Step {
+    /// A pipeline run by a Tessera backend.
+    Pipeline(Pipeline),
+    /// A subtree DataFusion runs.
+    External(External),
+}
+
+/// A subtree of the query that the IR cannot express, run by DataFusion. Its inputs are
+/// results of earlier steps; its output becomes result `result`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct External {
+    /// Index into the planner's list of DataFusion subtrees.
+    pub id: usize,
+    /// The result it produces.
+    pub result: ResultId,
+    /// Results it reads.
+    pub inputs: Vec<ResultId>,
+    /// Its columns.
+    pub fields: Vec<Field>,
+    /// The DataFusion operator at its root, e.g. "Window".
+    pub operator: String,
+    /// Why the IR could not take it.
+    pub reason: String,
+}
+
+/// Where a pipeline runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Device {
+    /// The CPU backend.
+    Cpu,
+    /// The CUDA backend.
+    Gpu,
+}
+
+/// `source → operators → sink`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pipeline {
+    /// Position among the plan's pipelines (for display).
+    pub id: usize,
+    /// Where rows come from.
+    pub source: Source,
+    /// Non-blocking operators applied in order.
+    pub operators: Vec<Operator>,
+    /// Where rows go.
+    pub sink: Sink,
+    /// Where it runs.
+    pub device: Device,
+    /// Why it does not run on the GPU (when it does not).
+    pub device_reason: Option<String>,
+}
+
+impl Pipeline {
+    /// The row layout after the source.
+    pub fn source_fields(&self) -> &[Field] {
+        match &self.source {
+            Source::Scan(s) => &s.fields,
+            Source::Result { fields, .. } => fields,
+        }
+    }
+
+    /// The layout entering the sink.
+    pub fn sink_input_fields(&self) -> Vec<Field> {
+        let mut fields = self.source_fields().to_vec();
+        for op in &self.operators {
+            fields = op.output_fields(&fields);
+        }
+        fields
+    }
+}
+
+/// A pipeline's source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Source {
+    /// Rows of a stored table.
+    Scan(Scan),
+    /// Rows of an earlier step's result.
+    Result {
+        /// Which result.
+        id: ResultId,
+        /// Its columns.
+        fields: Vec<Field>,
+    },
+}
+
+/// A scan of a stored table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scan {
+    /// Table name in the store.
+    pub table: String,
+    /// Table version the plan was made for.
+    pub version: u64,
+    /// Positions of the scanned columns in the table.
+    pub columns: Vec<usize>,
+    /// The scanned columns (the pipeline's first layout).
+    pub fields: Vec<Field>,
+    /// Per scanned column, whether the store keeps it dictionary-encoded.
+    pub dictionary: Vec<bool>,
+    /// Rows in the table (from the manifest).
+    pub rows: u64,
+}
+
+/// Join kinds a probe implements; the probe side is the row stream, the build side the
+/// hash table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JoinKind {
+    /// Probe rows with each matching build row.
+    Inner,
+    /// Probe rows that have a match.
+    Semi,
+    /// Probe rows without a match.
+    Anti,
+    /// Every probe row, with its matches or NULLs.
+    LeftOuter,
+    /// Every probe row plus a boolean "has a match" column.
+    Mark,
+}
+
+/// A non-blocking operator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Operator {
+    /// Keeps rows where the predicate is true.
+    Filter(Expr),
+    /// Replaces the layout with computed columns.
+    Project {
+        /// One expression per output column.
+        exprs: Vec<Expr>,
+        /// Output columns.
+        fields: Vec<Field>,
+    },
+    /// Looks rows up in a hash table built by an earlier pipeline.
+    Probe(Probe),
+}
+
+impl Operator {
+    /// The layout after this operator, given the layout before it.
+    pub fn output_fields(&self, input: &[Field]) -> Vec<Field> {
+        match self {
+            Operator::Filter(_) => input.to_vec(),
+            Operator::Project { fields, .. } => fields.clone(),
+            Operator::Probe(p) => {
+                let mut out = input.to_vec();
+                match p.kind {
+                    JoinKind::Inner => out.extend(p.build_fields.iter().cloned()),
+                    JoinKind::LeftOuter => {
+                        out.extend(p.build_fields.iter().map(|f| Field { nullable: true, ..f.clone() }))
+                    }
+                    JoinKind::Mark => out.push(Field::new("mark", Type::Boolean, p.null_aware)),
+                    JoinKind::Semi | JoinKind::Anti => {}
+                }
+                out
+            }
+        }
+    }
+}
+
+/// A hash-table probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// The table probed.
+    pub table: HashTableId,
+    /// Join semantics.
+    pub kind: JoinKind,
+    /// Probe keys over the input layout, matched in order against the build keys.
+    /// Empty for a cross product with every build row.
+    pub keys: Vec<Expr>,
+    /// The build side's payload columns (appended for inner and left outer joins).
+    pub build_fields: Vec<Field>,
+    /// A condition over (input layout ++ build payload) that a key match must also meet.
+    pub residual: Option<Expr>,
+    /// NULL keys match each other (IS NOT DISTINCT FROM joins).
+    pub nulls_equal: bool,
+    /// `NOT IN` semantics for Anti/Mark: a NULL key anywhere makes "no match" unknown.
+    pub null_aware: bool,
+}
+
+/// A pipeline's sink.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Sink {
+    /// Builds a hash table on keys, keeping payload columns.
+    HashBuild(HashBuild),
+    /// Groups and aggregates.
+    Aggregate(Aggregate),
+    /// Sorts (keeping the first `skip + fetch` rows when limited).
+    Sort(Sort),
+    /// Collects rows in order as a result.
+    Materialize {
+        /// The result produced.
+        result: ResultId,
+        /// Rows to skip, then keep at most `fetch`.
+        skip: usize,
+        /// Row limit.
+        fetch: Option<usize>,
+    },
+}
+
+impl Sink {
+    /// The result this sink produces, if it produces batches.
+    pub fn result(&self) -> Option<ResultId> {
+        match self {
+            Sink::HashBuild(_) => None,
+            Sink::Aggregate(a) => Some(a.result),
+            Sink::Sort(s) => Some(s.result),
+            Sink::Materialize { result, .. } => Some(*result),
+        }
+    }
+}
+
+/// How a hash table addresses its keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum BuildStrategy {
+    /// One integer key in `[min, max]` (from statistics): a dense array indexed by
+    /// `key - min`, no hashing and no key comparisons.
+    Perfect {
+        /// Smallest key.
+        min: i64,
+        /// Largest key.
+        max: i64,
+    },
+    /// Open addressing with linear probing.
+    Hash,
+}
+
+/// A hash-table build sink.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HashBuild {
+    /// The table built.
+    pub table: HashTableId,
+    /// Key expressions over the input layout.
+    pub keys: Vec<Expr>,
+    /// Input columns kept as payload, in order.
+    pub payload: Vec<usize>,
+    /// Addressing.
+    pub strategy: BuildStrategy,
+    /// NULL keys are kept and equal each other (for IS NOT DISTINCT FROM joins).
+    pub nulls_equal: bool,
+    /// Estimated rows (for sizing).
+    pub estimated_rows: u64,
+}
+
+/// Aggregate functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AggFunc {
+    /// `COUNT(*)`
+    CountStar,
+    /// `COUNT(x)` (non-NULL values)
+    Count,
+    /// `SUM(x)`; exact for integers and decimals, overflow of the result type is an error.
+    Sum,
+    /// `AVG(x)`
+    Avg,
+    /// `MIN(x)`
+    Min,
+    /// `MAX(x)`
+    Max,
+}
+
+/// One aggregate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggExpr {
+    /// Function.
+    pub func: AggFunc,
+    /// Argument (None for COUNT(*)).
+    pub arg: Option<Expr>,
+    /// Over distinct argument values.
+    pub distinct: bool,
+    /// Result type.
+    pub ty: Type,
+    /// Display name.
+    pub name: String,
+}
+
+/// The domain of one group key in a perfect-hash aggregation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum KeyDomain {
+    /// Integer values in `[min, max]`.
+    Range {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// Codes of a dictionary-encoded string column (size known at run time).
+    Dictionary {
+        /// Distinct values estimated from statistics.
+        estimate: u64,
+    },
+    /// true/false.
+    Boolean,
+}
+
+/// How an aggregation finds a row's group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum GroupStrategy {
+    /// No GROUP BY: one group.
+    Scalar,
+    /// Every key has a small known domain: group = mixed-radix number of the keys (one
+    /// more slot per nullable key for NULL), an array index.
+    Perfect {
+        /// One domain per group key.
+        domains: Vec<KeyDomain>,
+    },
+    /// A general hash table.
+    Hash {
+        /// Estimated number of groups (for sizing).
+        estimated_groups: u64,
+    },
+}
+
+/// An aggregation sink: output is the group keys, then the aggregates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Aggregate {
+    /// The result produced.
+    pub result: ResultId,
+    /// Group keys over the input layout.
+    pub group_by: Vec<Expr>,
+    /// Aggregates.
+    pub aggregates: Vec<AggExpr>,
+    /// Group addressing.
+    pub strategy: GroupStrategy,
+    /// Output columns.
+    pub fields: Vec<Field>,
+}
+
+/// One ORDER BY key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SortKey {
+    /// Key over the input layout.
+    pub expr: Expr,
+    /// DESC.
+    pub descending: bool,
+    /// NULLS FIRST.
+    pub nulls_first: bool,
+}
+
+/// A sort sink; the output has the input's layout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sort {
+    /// The result produced.
+    pub result: ResultId,
+    /// Keys.
+    pub keys: Vec<SortKey>,
+    /// Rows to skip after sorting.
+    pub skip: usize,
+    /// Rows to keep after skipping (top-N).
+    pub fetch: Option<usize>,
+}
