@@ -20,7 +20,7 @@ use crate::eval::{STRICT, arrow_err};
 /// whole table.
 #[inline]
 pub fn hash_i64(k: i64) -> u64 {
-    (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
+    fmix64(k as u64)
 }
 
 /// A fast non-cryptographic hash of a byte string (8 bytes per step).
@@ -37,7 +37,18 @@ pub fn hash_bytes(b: &[u8]) -> u64 {
         tail |= (x as u64) << (8 * i);
     }
     h = (h.rotate_left(5) ^ tail).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    h ^ (h >> 32)
+    fmix64(h)
+}
+
+/// MurmurHash3's finalizer: every input bit affects every output bit, so the low bits
+/// used as a table index are well mixed (the multiply above only mixes upwards).
+#[inline]
+fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 /// Whether a key column can be used as an `i64` directly.

@@ -16,6 +16,7 @@
 //! when a library is missing, Tessera reports it.
 #![warn(missing_docs)]
 
+pub mod codegen;
 pub mod compile;
 pub mod device;
 pub mod memory;
