@@ -45,6 +45,11 @@ fn tpch_fallbacks_are_the_listed_ones() {
         }
     }
     // Keep README.md's "TPC-H through pipelines" list in step with this one.
-    let expected: Vec<String> = Vec::new();
+    // Uncorrelated scalar subqueries stay in DataFusion's Filter (the filter alone falls
+    // back: its input is still pipelines, the subquery inside it runs on DataFusion).
+    let expected: Vec<String> = ["q11", "q15", "q22"]
+        .iter()
+        .map(|q| format!("{q}: Filter (expression ScalarSubquery is not in the IR yet)"))
+        .collect();
     assert_eq!(listed, expected, "TPC-H fallbacks changed:\n{}", listed.join("\n"));
 }

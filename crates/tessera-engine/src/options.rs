@@ -10,6 +10,9 @@ extensions_options! {
         /// with DataFusion for the parts the IR cannot express) or `datafusion` (plain
         /// DataFusion, the peer the pipelines are verified against).
         pub engine: String, default = "pipelines".to_string()
+        /// Where pipelines run: `auto` (the GPU when present, supported and the input is
+        /// large enough), `gpu` (wherever supported) or `cpu`.
+        pub device: String, default = "auto".to_string()
     }
 }
 

@@ -26,7 +26,7 @@ use tessera_storage::{Store, TableWriter};
 use crate::catalog::{CATALOG, SCHEMA, StoreCatalog, StoreSchema};
 use crate::options::TesseraOptions;
 use datafusion::arrow::array::StringArray;
-use tessera_exec::Executor;
+use tessera_exec::{DevicePref, Executor};
 use crate::copy::parse_copy_from;
 use crate::error::from_df;
 use crate::split::split_statements;
@@ -140,7 +140,8 @@ impl Session {
             LogicalPlan::Dml(dml) if self.is_store_table(&dml.table_name)? => self.write(dml).await,
             LogicalPlan::Explain(explain) if !self.use_datafusion() => {
                 let inner = self.ctx.state().optimize(&explain.plan).map_err(from_df)?;
-                let planned = tessera_plan::plan(&inner, &StoreCatalog);
+                let mut planned = tessera_plan::plan(&inner, &StoreCatalog);
+                self.executor.place(&mut planned.plan, self.device()?);
                 let df = self.ctx.execute_logical_plan(LogicalPlan::Explain(explain)).await.map_err(from_df)?;
                 let schema = Arc::new(df.schema().as_arrow().clone());
                 let mut batches = df.collect().await.map_err(from_df)?;
@@ -180,6 +181,14 @@ impl Session {
             .is_some_and(|o| o.engine.eq_ignore_ascii_case("datafusion"))
     }
 
+    /// The `tessera.device` setting.
+    fn device(&self) -> Result<DevicePref> {
+        let state = self.ctx.state();
+        let value = state.config().options().extensions.get::<TesseraOptions>().map(|o| o.device.clone()).unwrap_or_default();
+        DevicePref::parse(&value)
+            .ok_or_else(|| TesseraError::Plan(format!("tessera.device must be 'auto', 'gpu' or 'cpu', not '{value}'")))
+    }
+
     /// Plans a query into pipelines (DataFusion's optimizer first) and runs it.
     async fn run_pipelines(&self, plan: LogicalPlan) -> Result<QueryOutput> {
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
@@ -191,7 +200,7 @@ impl Session {
             let batches = df.collect().await.map_err(from_df)?;
             return Ok(QueryOutput { schema, batches });
         }
-        let batches = self.executor.run(&planned, &self.ctx, &schema).await?;
+        let batches = self.executor.run(&planned, &self.ctx, &schema, self.device()?).await?;
         Ok(QueryOutput { schema, batches })
     }
 
@@ -199,7 +208,9 @@ impl Session {
     pub async fn plan_query(&self, sql: &str) -> Result<tessera_ir::QueryPlan> {
         let plan = self.ctx.state().create_logical_plan(sql).await.map_err(from_df)?;
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
-        Ok(tessera_plan::plan(&optimized, &StoreCatalog).plan)
+        let mut planned = tessera_plan::plan(&optimized, &StoreCatalog).plan;
+        self.executor.place(&mut planned, self.device()?);
+        Ok(planned)
     }
 
     /// The executor (its counters: pipelines run, DataFusion fallbacks run).

@@ -4,6 +4,8 @@
 //! Entry point: [`Executor::run`].
 #![warn(missing_docs)]
 
+pub mod gpu;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,7 +14,12 @@ use arrow::datatypes::SchemaRef;
 use datafusion::prelude::SessionContext;
 use tessera_common::{Result, TesseraError};
 use tessera_cpu::{Chunk, CpuBackend, CpuState, STRICT, arrow_err};
-use tessera_ir::{Source, Step};
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+use tessera_ir::{Device, Operator, Pipeline, QueryPlan, Sink, Source, Step};
+
+use crate::gpu::{GpuQueryState, GpuRuntime, RETRY_ON_CPU};
 use tessera_plan::PlannedQuery;
 use tessera_storage::Store;
 
@@ -21,6 +28,7 @@ use tessera_storage::Store;
 pub struct Executor {
     store: Arc<Store>,
     cpu: CpuBackend,
+    gpu: OnceLock<Option<GpuRuntime>>,
     fallbacks: AtomicU64,
     pipelines: AtomicU64,
 }
@@ -28,7 +36,7 @@ pub struct Executor {
 impl Executor {
     /// An executor over `store` using every core.
     pub fn new(store: Arc<Store>) -> Self {
-        Executor { store, cpu: CpuBackend::default(), fallbacks: AtomicU64::new(0), pipelines: AtomicU64::new(0) }
+        Executor { store, cpu: CpuBackend::default(), gpu: OnceLock::new(), fallbacks: AtomicU64::new(0), pipelines: AtomicU64::new(0) }
     }
 
     /// DataFusion subtrees run so far (the fallback counter).
@@ -43,13 +51,147 @@ impl Executor {
 
     /// Runs `planned` and returns its rows typed as `schema` (DataFusion's schema of the
     /// query).
-    pub async fn run(&self, planned: &PlannedQuery, ctx: &SessionContext, schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
+    pub async fn run(&self, planned: &PlannedQuery, ctx: &SessionContext, schema: &SchemaRef, device: DevicePref) -> Result<Vec<RecordBatch>> {
+        if let (false, Some(gpu)) = (device == DevicePref::Cpu, self.gpu()) {
+            if let Ok(mut r) = gpu.last_runs.lock() {
+                r.clear();
+            }
+            let placement = self.placement(gpu, &planned.plan, device)?;
+            if !placement.kernels.is_empty() {
+                match self.run_steps(planned, ctx, schema, Some((gpu, placement))).await {
+                    Err(TesseraError::Execution(m)) if m == RETRY_ON_CPU => {}
+                    other => return other,
+                }
+            }
+        }
+        self.run_steps(planned, ctx, schema, None).await
+    }
+
+    /// The GPU runtime, opened on first use (None without a GPU).
+    pub fn gpu(&self) -> Option<&GpuRuntime> {
+        self.gpu
+            .get_or_init(|| {
+                if std::env::var_os("TESSERA_DISABLE_GPU").is_some() {
+                    return None;
+                }
+                GpuRuntime::open(Some(self.store.dir().join("kernels")))
+            })
+            .as_ref()
+    }
+
+    /// Decides which pipelines run on the GPU and generates their kernels.
+    fn placement(&self, gpu: &GpuRuntime, plan: &QueryPlan, device: DevicePref) -> Result<Placement> {
+        let mut banned: HashSet<usize> = HashSet::new();
+        loop {
+            let mut p = Placement::default();
+            let mut shapes = HashMap::new();
+            for pipe in plan.pipelines() {
+                let reason = if banned.contains(&pipe.id) {
+                    Some("a pipeline probing its table runs on the CPU".to_string())
+                } else if let Source::Scan(scan) = &pipe.source {
+                    let is_build = matches!(pipe.sink, Sink::HashBuild(_));
+                    if device == DevicePref::Auto && !is_build && scan.rows < gpu::GPU_MIN_ROWS {
+                        Some(format!("input below {} rows", gpu::GPU_MIN_ROWS))
+                    } else {
+                        let table = self.load(&scan.table)?;
+                        match gpu.plan(pipe, Some(&table), &mut p.state, &shapes) {
+                            Ok((bound, cols, kernel)) => {
+                                if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table: shape }) = (&pipe.sink, &kernel.sink) {
+                                    shapes.insert(b.table, shape.clone());
+                                }
+                                p.kernels.insert(pipe.id, (bound, cols, kernel));
+                                None
+                            }
+                            Err(r) => Some(r),
+                        }
+                    }
+                } else {
+                    Some("source is an intermediate result".to_string())
+                };
+                if let Some(r) = reason {
+                    p.reasons.insert(pipe.id, r);
+                }
+            }
+            // A table built on the GPU must be probed only on the GPU.
+            let mut changed = false;
+            for pipe in plan.pipelines() {
+                if let (Sink::HashBuild(b), true) = (&pipe.sink, p.kernels.contains_key(&pipe.id)) {
+                    let consumers_on_gpu = plan.pipelines().all(|q| {
+                        let probes = q.operators.iter().any(|o| matches!(o, Operator::Probe(pr) if pr.table == b.table));
+                        !probes || p.kernels.contains_key(&q.id)
+                    });
+                    if !consumers_on_gpu && banned.insert(pipe.id) {
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                return Ok(p);
+            }
+        }
+    }
+
+    /// The plan with each pipeline's device and reason filled in (for EXPLAIN).
+    pub fn place(&self, plan: &mut QueryPlan, device: DevicePref) {
+        let placement = match (device, self.gpu()) {
+            (DevicePref::Cpu, _) => None,
+            (_, None) => None,
+            (_, Some(gpu)) => self.placement(gpu, plan, device).ok(),
+        };
+        for step in plan.steps.iter_mut() {
+            if let Step::Pipeline(p) = step {
+                match &placement {
+                    Some(pl) if pl.kernels.contains_key(&p.id) => {
+                        p.device = Device::Gpu;
+                        p.device_reason = None;
+                    }
+                    Some(pl) => {
+                        p.device = Device::Cpu;
+                        p.device_reason = pl.reasons.get(&p.id).cloned();
+                    }
+                    None => {
+                        p.device = Device::Cpu;
+                        p.device_reason =
+                            Some(if device == DevicePref::Cpu { "tessera.device = 'cpu'" } else { "no GPU" }.to_string());
+                    }
+                }
+            }
+        }
+    }
+
+    fn load(&self, table: &str) -> Result<Arc<tessera_storage::LoadedTable>> {
+        let manifest = self.store.manifest()?;
+        let meta = manifest
+            .table(table)
+            .ok_or_else(|| TesseraError::Plan(format!("table '{table}' was dropped while the query ran")))?;
+        self.store.load(meta)
+    }
+
+    async fn run_steps(
+        &self,
+        planned: &PlannedQuery,
+        ctx: &SessionContext,
+        schema: &SchemaRef,
+        mut gpu: Option<(&GpuRuntime, Placement)>,
+    ) -> Result<Vec<RecordBatch>> {
         let mut state = CpuState::default();
         for step in &planned.plan.steps {
             match step {
                 Step::Pipeline(p) => {
-                    let input = self.source(&p.source, &state)?;
-                    self.cpu.run(p, &input, &mut state)?;
+                    let on_gpu = gpu.as_mut().and_then(|(rt, pl)| pl.kernels.get(&p.id).map(|k| (*rt, k.clone(), &mut pl.state)));
+                    if let Some((rt, (bound, cols, kernel), gstate)) = on_gpu {
+                        let Source::Scan(scan) = &p.source else { return Err(TesseraError::Internal("GPU pipeline without scan".into())) };
+                        let table = self.load(&scan.table)?;
+                        if let Some(chunk) = rt.run(&bound, &cols, &kernel, &table, gstate)? {
+                            if let Some(r) = p.sink.result() {
+                                let chunks = if chunk.rows == 0 { Vec::new() } else { vec![chunk] };
+                                state.results.insert(r, Arc::new(chunks));
+                            }
+                        }
+                    } else {
+                        let input = self.source(&p.source, &state)?;
+                        self.cpu.run(p, &input, &mut state)?;
+                    }
                     self.pipelines.fetch_add(1, Ordering::Relaxed);
                 }
                 Step::External(e) => {
@@ -91,6 +233,37 @@ impl Executor {
             }
         }
     }
+}
+
+/// Where queries may run (`SET tessera.device`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DevicePref {
+    /// GPU where supported and the input is large enough.
+    Auto,
+    /// GPU wherever supported.
+    Gpu,
+    /// CPU only.
+    Cpu,
+}
+
+impl DevicePref {
+    /// Parses a setting value.
+    pub fn parse(s: &str) -> Option<DevicePref> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Some(DevicePref::Auto),
+            "gpu" => Some(DevicePref::Gpu),
+            "cpu" => Some(DevicePref::Cpu),
+            _ => None,
+        }
+    }
+}
+
+/// Which pipelines run on the GPU, with their bound form and kernel.
+#[derive(Default)]
+struct Placement {
+    kernels: HashMap<usize, (Pipeline, Vec<tessera_cuda::codegen::GpuColumn>, tessera_cuda::codegen::Kernel)>,
+    reasons: HashMap<usize, String>,
+    state: GpuQueryState,
 }
 
 fn result(state: &CpuState, id: usize) -> Result<Arc<Vec<Chunk>>> {
