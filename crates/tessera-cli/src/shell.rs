@@ -14,6 +14,7 @@ SQL statements end with ';' and may span several lines.
   .timer on|off          print the time each statement takes
   .tables                list the tables
   .schema TABLE          show a table's columns
+  .gpu                   the GPU queries run on (or why there is none)
   .help                  this text
   .quit                  leave (also .exit or Ctrl-D)";
 
@@ -22,8 +23,17 @@ struct ShellState {
     timer: bool,
 }
 
+/// One line per fact about the GPU, or why queries run on the CPU.
+pub fn gpu_status(session: &Session) -> String {
+    match session.executor().gpu() {
+        Some(gpu) => gpu.device().info().to_string(),
+        None => "no GPU: queries run on the CPU (no CUDA driver or device, no NVRTC, or TESSERA_DISABLE_GPU set)".into(),
+    }
+}
+
 /// Runs the shell until `.quit` or end of input.
 pub async fn run(session: &Session, format: Format) -> Result<(), String> {
+    println!("{}", gpu_status(session).lines().next().unwrap_or_default());
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| format!("cannot start the line editor: {e}"))?;
     let history = std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".tessera_history"));
     if let Some(h) = &history {
@@ -108,6 +118,7 @@ async fn dot_command(session: &Session, state: &mut ShellState, line: &str) -> b
             Ok(sql) => println!("{sql}"),
             Err(e) => eprintln!("Error: {e}"),
         },
+        (".gpu", None) => println!("{}", gpu_status(session)),
         _ => eprintln!("Error: unknown or incomplete command '{line}'; try .help"),
     }
     true

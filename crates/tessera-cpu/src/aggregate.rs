@@ -27,9 +27,11 @@ use crate::eval::{Evaluator, arrow_err, cast_to};
 use crate::hash::{hash_bytes, int_values, normalize, plain_type, row_converter, to_rows};
 use crate::types::arrow_type;
 
-/// Perfect-hash tables may grow to this many slots at run time when a dictionary turns
-/// out larger than its estimate (4× the planner's limit), beyond that it is a bug.
-const PERFECT_RUNTIME_MAX_SLOTS: usize = 1 << 22;
+/// The CPU keeps a perfect-hash group array per worker thread, so it uses one only up
+/// to 1 Mi slots (16 workers × 1 Mi × a few accumulators stays in the hundreds of MB);
+/// larger perfect domains (the planner allows 4 Mi for the GPU, which has one shared
+/// array) are grouped through the hash table instead.
+const CPU_PERFECT_MAX_SLOTS: usize = 1 << 20;
 
 /// One key's domain as known at run time.
 #[derive(Debug, Clone)]
@@ -74,6 +76,11 @@ impl GroupTable {
     /// An empty table. Perfect-hash domains over dictionaries are completed from the
     /// first morsel (`first_keys`), since a dictionary's size is known only at run time.
     pub fn new(strategy: &GroupStrategy, aggregates: &[AggExpr], key_types: &[DataType], first_keys: &[ArrayRef]) -> Result<GroupTable> {
+        let hash = GroupStrategy::Hash { estimated_groups: 0 };
+        let strategy = match strategy {
+            GroupStrategy::Perfect { domains } if perfect_slots(domains, first_keys) > CPU_PERFECT_MAX_SLOTS => &hash,
+            s => s,
+        };
         let (groups, count) = match strategy {
             GroupStrategy::Scalar => (Groups::Scalar, 1),
             GroupStrategy::Perfect { domains } => {
@@ -93,9 +100,6 @@ impl GroupTable {
                     });
                 }
                 let slots = rt.iter().try_fold(1usize, |acc, d| acc.checked_mul(d.slots())).unwrap_or(usize::MAX);
-                if slots > PERFECT_RUNTIME_MAX_SLOTS {
-                    return Err(TesseraError::Internal(format!("perfect-hash aggregation of {slots} slots")));
-                }
                 (Groups::Perfect { domains: rt, seen: vec![false; slots] }, slots)
             }
             GroupStrategy::Hash { .. } => {
@@ -312,6 +316,22 @@ impl GroupTable {
         }
         Ok(out)
     }
+}
+
+/// Slots a perfect-hash table over `domains` needs (dictionary sizes from the keys).
+fn perfect_slots(domains: &[KeyDomain], first_keys: &[ArrayRef]) -> usize {
+    domains
+        .iter()
+        .enumerate()
+        .map(|(i, d)| match d {
+            KeyDomain::Range { min, max } => (max - min + 2) as usize,
+            KeyDomain::Boolean => 3,
+            KeyDomain::Dictionary { .. } => {
+                first_keys.get(i).and_then(|k| k.as_dictionary_opt::<Int32Type>()).map(|d| d.values().len() + 1).unwrap_or(usize::MAX)
+            }
+        })
+        .try_fold(1usize, |acc, n| acc.checked_mul(n))
+        .unwrap_or(usize::MAX)
 }
 
 fn rehash(keys: &Rows, size: usize) -> (Vec<u32>, usize) {

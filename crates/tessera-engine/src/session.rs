@@ -160,6 +160,9 @@ impl Session {
                 }
                 Ok(QueryOutput { schema, batches })
             }
+            LogicalPlan::Analyze(analyze) if !self.use_datafusion() && is_query(&analyze.input) => {
+                self.explain_analyze(analyze.input.as_ref().clone()).await
+            }
             plan if is_query(&plan) && !self.use_datafusion() => self.run_pipelines(plan).await,
             plan => {
                 let df = self.ctx.execute_logical_plan(plan).await.map_err(from_df)?;
@@ -179,6 +182,59 @@ impl Session {
             .extensions
             .get::<TesseraOptions>()
             .is_some_and(|o| o.engine.eq_ignore_ascii_case("datafusion"))
+    }
+
+    /// EXPLAIN ANALYZE: runs the query through pipelines and reports the plan with its
+    /// placement, the wall time, and per GPU pipeline its kernel time, the bytes it must
+    /// read (the bandwidth model) and the achieved bandwidth against the measured peak.
+    async fn explain_analyze(&self, plan: LogicalPlan) -> Result<QueryOutput> {
+        let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
+        let mut placed = tessera_plan::plan(&optimized, &StoreCatalog).plan;
+        self.executor.place(&mut placed, self.device()?);
+        let start = std::time::Instant::now();
+        let out = self.run_pipelines(plan).await?;
+        let wall = start.elapsed().as_secs_f64() * 1e3;
+        let mut lines = vec![format!("query: {wall:.3} ms wall, {} rows", out.num_rows())];
+        if let Some(gpu) = self.executor.gpu() {
+            let peak = gpu.bandwidth_gbs();
+            lines.push(format!(
+                "GPU: {}, measured read bandwidth {}",
+                gpu.device().name(),
+                peak.map(|p| format!("{p:.0} GB/s")).unwrap_or_else(|| "unknown".into())
+            ));
+            let runs = gpu.last_runs.lock().map(|r| r.clone()).unwrap_or_default();
+            let mut model_ms = 0.0;
+            for r in &runs {
+                let gbs = r.bytes as f64 / (r.kernel_ms / 1e3) / 1e9;
+                let model = peak.map(|p| r.bytes as f64 / (p * 1e9) * 1e3).unwrap_or(0.0);
+                model_ms += model;
+                lines.push(format!(
+                    "pipeline {} [GPU]: {} rows in, kernel {:.3} ms, reads {:.1} MB (model {:.3} ms at peak), {:.0} GB/s{}",
+                    r.pipeline,
+                    r.rows,
+                    r.kernel_ms,
+                    r.bytes as f64 / 1e6,
+                    model,
+                    gbs,
+                    peak.map(|p| format!(" = {:.0}% of peak", gbs / p * 100.0)).unwrap_or_default()
+                ));
+            }
+            let kernels: f64 = runs.iter().map(|r| r.kernel_ms).sum();
+            lines.push(format!("GPU kernels: {kernels:.3} ms in total, bandwidth model {model_ms:.3} ms"));
+        }
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("plan_type", DataType::Utf8, false),
+            Field::new("plan", DataType::Utf8, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(StringArray::from(vec!["tessera_plan", "tessera_analyze"])),
+                Arc::new(StringArray::from(vec![placed.to_string().trim_end().to_string(), lines.join("\n")])),
+            ],
+        )
+        .map_err(|e| TesseraError::Internal(e.to_string()))?;
+        Ok(QueryOutput { schema, batches: vec![batch] })
     }
 
     /// The `tessera.device` setting.

@@ -142,6 +142,7 @@ fn main() {
         records += count_records(file);
         let mut runner = sqllogictest::Runner::new(move || make_db(engine));
         runner.set_var("SLT_DATA".to_string(), data.display().to_string());
+        runner.add_label(engine);
         let result = runtime.block_on(async {
             if complete {
                 runner

@@ -75,6 +75,7 @@ pub struct GpuRuntime {
     columns: Mutex<HashMap<(String, u64, usize), Arc<GpuBuf>>>,
     /// Runs of the last query.
     pub last_runs: Mutex<Vec<GpuRun>>,
+    bandwidth: std::sync::OnceLock<Option<f64>>,
 }
 
 impl std::fmt::Debug for GpuRuntime {
@@ -108,12 +109,57 @@ impl GpuRuntime {
             return None;
         }
         let device = GpuDevice::get().ok().flatten()?;
-        Some(GpuRuntime { device, kernels: KernelCache::new(kernel_dir), columns: Mutex::new(HashMap::new()), last_runs: Mutex::new(Vec::new()) })
+        Some(GpuRuntime {
+            device,
+            kernels: KernelCache::new(kernel_dir),
+            columns: Mutex::new(HashMap::new()),
+            last_runs: Mutex::new(Vec::new()),
+            bandwidth: std::sync::OnceLock::new(),
+        })
     }
 
     /// The device.
     pub fn device(&self) -> &Arc<GpuDevice> {
         &self.device
+    }
+
+    /// Device-memory read bandwidth in GB/s, measured once per process by a kernel that
+    /// sums 1 GiB of int64 (median of 5 runs): the peak the bandwidth model divides by.
+    pub fn bandwidth_gbs(&self) -> Option<f64> {
+        *self.bandwidth.get_or_init(|| self.measure_bandwidth().ok())
+    }
+
+    fn measure_bandwidth(&self) -> Result<f64> {
+        const SRC: &str = r#"#include "tessera.cuh"
+extern "C" __global__ void tessera_read(const long long* __restrict__ a, long long n, unsigned long long* out) {
+    long long s = 0;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) s += a[i];
+    if (s == 42) atomicAdd(out, 1ull);
+}
+"#;
+        let n: usize = 1 << 27;
+        let dev = &self.device;
+        let buf = dev.memory().alloc::<i64>(n)?;
+        let out = dev.memory().alloc::<u64>(1)?;
+        let module = self.kernels.load(dev, SRC)?;
+        let f = module.load_function("tessera_read").map_err(|e| TesseraError::Internal(format!("{e:?}")))?;
+        let blocks = dev.sm_count() * 8;
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut times = Vec::new();
+        let len = n as i64;
+        for _ in 0..6 {
+            dev.synchronize()?;
+            let t = Instant::now();
+            let stream = dev.stream();
+            let mut l = stream.launch_builder(&f);
+            l.arg(buf.as_slice()).arg(&len).arg(out.as_slice());
+            unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("{e:?}")))?;
+            dev.synchronize()?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+        times.remove(0);
+        times.sort_by(|a, b| a.total_cmp(b));
+        Ok((n * 8) as f64 / times[times.len() / 2] / 1e9)
     }
 
     /// Generates the kernel for `p` if it can run on the GPU (see [`plan_kernel`]).

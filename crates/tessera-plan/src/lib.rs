@@ -37,9 +37,11 @@ pub const PERFECT_JOIN_MAX_SLOTS: u64 = 1 << 22;
 /// …and the range is at most this many times the build rows (so the array stays about
 /// as cache-friendly as an open-addressing table at load factor 0.5 would be).
 pub const PERFECT_JOIN_MAX_SPARSITY: u64 = 32;
-/// A perfect-hash aggregation indexes an array of this many groups at most: 1 Mi groups
-/// of a few accumulators each fit the L2 cache of a GPU and a CPU core's share of L3.
-pub const PERFECT_AGG_MAX_GROUPS: u64 = 1 << 20;
+/// A perfect-hash aggregation indexes an array of this many groups at most: 4 Mi groups
+/// of 16-byte sums is 64 MB, one array in GPU memory (SSB q4.3's 8 × 251 × 1001 domain
+/// fits). The CPU backend, which keeps one array per thread, switches to its hash table
+/// above 1 Mi slots (see tessera-cpu).
+pub const PERFECT_AGG_MAX_GROUPS: u64 = 1 << 22;
 
 /// What the planner needs to know about a stored table.
 #[derive(Debug, Clone)]

@@ -35,6 +35,17 @@ pub struct Store {
     dir: PathBuf,
     /// Tables loaded into memory, by name; an entry is valid while its version matches.
     cache: Mutex<HashMap<String, Arc<LoadedTable>>>,
+    /// The last manifest read, with the identity of the file it came from.
+    manifest_cache: Mutex<Option<(ManifestFileId, Arc<Manifest>)>>,
+}
+
+/// What identifies one committed manifest file: commits replace it by rename, so a new
+/// commit changes the inode (and usually size and modification time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ManifestFileId {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
 }
 
 impl Store {
@@ -45,7 +56,7 @@ impl Store {
         let dir = dir.as_ref().to_path_buf();
         fs::create_dir_all(dir.join(DATA_DIR))
             .map_err(|e| TesseraError::io(format!("creating data directory {}", dir.display()), e))?;
-        let store = Store { dir, cache: Mutex::new(HashMap::new()) };
+        let store = Store { dir, cache: Mutex::new(HashMap::new()), manifest_cache: Mutex::new(None) };
         let lock = store.open_lock()?;
         match lock.try_lock() {
             Ok(()) => store.remove_orphans(&Manifest::load(&store.dir)?)?,
@@ -62,9 +73,27 @@ impl Store {
         &self.dir
     }
 
-    /// The current committed manifest, read from disk (it is small).
-    pub fn manifest(&self) -> Result<Manifest> {
-        Manifest::load(&self.dir)
+    /// The current committed manifest. It is parsed again only when the file changed
+    /// (a `stat` per call): with its statistics sketches it is ~150 KB of JSON at SF 1,
+    /// and every query looks at it several times.
+    pub fn manifest(&self) -> Result<Arc<Manifest>> {
+        let id = fs::metadata(self.dir.join("manifest.json")).ok().map(|m| ManifestFileId {
+            len: m.len(),
+            modified: m.modified().ok(),
+            inode: std::os::unix::fs::MetadataExt::ino(&m),
+        });
+        if let (Some(id), Ok(cache)) = (&id, self.manifest_cache.lock()) {
+            if let Some((cached_id, m)) = cache.as_ref() {
+                if cached_id == id {
+                    return Ok(Arc::clone(m));
+                }
+            }
+        }
+        let m = Arc::new(Manifest::load(&self.dir)?);
+        if let (Some(id), Ok(mut cache)) = (id, self.manifest_cache.lock()) {
+            *cache = Some((id, Arc::clone(&m)));
+        }
+        Ok(m)
     }
 
     /// Starts a write transaction: waits for the write lock, then reads the manifest.
