@@ -185,27 +185,7 @@ impl GroupTable {
                 let rows_enc = to_rows(converter, &keys)?;
                 let mut ids = Vec::with_capacity(rows);
                 for r in 0..rows {
-                    let row = rows_enc.row(r);
-                    if (self.count + 1) * 2 > slots.len() {
-                        let (s, m) = rehash(group_keys, slots.len() * 2);
-                        *slots = s;
-                        *mask = m;
-                    }
-                    let mut s = hash_bytes(row.as_ref()) as usize & *mask;
-                    let id = loop {
-                        let g = slots[s];
-                        if g == u32::MAX {
-                            group_keys.push(row);
-                            slots[s] = self.count as u32;
-                            self.count += 1;
-                            break self.count as u32 - 1;
-                        }
-                        if group_keys.row(g as usize) == row {
-                            break g;
-                        }
-                        s = (s + 1) & *mask;
-                    };
-                    ids.push(id);
+                    ids.push(group_of(rows_enc.row(r), group_keys, slots, mask, &mut self.count));
                 }
                 for a in &mut self.accs {
                     a.resize(self.count);
@@ -234,26 +214,7 @@ impl GroupTable {
                 let other_keys = converter.convert_columns(&arrays).map_err(arrow_err)?;
                 let mut mapping = Vec::with_capacity(other.count);
                 for row in other_keys.iter() {
-                    if (self.count + 1) * 2 > slots.len() {
-                        let (s, m) = rehash(group_keys, slots.len() * 2);
-                        *slots = s;
-                        *mask = m;
-                    }
-                    let mut s = hash_bytes(row.as_ref()) as usize & *mask;
-                    let id = loop {
-                        let g = slots[s];
-                        if g == u32::MAX {
-                            group_keys.push(row);
-                            slots[s] = self.count as u32;
-                            self.count += 1;
-                            break self.count as u32 - 1;
-                        }
-                        if group_keys.row(g as usize) == row {
-                            break g;
-                        }
-                        s = (s + 1) & *mask;
-                    };
-                    mapping.push(id);
+                    mapping.push(group_of(row, group_keys, slots, mask, &mut self.count));
                 }
                 mapping
             }
@@ -332,6 +293,31 @@ fn perfect_slots(domains: &[KeyDomain], first_keys: &[ArrayRef]) -> usize {
         })
         .try_fold(1usize, |acc, n| acc.checked_mul(n))
         .unwrap_or(usize::MAX)
+}
+
+/// The group number of `row` in an open-addressing table (linear probing) over the
+/// group keys `keys`, adding a new group when it is not there; doubles the table to
+/// keep the load factor at most 1/2.
+fn group_of(row: arrow::row::Row<'_>, keys: &mut Rows, slots: &mut Vec<u32>, mask: &mut usize, count: &mut usize) -> u32 {
+    if (*count + 1) * 2 > slots.len() {
+        let (s, m) = rehash(keys, slots.len() * 2);
+        *slots = s;
+        *mask = m;
+    }
+    let mut s = hash_bytes(row.as_ref()) as usize & *mask;
+    loop {
+        let g = slots[s];
+        if g == u32::MAX {
+            keys.push(row);
+            slots[s] = *count as u32;
+            *count += 1;
+            return *count as u32 - 1;
+        }
+        if keys.row(g as usize) == row {
+            return g;
+        }
+        s = (s + 1) & *mask;
+    }
 }
 
 fn rehash(keys: &Rows, size: usize) -> (Vec<u32>, usize) {

@@ -7,11 +7,13 @@
 //! [`Expr`] (typed scalar expressions). `Display` on a plan gives EXPLAIN's text.
 #![warn(missing_docs)]
 
+mod arrow_types;
 mod explain;
 mod expr;
 mod pipeline;
 mod types;
 
+pub use arrow_types::{arrow_type, ir_type};
 pub use expr::{ArithOp, CmpOp, DatePart, Expr};
 pub use pipeline::*;
 pub use types::{Field, Scalar, Type, civil_from_days, format_date, format_decimal};
