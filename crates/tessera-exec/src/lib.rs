@@ -219,11 +219,7 @@ impl Executor {
         match source {
             Source::Result { id, .. } => result(state, *id),
             Source::Scan(scan) => {
-                let manifest = self.store.manifest()?;
-                let meta = manifest
-                    .table(&scan.table)
-                    .ok_or_else(|| TesseraError::Plan(format!("table '{}' was dropped while the query ran", scan.table)))?;
-                let loaded = self.store.load(meta)?;
+                let loaded = self.load(&scan.table)?;
                 let chunks = loaded
                     .batches
                     .iter()

@@ -135,6 +135,14 @@ impl Stream {
         Stream { source: Source::Result { id, fields: fields.clone() }, operators: Vec::new(), fields, stats, rows }
     }
 
+    /// What is known of the values of `e`: a column's statistics, nothing for the rest.
+    fn stats_of(&self, e: &Expr) -> ColStats {
+        match e {
+            Expr::Column { index, .. } => self.stats.get(*index).cloned().unwrap_or_default(),
+            _ => ColStats::default(),
+        }
+    }
+
     /// Replaces the layout by `exprs` (a no-op for the identity).
     fn project(&mut self, exprs: Vec<Expr>, fields: Vec<Field>) {
         let identity = exprs.len() == self.fields.len()
@@ -153,26 +161,14 @@ impl Stream {
                         other => other.clone(),
                     })
                     .collect();
-                self.stats = exprs
-                    .iter()
-                    .map(|e| match e {
-                        Expr::Column { index, .. } => self.stats.get(*index).cloned().unwrap_or_default(),
-                        _ => ColStats::default(),
-                    })
-                    .collect();
+                self.stats = exprs.iter().map(|e| self.stats_of(e)).collect();
                 self.operators.pop();
                 self.operators.push(Operator::Project { exprs: composed, fields: fields.clone() });
                 self.fields = fields;
                 return;
             }
         }
-        self.stats = exprs
-            .iter()
-            .map(|e| match e {
-                Expr::Column { index, .. } => self.stats.get(*index).cloned().unwrap_or_default(),
-                _ => ColStats::default(),
-            })
-            .collect();
+        self.stats = exprs.iter().map(|e| self.stats_of(e)).collect();
         self.operators.push(Operator::Project { exprs, fields: fields.clone() });
         self.fields = fields;
     }
@@ -347,9 +343,7 @@ impl Planner<'_> {
     /// Applies a node that [`Planner::check`] accepted.
     fn apply(&mut self, node: &LogicalPlan, mut children: Vec<Stream>) -> Stream {
         let fields = fields_of(node.schema()).unwrap_or_default();
-        // `check` translated every expression already; failures here cannot happen, and
-        // would only drop the expression's column (caught by the executor's type checks).
-        let tr = |e: &DfExpr, s: &DFSchema| expr::translate(e, s).unwrap_or(Expr::Column { index: 0, name: "?".into() });
+        let tr = translated;
         match node {
             LogicalPlan::Projection(p) => {
                 let mut s = children.remove(0);
@@ -385,15 +379,12 @@ impl Planner<'_> {
                 let perfect = matches!(strategy, GroupStrategy::Perfect { .. });
                 let key_stats: Vec<ColStats> = group_by
                     .iter()
-                    .map(|e| match e {
-                        Expr::Column { index, .. } => {
-                            let mut st = s.stats.get(*index).cloned().unwrap_or_default();
-                            if !perfect {
-                                st.dictionary = None;
-                            }
-                            st
+                    .map(|e| {
+                        let mut st = s.stats_of(e);
+                        if !perfect {
+                            st.dictionary = None;
                         }
-                        _ => ColStats::default(),
+                        st
                     })
                     .collect();
                 let result = self.new_result();
@@ -443,7 +434,7 @@ impl Planner<'_> {
         // Inner joins build on the smaller side (estimated from statistics).
         let probe_left = if kind == JoinKind::Inner { left.rows >= right.rows } else { probe_left };
         let (left_len, right_len) = (left.fields.len(), right.fields.len());
-        let tr = |e: &DfExpr, s: &DFSchema| expr::translate(e, s).unwrap_or(Expr::Column { index: 0, name: "?".into() });
+        let tr = translated;
         let left_keys: Vec<Expr> = j.on.iter().map(|(l, _)| tr(l, j.left.schema())).collect();
         let right_keys: Vec<Expr> = j.on.iter().map(|(_, r)| tr(r, j.right.schema())).collect();
         let (mut probe, build, probe_keys, build_keys) =
@@ -576,6 +567,13 @@ impl Planner<'_> {
     }
 }
 
+/// An expression [`Planner::check`] already translated successfully; a failure here
+/// cannot happen, and would only leave a placeholder column that the executor's type
+/// checks reject.
+fn translated(e: &DfExpr, s: &DFSchema) -> Expr {
+    expr::translate(e, s).unwrap_or(Expr::Column { index: 0, name: "?".into() })
+}
+
 /// Planning-time selectivity guess for one filter (only used to choose build sides).
 const FILTER_SELECTIVITY: f64 = 0.25;
 
@@ -690,10 +688,7 @@ fn group_strategy(keys: &[Expr], s: &Stream) -> (GroupStrategy, f64) {
     let mut perfect = true;
     let mut distinct_product: f64 = 1.0;
     for k in keys {
-        let stats = match k {
-            Expr::Column { index, .. } => s.stats.get(*index).cloned().unwrap_or_default(),
-            _ => ColStats::default(),
-        };
+        let stats = s.stats_of(k);
         distinct_product *= stats.distinct.map(|d| d.max(1) as f64).unwrap_or(s.rows.max(1.0));
         let ty = k.ty(&s.fields);
         let domain = match (k, ty, &stats) {
