@@ -246,12 +246,16 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
         }
     }
     check_answers(opts, &mut results);
+    let mut machine = Machine::detect();
+    if opts.engines.contains(&EngineKind::Tessera) {
+        machine.gpu = session.executor().gpu().map(|g| g.device().name().to_string());
+    }
     Ok(BenchReport {
         suite: opts.suite.to_string(),
         sf: opts.sf,
         runs: opts.runs,
         threads: opts.threads,
-        machine: Machine::detect(),
+        machine,
         versions,
         date: utc_now(),
         generate_seconds,

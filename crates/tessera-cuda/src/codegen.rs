@@ -6,8 +6,12 @@
 //! it, probes the dense hash tables of earlier build kernels, computes expressions and
 //! feeds the sink — columns needed later are loaded only for rows still alive (the
 //! seed's `BlockLoadSel`), and nothing between operators touches global memory.
-//! Scalar aggregates are reduced per warp (shuffles) with one atomic per warp; grouped
-//! aggregates use atomics on a perfect-hash group array; builds write a dense array.
+//! Blocks walk tiles grid-stride (one wave of resident blocks), so per-block work —
+//! setting up and merging shared group tables, the final atomics — is paid once per
+//! block. Scalar aggregates stay in registers and are reduced per warp (shuffles) with one
+//! atomic per warp at the end; grouped aggregates accumulate in a shared-memory table per
+//! block ([`GroupTable`]) merged into a perfect-hash group array in global memory; builds
+//! write a dense array.
 //!
 //! Literals are inlined into the source (fastest code: the compiler folds them into
 //! compares), so each distinct query text compiles once and is then found in the kernel
@@ -28,7 +32,7 @@
 
 use std::fmt::Write;
 
-use tessera_ir::{AggFunc, ArithOp, BuildStrategy, CmpOp, Expr, GroupStrategy, JoinKind, KeyDomain, Operator, Pipeline, Scalar, Sink, Type};
+use tessera_ir::{AggFunc, ArithOp, BuildStrategy, CmpOp, Expr, GroupStrategy, JoinKind, KeyDomain, Operator, Pipeline, Scalar, Sink, Source, Type};
 
 /// Threads per block.
 pub const BLOCK_THREADS: u32 = 128;
@@ -112,6 +116,9 @@ pub struct GpuTable {
     pub slots: usize,
     /// Payload columns (build pipeline's sink-input layout order, all of them).
     pub payload: Vec<GpuColumn>,
+    /// Estimated share of the build side's table that is in the table, per mille: the
+    /// share of probe rows a foreign-key join lets through. Orders the probes.
+    pub pass_permille: u32,
 }
 
 /// The arrays a sink writes, in `outs` order.
@@ -130,7 +137,69 @@ pub enum SinkLayout {
         accumulators: Vec<Accumulator>,
         /// Per group key, in mixed-radix order (first key varies fastest).
         keys: Vec<KeyLayout>,
+        /// Where blocks accumulate before merging into the global arrays.
+        table: GroupTable,
     },
+}
+
+/// Where a grouped aggregation accumulates inside a thread block.
+///
+/// Per-row atomics on a few hot global addresses serialize in L2 (SSB q4.1 has 35
+/// groups among 120 M rows), so each block first accumulates into a shared-memory table
+/// and merges it into the global arrays once, at the end of its tiles (the kernel walks
+/// tiles grid-stride with about one wave of blocks, so merges are few).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupTable {
+    /// Per-row atomics on the global arrays (the group slots' accumulators do not fit
+    /// even a small shared table).
+    Global,
+    /// A shared array indexed by the group number itself: the whole domain fits.
+    Direct {
+        /// Slots (= groups).
+        slots: usize,
+    },
+    /// A shared open-addressing table keyed by group number for large domains with
+    /// (usually) few groups present; rows whose group finds no free slot within
+    /// [`SHARED_PROBES`] probes go straight to the global arrays.
+    Hashed {
+        /// Slots (a power of two).
+        slots: usize,
+    },
+}
+
+/// Shared memory a block spends on its group table. 16 KiB keeps 12 blocks of 128
+/// threads resident per SM (H100/H200: 228 KiB of shared memory per SM), enough
+/// warps in flight to keep HBM busy.
+pub const SHARED_AGG_BYTES: usize = 16 << 10;
+
+/// Probes into a shared hash table before a row goes to the global arrays instead.
+pub const SHARED_PROBES: u32 = 32;
+
+/// Smallest shared hash table worth building: fewer slots than this fill up and
+/// send most rows to the global arrays anyway.
+const MIN_SHARED_SLOTS: usize = 256;
+
+/// Shared bytes per group slot: the accumulators plus a 4-byte key or seen flag.
+fn slot_bytes(accumulators: &[Accumulator]) -> usize {
+    4 + accumulators
+        .iter()
+        .map(|a| match a {
+            Accumulator::Sum => 16,
+            Accumulator::SumCount => 24,
+            Accumulator::Count | Accumulator::Min | Accumulator::Max => 8,
+        })
+        .sum::<usize>()
+}
+
+/// The block-level table for `groups` group slots (see [`GroupTable`]).
+pub fn group_table(groups: usize, accumulators: &[Accumulator]) -> GroupTable {
+    let per_slot = slot_bytes(accumulators);
+    if groups.saturating_mul(per_slot) <= SHARED_AGG_BYTES {
+        return GroupTable::Direct { slots: groups };
+    }
+    let fit = SHARED_AGG_BYTES / per_slot;
+    let slots = if fit == 0 { 0 } else { 1usize << fit.ilog2() };
+    if slots >= MIN_SHARED_SLOTS { GroupTable::Hashed { slots } } else { GroupTable::Global }
 }
 
 /// One aggregate's accumulator array.
@@ -166,6 +235,8 @@ struct Gen<'a> {
     layout: Vec<Val>,
     /// Per current layout column: its dictionary size when it holds codes.
     dicts: Vec<Option<DictRef>>,
+    /// Source columns loaded so far (variables `c{i}`).
+    loaded: Vec<usize>,
     body: String,
     indent: usize,
     tmp: usize,
@@ -197,15 +268,28 @@ impl<'a> Gen<'a> {
     fn column(&mut self, i: usize) -> Result<(String, Width), String> {
         match self.layout.get(i).cloned() {
             Some(Val::Local(v, w)) => Ok((v, w)),
-            Some(Val::Source(c)) => {
-                let w = self.cols[c].width;
-                let v = format!("c{c}");
-                self.line(&format!("const {} {v} = col{c}[r];", w.c()));
-                self.layout[i] = Val::Local(v.clone(), w);
-                Ok((v, w))
-            }
+            Some(Val::Source(c)) => Ok((self.load_source(c)?, self.cols[c].width)),
             None => Err(format!("column #{i} out of range")),
         }
+    }
+
+    /// The variable holding source column `c`, loaded here if it is not yet; every
+    /// layout position still naming the unloaded column now names the variable.
+    fn load_source(&mut self, c: usize) -> Result<String, String> {
+        let w = self.cols.get(c).ok_or_else(|| format!("source column #{c} out of range"))?.width;
+        let v = format!("c{c}");
+        let mut loaded = true;
+        for slot in self.layout.iter_mut() {
+            if matches!(slot, Val::Source(x) if *x == c) {
+                *slot = Val::Local(v.clone(), w);
+                loaded = false;
+            }
+        }
+        if !loaded && !self.loaded.contains(&c) {
+            self.line(&format!("const {} {v} = col{c}[r];", w.c()));
+        }
+        self.loaded.push(c);
+        Ok(v)
     }
 
     /// A C expression of type `long long` (integers) or `bool` (predicates).
@@ -363,7 +447,15 @@ impl<'a> Gen<'a> {
 
     /// A generator for a branch: statements it needs become a lambda.
     fn sub(&self) -> Gen<'a> {
-        Gen { cols: self.cols, layout: self.layout.clone(), dicts: self.dicts.clone(), body: String::new(), indent: 0, tmp: self.tmp + 1000 }
+        Gen {
+            cols: self.cols,
+            layout: self.layout.clone(),
+            dicts: self.dicts.clone(),
+            loaded: self.loaded.clone(),
+            body: String::new(),
+            indent: 0,
+            tmp: self.tmp + 1000,
+        }
     }
 
     fn inline_sub(&mut self, sub: Gen<'a>, value: &str) -> String {
@@ -390,6 +482,234 @@ fn bounds(ty: Type) -> Option<(i128, i128)> {
         }
         _ => return None,
     })
+}
+
+/// The estimated share of a build pipeline's source rows that reach its table.
+fn pass_permille(estimated_rows: u64, build: &Pipeline) -> u32 {
+    match &build.source {
+        Source::Scan(scan) if scan.rows > 0 => ((estimated_rows.min(scan.rows) * 1000) / scan.rows) as u32,
+        _ => 1000,
+    }
+}
+
+/// A probe whose key is a source column as loaded: its membership test can run before
+/// the probes written ahead of it.
+struct Hoisted {
+    probe: usize,
+    column: usize,
+    anti: bool,
+}
+
+/// Probes (by operator order) whose single key is an unchanged source column; see
+/// [`hoist_probes`].
+fn hoistable_probes(pipeline: &Pipeline, tables: &[GpuTable]) -> Vec<Hoisted> {
+    let mut fields = pipeline.source_fields().to_vec();
+    // Per layout column: the source column it is, unchanged.
+    let mut source: Vec<Option<usize>> = (0..fields.len()).map(Some).collect();
+    let mut out = Vec::new();
+    let mut probe = 0usize;
+    for op in &pipeline.operators {
+        match op {
+            Operator::Filter(_) => {}
+            Operator::Project { exprs, .. } => {
+                source = exprs
+                    .iter()
+                    .map(|e| match e {
+                        Expr::Column { index, .. } => source.get(*index).copied().flatten(),
+                        _ => None,
+                    })
+                    .collect();
+            }
+            Operator::Probe(p) => {
+                let simple = p.residual.is_none() && !p.null_aware && !p.nulls_equal && p.keys.len() == 1;
+                let kind_ok = matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti);
+                if let ([Expr::Column { index, .. }], true, true, true) = (p.keys.as_slice(), simple, kind_ok, probe < tables.len()) {
+                    if let Some(c) = source.get(*index).copied().flatten() {
+                        out.push(Hoisted { probe, column: c, anti: p.kind == JoinKind::Anti });
+                    }
+                }
+                let before = fields.len();
+                fields = op.output_fields(&fields);
+                source.extend(std::iter::repeat_n(None, fields.len().saturating_sub(before)));
+                probe += 1;
+            }
+        }
+        if let Operator::Project { fields: f, .. } = op {
+            fields = f.clone();
+        }
+    }
+    out
+}
+
+/// Runs the membership tests of hoistable probes first, the most selective first (as a
+/// hand-written SSB kernel orders its probes): rows that some dimension filters out stop
+/// before they touch the other tables. The probes themselves still run in plan order for
+/// their payloads; their repeated test hits the same cached slot.
+fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Result<(), String> {
+    if hoisted.len() < 2 {
+        return Ok(());
+    }
+    let mut order: Vec<&Hoisted> = hoisted.iter().collect();
+    order.sort_by_key(|h| (tables[h.probe].pass_permille, h.probe));
+    for h in order {
+        let t = &tables[h.probe];
+        let v = g.load_source(h.column)?;
+        let s = g.fresh("e");
+        g.line(&format!("const long long {s} = (long long)({v}) - {}LL;", t.min));
+        let hit = format!("({s} >= 0 && {s} < {}LL && h{}_rows[{s}] != 0)", t.slots, h.probe);
+        g.line(&format!("if ({}{hit}) continue;", if h.anti { "" } else { "!" }));
+    }
+    Ok(())
+}
+
+/// Scalar aggregates: per-thread registers over all the thread's rows, reduced per warp
+/// at the end with one atomic per warp and accumulator.
+fn scalar_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], thread_init: &mut String, epilogue: &mut String) {
+    for (j, acc) in accumulators.iter().enumerate() {
+        let v = format!("v{j}");
+        match acc {
+            Accumulator::Count => {
+                let _ = writeln!(thread_init, "    unsigned long long t{j} = 0;");
+                g.line(&format!("t{j} += 1ull;"));
+                let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j}); if ((threadIdx.x & 31) == 0 && t{j} != 0) atomicAdd(&out_a{j}[0], t{j});");
+            }
+            Accumulator::Sum | Accumulator::SumCount => {
+                let _ = writeln!(thread_init, "    Int128 t{j} = make_int128(0ull, 0ull); unsigned long long n{j} = 0;");
+                g.line(&format!("{{ Int128 x = tessera_i128({v}); unsigned long long lo = t{j}.lo + x.lo; t{j}.hi = t{j}.hi + x.hi + (lo < t{j}.lo ? 1ull : 0ull); t{j}.lo = lo; n{j} += 1ull; }}"));
+                let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j}); n{j} = tessera_warp_sum(n{j});");
+                let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomic_add_i128(&out_a{j}[0], t{j});");
+                if *acc == Accumulator::SumCount {
+                    let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
+                }
+            }
+            Accumulator::Min | Accumulator::Max => {
+                let (f, init, warp, cmp) = min_max(*acc);
+                let _ = writeln!(thread_init, "    long long t{j} = {init};");
+                g.line(&format!("if ({v} {cmp} t{j}) t{j} = {v};"));
+                let _ = writeln!(epilogue, "    t{j} = {warp}(t{j}); if ((threadIdx.x & 31) == 0 && t{j} != {init}) {f}(&out_a{j}[0], t{j});");
+            }
+        }
+    }
+    let _ = writeln!(thread_init, "    bool any = false;");
+    g.line("any = true;");
+    let _ = writeln!(epilogue, "    if (__any_sync(0xffffffffu, any) && (threadIdx.x & 31) == 0) out_seen[0] = 1u;");
+}
+
+/// Atomic, initial value, warp reduction and comparison of MIN or MAX.
+fn min_max(acc: Accumulator) -> (&'static str, &'static str, &'static str, &'static str) {
+    if acc == Accumulator::Min {
+        ("atomicMin", "9223372036854775807LL", "tessera_warp_min", "<")
+    } else {
+        ("atomicMax", "(-9223372036854775807LL - 1)", "tessera_warp_max", ">")
+    }
+}
+
+/// Statements adding row values `v{j}` to accumulators `{prefix}a{j}[{index}]` (and
+/// `{prefix}c{j}` for AVG's counts), with atomics (shared or global alike).
+fn accumulate(accumulators: &[Accumulator], prefix: &str, index: &str) -> String {
+    let mut s = String::new();
+    for (j, acc) in accumulators.iter().enumerate() {
+        let _ = match acc {
+            Accumulator::Count => write!(s, "atomicAdd(&{prefix}a{j}[{index}], 1ull); "),
+            Accumulator::Sum => write!(s, "atomic_add_i128(&{prefix}a{j}[{index}], tessera_i128(v{j})); "),
+            Accumulator::SumCount => write!(s, "atomic_add_i128(&{prefix}a{j}[{index}], tessera_i128(v{j})); atomicAdd(&{prefix}c{j}[{index}], 1ull); "),
+            Accumulator::Min | Accumulator::Max => write!(s, "{}(&{prefix}a{j}[{index}], v{j}); ", min_max(*acc).0),
+        };
+    }
+    s
+}
+
+/// Grouped aggregates: per row into the block's shared table (or the global arrays, see
+/// [`GroupTable`]); at the end each block merges its table into the global arrays.
+fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], table: GroupTable, thread_init: &mut String, epilogue: &mut String) {
+    let mark_seen = "if (out_seen[grp] == 0u) out_seen[grp] = 1u;";
+    let slots = match table {
+        GroupTable::Global => {
+            g.line(&format!("{}{mark_seen}", accumulate(accumulators, "out_", "grp")));
+            return;
+        }
+        GroupTable::Direct { slots } | GroupTable::Hashed { slots } => slots,
+    };
+    // Shared arrays and their initialization.
+    let mut init = String::new();
+    for (j, acc) in accumulators.iter().enumerate() {
+        match acc {
+            Accumulator::Count => {
+                let _ = writeln!(thread_init, "    __shared__ unsigned long long sh_a{j}[{slots}];");
+                let _ = write!(init, "sh_a{j}[s] = 0ull; ");
+            }
+            Accumulator::Sum | Accumulator::SumCount => {
+                let _ = writeln!(thread_init, "    __shared__ Int128 sh_a{j}[{slots}];");
+                let _ = write!(init, "sh_a{j}[s] = make_int128(0ull, 0ull); ");
+                if *acc == Accumulator::SumCount {
+                    let _ = writeln!(thread_init, "    __shared__ unsigned long long sh_c{j}[{slots}];");
+                    let _ = write!(init, "sh_c{j}[s] = 0ull; ");
+                }
+            }
+            Accumulator::Min | Accumulator::Max => {
+                let _ = writeln!(thread_init, "    __shared__ long long sh_a{j}[{slots}];");
+                let _ = write!(init, "sh_a{j}[s] = {}; ", min_max(*acc).1);
+            }
+        }
+    }
+    let hashed = matches!(table, GroupTable::Hashed { .. });
+    if hashed {
+        let _ = writeln!(thread_init, "    __shared__ int sh_key[{slots}];");
+        init.push_str("sh_key[s] = -1;");
+    } else {
+        let _ = writeln!(thread_init, "    __shared__ unsigned int sh_seen[{slots}];");
+        init.push_str("sh_seen[s] = 0u;");
+    }
+    let _ = writeln!(thread_init, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{ {init} }}");
+    let _ = writeln!(thread_init, "    __syncthreads();");
+    // Per row.
+    let shared = accumulate(accumulators, "sh_", "sl");
+    if hashed {
+        let shift = 32 - slots.ilog2();
+        g.line("int sl = -1;");
+        g.line("{");
+        g.line(&format!("    unsigned int hh = ((unsigned int)grp * 2654435761u) >> {shift};"));
+        g.line(&format!("    for (int q = 0; q < {SHARED_PROBES}; ++q) {{"));
+        g.line("        const int k = ((volatile int*)sh_key)[hh];");
+        g.line("        if (k == (int)grp) { sl = (int)hh; break; }");
+        g.line("        if (k == -1) { const int prev = atomicCAS(&sh_key[hh], -1, (int)grp); if (prev == -1 || prev == (int)grp) { sl = (int)hh; break; } }");
+        g.line(&format!("        hh = (hh + 1u) & {}u;", slots - 1));
+        g.line("    }");
+        g.line("}");
+        g.line(&format!("if (sl >= 0) {{ {shared}}} else {{ {}{mark_seen} }}", accumulate(accumulators, "out_", "grp")));
+    } else {
+        g.line("const int sl = (int)grp;");
+        g.line(&format!("{shared}sh_seen[sl] = 1u;"));
+    }
+    // Merge.
+    let _ = writeln!(epilogue, "    __syncthreads();");
+    let _ = writeln!(epilogue, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{");
+    if hashed {
+        let _ = writeln!(epilogue, "        const int grp = sh_key[s];");
+        let _ = writeln!(epilogue, "        if (grp < 0) continue;");
+    } else {
+        let _ = writeln!(epilogue, "        const int grp = s;");
+        let _ = writeln!(epilogue, "        if (sh_seen[s] == 0u) continue;");
+    }
+    for (j, acc) in accumulators.iter().enumerate() {
+        let _ = match acc {
+            Accumulator::Count => writeln!(epilogue, "        if (sh_a{j}[s] != 0ull) atomicAdd(&out_a{j}[grp], sh_a{j}[s]);"),
+            Accumulator::Sum | Accumulator::SumCount => {
+                let _ = writeln!(epilogue, "        {{ const Int128 x = sh_a{j}[s]; if ((x.lo | x.hi) != 0ull) atomic_add_i128(&out_a{j}[grp], x); }}");
+                if *acc == Accumulator::SumCount {
+                    writeln!(epilogue, "        if (sh_c{j}[s] != 0ull) atomicAdd(&out_c{j}[grp], sh_c{j}[s]);")
+                } else {
+                    Ok(())
+                }
+            }
+            Accumulator::Min | Accumulator::Max => {
+                let (f, init, _, _) = min_max(*acc);
+                writeln!(epilogue, "        if (sh_a{j}[s] != {init}) {f}(&out_a{j}[grp], sh_a{j}[s]);")
+            }
+        };
+    }
+    let _ = writeln!(epilogue, "        {mark_seen}");
+    let _ = writeln!(epilogue, "    }}");
 }
 
 const PRELUDE: &str = r#"#include "tessera.cuh"
@@ -459,6 +779,7 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
         cols,
         layout: (0..cols.len()).map(Val::Source).collect(),
         dicts: cols.iter().map(|c| c.dictionary).collect(),
+        loaded: Vec::new(),
         body: String::new(),
         indent: 2,
         tmp: 0,
@@ -467,7 +788,11 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
     let mut probe_no = 0usize;
     let mut tab_index = 0usize;
     let mut tab_decls = String::new();
+    let hoisted = hoistable_probes(pipeline, tables);
     for op in &pipeline.operators {
+        if matches!(op, Operator::Probe(_)) && probe_no == 0 {
+            hoist_probes(&mut g, &hoisted, tables)?;
+        }
         match op {
             Operator::Filter(p) => {
                 let c = g.expr(p, &fields)?;
@@ -564,7 +889,7 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
                 let dictionary = g.dicts.get(col).copied().flatten();
                 payload.push(GpuColumn { width: w, dictionary });
             }
-            SinkLayout::Build { table: GpuTable { min: *min, slots, payload } }
+            SinkLayout::Build { table: GpuTable { min: *min, slots, payload, pass_permille: pass_permille(b.estimated_rows, pipeline) } }
         }
         Sink::Aggregate(a) => {
             // Group number.
@@ -600,18 +925,42 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
             };
             let scalar = matches!(a.strategy, GroupStrategy::Scalar);
             let mut accumulators = Vec::new();
-            let mut out_i = 0usize;
-            for (j, agg) in a.aggregates.iter().enumerate() {
-                let acc = match agg.func {
+            for agg in &a.aggregates {
+                if agg.distinct {
+                    return Err("DISTINCT aggregate on the GPU".into());
+                }
+                accumulators.push(match agg.func {
                     AggFunc::CountStar | AggFunc::Count => Accumulator::Count,
                     AggFunc::Sum => Accumulator::Sum,
                     AggFunc::Avg => Accumulator::SumCount,
                     AggFunc::Min => Accumulator::Min,
                     AggFunc::Max => Accumulator::Max,
-                };
-                if agg.distinct {
-                    return Err("DISTINCT aggregate on the GPU".into());
+                });
+            }
+            let privatized = if scalar { GroupTable::Global } else { group_table(groups, &accumulators) };
+            // Declarations of the global accumulators.
+            let mut out_i = 0usize;
+            for (j, acc) in accumulators.iter().enumerate() {
+                match acc {
+                    Accumulator::Count => {
+                        let _ = writeln!(out_decls, "    unsigned long long* __restrict__ out_a{j} = (unsigned long long*)outs[{out_i}];");
+                    }
+                    Accumulator::Sum | Accumulator::SumCount => {
+                        let _ = writeln!(out_decls, "    Int128* __restrict__ out_a{j} = (Int128*)outs[{out_i}];");
+                        if *acc == Accumulator::SumCount {
+                            out_i += 1;
+                            let _ = writeln!(out_decls, "    unsigned long long* __restrict__ out_c{j} = (unsigned long long*)outs[{out_i}];");
+                        }
+                    }
+                    Accumulator::Min | Accumulator::Max => {
+                        let _ = writeln!(out_decls, "    long long* __restrict__ out_a{j} = (long long*)outs[{out_i}];");
+                    }
                 }
+                out_i += 1;
+            }
+            let _ = writeln!(out_decls, "    uint32_t* __restrict__ out_seen = (uint32_t*)outs[{out_i}];");
+            // The values, computed once per row.
+            for (j, agg) in a.aggregates.iter().enumerate() {
                 let value = match &agg.arg {
                     Some(e) => {
                         let at = e.ty(&fields);
@@ -624,69 +973,13 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
                 };
                 let v = format!("v{j}");
                 g.line(&format!("const long long {v} = (long long)({value});"));
-                match acc {
-                    Accumulator::Count => {
-                        let _ = writeln!(out_decls, "    unsigned long long* __restrict__ out_a{j} = (unsigned long long*)outs[{out_i}];");
-                        out_i += 1;
-                        if scalar {
-                            let _ = writeln!(thread_init, "    unsigned long long t{j} = 0;");
-                            g.line(&format!("t{j} += 1ull;"));
-                            let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j}); if ((threadIdx.x & 31) == 0 && t{j} != 0) atomicAdd(&out_a{j}[0], t{j});");
-                        } else {
-                            g.line(&format!("atomicAdd(&out_a{j}[grp], 1ull);"));
-                        }
-                    }
-                    Accumulator::Sum | Accumulator::SumCount => {
-                        let _ = writeln!(out_decls, "    Int128* __restrict__ out_a{j} = (Int128*)outs[{out_i}];");
-                        out_i += 1;
-                        if acc == Accumulator::SumCount {
-                            let _ = writeln!(out_decls, "    unsigned long long* __restrict__ out_c{j} = (unsigned long long*)outs[{out_i}];");
-                            out_i += 1;
-                        }
-                        if scalar {
-                            let _ = writeln!(thread_init, "    Int128 t{j} = make_int128(0ull, 0ull); unsigned long long n{j} = 0;");
-                            g.line(&format!("{{ Int128 x = tessera_i128({v}); unsigned long long lo = t{j}.lo + x.lo; t{j}.hi = t{j}.hi + x.hi + (lo < t{j}.lo ? 1ull : 0ull); t{j}.lo = lo; n{j} += 1ull; }}"));
-                            let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j}); n{j} = tessera_warp_sum(n{j});");
-                            let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomic_add_i128(&out_a{j}[0], t{j});");
-                            if acc == Accumulator::SumCount {
-                                let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
-                            }
-                        } else {
-                            g.line(&format!("atomic_add_i128(&out_a{j}[grp], tessera_i128({v}));"));
-                            if acc == Accumulator::SumCount {
-                                g.line(&format!("atomicAdd(&out_c{j}[grp], 1ull);"));
-                            }
-                        }
-                    }
-                    Accumulator::Min | Accumulator::Max => {
-                        let _ = writeln!(out_decls, "    long long* __restrict__ out_a{j} = (long long*)outs[{out_i}];");
-                        out_i += 1;
-                        let (f, init, warp) = if acc == Accumulator::Min {
-                            ("atomicMin", "9223372036854775807LL", "tessera_warp_min")
-                        } else {
-                            ("atomicMax", "(-9223372036854775807LL - 1)", "tessera_warp_max")
-                        };
-                        if scalar {
-                            let _ = writeln!(thread_init, "    long long t{j} = {init};");
-                            let cmp = if acc == Accumulator::Min { "<" } else { ">" };
-                            g.line(&format!("if ({v} {cmp} t{j}) t{j} = {v};"));
-                            let _ = writeln!(epilogue, "    t{j} = {warp}(t{j}); if ((threadIdx.x & 31) == 0 && t{j} != {init}) {f}(&out_a{j}[0], t{j});");
-                        } else {
-                            g.line(&format!("{f}(&out_a{j}[grp], {v});"));
-                        }
-                    }
-                }
-                accumulators.push(acc);
             }
-            let _ = writeln!(out_decls, "    uint32_t* __restrict__ out_seen = (uint32_t*)outs[{out_i}];");
             if scalar {
-                let _ = writeln!(thread_init, "    bool any = false;");
-                g.line("any = true;");
-                let _ = writeln!(epilogue, "    if (__any_sync(0xffffffffu, any) && (threadIdx.x & 31) == 0) out_seen[0] = 1u;");
+                scalar_aggregate(&mut g, &accumulators, &mut thread_init, &mut epilogue);
             } else {
-                g.line("out_seen[grp] = 1u;");
+                grouped_aggregate(&mut g, &accumulators, privatized, &mut thread_init, &mut epilogue);
             }
-            SinkLayout::Aggregate { groups, accumulators, keys }
+            SinkLayout::Aggregate { groups, accumulators, keys, table: privatized }
         }
         Sink::Sort(_) => return Err("sort on the GPU (next: radix sort)".into()),
         Sink::Materialize { .. } => return Err("materialization on the GPU (next: compaction)".into()),
@@ -706,14 +999,118 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
     src.push_str(&tab_decls);
     src.push_str(&out_decls);
     src.push_str(&thread_init);
-    let _ = writeln!(src, "    const long long tile = (long long)blockIdx.x * {TILE_ITEMS}LL;");
+    // Grid-stride over tiles: the launch sizes the grid to one wave of resident blocks,
+    // so per-block setup and merges happen once per block, not once per tile.
+    let _ = writeln!(src, "    for (long long tile = (long long)blockIdx.x * {TILE_ITEMS}LL; tile < rows; tile += (long long)gridDim.x * {TILE_ITEMS}LL) {{");
     let _ = writeln!(src, "    #pragma unroll");
     let _ = writeln!(src, "    for (int i = 0; i < {ITEMS_PER_THREAD}; ++i) {{");
     let _ = writeln!(src, "        const long long r = tile + threadIdx.x + (long long)i * {BLOCK_THREADS};");
     let _ = writeln!(src, "        if (r >= rows) break;");
     src.push_str(&g.body);
-    src.push_str("    }\n");
+    src.push_str("    }\n    }\n");
     src.push_str(&epilogue);
     src.push_str("}\n");
     Ok(Kernel { source: src, sink })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use tessera_ir::{AggExpr, Aggregate, Device, Field, Scan, Source};
+
+    fn int_col() -> GpuColumn {
+        GpuColumn { width: Width::I32, dictionary: None }
+    }
+
+    /// `SELECT k, sum(v) FROM t WHERE v < 10 GROUP BY k` with `k` in `[0, max]`.
+    fn grouped(max: i64, func: AggFunc) -> Pipeline {
+        let fields = vec![Field::new("k", Type::Int32, false), Field::new("v", Type::Int64, false)];
+        let ty = Type::Int64;
+        Pipeline {
+            id: 1,
+            source: Source::Scan(Scan {
+                table: "t".into(),
+                version: 1,
+                columns: vec![0, 1],
+                fields: fields.clone(),
+                dictionary: vec![false, false],
+                rows: 1000,
+            }),
+            operators: vec![Operator::Filter(Expr::Cmp {
+                op: CmpOp::Lt,
+                left: Box::new(Expr::col(1, "v")),
+                right: Box::new(Expr::lit(Scalar::Int(10), Type::Int64)),
+            })],
+            sink: Sink::Aggregate(Aggregate {
+                result: 0,
+                group_by: vec![Expr::col(0, "k")],
+                aggregates: vec![AggExpr { func, arg: Some(Expr::col(1, "v")), distinct: false, ty, name: "a".into() }],
+                strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max }] },
+                fields: vec![Field::new("k", Type::Int32, false), Field::new("a", ty, true)],
+            }),
+            device: Device::Gpu,
+            device_reason: None,
+        }
+    }
+
+    fn cols() -> Vec<GpuColumn> {
+        vec![int_col(), GpuColumn { width: Width::I64, dictionary: None }]
+    }
+
+    #[test]
+    fn group_table_choice_follows_the_shared_budget() {
+        let sum = [Accumulator::Sum];
+        // 20 bytes a slot: 819 slots fit in 16 KiB directly.
+        assert_eq!(group_table(800, &sum), GroupTable::Direct { slots: 800 });
+        // SSB q2.1's 8 008-slot domain: a 512-slot shared hash table.
+        assert_eq!(group_table(8008, &sum), GroupTable::Hashed { slots: 512 });
+        // Many wide accumulators leave too few slots to be worth it.
+        let wide = [Accumulator::SumCount; 8];
+        assert_eq!(group_table(100_000, &wide), GroupTable::Global);
+    }
+
+    #[test]
+    fn kernels_walk_tiles_grid_stride() {
+        let k = generate(&grouped(9, AggFunc::Sum), &cols(), &[]).unwrap();
+        assert!(k.source.contains("tile += (long long)gridDim.x * 512LL"), "{}", k.source);
+    }
+
+    #[test]
+    fn small_domains_aggregate_in_a_direct_shared_table() {
+        let k = generate(&grouped(9, AggFunc::Sum), &cols(), &[]).unwrap();
+        let SinkLayout::Aggregate { groups, table, .. } = &k.sink else { panic!("not an aggregate") };
+        // Slot 0 is NULL's, then 0..=9.
+        assert_eq!(*groups, 11);
+        assert_eq!(*table, GroupTable::Direct { slots: 11 });
+        assert!(k.source.contains("__shared__ Int128 sh_a0[11];"), "{}", k.source);
+        assert!(k.source.contains("atomic_add_i128(&sh_a0[sl], tessera_i128(v0));"), "{}", k.source);
+        // Merged once per block, not per row.
+        assert!(k.source.contains("atomic_add_i128(&out_a0[grp], x);"), "{}", k.source);
+    }
+
+    #[test]
+    fn large_domains_use_a_shared_hash_table_with_a_global_fallback() {
+        let k = generate(&grouped(99_999, AggFunc::Min), &cols(), &[]).unwrap();
+        let SinkLayout::Aggregate { table, .. } = &k.sink else { panic!("not an aggregate") };
+        // 12 bytes a slot: 1 365 fit, so 1 024.
+        assert_eq!(*table, GroupTable::Hashed { slots: 1024 });
+        assert!(k.source.contains("atomicCAS(&sh_key[hh], -1, (int)grp)"), "{}", k.source);
+        assert!(k.source.contains("else { atomicMin(&out_a0[grp], v0);"), "{}", k.source);
+    }
+
+    /// The whole generated source of one pipeline, compared with a checked-in copy so
+    /// that every change to generated code shows up in review. Regenerate with
+    /// `TESSERA_BLESS=1 cargo test -p tessera-cuda golden`.
+    #[test]
+    fn golden_grouped_sum_kernel() {
+        let k = generate(&grouped(9, AggFunc::Sum), &cols(), &[]).unwrap();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/grouped_sum.cu");
+        if std::env::var_os("TESSERA_BLESS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &k.source).unwrap();
+        }
+        let want = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(k.source, want, "generated source changed; rerun with TESSERA_BLESS=1 and review the diff");
+    }
 }

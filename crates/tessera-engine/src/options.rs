@@ -13,9 +13,54 @@ extensions_options! {
         /// Where pipelines run: `auto` (the GPU when present, supported and the input is
         /// large enough), `gpu` (wherever supported) or `cpu`.
         pub device: String, default = "auto".to_string()
+        /// The most GPU memory Tessera may use (columns cached on the GPU, hash tables,
+        /// results), e.g. `'40GB'`, `'512MiB'`; empty: 90% of the memory free when the
+        /// GPU was opened. Cached columns are evicted, least recently used first, to stay
+        /// under it; a query that still does not fit runs on the CPU.
+        pub gpu_memory_limit: String, default = String::new()
     }
 }
 
 impl ConfigExtension for TesseraOptions {
     const PREFIX: &'static str = "tessera";
+}
+
+/// Parses a byte size: a number with an optional unit (`B`, `KB`/`MB`/`GB`/`TB` as powers
+/// of 1000, `KiB`/`MiB`/`GiB`/`TiB` as powers of 1024; case-insensitive, spaces allowed).
+pub fn parse_bytes(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num.parse().ok()?;
+    let mul: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = value * mul;
+    (bytes.is_finite() && bytes >= 0.0 && bytes < usize::MAX as f64).then_some(bytes as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn byte_sizes_parse_with_units() {
+        assert_eq!(parse_bytes("40GB"), Some(40_000_000_000));
+        assert_eq!(parse_bytes("512 MiB"), Some(512 << 20));
+        assert_eq!(parse_bytes("1.5kb"), Some(1500));
+        assert_eq!(parse_bytes("123"), Some(123));
+        assert_eq!(parse_bytes("2 gib"), Some(2 << 30));
+        assert_eq!(parse_bytes("lots"), None);
+        assert_eq!(parse_bytes("10 XB"), None);
+        assert_eq!(parse_bytes(""), None);
+    }
 }

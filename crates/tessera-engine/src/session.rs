@@ -24,7 +24,7 @@ use tessera_common::{Result, TesseraError, not_impl_err};
 use tessera_storage::{Store, TableWriter};
 
 use crate::catalog::{CATALOG, SCHEMA, StoreCatalog, StoreSchema};
-use crate::options::TesseraOptions;
+use crate::options::{TesseraOptions, parse_bytes};
 use datafusion::arrow::array::StringArray;
 use tessera_exec::{DevicePref, Executor};
 use crate::copy::parse_copy_from;
@@ -68,6 +68,77 @@ pub struct Session {
     ctx: SessionContext,
     store: Arc<Store>,
     executor: Executor,
+    plans: PlanCache,
+}
+
+/// Planned queries by statement text, so that a repeated query skips parsing,
+/// DataFusion's optimizer and pipeline planning (together about 1–3 ms for an SSB
+/// query, as much as the GPU needs to run it at SF 20).
+///
+/// An entry is valid for the store's manifest version it was planned against (every
+/// committed write bumps it, so statistics and schemas are current); any statement that
+/// is not a query (`SET`, DDL, writes) clears the cache, since settings and DataFusion's
+/// catalog shape plans. Only plans that run wholly as pipelines over store tables, with
+/// only immutable functions, are kept: DataFusion folds `now()` while optimizing, and
+/// fallback subtrees hold per-run state.
+#[derive(Default)]
+struct PlanCache {
+    entries: std::sync::Mutex<std::collections::HashMap<String, CachedPlan>>,
+}
+
+/// Entries kept at most; the cache is cleared when full (queries repeat or they do not).
+const PLAN_CACHE_ENTRIES: usize = 256;
+
+#[derive(Clone)]
+struct CachedPlan {
+    manifest_version: u64,
+    planned: Arc<tessera_plan::PlannedQuery>,
+    schema: SchemaRef,
+}
+
+impl PlanCache {
+    fn get(&self, sql: &str, manifest_version: u64) -> Option<CachedPlan> {
+        let entries = self.entries.lock().ok()?;
+        entries.get(sql).filter(|c| c.manifest_version == manifest_version).cloned()
+    }
+
+    fn insert(&self, sql: &str, plan: CachedPlan) {
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= PLAN_CACHE_ENTRIES {
+                entries.clear();
+            }
+            entries.insert(sql.to_string(), plan);
+        }
+    }
+
+    fn clear(&self) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.clear();
+        }
+    }
+}
+
+/// Whether a plan may be cached: no function whose result can change between runs.
+fn is_repeatable(plan: &LogicalPlan) -> bool {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::{Expr, Volatility};
+    let mut ok = true;
+    let _ = plan.apply_with_subqueries(|node| {
+        let _ = node.apply_expressions(|e| {
+            let _ = e.apply(|x| {
+                if let Expr::ScalarFunction(f) = x {
+                    if f.func.signature().volatility != Volatility::Immutable {
+                        ok = false;
+                        return Ok(TreeNodeRecursion::Stop);
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            });
+            Ok(if ok { TreeNodeRecursion::Continue } else { TreeNodeRecursion::Stop })
+        });
+        Ok(if ok { TreeNodeRecursion::Continue } else { TreeNodeRecursion::Stop })
+    });
+    ok
 }
 
 impl std::fmt::Debug for Session {
@@ -98,7 +169,7 @@ impl Session {
         ctx.register_catalog(CATALOG, Arc::new(catalog));
         crate::table_functions::register(&ctx);
         let executor = Executor::new(Arc::clone(&store));
-        Ok(Session { ctx, store, executor })
+        Ok(Session { ctx, store, executor, plans: PlanCache::default() })
     }
 
     /// The store this session reads and writes.
@@ -131,7 +202,15 @@ impl Session {
             tx.commit()?;
             return Ok(QueryOutput::count(rows));
         }
+        let version = self.store.manifest()?.version;
+        if let Some(hit) = self.plans.get(statement, version) {
+            let batches = self.executor.run(&hit.planned, &self.ctx, &hit.schema, self.device()?).await?;
+            return Ok(QueryOutput { schema: hit.schema, batches });
+        }
         let plan = self.ctx.state().create_logical_plan(statement).await.map_err(from_df)?;
+        if !is_query(&plan) {
+            self.plans.clear();
+        }
         match plan {
             LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(create)) => self.create_table(create).await,
             LogicalPlan::Ddl(DdlStatement::DropTable(drop)) if self.is_store_table(&drop.name)? => {
@@ -163,7 +242,10 @@ impl Session {
             LogicalPlan::Analyze(analyze) if !self.use_datafusion() && is_query(&analyze.input) => {
                 self.explain_analyze(analyze.input.as_ref().clone()).await
             }
-            plan if is_query(&plan) && !self.use_datafusion() => self.run_pipelines(plan).await,
+            plan if is_query(&plan) && !self.use_datafusion() => {
+                let cache = is_repeatable(&plan).then_some((statement, version));
+                self.run_pipelines(plan, cache).await
+            }
             plan => {
                 let df = self.ctx.execute_logical_plan(plan).await.map_err(from_df)?;
                 let schema = Arc::new(df.schema().as_arrow().clone());
@@ -188,13 +270,24 @@ impl Session {
     /// placement, the wall time, and per GPU pipeline its kernel time, the bytes it must
     /// read (the bandwidth model) and the achieved bandwidth against the measured peak.
     async fn explain_analyze(&self, plan: LogicalPlan) -> Result<QueryOutput> {
+        let start = std::time::Instant::now();
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
-        let mut placed = tessera_plan::plan(&optimized, &StoreCatalog).plan;
+        let planned = tessera_plan::plan(&optimized, &StoreCatalog);
+        let planning = start.elapsed().as_secs_f64() * 1e3;
+        let mut placed = planned.plan.clone();
         self.executor.place(&mut placed, self.device()?);
         let start = std::time::Instant::now();
-        let out = self.run_pipelines(plan).await?;
+        let rows = if planned.is_fully_external() {
+            self.run_pipelines(plan, None).await?.num_rows()
+        } else {
+            let schema = Arc::new(optimized.schema().as_arrow().clone());
+            let batches = self.executor.run(&planned, &self.ctx, &schema, self.device()?).await?;
+            batches.iter().map(|b| b.num_rows()).sum()
+        };
         let wall = start.elapsed().as_secs_f64() * 1e3;
-        let mut lines = vec![format!("query: {wall:.3} ms wall, {} rows", out.num_rows())];
+        let mut lines = vec![format!(
+            "query: {wall:.3} ms wall to run, {rows} rows; planning {planning:.3} ms (DataFusion's optimizer and pipeline planning; skipped when the plan is cached)"
+        )];
         if let Some(gpu) = self.executor.gpu() {
             let peak = gpu.bandwidth_gbs();
             lines.push(format!(
@@ -238,18 +331,43 @@ impl Session {
     }
 
     /// The `tessera.device` setting.
+    /// The `tessera.device` setting; also applies `tessera.gpu_memory_limit` to the GPU
+    /// (called before every query run, so both take effect at the next query).
     fn device(&self) -> Result<DevicePref> {
         let state = self.ctx.state();
-        let value = state.config().options().extensions.get::<TesseraOptions>().map(|o| o.device.clone()).unwrap_or_default();
-        DevicePref::parse(&value)
-            .ok_or_else(|| TesseraError::Plan(format!("tessera.device must be 'auto', 'gpu' or 'cpu', not '{value}'")))
+        let options = state.config().options().extensions.get::<TesseraOptions>().cloned().unwrap_or_default();
+        let value = options.device;
+        let device = DevicePref::parse(&value)
+            .ok_or_else(|| TesseraError::Plan(format!("tessera.device must be 'auto', 'gpu' or 'cpu', not '{value}'")))?;
+        let limit = options.gpu_memory_limit.trim();
+        let limit = if limit.is_empty() {
+            None
+        } else {
+            Some(parse_bytes(limit).ok_or_else(|| {
+                TesseraError::Plan(format!("tessera.gpu_memory_limit must be a size such as '40GB' or '512MiB', not '{limit}'"))
+            })?)
+        };
+        if device != DevicePref::Cpu {
+            self.executor.set_gpu_memory_limit(limit);
+        }
+        Ok(device)
     }
 
-    /// Plans a query into pipelines (DataFusion's optimizer first) and runs it.
-    async fn run_pipelines(&self, plan: LogicalPlan) -> Result<QueryOutput> {
+    /// Plans a query into pipelines (DataFusion's optimizer first) and runs it; with
+    /// `cache` (its text and the manifest version it was planned against) keeps the plan
+    /// for the next run of the same text where that is safe (see [`PlanCache`]).
+    async fn run_pipelines(&self, plan: LogicalPlan, cache: Option<(&str, u64)>) -> Result<QueryOutput> {
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
         let schema = Arc::new(optimized.schema().as_arrow().clone());
         let planned = tessera_plan::plan(&optimized, &StoreCatalog);
+        if let Some((sql, manifest_version)) = cache {
+            if planned.externals.is_empty() && !planned.is_fully_external() {
+                let planned = Arc::new(planned);
+                self.plans.insert(sql, CachedPlan { manifest_version, planned: Arc::clone(&planned), schema: Arc::clone(&schema) });
+                let batches = self.executor.run(&planned, &self.ctx, &schema, self.device()?).await?;
+                return Ok(QueryOutput { schema, batches });
+            }
+        }
         if planned.is_fully_external() {
             let df = self.ctx.execute_logical_plan(plan).await.map_err(from_df)?;
             let schema = Arc::new(df.schema().as_arrow().clone());

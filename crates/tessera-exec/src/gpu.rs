@@ -20,7 +20,7 @@ use arrow::datatypes::{DataType, Int32Type};
 use tessera_common::{Result, TesseraError};
 use tessera_cpu::{Chunk, Evaluator, arrow_err, cast_to};
 use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, SinkLayout, Width};
-use tessera_cuda::cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
+use tessera_cuda::cudarc::driver::{CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use tessera_cuda::{DeviceBuffer, GpuDevice, KernelCache};
 use tessera_ir::{AggFunc, Expr, HashTableId, Operator, Pipeline, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
@@ -55,6 +55,19 @@ impl GpuBuf {
     }
 }
 
+/// The GPU column cache: columns by (table, table version, column), with a use tick for
+/// least-recently-used eviction under the memory limit.
+#[derive(Default)]
+struct ColumnCache {
+    map: HashMap<(String, u64, usize), CachedColumn>,
+    tick: u64,
+}
+
+struct CachedColumn {
+    buf: Arc<GpuBuf>,
+    last_used: u64,
+}
+
 /// One pipeline's GPU run, for reports.
 #[derive(Debug, Clone)]
 pub struct GpuRun {
@@ -72,7 +85,9 @@ pub struct GpuRun {
 pub struct GpuRuntime {
     device: Arc<GpuDevice>,
     kernels: KernelCache,
-    columns: Mutex<HashMap<(String, u64, usize), Arc<GpuBuf>>>,
+    columns: Mutex<ColumnCache>,
+    /// The memory limit when no `tessera.gpu_memory_limit` is set.
+    default_limit: usize,
     /// Runs of the last query.
     pub last_runs: Mutex<Vec<GpuRun>>,
     bandwidth: std::sync::OnceLock<Option<f64>>,
@@ -102,6 +117,47 @@ pub struct GpuQueryState {
 /// the CPU backend then reports the precise error or handles the case.
 pub const RETRY_ON_CPU: &str = "retry on the CPU";
 
+/// Group domains at least this large are compacted on the GPU before download (see
+/// [`GpuRuntime::present_groups`]); below it, downloading the whole domain costs less
+/// than the two extra launches (64 Ki slots of a SUM are 1 MiB, ~20 µs over PCIe 5).
+pub const COMPACT_MIN_GROUPS: usize = 1 << 16;
+
+/// The groups an aggregation saw: group numbers in order, and (for compacted domains) the
+/// same numbers on the GPU for gathers.
+struct PresentGroups {
+    order: Vec<usize>,
+    ids: Option<DeviceBuffer<u32>>,
+    /// Whether any row reached the sink (a scalar aggregate's NULLs).
+    any: bool,
+}
+
+/// Library kernels the runtime launches besides generated pipelines.
+const HELPERS: &str = r#"#include "tessera.cuh"
+// Sets a[0..n) to v.
+extern "C" __global__ void tessera_fill_u64(unsigned long long* a, long long n, unsigned long long v) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) a[i] = v;
+}
+// Writes the indexes g with seen[g] != 0 to ids (in no particular order) and their number
+// to *count (zeroed before): one atomic per warp, positions from the warp's ballot.
+extern "C" __global__ void tessera_compact_seen(const unsigned int* seen, long long n, unsigned int* ids, unsigned long long* count) {
+    const unsigned int lane = threadIdx.x & 31u;
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < n; base += (long long)gridDim.x * blockDim.x) {
+        const long long g = base + threadIdx.x;
+        const bool hit = g < n && seen[g] != 0u;
+        const unsigned int mask = __ballot_sync(0xffffffffu, hit);
+        unsigned long long at = 0;
+        if (lane == 0 && mask != 0u) at = atomicAdd(count, (unsigned long long)__popc(mask));
+        at = __shfl_sync(0xffffffffu, at, 0);
+        if (hit) ids[at + __popc(mask & ((1u << lane) - 1u))] = (unsigned int)g;
+    }
+}
+// dst[i * words + w] = src[ids[i] * words + w] for i < n.
+extern "C" __global__ void tessera_gather_u64(const unsigned long long* src, long long words, const unsigned int* ids, long long n, unsigned long long* dst) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n * words; i += (long long)gridDim.x * blockDim.x)
+        dst[i] = src[(long long)ids[i / words] * words + i % words];
+}
+"#;
+
 impl GpuRuntime {
     /// The GPU runtime, or None on a machine without a GPU (or NVRTC).
     pub fn open(kernel_dir: Option<std::path::PathBuf>) -> Option<GpuRuntime> {
@@ -109,10 +165,12 @@ impl GpuRuntime {
             return None;
         }
         let device = GpuDevice::get().ok().flatten()?;
+        let default_limit = device.memory().limit();
         Some(GpuRuntime {
             device,
             kernels: KernelCache::new(kernel_dir),
-            columns: Mutex::new(HashMap::new()),
+            default_limit,
+            columns: Mutex::new(ColumnCache::default()),
             last_runs: Mutex::new(Vec::new()),
             bandwidth: std::sync::OnceLock::new(),
         })
@@ -167,11 +225,56 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
         plan_kernel(p, table, state, gpu_tables)
     }
 
+    /// Sets the GPU memory limit (None: the default, 90% of the memory free at start),
+    /// evicting cached columns, least recently used first, until the bytes in use fit.
+    pub fn set_memory_limit(&self, limit: Option<usize>) {
+        let limit = limit.unwrap_or(self.default_limit);
+        let pool = self.device.memory();
+        if pool.limit() != limit {
+            pool.set_limit(limit);
+            self.make_room(0);
+        }
+    }
+
+    /// Bytes of columns cached on the GPU, and how many columns.
+    pub fn cached_columns(&self) -> (usize, usize) {
+        self.columns.lock().map(|c| (c.map.values().map(|e| e.buf.bytes()).sum(), c.map.len())).unwrap_or((0, 0))
+    }
+
+    /// Evicts cached columns that no running query holds, least recently used first,
+    /// until `bytes` more fit under the memory limit (or nothing more can be evicted).
+    fn make_room(&self, bytes: usize) {
+        let pool = self.device.memory();
+        let Ok(mut cache) = self.columns.lock() else { return };
+        while pool.used().saturating_add(bytes) > pool.limit() {
+            let victim = cache
+                .map
+                .iter()
+                .filter(|(_, e)| Arc::strong_count(&e.buf) == 1)
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(k, _)| k.clone());
+            match victim {
+                Some(k) => {
+                    cache.map.remove(&k);
+                }
+                None => break,
+            }
+        }
+    }
+
     fn column(&self, table: &LoadedTable, c: usize, width: Width) -> Result<Arc<GpuBuf>> {
         let key = (table.name.clone(), table.version, c);
-        if let Some(b) = self.columns.lock().ok().and_then(|m| m.get(&key).cloned()) {
-            return Ok(b);
+        if let Ok(mut cache) = self.columns.lock() {
+            cache.tick += 1;
+            let tick = cache.tick;
+            if let Some(e) = cache.map.get_mut(&key) {
+                e.last_used = tick;
+                return Ok(Arc::clone(&e.buf));
+            }
+            // Older versions of this column are dead: a write made a new version.
+            cache.map.retain(|k, _| !(k.0 == key.0 && k.2 == key.2));
         }
+        self.make_room(table.rows * width.bytes());
         let buf = match width {
             Width::I32 => {
                 let mut v: Vec<i32> = Vec::with_capacity(table.rows);
@@ -206,8 +309,10 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
             }
         };
         let buf = Arc::new(buf);
-        if let Ok(mut m) = self.columns.lock() {
-            m.insert(key, Arc::clone(&buf));
+        if let Ok(mut cache) = self.columns.lock() {
+            cache.tick += 1;
+            let last_used = cache.tick;
+            cache.map.insert(key, CachedColumn { buf: Arc::clone(&buf), last_used });
         }
         Ok(buf)
     }
@@ -230,11 +335,10 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                 tab_ptrs.extend(t.payload.iter().map(|b| b.ptr(dev)));
             }
         }
-        // Sink outputs.
+        // Sink outputs. Accumulators are all 64-bit words (MIN/MAX hold i64 bits).
         let mut out_bufs: Vec<GpuBuf> = Vec::new();
         let mut build_rows: Option<DeviceBuffer<i32>> = None;
-        let mut u64_outs: Vec<DeviceBuffer<u64>> = Vec::new();
-        let mut i64_outs: Vec<DeviceBuffer<i64>> = Vec::new();
+        let mut accs: Vec<DeviceBuffer<u64>> = Vec::new();
         let mut seen: Option<DeviceBuffer<u32>> = None;
         let mut out_ptrs: Vec<u64> = Vec::new();
         match &kernel.sink {
@@ -253,71 +357,56 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
             }
             SinkLayout::Aggregate { groups, accumulators, .. } => {
                 for acc in accumulators {
-                    match acc {
-                        Accumulator::Sum => u64_outs.push(dev.memory().alloc::<u64>(2 * groups)?),
-                        Accumulator::Count => u64_outs.push(dev.memory().alloc::<u64>(*groups)?),
+                    let (words, fill) = match acc {
+                        Accumulator::Sum => (2, None),
+                        Accumulator::Count => (1, None),
                         Accumulator::SumCount => {
-                            u64_outs.push(dev.memory().alloc::<u64>(2 * groups)?);
-                            u64_outs.push(dev.memory().alloc::<u64>(*groups)?);
+                            accs.push(dev.memory().alloc::<u64>(2 * groups)?);
+                            (1, None)
                         }
-                        Accumulator::Min => i64_outs.push(dev.upload(&vec![i64::MAX; *groups])?),
-                        Accumulator::Max => i64_outs.push(dev.upload(&vec![i64::MIN; *groups])?),
+                        Accumulator::Min => (1, Some(i64::MAX)),
+                        Accumulator::Max => (1, Some(i64::MIN)),
+                    };
+                    let buf = dev.memory().alloc::<u64>(words * groups)?;
+                    if let Some(v) = fill {
+                        self.fill(&buf, v)?;
                     }
+                    accs.push(buf);
                 }
-                // Pointers in accumulator order.
-                let (mut ui, mut ii) = (0, 0);
-                for acc in accumulators {
-                    match acc {
-                        Accumulator::Sum | Accumulator::Count => {
-                            out_ptrs.push(u64_outs[ui].as_slice().device_ptr(dev.stream()).0);
-                            ui += 1;
-                        }
-                        Accumulator::SumCount => {
-                            out_ptrs.push(u64_outs[ui].as_slice().device_ptr(dev.stream()).0);
-                            out_ptrs.push(u64_outs[ui + 1].as_slice().device_ptr(dev.stream()).0);
-                            ui += 2;
-                        }
-                        Accumulator::Min | Accumulator::Max => {
-                            out_ptrs.push(i64_outs[ii].as_slice().device_ptr(dev.stream()).0);
-                            ii += 1;
-                        }
-                    }
-                }
+                out_ptrs.extend(accs.iter().map(|b| b.as_slice().device_ptr(dev.stream()).0));
                 let s = dev.memory().alloc::<u32>(*groups)?;
                 out_ptrs.push(s.as_slice().device_ptr(dev.stream()).0);
                 seen = Some(s);
             }
         }
         let flags = dev.memory().alloc::<u64>(4)?;
-        let pad = |v: &mut Vec<u64>| {
-            if v.is_empty() {
-                v.push(0);
-            }
-        };
-        let (mut col_ptrs, mut tab_ptrs, mut out_ptrs) = (col_ptrs, tab_ptrs, out_ptrs);
-        pad(&mut col_ptrs);
-        pad(&mut tab_ptrs);
-        pad(&mut out_ptrs);
-        let d_cols = dev.upload(&col_ptrs)?;
-        let d_tabs = dev.upload(&tab_ptrs)?;
-        let d_outs = dev.upload(&out_ptrs)?;
+        // One upload for the three pointer arrays; the kernel gets pointers into it.
+        let mut ptrs = col_ptrs;
+        let tabs_at = ptrs.len();
+        ptrs.extend(tab_ptrs);
+        let outs_at = ptrs.len();
+        ptrs.extend(out_ptrs);
+        ptrs.push(0);
+        let d_ptrs = dev.upload(&ptrs)?;
+        let base = d_ptrs.as_slice().device_ptr(dev.stream()).0;
+        let (d_cols, d_tabs, d_outs) = (base, base + 8 * tabs_at as u64, base + 8 * outs_at as u64);
         let module = self.kernels.load(dev, &kernel.source)?;
         let function = module
             .load_function(codegen::KERNEL_NAME)
             .map_err(|e| TesseraError::Internal(format!("loading kernel: {e:?}")))?;
         let rows = table.rows as i64;
-        let tiles = (table.rows as u64).div_ceil(codegen::TILE_ITEMS as u64).max(1);
-        let cfg = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (self.grid(&function, table.rows as u64)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
         dev.synchronize()?;
         let start = Instant::now();
         if table.rows > 0 {
             let stream = dev.stream();
             let mut launch = stream.launch_builder(&function);
-            launch.arg(d_cols.as_slice()).arg(&rows).arg(d_tabs.as_slice()).arg(d_outs.as_slice()).arg(flags.as_slice());
+            launch.arg(&d_cols).arg(&rows).arg(&d_tabs).arg(&d_outs).arg(flags.as_slice());
             unsafe { launch.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
         }
         dev.synchronize()?;
         let kernel_ms = start.elapsed().as_secs_f64() * 1e3;
+        drop(d_ptrs);
         let bytes: u64 = col_bufs.iter().map(|b| b.bytes() as u64).sum();
         if let Ok(mut r) = self.last_runs.lock() {
             r.push(GpuRun { pipeline: p.id, kernel_ms, bytes, rows: table.rows as u64 });
@@ -332,10 +421,11 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                 state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), rows, payload: out_bufs });
                 Ok(None)
             }
-            (SinkLayout::Aggregate { groups, accumulators, keys }, Sink::Aggregate(a)) => {
-                let seen = dev.download(seen.as_ref().ok_or_else(|| TesseraError::Internal("seen".into()))?.as_slice())?;
+            (SinkLayout::Aggregate { groups, accumulators, keys, .. }, Sink::Aggregate(a)) => {
+                let seen = seen.ok_or_else(|| TesseraError::Internal("seen".into()))?;
                 let scalar = keys.is_empty();
-                let order: Vec<usize> = if scalar { vec![0] } else { (0..*groups).filter(|&g| seen[g] != 0).collect() };
+                let groups = self.present_groups(&seen, *groups, scalar)?;
+                let order = &groups.order;
                 let mut columns: Vec<ArrayRef> = Vec::new();
                 let mut stride = 1usize;
                 for (i, k) in keys.iter().enumerate() {
@@ -354,35 +444,32 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                     columns.push(col);
                     stride *= k.slots;
                 }
-                let any = seen.first().copied().unwrap_or(0) != 0;
-                let (mut ui, mut ii) = (0, 0);
+                // A scalar aggregate has its one row even over no input; its SUM/MIN/MAX
+                // are then NULL (`present` false), its COUNT 0.
+                let present = vec![!scalar || groups.any; order.len()];
+                let mut next = accs.iter();
+                let mut take = || next.next().ok_or_else(|| TesseraError::Internal("accumulator missing".into()));
                 for (j, acc) in accumulators.iter().enumerate() {
                     let ty = a.fields[keys.len() + j].ty;
                     let spec = &a.aggregates[j];
                     let col: ArrayRef = match acc {
                         Accumulator::Count => {
-                            let c = dev.download(u64_outs[ui].as_slice())?;
-                            ui += 1;
-                            cast_to(&(Arc::new(Int64Array::from_iter_values(order.iter().map(|&g| c[g] as i64))) as ArrayRef), ty)?
+                            let c = self.fetch(&groups, take()?, 1)?;
+                            cast_to(&(Arc::new(Int64Array::from_iter_values(c.iter().map(|&x| x as i64))) as ArrayRef), ty)?
                         }
                         Accumulator::Sum | Accumulator::SumCount => {
-                            let s = dev.download(u64_outs[ui].as_slice())?;
-                            let sums: Vec<i128> = order.iter().map(|&g| ((s[2 * g + 1] as i128) << 64) | s[2 * g] as i128).collect();
+                            let s = self.fetch(&groups, take()?, 2)?;
+                            let sums: Vec<i128> = s.chunks_exact(2).map(|w| ((w[1] as i128) << 64) | w[0] as i128).collect();
                             let counts = if *acc == Accumulator::SumCount {
-                                let c = dev.download(u64_outs[ui + 1].as_slice())?;
-                                ui += 2;
-                                Some(order.iter().map(|&g| c[g] as i64).collect::<Vec<_>>())
+                                Some(self.fetch(&groups, take()?, 1)?.into_iter().map(|x| x as i64).collect::<Vec<_>>())
                             } else {
-                                ui += 1;
                                 None
                             };
-                            let present: Vec<bool> = order.iter().map(|&g| if scalar { any } else { seen[g] != 0 }).collect();
                             finish_sum(&sums, counts.as_deref(), &present, spec.func, spec.arg.as_ref().map(|e| e.ty(&p.sink_input_fields())), ty)?
                         }
                         Accumulator::Min | Accumulator::Max => {
-                            let m = dev.download(i64_outs[ii].as_slice())?;
-                            ii += 1;
-                            let v: Int64Array = order.iter().map(|&g| (if scalar { any } else { true }).then_some(m[g])).collect();
+                            let m = self.fetch(&groups, take()?, 1)?;
+                            let v: Int64Array = m.iter().zip(&present).map(|(&x, &p)| p.then_some(x as i64)).collect();
                             let arg_ty = spec.arg.as_ref().map(|e| e.ty(&p.sink_input_fields())).unwrap_or(ty);
                             int_as(&v, arg_ty, ty)?
                         }
@@ -394,6 +481,89 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
             }
             _ => Err(TesseraError::Internal("kernel and sink disagree".into())),
         }
+    }
+
+    /// Blocks for a pipeline kernel over `rows` rows: one wave of resident blocks (the
+    /// kernel walks tiles grid-stride), fewer for small inputs.
+    fn grid(&self, function: &CudaFunction, rows: u64) -> Result<u32> {
+        let tiles = rows.div_ceil(codegen::TILE_ITEMS as u64).max(1);
+        let per_sm = function
+            .occupancy_max_active_blocks_per_multiprocessor(codegen::BLOCK_THREADS, 0, None)
+            .map_err(|e| TesseraError::Internal(format!("occupancy: {e:?}")))?
+            .max(1);
+        let wave = self.device.sm_count() as u64 * per_sm as u64;
+        Ok(tiles.min(wave) as u32)
+    }
+
+    /// The library kernels (fill, compaction, gather), compiled once per process.
+    fn helpers(&self) -> Result<Arc<tessera_cuda::cudarc::driver::CudaModule>> {
+        self.kernels.load(&self.device, HELPERS)
+    }
+
+    fn helper(&self, name: &str) -> Result<CudaFunction> {
+        self.helpers()?.load_function(name).map_err(|e| TesseraError::Internal(format!("loading {name}: {e:?}")))
+    }
+
+    /// Sets every word of `buf` to the bits of `value`.
+    fn fill(&self, buf: &DeviceBuffer<u64>, value: i64) -> Result<()> {
+        let f = self.helper("tessera_fill_u64")?;
+        let n = buf.len() as i64;
+        let bits = value as u64;
+        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let stream = self.device.stream();
+        let mut l = stream.launch_builder(&f);
+        l.arg(buf.as_slice()).arg(&n).arg(&bits);
+        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("fill: {e:?}")))?;
+        Ok(())
+    }
+
+    /// The groups an aggregation saw, in group-number order. Small domains download the
+    /// whole `seen` array; large ones (SSB q4.3: 2 M slots, a few hundred present) are
+    /// compacted on the GPU first, so only present groups cross PCIe.
+    fn present_groups(&self, seen: &DeviceBuffer<u32>, groups: usize, scalar: bool) -> Result<PresentGroups> {
+        let dev = &self.device;
+        if scalar || groups < COMPACT_MIN_GROUPS {
+            let s = dev.download(seen.as_slice())?;
+            let any = s.first().is_some_and(|&x| x != 0);
+            let order = if scalar { vec![0] } else { (0..groups).filter(|&g| s[g] != 0).collect() };
+            return Ok(PresentGroups { order, ids: None, any });
+        }
+        let ids = dev.memory().alloc::<u32>(groups)?;
+        let count = dev.memory().alloc::<u64>(1)?;
+        let f = self.helper("tessera_compact_seen")?;
+        let n = groups as i64;
+        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let stream = dev.stream();
+        let mut l = stream.launch_builder(&f);
+        l.arg(seen.as_slice()).arg(&n).arg(ids.as_slice()).arg(count.as_slice());
+        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("compact: {e:?}")))?;
+        let present = dev.download(count.as_slice())?.first().copied().unwrap_or(0) as usize;
+        if present == 0 {
+            return Ok(PresentGroups { order: Vec::new(), ids: None, any: false });
+        }
+        let mut order: Vec<u32> = dev.download(&ids.as_slice().slice(0..present))?;
+        order.sort_unstable();
+        let sorted = dev.upload(&order)?;
+        Ok(PresentGroups { order: order.into_iter().map(|g| g as usize).collect(), ids: Some(sorted), any: true })
+    }
+
+    /// The `words` words of each present group of accumulator array `buf`.
+    fn fetch(&self, groups: &PresentGroups, buf: &DeviceBuffer<u64>, words: usize) -> Result<Vec<u64>> {
+        let dev = &self.device;
+        let Some(ids) = &groups.ids else {
+            let all = dev.download(buf.as_slice())?;
+            return Ok(groups.order.iter().flat_map(|&g| all[g * words..(g + 1) * words].iter().copied()).collect());
+        };
+        let n = groups.order.len();
+        let out = dev.memory().alloc::<u64>(n * words)?;
+        let f = self.helper("tessera_gather_u64")?;
+        let (w, len) = (words as i64, n as i64);
+        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let stream = dev.stream();
+        let mut l = stream.launch_builder(&f);
+        l.arg(buf.as_slice()).arg(&w).arg(ids.as_slice()).arg(&len).arg(out.as_slice());
+        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("gather: {e:?}")))?;
+        dev.download(out.as_slice())
     }
 
     /// The shape of a table built on the GPU.

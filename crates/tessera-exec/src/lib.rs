@@ -60,11 +60,22 @@ impl Executor {
             if !placement.kernels.is_empty() {
                 match self.run_steps(planned, ctx, schema, Some((gpu, placement))).await {
                     Err(TesseraError::Execution(m)) if m == RETRY_ON_CPU => {}
+                    // Over the GPU memory limit even after evicting cached columns: the
+                    // CPU backend needs no GPU memory.
+                    Err(TesseraError::ResourcesExhausted(_)) => {}
                     other => return other,
                 }
             }
         }
         self.run_steps(planned, ctx, schema, None).await
+    }
+
+    /// Sets the GPU memory limit (`tessera.gpu_memory_limit`; None: the default). Opens
+    /// the GPU if it is not open yet; does nothing without one.
+    pub fn set_gpu_memory_limit(&self, limit: Option<usize>) {
+        if let Some(gpu) = self.gpu() {
+            gpu.set_memory_limit(limit);
+        }
     }
 
     /// The GPU runtime, opened on first use (None without a GPU).

@@ -1,0 +1,683 @@
+//! Randomized differential tests of the GPU backend against the CPU backend and plain
+//! DataFusion.
+//!
+//! Random tables (a fact table `f`, a dimension `d1` with unique keys and a dimension
+//! `d2` with duplicate keys) are loaded in several sizes chosen around the GPU's tile of
+//! 512 rows (0, 1, 511, 512, 513 rows) and one larger case (~200k rows, more than 65536
+//! groups in a GROUP BY). Queries come from templates with random constants: filters,
+//! string predicates on dictionary columns, inner/semi/anti joins, joins against
+//! duplicate keys, grouped and scalar aggregates, a nullable column, outer joins, sorts,
+//! exact decimal sums that overflow BIGINT and sums that must fail with an overflow.
+//!
+//! Each query runs three ways and the answers (every value as text, rows sorted) must be
+//! equal, or all three must fail:
+//!
+//! - `SET tessera.device = 'gpu'`: every pipeline the GPU code generator supports runs on
+//!   the GPU (without a GPU this is the CPU backend again);
+//! - `SET tessera.device = 'cpu'`: the CPU backend only;
+//! - `SET tessera.engine = 'datafusion'`: plain DataFusion, the reference.
+//!
+//! The one allowed difference: a query marked as overflowing may fail with an overflow on
+//! the pipelines while plain DataFusion returns a wrapped value (DataFusion wraps integer
+//! overflow; see `tests/slt/types.slt`). Both pipeline paths must still agree.
+//!
+//! The number of queries that EXPLAIN places at least partly on the GPU (under
+//! `tessera.device = 'gpu'`) is always printed; with `TESSERA_REQUIRE_GPU=1` the test
+//! fails unless a GPU is present and at least half of the queries use it.
+//!
+//! ```text
+//! cargo test -p tessera-engine --test gpu_random -- --nocapture
+//! GPU_RANDOM_SEED=123 cargo test -p tessera-engine --test gpu_random -- --nocapture   # another seed
+//! ```
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use tessera_engine::{QueryOutput, Session};
+
+/// The default seed (override with `GPU_RANDOM_SEED`).
+const DEFAULT_SEED: u64 = 0x7e55_e7a0_2026;
+
+/// xorshift64* — deterministic, no dependencies.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        for _ in 0..4 {
+            r.next();
+        }
+        r
+    }
+
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        if hi <= lo {
+            return lo;
+        }
+        let span = (hi as i128 - lo as i128 + 1) as u128;
+        (lo as i128 + (self.next() as u128 % span) as i128) as i64
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64 > 1.0 - p
+    }
+
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+/// One data set: table sizes and the range of the grouping column `g`.
+struct Case {
+    name: &'static str,
+    f_rows: usize,
+    d1_rows: usize,
+    d2_rows: usize,
+    g_range: i64,
+    /// How many queries each template yields (different random constants).
+    repeats: usize,
+}
+
+const CASES: &[Case] = &[
+    // > 65536 distinct g (and ~390 GPU tiles); d2 has ~5 rows per key.
+    Case { name: "large", f_rows: 200_000, d1_rows: 1000, d2_rows: 3000, g_range: 150_000, repeats: 2 },
+    Case { name: "f513", f_rows: 513, d1_rows: 512, d2_rows: 511, g_range: 300, repeats: 1 },
+    Case { name: "f512", f_rows: 512, d1_rows: 1, d2_rows: 0, g_range: 100, repeats: 1 },
+    Case { name: "f511", f_rows: 511, d1_rows: 0, d2_rows: 1, g_range: 600, repeats: 1 },
+    Case { name: "f1", f_rows: 1, d1_rows: 513, d2_rows: 512, g_range: 10, repeats: 1 },
+    Case { name: "f0", f_rows: 0, d1_rows: 511, d2_rows: 513, g_range: 10, repeats: 1 },
+];
+
+/// Values of the low-cardinality string column `f.s` (the first is the common one).
+const S_VALUES: &[&str] = &["ASIA", "AFRICA", "AMERICA", "EUROPE", "MIDDLE EAST", "under_score", "100% pure"];
+const REGIONS: &[&str] = &["ASIA", "AFRICA", "AMERICA", "EUROPE", "MIDDLE EAST"];
+const TAGS: &[&str] = &["red", "green", "blue", "black"];
+/// Days since 1970-01-01 of 1992-01-01; `f.day` spans 1992..=1998.
+const DAY0: i64 = 8035;
+const DAYS: i64 = 2557;
+
+/// What the query generator needs to know about the data.
+struct Info {
+    /// Largest value of `f.k1` (d1's keys are 1..=k1_max - 5 with gaps).
+    k1_max: i64,
+    g_range: i64,
+    f_rows: i64,
+}
+
+/// `YYYY-MM-DD` of a day number since 1970-01-01 (proleptic Gregorian).
+fn date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A decimal with two digits after the point from its value in hundredths.
+fn cents(v: i64) -> String {
+    let sign = if v < 0 { "-" } else { "" };
+    format!("{sign}{}.{:02}", v.abs() / 100, v.abs() % 100)
+}
+
+/// Writes the three tables as CSV files under `dir`, creates them in the store and loads
+/// them with COPY.
+async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Info {
+    // d1: unique keys 1..=d1_max with ~10% gaps.
+    let mut d1_keys = Vec::with_capacity(case.d1_rows);
+    let mut k = 0i64;
+    while d1_keys.len() < case.d1_rows {
+        k += 1;
+        if !rng.chance(0.1) {
+            d1_keys.push(k);
+        }
+    }
+    let d1_max = d1_keys.last().copied().unwrap_or(1).max(1);
+    let k1_max = d1_max + 5; // some fact keys have no dimension row
+    let d2_max = (d1_max / 2).max(1);
+
+    let mut csv = String::from("d1k,name,region,cat,w\n");
+    for &key in &d1_keys {
+        let _ = writeln!(
+            csv,
+            "{key},n{},{},{},{}",
+            key % 37,
+            rng.pick(REGIONS),
+            rng.range(0, 9),
+            cents(rng.range(-99_999, 9_999_999))
+        );
+    }
+    let d1_csv = dir.join("d1.csv");
+    std::fs::write(&d1_csv, &csv).expect("write d1.csv");
+
+    csv = String::from("d2k,tag,z,q\n");
+    for _ in 0..case.d2_rows {
+        let q = if rng.chance(0.2) { String::new() } else { rng.range(0, d1_max).to_string() };
+        let _ = writeln!(csv, "{},{},{},{q}", rng.range(1, d2_max), rng.pick(TAGS), rng.range(0, 1000));
+    }
+    let d2_csv = dir.join("d2.csv");
+    std::fs::write(&d2_csv, &csv).expect("write d2.csv");
+
+    let f_csv = dir.join("f.csv");
+    {
+        let file = std::fs::File::create(&f_csv).expect("create f.csv");
+        let mut out = std::io::BufWriter::new(file);
+        writeln!(out, "id,k1,k2,g,v,m,day,s,n,big,r").expect("write");
+        for id in 1..=case.f_rows as i64 {
+            let k2 = if rng.chance(0.8) { 7 } else { rng.range(0, 49) };
+            let s = if rng.chance(0.4) { S_VALUES[0] } else { rng.pick(S_VALUES) };
+            let n = if rng.chance(0.1) { String::new() } else { rng.range(-100, 100).to_string() };
+            writeln!(
+                out,
+                "{id},{},{k2},{},{},{},{},{s},{n},{},{}.{:03}",
+                rng.range(1, k1_max),
+                rng.range(0, case.g_range - 1),
+                rng.range(-1_000_000, 1_000_000),
+                cents(rng.range(-9_999_999, 9_999_999)),
+                date(DAY0 + rng.range(0, DAYS - 1)),
+                rng.range(1 << 61, (1 << 62) - 1),
+                rng.range(0, 1),
+                rng.range(0, 999),
+            )
+            .expect("write");
+        }
+        out.flush().expect("flush f.csv");
+    }
+
+    let ddl = [
+        "CREATE TABLE f (id BIGINT NOT NULL, k1 INT NOT NULL, k2 INT NOT NULL, g BIGINT NOT NULL, \
+         v BIGINT NOT NULL, m DECIMAL(12,2) NOT NULL, day DATE NOT NULL, s VARCHAR NOT NULL, n INT, \
+         big BIGINT NOT NULL, r DOUBLE NOT NULL)"
+            .to_string(),
+        "CREATE TABLE d1 (d1k INT NOT NULL, name VARCHAR NOT NULL, region VARCHAR NOT NULL, cat INT NOT NULL, \
+         w DECIMAL(10,2) NOT NULL)"
+            .to_string(),
+        "CREATE TABLE d2 (d2k INT NOT NULL, tag VARCHAR NOT NULL, z BIGINT NOT NULL, q INT)".to_string(),
+        format!("COPY f FROM '{}'", f_csv.display()),
+        format!("COPY d1 FROM '{}'", d1_csv.display()),
+        format!("COPY d2 FROM '{}'", d2_csv.display()),
+    ];
+    for statement in &ddl {
+        session.execute(statement).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+    for (table, rows) in [("f", case.f_rows), ("d1", case.d1_rows), ("d2", case.d2_rows)] {
+        let out = session.execute(&format!("SELECT COUNT(*) FROM {table}")).await.expect("count");
+        let counted = normalize(&out).expect("normalize count");
+        assert_eq!(counted, vec![rows.to_string()], "case {}: rows loaded into {table}", case.name);
+    }
+    Info { k1_max, g_range: case.g_range, f_rows: case.f_rows as i64 }
+}
+
+/// One generated query.
+struct Query {
+    sql: String,
+    /// The pipelines may fail with an overflow where plain DataFusion wraps.
+    may_overflow: bool,
+}
+
+/// Number of query templates.
+const TEMPLATES: usize = 48;
+
+/// Template `t` with random constants.
+fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
+    let k2 = |rng: &mut Rng| -> i64 {
+        match rng.below(10) {
+            0..=3 => 7,
+            4 => 999,
+            _ => rng.range(0, 49),
+        }
+    };
+    let v = |rng: &mut Rng| rng.range(-1_100_000, 1_100_000);
+    let day = |rng: &mut Rng| date(DAY0 - 200 + rng.range(0, DAYS + 400));
+    let s = |rng: &mut Rng| -> &'static str { if rng.chance(0.1) { "NOPE" } else { *rng.pick(S_VALUES) } };
+    let k1 = |rng: &mut Rng| rng.range(0, info.k1_max + 1);
+    let cat = |rng: &mut Rng| rng.range(-1, 10);
+    let mut may_overflow = false;
+    let sql = match t {
+        // Filters and scalar aggregates.
+        0 => format!("SELECT COUNT(*), SUM(v), MIN(v), MAX(v) FROM f WHERE k2 = {}", k2(rng)),
+        1 => {
+            let (a, b) = (k1(rng), k1(rng));
+            format!("SELECT SUM(v), COUNT(*) FROM f WHERE v < {} AND k1 BETWEEN {} AND {}", v(rng), a.min(b), a.max(b))
+        }
+        2 => {
+            let (a, b) = (day(rng), day(rng));
+            let (a, b) = if a <= b { (a, b) } else { (b, a) };
+            format!("SELECT SUM(m), AVG(m), MIN(m), MAX(m), COUNT(*) FROM f WHERE day BETWEEN DATE '{a}' AND DATE '{b}'")
+        }
+        3 => format!("SELECT COUNT(*), SUM(m * 2), SUM(v * k2) FROM f WHERE s = '{}'", s(rng)),
+        4 => format!(
+            "SELECT s, COUNT(*), SUM(v), AVG(m) FROM f WHERE s IN ('{}', '{}', '{}') GROUP BY s",
+            s(rng),
+            s(rng),
+            s(rng)
+        ),
+        5 => {
+            let pattern = rng.pick(&["A%", "%A", "%ER%", "_SIA", "%", "100%", "%e%", "under_s%", "x%"]);
+            format!("SELECT s, SUM(m), MIN(day), MAX(day) FROM f WHERE s LIKE '{pattern}' GROUP BY s")
+        }
+        // Everything filtered out: one row of NULLs / no groups.
+        6 => format!(
+            "SELECT COUNT(*), SUM(v), MIN(v), MAX(m), AVG(m) FROM f WHERE v > {}",
+            1_000_000 + rng.range(0, 1000)
+        ),
+        7 => format!("SELECT k2, COUNT(*), SUM(v) FROM f WHERE v > 2000000 AND k2 = {} GROUP BY k2", k2(rng)),
+        // GROUP BY from 1 group to > 65536 groups.
+        8 => format!("SELECT k2, COUNT(*), SUM(v), MIN(m), MAX(m) FROM f WHERE k1 > {} GROUP BY k2", k1(rng) / 4),
+        9 => "SELECT g, COUNT(*), SUM(v), MIN(m), MAX(day) FROM f GROUP BY g".to_string(),
+        10 => format!(
+            "SELECT g, SUM(v), COUNT(*) FROM f WHERE g < {} AND k2 IN ({}, {}) GROUP BY g",
+            rng.range(0, info.g_range),
+            k2(rng),
+            k2(rng)
+        ),
+        11 => "SELECT EXTRACT(YEAR FROM day) AS y, SUM(m), COUNT(*) FROM f GROUP BY EXTRACT(YEAR FROM day)".to_string(),
+        12 => format!("SELECT day, COUNT(*), SUM(v) FROM f WHERE day < DATE '{}' GROUP BY day", day(rng)),
+        13 => format!("SELECT s, k2, COUNT(*), SUM(m) FROM f WHERE k1 < {} GROUP BY s, k2", k1(rng)),
+        // Inner joins with d1 (unique, dense keys; some fact keys missing).
+        14 => format!(
+            "SELECT d1.region, COUNT(*), SUM(f.v), SUM(d1.w) FROM f JOIN d1 ON f.k1 = d1.d1k WHERE d1.cat < {} GROUP BY d1.region",
+            cat(rng)
+        ),
+        15 => format!(
+            "SELECT COUNT(*), SUM(f.m), MIN(f.v), MAX(d1.cat) FROM f JOIN d1 ON f.k1 = d1.d1k \
+             WHERE f.s = '{}' AND d1.region IN ('{}', '{}')",
+            s(rng),
+            rng.pick(REGIONS),
+            rng.pick(REGIONS)
+        ),
+        16 => format!(
+            "SELECT d1.cat, f.s, SUM(f.v), COUNT(*) FROM f, d1 WHERE f.k1 = d1.d1k AND f.day >= DATE '{}' GROUP BY d1.cat, f.s",
+            day(rng)
+        ),
+        17 => format!(
+            "SELECT d1.name, COUNT(*), SUM(f.m) FROM f JOIN d1 ON f.k1 = d1.d1k WHERE d1.name LIKE '{}' GROUP BY d1.name",
+            rng.pick(&["n1%", "n2_", "%3", "n%", "zz%"])
+        ),
+        // Semi and anti joins.
+        18 => format!("SELECT COUNT(*), SUM(v) FROM f WHERE k1 IN (SELECT d1k FROM d1 WHERE cat = {})", cat(rng)),
+        19 => format!(
+            "SELECT s, COUNT(*) FROM f WHERE EXISTS (SELECT 1 FROM d1 WHERE d1.d1k = f.k1 AND d1.region = '{}') GROUP BY s",
+            rng.pick(REGIONS)
+        ),
+        20 => format!(
+            "SELECT COUNT(*), SUM(v) FROM f WHERE NOT EXISTS (SELECT 1 FROM d1 WHERE d1.d1k = f.k1) AND k2 <> {}",
+            k2(rng)
+        ),
+        21 => format!("SELECT COUNT(*), SUM(m) FROM f WHERE k1 NOT IN (SELECT d1k FROM d1 WHERE cat > {})", cat(rng)),
+        // d2: duplicate keys (a GPU build must give up and the CPU take over).
+        22 => format!(
+            "SELECT COUNT(*), SUM(f.v), SUM(d2.z) FROM f JOIN d2 ON f.k1 = d2.d2k WHERE f.k2 = {}",
+            k2(rng)
+        ),
+        23 => "SELECT d2.tag, COUNT(*), SUM(f.m) FROM f JOIN d2 ON f.k1 = d2.d2k GROUP BY d2.tag".to_string(),
+        24 => format!("SELECT COUNT(*), SUM(v) FROM f WHERE k1 IN (SELECT d2k FROM d2 WHERE z > {})", rng.range(-1, 1000)),
+        25 => format!(
+            "SELECT d1.region, d2.tag, COUNT(*), SUM(f.v) FROM f JOIN d1 ON f.k1 = d1.d1k JOIN d2 ON f.k1 = d2.d2k \
+             WHERE d1.cat < {} GROUP BY d1.region, d2.tag",
+            cat(rng)
+        ),
+        // Exact sums past the BIGINT range, and sums that must overflow.
+        26 => format!("SELECT SUM(CAST(big AS DECIMAL(38,0))), COUNT(*) FROM f WHERE k2 = {}", k2(rng)),
+        27 => "SELECT s, SUM(CAST(big AS DECIMAL(38,0))), MAX(big), MIN(big) FROM f GROUP BY s".to_string(),
+        28 => {
+            may_overflow = true;
+            format!("SELECT SUM(big) FROM f WHERE k2 = {}", k2(rng))
+        }
+        29 => {
+            may_overflow = true;
+            format!("SELECT COUNT(*) FROM f WHERE big * 4 > {}", v(rng))
+        }
+        // The nullable column.
+        30 => format!("SELECT COUNT(n), SUM(n), MIN(n), MAX(n), AVG(n), COUNT(*) FROM f WHERE k2 = {}", k2(rng)),
+        31 => "SELECT n, COUNT(*), SUM(v) FROM f GROUP BY n".to_string(),
+        32 => format!(
+            "SELECT s, SUM(n), COUNT(n) FROM f WHERE n IS NULL OR n > {} GROUP BY s",
+            rng.range(-110, 110)
+        ),
+        33 => format!(
+            "SELECT COUNT(*) FROM f WHERE n NOT IN ({}, {}, {})",
+            rng.range(-100, 100),
+            rng.range(-100, 100),
+            rng.range(-100, 100)
+        ),
+        // Outer joins, materialized rows, sorts, DISTINCT, HAVING, CASE, floats.
+        34 => format!(
+            "SELECT d1.region, COUNT(f.id), SUM(f.v) FROM d1 LEFT JOIN f ON f.k1 = d1.d1k AND f.k2 = {} GROUP BY d1.region",
+            k2(rng)
+        ),
+        35 => format!(
+            "SELECT COUNT(*), COUNT(d1.d1k), SUM(d1.cat) FROM f LEFT JOIN d1 ON f.k1 = d1.d1k WHERE f.v < {}",
+            v(rng)
+        ),
+        36 => format!("SELECT id, k1, s, day, m, n FROM f WHERE id % 997 = {}", rng.range(0, 996)),
+        37 => format!("SELECT id, v, s FROM f WHERE v > {} ORDER BY v DESC, id LIMIT 7", v(rng)),
+        38 => format!("SELECT DISTINCT s, k2 FROM f WHERE k2 < {}", rng.range(0, 50)),
+        39 => format!("SELECT k1, SUM(v), COUNT(*) FROM f GROUP BY k1 HAVING COUNT(*) > {}", rng.range(0, 250)),
+        40 => format!(
+            "SELECT k2, SUM(CASE WHEN s = '{}' THEN v ELSE 0 END), COUNT(*) FROM f GROUP BY k2",
+            s(rng)
+        ),
+        41 => format!(
+            "SELECT COUNT(*), SUM(v), MIN(r), MAX(r) FROM f WHERE r < {}.{:03}",
+            rng.range(0, 1),
+            rng.range(0, 999)
+        ),
+        42 => "SELECT k2, COUNT(DISTINCT s), MIN(s), MAX(s) FROM f GROUP BY k2".to_string(),
+        43 => {
+            let list: Vec<String> = (0..rng.range(1, 8)).map(|_| k1(rng).to_string()).collect();
+            format!("SELECT COUNT(*), SUM(v), AVG(v) FROM f WHERE k1 IN ({}) AND s <> '{}'", list.join(", "), s(rng))
+        }
+        44 => "SELECT d1.region, SUM(f.v), COUNT(*) FROM f JOIN d1 ON f.k1 = d1.d1k WHERE f.k1 IN (SELECT d2k FROM d2) GROUP BY d1.region"
+            .to_string(),
+        45 => format!(
+            "SELECT COUNT(*), SUM(f.v) FROM f JOIN d2 ON f.k1 = d2.d2k AND f.v > d2.z * {}",
+            rng.range(0, 2000)
+        ),
+        46 => format!("SELECT COUNT(*), SUM(v) FROM f WHERE k1 NOT IN (SELECT q FROM d2 WHERE z < {})", rng.range(0, 1000)),
+        47 => {
+            // Bounds at and around the tile edges (511, 512, 513, 1024, ...).
+            let edges = [0, 1, 2, 510, 511, 512, 513, 514, 1023, 1024, 1025, info.f_rows - 1, info.f_rows, info.f_rows + 1];
+            let (a, b) = (*rng.pick(&edges), *rng.pick(&edges));
+            format!("SELECT SUM(v), COUNT(*), MIN(id), MAX(id) FROM f WHERE id BETWEEN {} AND {}", a.min(b), a.max(b))
+        }
+        _ => unreachable!("template {t}"),
+    };
+    Query { sql, may_overflow }
+}
+
+/// Every value as text (floats to 10 significant digits), one string per row, sorted.
+fn normalize(out: &QueryOutput) -> Result<Vec<String>, String> {
+    let options = FormatOptions::default().with_null("NULL");
+    let mut rows = Vec::with_capacity(out.num_rows());
+    for batch in &out.batches {
+        let columns: Vec<ArrayRef> = batch
+            .columns()
+            .iter()
+            .map(|c| match c.data_type() {
+                DataType::Float16 | DataType::Float32 | DataType::Float64 => {
+                    let f = cast(c, &DataType::Float64).map_err(|e| e.to_string())?;
+                    let f = f.as_primitive::<arrow::datatypes::Float64Type>();
+                    let text: arrow::array::StringArray =
+                        (0..f.len()).map(|i| f.is_valid(i).then(|| format!("{:.9e}", f.value(i)))).collect();
+                    Ok(std::sync::Arc::new(text) as ArrayRef)
+                }
+                _ => Ok(std::sync::Arc::clone(c)),
+            })
+            .collect::<Result<_, String>>()?;
+        let formatters = columns
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        for r in 0..batch.num_rows() {
+            let row: Vec<String> = formatters.iter().map(|f| f.value(r).to_string()).collect();
+            rows.push(row.join(" | "));
+        }
+    }
+    rows.sort();
+    Ok(rows)
+}
+
+/// Runs `sql` and normalizes its rows; errors as text.
+async fn run(session: &Session, sql: &str) -> Result<Vec<String>, String> {
+    let out = session.execute(sql).await.map_err(|e| e.to_string())?;
+    normalize(&out)
+}
+
+async fn set(session: &Session, statement: &str) {
+    session.execute(statement).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
+}
+
+/// Whether EXPLAIN (under the current settings) places a pipeline of `sql` on the GPU.
+async fn uses_gpu(session: &Session, sql: &str) -> bool {
+    let Ok(out) = session.execute(&format!("EXPLAIN {sql}")).await else { return false };
+    for batch in &out.batches {
+        if batch.num_columns() < 2 {
+            continue;
+        }
+        let (Ok(kind), Ok(plan)) = (cast(batch.column(0), &DataType::Utf8), cast(batch.column(1), &DataType::Utf8)) else {
+            continue;
+        };
+        let (kind, plan) = (kind.as_string::<i32>(), plan.as_string::<i32>());
+        for i in 0..batch.num_rows() {
+            if kind.value(i) == "tessera_plan" && plan.value(i).lines().any(|l| l.starts_with("Pipeline ") && l.contains(" [GPU]")) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+fn show(result: &Result<Vec<String>, String>) -> String {
+    const MAX: usize = 12;
+    match result {
+        Err(e) => format!("ERROR: {e}"),
+        Ok(rows) => {
+            let mut s = format!("{} row(s)", rows.len());
+            for r in rows.iter().take(MAX) {
+                let _ = write!(s, "\n      {r}");
+            }
+            if rows.len() > MAX {
+                let _ = write!(s, "\n      …");
+            }
+            s
+        }
+    }
+}
+
+/// The first rows where two sorted answers differ.
+fn first_difference(a: &[String], b: &[String]) -> String {
+    let mut s = String::new();
+    let (mut i, mut j, mut shown) = (0, 0, 0);
+    while (i < a.len() || j < b.len()) && shown < 6 {
+        match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x == y => {
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x < y => {
+                let _ = write!(s, "\n      only in first:  {x}");
+                i += 1;
+                shown += 1;
+            }
+            (Some(_), Some(y)) | (None, Some(y)) => {
+                let _ = write!(s, "\n      only in second: {y}");
+                j += 1;
+                shown += 1;
+            }
+            (Some(x), None) => {
+                let _ = write!(s, "\n      only in first:  {x}");
+                i += 1;
+                shown += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    s
+}
+
+fn is_overflow(e: &str) -> bool {
+    e.to_ascii_lowercase().contains("overflow")
+}
+
+/// Tallies over all cases.
+#[derive(Default)]
+struct Tally {
+    queries: usize,
+    on_gpu: usize,
+    errors: usize,
+    wrapped: usize,
+    failures: Vec<String>,
+}
+
+async fn check_case(case: &Case, seed: u64, gpu_present: bool, tally: &mut Tally) {
+    let started = Instant::now();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = Session::open(dir.path().join("data")).expect("open session");
+    let mut rng = Rng::new(seed ^ (case.f_rows as u64).wrapping_mul(0x100_0000_01b3) ^ case.d1_rows as u64);
+    let info = load(&session, dir.path(), case, &mut rng).await;
+    let loaded = started.elapsed();
+    assert_eq!(session.executor().gpu().is_some(), gpu_present, "GPU presence differs between sessions");
+
+    let mut queries = Vec::new();
+    for t in 0..TEMPLATES {
+        for _ in 0..case.repeats {
+            queries.push(template(t, &mut rng, &info));
+        }
+    }
+    let (mut on_gpu, mut errors) = (0, 0);
+    for (i, q) in queries.iter().enumerate() {
+        set(&session, "SET tessera.device = 'gpu'").await;
+        let gpu_placed = uses_gpu(&session, &q.sql).await;
+        let gpu = run(&session, &q.sql).await;
+        set(&session, "SET tessera.device = 'cpu'").await;
+        let cpu = run(&session, &q.sql).await;
+        set(&session, "SET tessera.engine = 'datafusion'").await;
+        let df = run(&session, &q.sql).await;
+        set(&session, "SET tessera.engine = 'pipelines'").await;
+        set(&session, "SET tessera.device = 'auto'").await;
+
+        on_gpu += usize::from(gpu_placed);
+        let context = format!(
+            "case {} (f {} rows, d1 {}, d2 {}), seed {seed:#x}, query #{i}{}:\n  {}",
+            case.name,
+            case.f_rows,
+            case.d1_rows,
+            case.d2_rows,
+            if gpu_placed { " [GPU]" } else { "" },
+            q.sql
+        );
+        let gpu_vs_cpu_ok = match (&gpu, &cpu) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(_), Err(_)) => true,
+            _ => false,
+        };
+        let df_ok = match (&cpu, &df) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(_), Err(_)) => true,
+            // Plain DataFusion wraps integer overflow; the pipelines report it.
+            (Err(e), Ok(_)) if q.may_overflow && is_overflow(e) => {
+                tally.wrapped += 1;
+                true
+            }
+            _ => false,
+        };
+        if gpu.is_err() && cpu.is_err() {
+            errors += 1;
+        }
+        if !(gpu_vs_cpu_ok && df_ok) {
+            let mut msg = format!(
+                "MISMATCH {context}\n    gpu:        {}\n    cpu:        {}\n    datafusion: {}",
+                show(&gpu),
+                show(&cpu),
+                show(&df)
+            );
+            if let (Ok(a), Ok(b)) = (&cpu, &df) {
+                let _ = write!(msg, "\n    cpu vs datafusion:{}", first_difference(a, b));
+            }
+            if let (Ok(a), Ok(b)) = (&gpu, &cpu) {
+                if a != b {
+                    let _ = write!(msg, "\n    gpu vs cpu:{}", first_difference(a, b));
+                }
+            }
+            println!("{msg}");
+            tally.failures.push(msg);
+        }
+    }
+    println!(
+        "case {:<6} f={:<7} d1={:<5} d2={:<5}: {} queries, {} on the GPU, {} failing on every path; load {:.1}s, total {:.1}s",
+        case.name,
+        case.f_rows,
+        case.d1_rows,
+        case.d2_rows,
+        queries.len(),
+        on_gpu,
+        errors,
+        loaded.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+    tally.queries += queries.len();
+    tally.on_gpu += on_gpu;
+    tally.errors += errors;
+}
+
+#[test]
+fn gpu_cpu_and_datafusion_agree_on_random_queries() {
+    let seed = std::env::var("GPU_RANDOM_SEED")
+        .ok()
+        .map(|s| {
+            let s = s.trim();
+            s.strip_prefix("0x")
+                .map_or_else(|| s.parse(), |h| u64::from_str_radix(h, 16))
+                .unwrap_or_else(|e| panic!("GPU_RANDOM_SEED={s}: {e}"))
+        })
+        .unwrap_or(DEFAULT_SEED);
+    let require_gpu = std::env::var("TESSERA_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let started = Instant::now();
+
+    // Whether this machine has a GPU (the executor opens it on first use).
+    let probe_dir = tempfile::tempdir().expect("tempdir");
+    let gpu_present = Session::open(probe_dir.path()).expect("open").executor().gpu().is_some();
+    println!("seed {seed:#x}; GPU present: {gpu_present}; TESSERA_REQUIRE_GPU: {require_gpu}");
+    if require_gpu {
+        assert!(gpu_present, "TESSERA_REQUIRE_GPU=1 but the executor found no GPU");
+    }
+
+    let mut tally = Tally::default();
+    for case in CASES {
+        runtime.block_on(check_case(case, seed, gpu_present, &mut tally));
+    }
+    println!(
+        "{} queries, {} of them used the GPU (EXPLAIN under tessera.device = 'gpu'), {} failed on every path \
+         (as expected), {} overflowed on the pipelines where DataFusion wraps; {} mismatches; {:.1}s",
+        tally.queries,
+        tally.on_gpu,
+        tally.errors,
+        tally.wrapped,
+        tally.failures.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        tally.failures.is_empty(),
+        "{} of {} queries disagree (seed {seed:#x}):\n\n{}",
+        tally.failures.len(),
+        tally.queries,
+        tally.failures.join("\n\n")
+    );
+    // Sanity of the suite itself: some overflow is exercised and errors are rare.
+    assert!(tally.errors * 10 < tally.queries, "too many queries fail on every path: {}", tally.errors);
+    if require_gpu {
+        assert!(
+            tally.on_gpu * 2 >= tally.queries,
+            "only {} of {} queries ran a pipeline on the GPU (want at least half)",
+            tally.on_gpu,
+            tally.queries
+        );
+    }
+}
