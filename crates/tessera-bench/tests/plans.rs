@@ -23,9 +23,11 @@ fn plans_with_session(suite: Suite) -> (tempfile::TempDir, Vec<(&'static str, Qu
     (dir, plans, session)
 }
 
-/// Generates the GPU kernel of every pipeline the generator supports and compiles it
-/// with NVRTC for sm_90 (no GPU needed). Returns (compiled, CPU-only with reasons).
+/// Generates the GPU kernel of every pipeline the generator supports, with literals
+/// inlined and as parameters, and compiles both with NVRTC for sm_90 (no GPU needed).
+/// Returns (pipelines compiled, CPU-only with reasons).
 fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
+    use tessera_cuda::codegen::Literals;
     use std::collections::HashMap;
     use tessera_exec::gpu::{GpuQueryState, plan_kernel};
     let (_dir, plans, session) = plans_with_session(suite);
@@ -41,14 +43,19 @@ fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
                 continue;
             };
             let table = session.store().load(manifest.table(&scan.table).unwrap()).unwrap();
-            match plan_kernel(p, Some(&table), &mut state, &shapes) {
+            match plan_kernel(p, Some(&table), &mut state, &shapes, Literals::Inline) {
                 Ok((_, _, kernel)) => {
+                    let mut scratch = GpuQueryState::default();
+                    let (_, _, with_params) = plan_kernel(p, Some(&table), &mut scratch, &shapes, Literals::Parameters)
+                        .unwrap_or_else(|e| panic!("{name} pipeline {}: inlined but not with parameters: {e}", p.id));
                     if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table }) = (&p.sink, &kernel.sink) {
                         shapes.insert(b.table, table.clone());
                     }
                     if nvrtc {
-                        if let Err(e) = tessera_cuda::compile_cubin(&kernel.source, "sm_90") {
-                            panic!("{name} pipeline {}: generated kernel does not compile: {e}\n{}", p.id, kernel.source);
+                        for k in [&kernel, &with_params] {
+                            if let Err(e) = tessera_cuda::compile_cubin(&k.source, "sm_90") {
+                                panic!("{name} pipeline {}: generated kernel does not compile: {e}\n{}", p.id, k.source);
+                            }
                         }
                     }
                     compiled += 1;

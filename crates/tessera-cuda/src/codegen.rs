@@ -222,8 +222,28 @@ pub enum Accumulator {
 pub struct Kernel {
     /// CUDA C++ source.
     pub source: String,
+    /// Values of the query's literals, passed in the kernel's `params` array when they
+    /// are not inlined ([`Literals::Parameters`]); empty otherwise.
+    pub params: Vec<i64>,
     /// What the sink's `outs` hold.
     pub sink: SinkLayout,
+}
+
+/// How the query's literals reach a kernel.
+///
+/// Inlined literals let NVRTC fold them into compares and ranges (the fastest code), but
+/// every distinct query text is a new kernel to compile (tens to hundreds of ms, once per
+/// text thanks to the kernel cache). As parameters, queries that differ only in their
+/// constants share one kernel: each literal is read once per thread into a register.
+/// Structural values — hash-table ranges, group domains, type bounds — stay inlined in
+/// both modes. `SET tessera.kernel_literals = 'inline' | 'parameters'`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Literals {
+    /// Written into the source.
+    #[default]
+    Inline,
+    /// Passed in the kernel's `params` array.
+    Parameters,
 }
 
 /// The kernel's name in every generated module.
@@ -237,6 +257,8 @@ struct Gen<'a> {
     dicts: Vec<Option<DictRef>>,
     /// Source columns loaded so far (variables `c{i}`).
     loaded: Vec<usize>,
+    /// With [`Literals::Parameters`]: the literal values so far (variables `p{k}`).
+    params: Option<Vec<i64>>,
     body: String,
     indent: usize,
     tmp: usize,
@@ -292,14 +314,27 @@ impl<'a> Gen<'a> {
         Ok(v)
     }
 
+    /// A query literal: inlined, or the next kernel parameter.
+    fn literal(&mut self, v: i64) -> String {
+        match &mut self.params {
+            Some(params) => {
+                params.push(v);
+                format!("lit{}", params.len() - 1)
+            }
+            None => format!("{v}LL"),
+        }
+    }
+
     /// A C expression of type `long long` (integers) or `bool` (predicates).
     fn expr(&mut self, e: &Expr, input: &[tessera_ir::Field]) -> Result<String, String> {
         Ok(match e {
             Expr::Column { index, .. } => self.column(*index)?.0,
             Expr::Literal { value, ty } => match value {
-                Scalar::Int(v) => format!("{v}LL"),
-                Scalar::Date32(d) => format!("{d}LL"),
-                Scalar::Decimal(d) if width_of(*ty) == Some(Width::I64) => format!("{d}LL"),
+                Scalar::Int(v) => self.literal(*v),
+                Scalar::Date32(d) => self.literal(i64::from(*d)),
+                Scalar::Decimal(d) if width_of(*ty) == Some(Width::I64) => {
+                    self.literal(i64::try_from(*d).map_err(|_| format!("decimal literal {d} wider than 64 bits"))?)
+                }
                 Scalar::Boolean(b) => b.to_string(),
                 other => return Err(format!("literal {other:?} on the GPU")),
             },
@@ -339,11 +374,12 @@ impl<'a> Gen<'a> {
                 let test = if vals.is_empty() {
                     "false".to_string()
                 } else if vals.last().copied().unwrap_or(0) - vals[0] == vals.len() as i64 - 1 {
-                    format!("((long long)({x}) >= {}LL && (long long)({x}) <= {}LL)", vals[0], vals[vals.len() - 1])
+                    let (lo, hi) = (self.literal(vals[0]), self.literal(vals[vals.len() - 1]));
+                    format!("((long long)({x}) >= {lo} && (long long)({x}) <= {hi})")
                 } else {
                     let t = self.fresh("in");
                     self.line(&format!("const long long {t} = {x};"));
-                    let alts: Vec<String> = vals.iter().map(|v| format!("{t} == {v}LL")).collect();
+                    let alts: Vec<String> = vals.iter().map(|&v| format!("{t} == {}", self.literal(v))).collect();
                     format!("({})", alts.join(" || "))
                 };
                 if *negated { format!("(!{test})") } else { test }
@@ -452,6 +488,7 @@ impl<'a> Gen<'a> {
             layout: self.layout.clone(),
             dicts: self.dicts.clone(),
             loaded: self.loaded.clone(),
+            params: self.params.clone(),
             body: String::new(),
             indent: 0,
             tmp: self.tmp + 1000,
@@ -460,6 +497,8 @@ impl<'a> Gen<'a> {
 
     fn inline_sub(&mut self, sub: Gen<'a>, value: &str) -> String {
         self.tmp = sub.tmp;
+        // The branch's literals are parameters of the kernel too.
+        self.params = sub.params;
         if sub.body.is_empty() {
             value.to_string()
         } else {
@@ -768,6 +807,11 @@ __device__ __forceinline__ long long tessera_warp_max(long long v) {
 /// Generates the kernel of `pipeline`, whose source columns live on the GPU as `cols`
 /// and whose probes read `tables` (per probe, in operator order).
 pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) -> Result<Kernel, String> {
+    generate_with(pipeline, cols, tables, Literals::Inline)
+}
+
+/// [`generate`] with a choice of how literals reach the kernel.
+pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], literals: Literals) -> Result<Kernel, String> {
     let fields0 = pipeline.source_fields().to_vec();
     if fields0.len() != cols.len() {
         return Err("source columns and GPU columns differ".into());
@@ -780,6 +824,7 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
         layout: (0..cols.len()).map(Val::Source).collect(),
         dicts: cols.iter().map(|c| c.dictionary).collect(),
         loaded: Vec::new(),
+        params: (literals == Literals::Parameters).then(Vec::new),
         body: String::new(),
         indent: 2,
         tmp: 0,
@@ -993,8 +1038,12 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
     let _ = writeln!(src, "\n// Pipeline {}: generated by tessera-cuda.", pipeline.id);
     let _ = writeln!(
         src,
-        "extern \"C\" __global__ void __launch_bounds__({BLOCK_THREADS}) {KERNEL_NAME}(const void* const* cols, long long rows, const void* const* tabs, void* const* outs, unsigned long long* flags) {{"
+        "extern \"C\" __global__ void __launch_bounds__({BLOCK_THREADS}) {KERNEL_NAME}(const void* const* cols, long long rows, const void* const* tabs, void* const* outs, unsigned long long* flags, const long long* __restrict__ params) {{"
     );
+    let params = g.params.take().unwrap_or_default();
+    for k in 0..params.len() {
+        let _ = writeln!(src, "    const long long lit{k} = params[{k}];");
+    }
     src.push_str(&col_decls);
     src.push_str(&tab_decls);
     src.push_str(&out_decls);
@@ -1010,7 +1059,7 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
     src.push_str("    }\n    }\n");
     src.push_str(&epilogue);
     src.push_str("}\n");
-    Ok(Kernel { source: src, sink })
+    Ok(Kernel { source: src, params, sink })
 }
 
 #[cfg(test)]
@@ -1068,6 +1117,28 @@ mod tests {
         // Many wide accumulators leave too few slots to be worth it.
         let wide = [Accumulator::SumCount; 8];
         assert_eq!(group_table(100_000, &wide), GroupTable::Global);
+    }
+
+    #[test]
+    fn literals_as_parameters_share_one_kernel_across_constants() {
+        let with = |v: i64, literals| {
+            let mut p = grouped(9, AggFunc::Sum);
+            p.operators = vec![Operator::Filter(Expr::Cmp {
+                op: CmpOp::Lt,
+                left: Box::new(Expr::col(1, "v")),
+                right: Box::new(Expr::lit(Scalar::Int(v), Type::Int64)),
+            })];
+            generate_with(&p, &cols(), &[], literals).unwrap()
+        };
+        let (a, b) = (with(10, Literals::Parameters), with(77, Literals::Parameters));
+        assert_eq!(a.source, b.source);
+        assert_eq!((a.params.clone(), b.params.clone()), (vec![10], vec![77]));
+        assert!(a.source.contains("const long long lit0 = params[0];"), "{}", a.source);
+        assert!(a.source.contains("< (long long)(lit0)"), "{}", a.source);
+        // Inlined, the constant is in the source and there are no parameters.
+        let (c, d) = (with(10, Literals::Inline), with(77, Literals::Inline));
+        assert_ne!(c.source, d.source);
+        assert!(c.params.is_empty() && c.source.contains("(long long)(10LL)"), "{}", c.source);
     }
 
     #[test]

@@ -18,6 +18,10 @@ extensions_options! {
         /// GPU was opened. Cached columns are evicted, least recently used first, to stay
         /// under it; a query that still does not fit runs on the CPU.
         pub gpu_memory_limit: String, default = String::new()
+        /// How query literals reach GPU kernels: `inline` (written into the source: the
+        /// fastest code, one compile per distinct query text) or `parameters` (passed at
+        /// launch: queries differing only in constants share one compiled kernel).
+        pub kernel_literals: String, default = "inline".to_string()
     }
 }
 

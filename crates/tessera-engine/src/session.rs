@@ -26,7 +26,7 @@ use tessera_storage::{Store, TableWriter};
 use crate::catalog::{CATALOG, SCHEMA, StoreCatalog, StoreSchema};
 use crate::options::{TesseraOptions, parse_bytes};
 use datafusion::arrow::array::StringArray;
-use tessera_exec::{DevicePref, Executor};
+use tessera_exec::{DevicePref, Executor, Literals};
 use crate::copy::parse_copy_from;
 use crate::error::from_df;
 use crate::split::split_statements;
@@ -298,14 +298,16 @@ impl Session {
             let runs = gpu.last_runs.lock().map(|r| r.clone()).unwrap_or_default();
             let mut model_ms = 0.0;
             for r in &runs {
-                let gbs = r.bytes as f64 / (r.kernel_ms / 1e3) / 1e9;
+                let gbs = if r.kernel_ms > 0.0 { r.bytes as f64 / (r.kernel_ms / 1e3) / 1e9 } else { 0.0 };
                 let model = peak.map(|p| r.bytes as f64 / (p * 1e9) * 1e3).unwrap_or(0.0);
                 model_ms += model;
                 lines.push(format!(
-                    "pipeline {} [GPU]: {} rows in, kernel {:.3} ms, reads {:.1} MB (model {:.3} ms at peak), {:.0} GB/s{}",
+                    "pipeline {} [GPU]: {} rows in, {} rows out, kernel {:.3} ms (host {:.3} ms), reads {:.1} MB (model {:.3} ms at peak), {:.0} GB/s{}",
                     r.pipeline,
                     r.rows,
+                    r.rows_out,
                     r.kernel_ms,
+                    r.host_ms,
                     r.bytes as f64 / 1e6,
                     model,
                     gbs,
@@ -313,7 +315,11 @@ impl Session {
                 ));
             }
             let kernels: f64 = runs.iter().map(|r| r.kernel_ms).sum();
-            lines.push(format!("GPU kernels: {kernels:.3} ms in total, bandwidth model {model_ms:.3} ms"));
+            let host: f64 = runs.iter().map(|r| r.host_ms).sum();
+            let placement = gpu.last_placement_ms.lock().map(|t| *t).unwrap_or(0.0);
+            lines.push(format!(
+                "GPU kernels: {kernels:.3} ms in total, bandwidth model {model_ms:.3} ms; GPU pipelines {host:.3} ms on the host; placement and code generation {placement:.3} ms"
+            ));
         }
         let schema = Arc::new(Schema::new(vec![
             Field::new("plan_type", DataType::Utf8, false),
@@ -347,8 +353,18 @@ impl Session {
                 TesseraError::Plan(format!("tessera.gpu_memory_limit must be a size such as '40GB' or '512MiB', not '{limit}'"))
             })?)
         };
+        let literals = match options.kernel_literals.trim().to_ascii_lowercase().as_str() {
+            "inline" => Literals::Inline,
+            "parameters" => Literals::Parameters,
+            other => {
+                return Err(TesseraError::Plan(format!(
+                    "tessera.kernel_literals must be 'inline' or 'parameters', not '{other}'"
+                )));
+            }
+        };
         if device != DevicePref::Cpu {
             self.executor.set_gpu_memory_limit(limit);
+            self.executor.set_kernel_literals(literals);
         }
         Ok(device)
     }

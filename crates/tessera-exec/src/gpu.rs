@@ -19,7 +19,8 @@ use arrow::array::{Array, ArrayRef, AsArray, Decimal128Array, DictionaryArray, F
 use arrow::datatypes::{DataType, Int32Type};
 use tessera_common::{Result, TesseraError};
 use tessera_cpu::{Chunk, Evaluator, arrow_err, cast_to};
-use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, SinkLayout, Width};
+use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, Literals, SinkLayout, Width};
+use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use tessera_cuda::{DeviceBuffer, GpuDevice, KernelCache};
 use tessera_ir::{AggFunc, Expr, HashTableId, Operator, Pipeline, Scalar, Sink, Source, Type};
@@ -73,12 +74,17 @@ struct CachedColumn {
 pub struct GpuRun {
     /// Pipeline id.
     pub pipeline: usize,
-    /// Kernel time (launch to completion, synchronized), ms.
+    /// Kernel time between CUDA events recorded around the launch, ms.
     pub kernel_ms: f64,
+    /// Host time of the whole pipeline: column lookups (and uploads), output
+    /// allocation, launch, synchronization and fetching the result, ms.
+    pub host_ms: f64,
     /// Bytes of source columns the kernel reads at most (the bandwidth model's input).
     pub bytes: u64,
     /// Rows in.
     pub rows: u64,
+    /// Rows out: groups of an aggregate, slots of a hash table.
+    pub rows_out: u64,
 }
 
 /// The GPU side of the executor: device, kernel cache and column cache.
@@ -90,6 +96,11 @@ pub struct GpuRuntime {
     default_limit: usize,
     /// Runs of the last query.
     pub last_runs: Mutex<Vec<GpuRun>>,
+    /// Host time the last query spent deciding placement and generating (and finding
+    /// in the kernel cache) its kernels, ms.
+    pub last_placement_ms: Mutex<f64>,
+    /// How literals reach kernels (`tessera.kernel_literals`).
+    literals: Mutex<Literals>,
     bandwidth: std::sync::OnceLock<Option<f64>>,
 }
 
@@ -172,6 +183,8 @@ impl GpuRuntime {
             default_limit,
             columns: Mutex::new(ColumnCache::default()),
             last_runs: Mutex::new(Vec::new()),
+            last_placement_ms: Mutex::new(0.0),
+            literals: Mutex::new(Literals::default()),
             bandwidth: std::sync::OnceLock::new(),
         })
     }
@@ -222,7 +235,15 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
 
     /// Generates the kernel for `p` if it can run on the GPU (see [`plan_kernel`]).
     pub fn plan(&self, p: &Pipeline, table: Option<&LoadedTable>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<(Pipeline, Vec<GpuColumn>, Kernel), String> {
-        plan_kernel(p, table, state, gpu_tables)
+        let literals = self.literals.lock().map(|l| *l).unwrap_or_default();
+        plan_kernel(p, table, state, gpu_tables, literals)
+    }
+
+    /// How literals reach the kernels of the next queries (`tessera.kernel_literals`).
+    pub fn set_literals(&self, literals: Literals) {
+        if let Ok(mut l) = self.literals.lock() {
+            *l = literals;
+        }
     }
 
     /// Sets the GPU memory limit (None: the default, 90% of the memory free at start),
@@ -320,6 +341,7 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
     /// Runs a planned GPU pipeline. Aggregations return their result chunk; builds
     /// leave their table in `state`.
     pub fn run(&self, p: &Pipeline, cols: &[GpuColumn], kernel: &Kernel, table: &LoadedTable, state: &mut GpuQueryState) -> Result<Option<Chunk>> {
+        let started = Instant::now();
         let Source::Scan(scan) = &p.source else { return Err(TesseraError::Internal("GPU pipeline without a scan".into())) };
         let dev = &self.device;
         let mut col_bufs = Vec::new();
@@ -386,31 +408,34 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
         ptrs.extend(tab_ptrs);
         let outs_at = ptrs.len();
         ptrs.extend(out_ptrs);
+        let params_at = ptrs.len();
+        ptrs.extend(kernel.params.iter().map(|&v| v as u64));
         ptrs.push(0);
         let d_ptrs = dev.upload(&ptrs)?;
         let base = d_ptrs.as_slice().device_ptr(dev.stream()).0;
-        let (d_cols, d_tabs, d_outs) = (base, base + 8 * tabs_at as u64, base + 8 * outs_at as u64);
+        let (d_cols, d_tabs, d_outs, d_params) = (base, base + 8 * tabs_at as u64, base + 8 * outs_at as u64, base + 8 * params_at as u64);
         let module = self.kernels.load(dev, &kernel.source)?;
         let function = module
             .load_function(codegen::KERNEL_NAME)
             .map_err(|e| TesseraError::Internal(format!("loading kernel: {e:?}")))?;
         let rows = table.rows as i64;
         let cfg = LaunchConfig { grid_dim: (self.grid(&function, table.rows as u64)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
-        dev.synchronize()?;
-        let start = Instant::now();
-        if table.rows > 0 {
+        let kernel_ms = if table.rows > 0 {
             let stream = dev.stream();
+            let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
+            let before = stream.record_event(timing).map_err(|e| TesseraError::Internal(format!("event: {e:?}")))?;
             let mut launch = stream.launch_builder(&function);
-            launch.arg(&d_cols).arg(&rows).arg(&d_tabs).arg(&d_outs).arg(flags.as_slice());
+            launch.arg(&d_cols).arg(&rows).arg(&d_tabs).arg(&d_outs).arg(flags.as_slice()).arg(&d_params);
             unsafe { launch.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
-        }
-        dev.synchronize()?;
-        let kernel_ms = start.elapsed().as_secs_f64() * 1e3;
+            let after = stream.record_event(timing).map_err(|e| TesseraError::Internal(format!("event: {e:?}")))?;
+            // Waits for the kernel; a kernel fault surfaces here.
+            f64::from(before.elapsed_ms(&after).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?)
+        } else {
+            0.0
+        };
         drop(d_ptrs);
         let bytes: u64 = col_bufs.iter().map(|b| b.bytes() as u64).sum();
-        if let Ok(mut r) = self.last_runs.lock() {
-            r.push(GpuRun { pipeline: p.id, kernel_ms, bytes, rows: table.rows as u64 });
-        }
+        let mut report = GpuRun { pipeline: p.id, kernel_ms, host_ms: 0.0, bytes, rows: table.rows as u64, rows_out: 0 };
         let f = dev.download(flags.as_slice())?;
         if f.iter().any(|&x| x != 0) {
             return Err(TesseraError::Execution(RETRY_ON_CPU.into()));
@@ -419,6 +444,8 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
             (SinkLayout::Build { table: shape }, Sink::HashBuild(b)) => {
                 let rows = build_rows.ok_or_else(|| TesseraError::Internal("build rows".into()))?;
                 state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), rows, payload: out_bufs });
+                report.rows_out = shape.slots as u64;
+                self.report(report, started);
                 Ok(None)
             }
             (SinkLayout::Aggregate { groups, accumulators, keys, .. }, Sink::Aggregate(a)) => {
@@ -477,9 +504,19 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                     columns.push(col);
                 }
                 let rows = order.len();
+                report.rows_out = rows as u64;
+                self.report(report, started);
                 Ok(Some(Chunk::new(columns, rows)))
             }
             _ => Err(TesseraError::Internal("kernel and sink disagree".into())),
+        }
+    }
+
+    /// Records a finished pipeline run for EXPLAIN ANALYZE.
+    fn report(&self, mut run: GpuRun, started: Instant) {
+        run.host_ms = started.elapsed().as_secs_f64() * 1e3;
+        if let Ok(mut r) = self.last_runs.lock() {
+            r.push(run);
         }
     }
 
@@ -674,7 +711,13 @@ fn bind_expr(e: &Expr, table: &LoadedTable, columns: &[usize], eval: &Evaluator)
 /// predicates as code tests), its source columns as the GPU holds them, and the kernel.
 /// Needs no GPU (CI compiles these kernels with NVRTC alone). `gpu_tables` are the
 /// shapes of tables built on the GPU so far.
-pub fn plan_kernel(p: &Pipeline, table: Option<&LoadedTable>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<(Pipeline, Vec<GpuColumn>, Kernel), String> {
+pub fn plan_kernel(
+    p: &Pipeline,
+    table: Option<&LoadedTable>,
+    state: &mut GpuQueryState,
+    gpu_tables: &HashMap<HashTableId, GpuTable>,
+    literals: Literals,
+) -> std::result::Result<(Pipeline, Vec<GpuColumn>, Kernel), String> {
         let Source::Scan(scan) = &p.source else { return Err("source is an intermediate result".into()) };
         let table = table.ok_or("table not loaded")?;
         let mut cols = Vec::new();
@@ -703,7 +746,7 @@ pub fn plan_kernel(p: &Pipeline, table: Option<&LoadedTable>, state: &mut GpuQue
                 _ => None,
             })
             .collect::<std::result::Result<_, _>>()?;
-        let kernel = codegen::generate(&bound, &cols, &tables)?;
+        let kernel = codegen::generate_with(&bound, &cols, &tables, literals)?;
         state.dictionaries.extend(dict_values);
         Ok((bound, cols, kernel))
     }

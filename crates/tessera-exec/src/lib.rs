@@ -5,6 +5,8 @@
 #![warn(missing_docs)]
 
 pub mod gpu;
+/// How literals reach GPU kernels (re-exported for the session settings).
+pub use tessera_cuda::codegen::Literals;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,7 +58,11 @@ impl Executor {
             if let Ok(mut r) = gpu.last_runs.lock() {
                 r.clear();
             }
+            let started = std::time::Instant::now();
             let placement = self.placement(gpu, &planned.plan, device)?;
+            if let Ok(mut t) = gpu.last_placement_ms.lock() {
+                *t = started.elapsed().as_secs_f64() * 1e3;
+            }
             if !placement.kernels.is_empty() {
                 match self.run_steps(planned, ctx, schema, Some((gpu, placement))).await {
                     Err(TesseraError::Execution(m)) if m == RETRY_ON_CPU => {}
@@ -75,6 +81,14 @@ impl Executor {
     pub fn set_gpu_memory_limit(&self, limit: Option<usize>) {
         if let Some(gpu) = self.gpu() {
             gpu.set_memory_limit(limit);
+        }
+    }
+
+    /// How literals reach GPU kernels (`tessera.kernel_literals`); does nothing without
+    /// a GPU.
+    pub fn set_kernel_literals(&self, literals: Literals) {
+        if let Some(gpu) = self.gpu() {
+            gpu.set_literals(literals);
         }
     }
 
