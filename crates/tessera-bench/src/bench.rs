@@ -99,17 +99,66 @@ pub struct QueryRun {
     pub check: Check,
     /// The error, when the query failed.
     pub error: Option<String>,
+    /// Tessera on a GPU: kernel time and the bandwidth model of the warm runs.
+    pub gpu: Option<GpuFigures>,
     #[serde(skip)]
     answer: Option<Rows>,
+}
+
+/// What the GPU did in a query's warm runs (medians over the runs).
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuFigures {
+    /// GPU pipelines per run.
+    pub pipelines: usize,
+    /// Kernel time, all GPU pipelines of the query (CUDA events), ms.
+    pub kernel_ms: f64,
+    /// Host time of the GPU pipelines (lookups, launches, synchronization, fetching
+    /// results), ms; the rest of the query's wall time is planning and CPU work.
+    pub host_ms: f64,
+    /// Bytes of source columns the kernels read (the model's input).
+    pub bytes: u64,
+    /// The bandwidth model: `bytes` at the read bandwidth measured in the same process, ms.
+    pub model_ms: f64,
+    /// That measured read bandwidth (a copy kernel), GB/s.
+    pub peak_gbs: f64,
+}
+
+/// Median of a non-empty list.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The GPU figures of Tessera's runs of one query: `runs` holds per run (kernel ms, host
+/// ms, bytes, pipelines); the first (cold) run is left out when there are others.
+fn gpu_figures(runs: &[(f64, f64, u64, usize)], peak_gbs: Option<f64>) -> Option<GpuFigures> {
+    let warm = if runs.len() > 1 { &runs[1..] } else { runs };
+    let &(_, _, bytes, pipelines) = warm.last()?;
+    if pipelines == 0 {
+        return None;
+    }
+    let peak_gbs = peak_gbs.unwrap_or(f64::NAN);
+    Some(GpuFigures {
+        pipelines,
+        kernel_ms: median(warm.iter().map(|r| r.0).collect()),
+        host_ms: median(warm.iter().map(|r| r.1).collect()),
+        bytes,
+        model_ms: bytes as f64 / (peak_gbs * 1e9) * 1e3,
+        peak_gbs,
+    })
 }
 
 impl QueryRun {
     /// Median of the warm runs (the cold run when there are none).
     pub fn median_ms(&self) -> f64 {
-        let mut v = if self.warm_ms.is_empty() { vec![self.cold_ms] } else { self.warm_ms.clone() };
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+        median(if self.warm_ms.is_empty() { vec![self.cold_ms] } else { self.warm_ms.clone() })
     }
 }
 
@@ -219,11 +268,26 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
     for engine in &opts.engines {
         match engine {
             EngineKind::Tessera => {
+                let gpu = session.executor().gpu();
+                let peak = gpu.and_then(|g| g.bandwidth_gbs());
                 for q in &queries {
-                    results.push(time_query(q, *engine, opts.runs, || async {
+                    // Per run: what the GPU pipelines of the query did.
+                    let per_run = std::sync::Mutex::new(Vec::new());
+                    let mut run = time_query(q, *engine, opts.runs, || async {
                         let out = session.execute(q.sql.trim().trim_end_matches(';')).await?;
+                        if let Some(runs) = gpu.and_then(|g| g.last_runs.lock().ok().map(|r| r.clone())) {
+                            let kernel: f64 = runs.iter().map(|r| r.kernel_ms).sum();
+                            let host: f64 = runs.iter().map(|r| r.host_ms).sum();
+                            let bytes: u64 = runs.iter().map(|r| r.bytes).sum();
+                            if let Ok(mut v) = per_run.lock() {
+                                v.push((kernel, host, bytes, runs.len()));
+                            }
+                        }
                         check::to_rows(&out.batches)
-                    }).await);
+                    })
+                    .await;
+                    run.gpu = per_run.lock().ok().and_then(|v| gpu_figures(&v, peak));
+                    results.push(run);
                 }
             }
             EngineKind::DataFusion => {
@@ -294,6 +358,7 @@ where
         warm_ms: times.into_iter().skip(1).collect(),
         check: Check::Unchecked("not run".into()),
         error,
+        gpu: None,
         answer,
     }
 }
@@ -381,6 +446,7 @@ fn run_duckdb(session: &Session, opts: &BenchOptions, queries: &[&Query]) -> std
             warm_ms: q.times_ms.iter().skip(1).copied().collect(),
             check: Check::Unchecked("not run".into()),
             error: q.error,
+            gpu: None,
             answer: q.rows,
         })
         .collect();
@@ -446,4 +512,51 @@ fn utc_now() -> String {
     let mo = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(mo <= 2);
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(query: &str, engine: EngineKind, warm: Vec<f64>, gpu: Option<GpuFigures>) -> QueryRun {
+        QueryRun { query: query.into(), engine, rows: 1, cold_ms: 9.0, warm_ms: warm, check: Check::Pass, error: None, gpu, answer: None }
+    }
+
+    #[test]
+    fn gpu_figures_leave_out_the_cold_run_and_take_medians() {
+        // (kernel ms, host ms, bytes, pipelines) per run; the first run compiled.
+        let runs = [(50.0, 400.0, 4_000_000_000, 2), (1.0, 1.5, 4_000_000_000, 2), (3.0, 2.5, 4_000_000_000, 2), (2.0, 9.0, 4_000_000_000, 2)];
+        let g = gpu_figures(&runs, Some(4000.0)).unwrap();
+        assert_eq!((g.kernel_ms, g.host_ms, g.pipelines), (2.0, 2.5, 2));
+        // 4 GB at 4000 GB/s is 1 ms.
+        assert!((g.model_ms - 1.0).abs() < 1e-9, "{}", g.model_ms);
+        // No GPU pipelines, no figures.
+        assert!(gpu_figures(&[(0.0, 0.0, 0, 0)], Some(4000.0)).is_none());
+        assert!(gpu_figures(&[], None).is_none());
+    }
+
+    #[test]
+    fn the_table_shows_kernels_beside_the_model() {
+        let g = GpuFigures { pipelines: 2, kernel_ms: 0.75, host_ms: 0.2, bytes: 2_000_000_000, model_ms: 0.5, peak_gbs: 4000.0 };
+        let report = BenchReport {
+            suite: "ssb".into(),
+            sf: 20.0,
+            runs: 3,
+            threads: 16,
+            machine: Machine { cpu: "cpu".into(), cores: 16, gpu: Some("NVIDIA H200".into()), os: "linux".into() },
+            versions: Default::default(),
+            date: String::new(),
+            generate_seconds: 0.0,
+            results: vec![
+                run("q1.1", EngineKind::Tessera, vec![1.0, 1.2, 1.1], Some(g)),
+                run("q1.1", EngineKind::DuckDb, vec![40.0, 44.0, 42.0], None),
+            ],
+            notes: Vec::new(),
+        };
+        let text = crate::report::table(&report);
+        assert!(text.contains("GPU kernels ms") && text.contains("kernels / model"), "{text}");
+        assert!(text.contains("0.750") && text.contains("1.50×"), "{text}");
+        assert!(text.contains("38.18×"), "duckdb / tessera ratio: {text}");
+        assert!(text.contains("÷ 4000 GB/s"), "{text}");
+    }
 }

@@ -59,6 +59,13 @@ pub fn table(report: &BenchReport) -> String {
             header.push(format!("{} / tessera", p.name()));
         }
     }
+    // Tessera on a GPU: its kernels beside the bandwidth model (bytes read ÷ the read
+    // bandwidth measured in the same run).
+    let with_gpu = report.results.iter().any(|r| r.gpu.is_some());
+    if with_gpu {
+        header.extend(["GPU kernels ms".to_string(), "model ms".to_string(), "kernels / model".to_string()]);
+    }
+    let (mut kernel_total, mut model_total) = (0.0f64, 0.0f64);
     t.set_header(header);
     let mut totals = vec![0.0f64; engines.len()];
     for q in queries(report) {
@@ -93,6 +100,18 @@ pub fn table(report: &BenchReport) -> String {
                 });
             }
         }
+        if with_gpu {
+            match find(report, &q, EngineKind::Tessera).and_then(|r| r.gpu.as_ref()) {
+                Some(g) => {
+                    kernel_total += g.kernel_ms;
+                    model_total += g.model_ms;
+                    row.push(format!("{:.3}", g.kernel_ms));
+                    row.push(format!("{:.3}", g.model_ms));
+                    row.push(format!("{:.2}×", g.kernel_ms / g.model_ms));
+                }
+                None => row.extend([String::new(), String::new(), String::new()]),
+            }
+        }
         t.add_row(row);
     }
     let mut total = vec!["total".to_string(), String::new()];
@@ -100,8 +119,17 @@ pub fn table(report: &BenchReport) -> String {
         total.push(format!("{v:.1}"));
         total.push(String::new());
     }
+    if with_gpu {
+        if with_ratio {
+            total.extend(peers.iter().map(|_| String::new()));
+        }
+        total.push(format!("{kernel_total:.3}"));
+        total.push(format!("{model_total:.3}"));
+        total.push(if model_total > 0.0 { format!("{:.2}×", kernel_total / model_total) } else { String::new() });
+    }
     t.add_row(total);
-    for i in 1..(2 + 2 * engines.len()) {
+    let columns = t.column_count();
+    for i in 1..columns {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -116,6 +144,9 @@ pub fn table(report: &BenchReport) -> String {
         report.machine.cores,
         report.machine.gpu.as_ref().map(|g| format!(", GPU {g}")).unwrap_or_default()
     );
+    if let Some(g) = report.results.iter().find_map(|r| r.gpu.as_ref()) {
+        out.push_str(&format!("\nmodel: bytes the kernels read ÷ {:.0} GB/s, the read bandwidth a copy kernel measured in this run", g.peak_gbs));
+    }
     for r in &report.results {
         if let Check::Fail(why) = &r.check {
             out.push_str(&format!("\n✗ {} on {}: {why}", r.query, r.engine.name()));
