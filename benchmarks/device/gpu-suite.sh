@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device run (≤ 10 min on an H200) for the CUDA backend's figures: SSB SF1 (answers
-# checked), SSB SF20 Tessera beside DuckDB (JSON + SVG, GPU kernels beside the bandwidth
+# checked), `tessera difftest` (random queries, GPU vs CPU vs DataFusion), SSB SF20 Tessera beside DuckDB (JSON + SVG, GPU kernels beside the bandwidth
 # model), EXPLAIN ANALYZE of every SSB query with literals inlined and as kernel
 # parameters, the cost of a new constant in each literal mode, cold first-query numbers
 # (new process; kernel disk cache warm and empty), TPC-H SF1 Tessera beside DuckDB.
@@ -22,6 +22,8 @@ nproc; date -u
 Q=benchmarks/ssb
 echo "== SSB SF1 (answers checked)"
 $X --data-dir /tmp/td1 bench ssb --sf 1 --runs 3 --json $OUT/ssb1.json 2>&1 | grep -v '^\s*$'
+echo "== difftest: random queries, GPU vs CPU backend vs DataFusion (GPU required)"
+$X --data-dir /tmp/tdr difftest --require-gpu 2>&1 | tail -12
 D=/tmp/td20
 echo "== SSB SF20 tessera + duckdb"
 $X --data-dir $D bench ssb --sf 20 --runs 5 --engine tessera --engine duckdb --json $OUT/ssb20.json --plot $OUT/ssb20.svg 2>&1 | grep -v '^\s*$'

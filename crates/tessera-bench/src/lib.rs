@@ -3,7 +3,9 @@
 //! peers.
 //!
 //! Entry points: [`datagen::generate_files`] / [`datagen::generate_into_store`] (`tessera gen`)
-//! and [`bench::run`] (`tessera bench`), with [`report`] to print, save and plot results.
+//! and [`bench::run`] (`tessera bench`), with [`report`] to print, save and plot results;
+//! [`difftest::run_all`] (`tessera difftest`) compares the GPU, the CPU backend and plain
+//! DataFusion on random queries.
 //!
 //! - [`ssb`]: an exact Star Schema Benchmark generator, producing the same rows as the
 //!   official `ssb-dbgen` (O'Neil/Chen, "Star Schema Benchmark Revision 3", 2009).
@@ -13,6 +15,7 @@
 pub mod bench;
 pub mod check;
 pub mod datagen;
+pub mod difftest;
 pub mod report;
 #[allow(missing_docs)] // row fields carry the SSB spec's column names
 pub mod ssb;

@@ -53,6 +53,17 @@ enum Command {
     Gen(bench_cmd::GenArgs),
     /// Run a query suite, check every answer, and time Tessera beside its peers.
     Bench(bench_cmd::BenchArgs),
+    /// Run random queries on the GPU, the CPU backend and plain DataFusion, and compare
+    /// the answers (stores for it are made in a temporary folder under the data directory).
+    Difftest {
+        /// Seed of the random tables and queries.
+        #[arg(long, default_value_t = tessera_bench::difftest::DEFAULT_SEED)]
+        seed: u64,
+        /// Fail unless a GPU is present and runs at least half of the queries (also set by
+        /// the environment variable TESSERA_REQUIRE_GPU=1).
+        #[arg(long)]
+        require_gpu: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -85,6 +96,10 @@ async fn run(cli: Cli) -> ExitCode {
         (None, Some(Command::Demo)) => demo::run(&session, cli.format).await,
         (None, Some(Command::Gen(args))) => bench_cmd::generate(&session, args),
         (None, Some(Command::Bench(args))) => bench_cmd::bench(&cli.data_dir, args).await,
+        (None, Some(Command::Difftest { seed, require_gpu })) => {
+            let require = *require_gpu || std::env::var("TESSERA_REQUIRE_GPU").is_ok_and(|v| v == "1");
+            difftest(&cli.data_dir, *seed, require).await
+        }
         (None, None) => shell::run(&session, cli.format).await,
     };
     match result {
@@ -93,6 +108,20 @@ async fn run(cli: Cli) -> ExitCode {
             eprintln!("Error: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `tessera difftest`: runs the randomized comparison in a fresh folder under the data
+/// directory, removed afterwards.
+async fn difftest(data_dir: &std::path::Path, seed: u64, require_gpu: bool) -> Result<(), String> {
+    let dir = data_dir.join(format!("difftest-{seed}-{}", std::process::id()));
+    let report = tessera_bench::difftest::run_all(&dir, seed, &mut |line| println!("{line}")).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    let problems = report?.problems(require_gpu);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} problem(s):\n\n{}", problems.len(), problems.join("\n\n")))
     }
 }
 

@@ -13,22 +13,27 @@
 //! block ([`GroupTable`]) merged into a perfect-hash group array in global memory; builds
 //! write a dense array.
 //!
-//! Literals are inlined into the source (fastest code: the compiler folds them into
-//! compares), so each distinct query text compiles once and is then found in the kernel
-//! cache; dictionary predicates arrive as code lists already (see [`GpuColumn`]).
+//! Literals are inlined into the source by default (fastest code: the compiler folds them
+//! into compares), so each distinct query text compiles once and is then found in the
+//! kernel cache; with [`Literals::Parameters`] they are passed at launch instead, so
+//! queries that differ only in constants share one kernel (see [`Literals`] for the
+//! trade-off). Dictionary predicates arrive as code lists already (see [`GpuColumn`]).
 //!
 //! What this generator supports is checked by [`generate`], which returns `Err(reason)`
 //! for anything else; that pipeline then runs on the CPU backend.
 //!
 //! Kernel ABI (all generated kernels):
 //! `extern "C" __global__ void tessera_pipeline(const void* const* cols, long long rows,
-//! const void* const* tabs, void* const* outs, unsigned long long* flags)`
+//! const void* const* tabs, void* const* outs, unsigned long long* flags,
+//! const long long* params)`
 //! - `cols[i]`: source column `i` as `int32_t` or `int64_t` (see [`Width`]);
 //! - `tabs`: per probe, in operator order: `int32_t* rows` (build row + 1, 0 = empty),
 //!   then one array per payload column;
 //! - `outs`: the sink's arrays ([`SinkLayout`]);
 //! - `flags[0]`: arithmetic overflow, `flags[1]`: a build key outside its range,
-//!   `flags[2]`: a duplicate build key.
+//!   `flags[2]`: a duplicate build key (one array per query, read when a result
+//!   comes back);
+//! - `params`: the literal values with [`Literals::Parameters`] (unused otherwise).
 
 use std::fmt::Write;
 

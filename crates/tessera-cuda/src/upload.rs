@@ -197,6 +197,13 @@ impl Staging {
     }
 }
 
+/// Uploads up to this size (kernel arguments, pointer arrays, small lookup arrays) are
+/// copied straight from pageable memory: the driver stages them itself without waiting
+/// for earlier work on the stream (CUDA documents this for pageable host-to-device
+/// `cuMemcpyHtoDAsync`), where our pinned staging buffers would wait for the previous
+/// copy through the same buffer — and so for every kernel queued after it.
+const SMALL_UPLOAD_BYTES: usize = 64 << 10;
+
 /// The bytes of a slice of plain device-representable values.
 fn as_bytes<T: DeviceRepr>(data: &[T]) -> &[u8] {
     // SAFETY: DeviceRepr types are plain data copied bytewise to the device anyway.
@@ -239,8 +246,16 @@ impl GpuDevice {
         }
         let stream = self.stream().clone();
         let (dptr, _record) = dst.device_ptr_mut(&stream);
+        let bytes = as_bytes(data);
+        if bytes.len() <= SMALL_UPLOAD_BYTES {
+            // SAFETY: dptr points at >= bytes.len() bytes of device memory (checked above).
+            // From pageable memory, the driver copies the bytes into its own staging
+            // buffer before returning, so `data` may be reused at once.
+            return unsafe { cudarc::driver::result::memcpy_htod_async(dptr, bytes, stream.cu_stream()) }
+                .map_err(|e| driver_err("copying to the GPU", e));
+        }
         let mut staging = self.staging.lock().map_err(|_| poisoned())?;
-        staging.upload_bytes(&stream, as_bytes(data), dptr)
+        staging.upload_bytes(&stream, bytes, dptr)
     }
 
     /// Copies a device buffer (or a view of one) back into a `Vec`, staged through pinned

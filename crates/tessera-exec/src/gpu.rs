@@ -21,7 +21,7 @@ use tessera_common::{Result, TesseraError};
 use tessera_cpu::{Chunk, Evaluator, arrow_err, cast_to};
 use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, Literals, SinkLayout, Width};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
-use tessera_cuda::cudarc::driver::{CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
+use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use tessera_cuda::{DeviceBuffer, GpuDevice, KernelCache};
 use tessera_ir::{AggFunc, Expr, HashTableId, Operator, Pipeline, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
@@ -122,6 +122,12 @@ pub struct GpuHashTable {
 pub struct GpuQueryState {
     tables: HashMap<HashTableId, GpuHashTable>,
     dictionaries: Vec<ArrayRef>,
+    /// The query's error flags (overflow, build key out of range, duplicate build key),
+    /// shared by its kernels and read once, when a pipeline's result comes back.
+    flags: Option<DeviceBuffer<u64>>,
+    /// Pipelines launched but not yet waited for (hash-table builds): their reports and
+    /// the CUDA events around their kernels.
+    pending: Vec<(GpuRun, CudaEvent, CudaEvent)>,
 }
 
 /// Why a GPU run must be redone on the CPU (a flagged overflow, duplicate build keys):
@@ -401,7 +407,10 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                 seen = Some(s);
             }
         }
-        let flags = dev.memory().alloc::<u64>(4)?;
+        if state.flags.is_none() {
+            state.flags = Some(dev.memory().alloc::<u64>(4)?);
+        }
+        let flags_ptr = state.flags.as_ref().map_or(0, |f| f.as_slice().device_ptr(dev.stream()).0);
         // One upload for the three pointer arrays; the kernel gets pointers into it.
         let mut ptrs = col_ptrs;
         let tabs_at = ptrs.len();
@@ -420,34 +429,47 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
             .map_err(|e| TesseraError::Internal(format!("loading kernel: {e:?}")))?;
         let rows = table.rows as i64;
         let cfg = LaunchConfig { grid_dim: (self.grid(&function, table.rows as u64)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
-        let kernel_ms = if table.rows > 0 {
-            let stream = dev.stream();
-            let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
-            let before = stream.record_event(timing).map_err(|e| TesseraError::Internal(format!("event: {e:?}")))?;
+        // Kernel time from CUDA events around the launch; read once the kernel is done.
+        let stream = dev.stream();
+        let event = || stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")));
+        let before = event()?;
+        if table.rows > 0 {
             let mut launch = stream.launch_builder(&function);
-            launch.arg(&d_cols).arg(&rows).arg(&d_tabs).arg(&d_outs).arg(flags.as_slice()).arg(&d_params);
+            launch.arg(&d_cols).arg(&rows).arg(&d_tabs).arg(&d_outs).arg(&flags_ptr).arg(&d_params);
             unsafe { launch.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
-            let after = stream.record_event(timing).map_err(|e| TesseraError::Internal(format!("event: {e:?}")))?;
-            // Waits for the kernel; a kernel fault surfaces here.
-            f64::from(before.elapsed_ms(&after).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?)
-        } else {
-            0.0
-        };
+        }
+        let after = event()?;
+        // Freed in stream order: after the kernel has read it.
         drop(d_ptrs);
         let bytes: u64 = col_bufs.iter().map(|b| b.bytes() as u64).sum();
-        let mut report = GpuRun { pipeline: p.id, kernel_ms, host_ms: 0.0, bytes, rows: table.rows as u64, rows_out: 0 };
-        let f = dev.download(flags.as_slice())?;
-        if f.iter().any(|&x| x != 0) {
+        let mut report = GpuRun { pipeline: p.id, kernel_ms: 0.0, host_ms: 0.0, bytes, rows: table.rows as u64, rows_out: 0 };
+        if let (SinkLayout::Build { table: shape }, Sink::HashBuild(b)) = (&kernel.sink, &p.sink) {
+            // A build's table stays on the GPU for the pipelines probing it, queued behind
+            // it on the same stream: nothing to wait for here.
+            let rows = build_rows.ok_or_else(|| TesseraError::Internal("build rows".into()))?;
+            state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), rows, payload: out_bufs });
+            report.rows_out = shape.slots as u64;
+            report.host_ms = started.elapsed().as_secs_f64() * 1e3;
+            state.pending.push((report, before, after));
+            return Ok(None);
+        }
+        // The result comes back: wait (a kernel fault surfaces here), check the flags
+        // every kernel of the query so far has set, and report the waiting pipelines.
+        let flags = match &state.flags {
+            Some(f) => dev.download(f.as_slice())?,
+            None => Vec::new(),
+        };
+        if flags.iter().any(|&x| x != 0) {
             return Err(TesseraError::Execution(RETRY_ON_CPU.into()));
         }
-        match (&kernel.sink, &p.sink) {
-            (SinkLayout::Build { table: shape }, Sink::HashBuild(b)) => {
-                let rows = build_rows.ok_or_else(|| TesseraError::Internal("build rows".into()))?;
-                state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), rows, payload: out_bufs });
-                report.rows_out = shape.slots as u64;
-                self.report(report, started);
-                Ok(None)
+        for (mut run, b, a) in state.pending.drain(..) {
+            run.kernel_ms = f64::from(b.elapsed_ms(&a).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?);
+            if let Ok(mut r) = self.last_runs.lock() {
+                r.push(run);
             }
+        }
+        report.kernel_ms = f64::from(before.elapsed_ms(&after).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?);
+        match (&kernel.sink, &p.sink) {
             (SinkLayout::Aggregate { groups, accumulators, keys, .. }, Sink::Aggregate(a)) => {
                 let seen = seen.ok_or_else(|| TesseraError::Internal("seen".into()))?;
                 let scalar = keys.is_empty();

@@ -1,9 +1,9 @@
-//! Randomized differential tests of the GPU backend against the CPU backend and plain
-//! DataFusion.
+//! Randomized differential testing of the GPU backend against the CPU backend and plain
+//! DataFusion (`tessera difftest`, and `cargo test` through `tests/difftest.rs`).
 //!
 //! Random tables (a fact table `f`, a dimension `d1` with unique keys and a dimension
 //! `d2` with duplicate keys) are loaded in several sizes chosen around the GPU's tile of
-//! 512 rows (0, 1, 511, 512, 513 rows) and one larger case (~200k rows, more than 65536
+//! 512 rows (0, 1, 511, 512, 513 rows) and one larger case (200k rows, more than 65536
 //! groups in a GROUP BY). Queries come from templates with random constants: filters,
 //! string predicates on dictionary columns, inner/semi/anti joins, joins against
 //! duplicate keys, grouped and scalar aggregates, a nullable column, outer joins, sorts,
@@ -21,14 +21,10 @@
 //! the pipelines while plain DataFusion returns a wrapped value (DataFusion wraps integer
 //! overflow; see `tests/slt/types.slt`). Both pipeline paths must still agree.
 //!
-//! The number of queries that EXPLAIN places at least partly on the GPU (under
-//! `tessera.device = 'gpu'`) is always printed; with `TESSERA_REQUIRE_GPU=1` the test
-//! fails unless a GPU is present and at least half of the queries use it.
-//!
-//! ```text
-//! cargo test -p tessera-engine --test gpu_random -- --nocapture
-//! GPU_RANDOM_SEED=123 cargo test -p tessera-engine --test gpu_random -- --nocapture   # another seed
-//! ```
+//! The report counts the queries that EXPLAIN places at least partly on the GPU (under
+//! `tessera.device = 'gpu'`); [`DiffReport::problems`] with `require_gpu` also fails a run
+//! without a GPU or with fewer than half of the queries on it (the device run sets
+//! `TESSERA_REQUIRE_GPU=1`).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -41,8 +37,8 @@ use arrow::datatypes::DataType;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use tessera_engine::{QueryOutput, Session};
 
-/// The default seed (override with `GPU_RANDOM_SEED`).
-const DEFAULT_SEED: u64 = 0x7e55_e7a0_2026;
+/// The default seed.
+pub const DEFAULT_SEED: u64 = 0x7e55_e7a0_2026;
 
 /// xorshift64* — deterministic, no dependencies.
 struct Rng(u64);
@@ -146,7 +142,7 @@ fn cents(v: i64) -> String {
 
 /// Writes the three tables as CSV files under `dir`, creates them in the store and loads
 /// them with COPY.
-async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Info {
+async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Result<Info, String> {
     // d1: unique keys 1..=d1_max with ~10% gaps.
     let mut d1_keys = Vec::with_capacity(case.d1_rows);
     let mut k = 0i64;
@@ -172,7 +168,7 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Info
         );
     }
     let d1_csv = dir.join("d1.csv");
-    std::fs::write(&d1_csv, &csv).expect("write d1.csv");
+    std::fs::write(&d1_csv, &csv).map_err(|e| format!("writing {}: {e}", d1_csv.display()))?;
 
     csv = String::from("d2k,tag,z,q\n");
     for _ in 0..case.d2_rows {
@@ -180,13 +176,14 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Info
         let _ = writeln!(csv, "{},{},{},{q}", rng.range(1, d2_max), rng.pick(TAGS), rng.range(0, 1000));
     }
     let d2_csv = dir.join("d2.csv");
-    std::fs::write(&d2_csv, &csv).expect("write d2.csv");
+    std::fs::write(&d2_csv, &csv).map_err(|e| format!("writing {}: {e}", d2_csv.display()))?;
 
     let f_csv = dir.join("f.csv");
     {
-        let file = std::fs::File::create(&f_csv).expect("create f.csv");
+        let io = |e: std::io::Error| format!("writing {}: {e}", f_csv.display());
+        let file = std::fs::File::create(&f_csv).map_err(io)?;
         let mut out = std::io::BufWriter::new(file);
-        writeln!(out, "id,k1,k2,g,v,m,day,s,n,big,r").expect("write");
+        writeln!(out, "id,k1,k2,g,v,m,day,s,n,big,r").map_err(io)?;
         for id in 1..=case.f_rows as i64 {
             let k2 = if rng.chance(0.8) { 7 } else { rng.range(0, 49) };
             let s = if rng.chance(0.4) { S_VALUES[0] } else { rng.pick(S_VALUES) };
@@ -203,9 +200,9 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Info
                 rng.range(0, 1),
                 rng.range(0, 999),
             )
-            .expect("write");
+            .map_err(io)?;
         }
-        out.flush().expect("flush f.csv");
+        out.flush().map_err(io)?;
     }
 
     let ddl = [
@@ -222,14 +219,15 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Info
         format!("COPY d2 FROM '{}'", d2_csv.display()),
     ];
     for statement in &ddl {
-        session.execute(statement).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
+        session.execute(statement).await.map_err(|e| format!("{statement}: {e}"))?;
     }
     for (table, rows) in [("f", case.f_rows), ("d1", case.d1_rows), ("d2", case.d2_rows)] {
-        let out = session.execute(&format!("SELECT COUNT(*) FROM {table}")).await.expect("count");
-        let counted = normalize(&out).expect("normalize count");
-        assert_eq!(counted, vec![rows.to_string()], "case {}: rows loaded into {table}", case.name);
+        let counted = run(session, &format!("SELECT COUNT(*) FROM {table}")).await?;
+        if counted != vec![rows.to_string()] {
+            return Err(format!("case {}: {counted:?} rows loaded into {table}, not {rows}", case.name));
+        }
     }
-    Info { k1_max, g_range: case.g_range, f_rows: case.f_rows as i64 }
+    Ok(Info { k1_max, g_range: case.g_range, f_rows: case.f_rows as i64 })
 }
 
 /// One generated query.
@@ -449,8 +447,8 @@ async fn run(session: &Session, sql: &str) -> Result<Vec<String>, String> {
     normalize(&out)
 }
 
-async fn set(session: &Session, statement: &str) {
-    session.execute(statement).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
+async fn set(session: &Session, statement: &str) -> Result<(), String> {
+    session.execute(statement).await.map(|_| ()).map_err(|e| format!("{statement}: {e}"))
 }
 
 /// Whether EXPLAIN (under the current settings) places a pipeline of `sql` on the GPU.
@@ -525,24 +523,54 @@ fn is_overflow(e: &str) -> bool {
     e.to_ascii_lowercase().contains("overflow")
 }
 
-/// Tallies over all cases.
-#[derive(Default)]
-struct Tally {
-    queries: usize,
-    on_gpu: usize,
-    errors: usize,
-    wrapped: usize,
-    failures: Vec<String>,
+/// What a run found, over all cases.
+#[derive(Debug, Default)]
+pub struct DiffReport {
+    /// The seed.
+    pub seed: u64,
+    /// Whether the executor found a GPU.
+    pub gpu_present: bool,
+    /// Queries run (each three ways).
+    pub queries: usize,
+    /// Queries with at least one pipeline on the GPU (EXPLAIN under `device = 'gpu'`).
+    pub on_gpu: usize,
+    /// Queries that failed on every path (as they should, e.g. an overflow).
+    pub errors: usize,
+    /// Queries that overflowed on the pipelines where DataFusion wraps.
+    pub wrapped: usize,
+    /// Disagreements, each with the query and the three answers.
+    pub failures: Vec<String>,
 }
 
-async fn check_case(case: &Case, seed: u64, gpu_present: bool, tally: &mut Tally) {
+impl DiffReport {
+    /// What makes the run a failure: disagreements, a suite where most queries fail on
+    /// every path (it would test nothing), and with `require_gpu`, no GPU or fewer than
+    /// half of the queries on it.
+    pub fn problems(&self, require_gpu: bool) -> Vec<String> {
+        let mut out = self.failures.clone();
+        if self.errors * 10 >= self.queries.max(1) {
+            out.push(format!("{} of {} queries fail on every path: the templates test too little", self.errors, self.queries));
+        }
+        if require_gpu && !self.gpu_present {
+            out.push("a GPU is required (TESSERA_REQUIRE_GPU=1) but the executor found none".into());
+        } else if require_gpu && self.on_gpu * 2 < self.queries {
+            out.push(format!("only {} of {} queries ran a pipeline on the GPU (want at least half)", self.on_gpu, self.queries));
+        }
+        out
+    }
+}
+
+async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut dyn FnMut(&str)) -> Result<(), String> {
     let started = Instant::now();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let session = Session::open(dir.path().join("data")).expect("open session");
+    let seed = tally.seed;
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let session = Session::open(dir.join("data")).map_err(|e| e.to_string())?;
     let mut rng = Rng::new(seed ^ (case.f_rows as u64).wrapping_mul(0x100_0000_01b3) ^ case.d1_rows as u64);
-    let info = load(&session, dir.path(), case, &mut rng).await;
+    let info = load(&session, dir, case, &mut rng).await?;
     let loaded = started.elapsed();
-    assert_eq!(session.executor().gpu().is_some(), gpu_present, "GPU presence differs between sessions");
+    if session.executor().gpu().is_some() != tally.gpu_present {
+        return Err("GPU presence differs between sessions".into());
+    }
 
     let mut queries = Vec::new();
     for t in 0..TEMPLATES {
@@ -552,15 +580,15 @@ async fn check_case(case: &Case, seed: u64, gpu_present: bool, tally: &mut Tally
     }
     let (mut on_gpu, mut errors) = (0, 0);
     for (i, q) in queries.iter().enumerate() {
-        set(&session, "SET tessera.device = 'gpu'").await;
+        set(&session, "SET tessera.device = 'gpu'").await?;
         let gpu_placed = uses_gpu(&session, &q.sql).await;
         let gpu = run(&session, &q.sql).await;
-        set(&session, "SET tessera.device = 'cpu'").await;
+        set(&session, "SET tessera.device = 'cpu'").await?;
         let cpu = run(&session, &q.sql).await;
-        set(&session, "SET tessera.engine = 'datafusion'").await;
+        set(&session, "SET tessera.engine = 'datafusion'").await?;
         let df = run(&session, &q.sql).await;
-        set(&session, "SET tessera.engine = 'pipelines'").await;
-        set(&session, "SET tessera.device = 'auto'").await;
+        set(&session, "SET tessera.engine = 'pipelines'").await?;
+        set(&session, "SET tessera.device = 'auto'").await?;
 
         on_gpu += usize::from(gpu_placed);
         let context = format!(
@@ -605,11 +633,11 @@ async fn check_case(case: &Case, seed: u64, gpu_present: bool, tally: &mut Tally
                     let _ = write!(msg, "\n    gpu vs cpu:{}", first_difference(a, b));
                 }
             }
-            println!("{msg}");
+            log(&msg);
             tally.failures.push(msg);
         }
     }
-    println!(
+    log(&format!(
         "case {:<6} f={:<7} d1={:<5} d2={:<5}: {} queries, {} on the GPU, {} failing on every path; load {:.1}s, total {:.1}s",
         case.name,
         case.f_rows,
@@ -620,64 +648,34 @@ async fn check_case(case: &Case, seed: u64, gpu_present: bool, tally: &mut Tally
         errors,
         loaded.as_secs_f64(),
         started.elapsed().as_secs_f64()
-    );
+    ));
     tally.queries += queries.len();
     tally.on_gpu += on_gpu;
     tally.errors += errors;
+    Ok(())
 }
 
-#[test]
-fn gpu_cpu_and_datafusion_agree_on_random_queries() {
-    let seed = std::env::var("GPU_RANDOM_SEED")
-        .ok()
-        .map(|s| {
-            let s = s.trim();
-            s.strip_prefix("0x")
-                .map_or_else(|| s.parse(), |h| u64::from_str_radix(h, 16))
-                .unwrap_or_else(|e| panic!("GPU_RANDOM_SEED={s}: {e}"))
-        })
-        .unwrap_or(DEFAULT_SEED);
-    let require_gpu = std::env::var("TESSERA_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+/// Runs every case with `seed`, each in its own store under `dir` (created; the caller
+/// removes it), logging each case and each disagreement through `log`.
+pub async fn run_all(dir: &Path, seed: u64, log: &mut dyn FnMut(&str)) -> Result<DiffReport, String> {
     let started = Instant::now();
-
-    // Whether this machine has a GPU (the executor opens it on first use).
-    let probe_dir = tempfile::tempdir().expect("tempdir");
-    let gpu_present = Session::open(probe_dir.path()).expect("open").executor().gpu().is_some();
-    println!("seed {seed:#x}; GPU present: {gpu_present}; TESSERA_REQUIRE_GPU: {require_gpu}");
-    if require_gpu {
-        assert!(gpu_present, "TESSERA_REQUIRE_GPU=1 but the executor found no GPU");
-    }
-
-    let mut tally = Tally::default();
+    let probe = Session::open(dir.join("probe")).map_err(|e| e.to_string())?;
+    let mut report = DiffReport { seed, gpu_present: probe.executor().gpu().is_some(), ..DiffReport::default() };
+    drop(probe);
+    log(&format!("seed {seed:#x}; GPU present: {}", report.gpu_present));
     for case in CASES {
-        runtime.block_on(check_case(case, seed, gpu_present, &mut tally));
+        check_case(case, &dir.join(case.name), &mut report, log).await?;
     }
-    println!(
+    log(&format!(
         "{} queries, {} of them used the GPU (EXPLAIN under tessera.device = 'gpu'), {} failed on every path \
          (as expected), {} overflowed on the pipelines where DataFusion wraps; {} mismatches; {:.1}s",
-        tally.queries,
-        tally.on_gpu,
-        tally.errors,
-        tally.wrapped,
-        tally.failures.len(),
+        report.queries,
+        report.on_gpu,
+        report.errors,
+        report.wrapped,
+        report.failures.len(),
         started.elapsed().as_secs_f64()
-    );
-    assert!(
-        tally.failures.is_empty(),
-        "{} of {} queries disagree (seed {seed:#x}):\n\n{}",
-        tally.failures.len(),
-        tally.queries,
-        tally.failures.join("\n\n")
-    );
-    // Sanity of the suite itself: some overflow is exercised and errors are rare.
-    assert!(tally.errors * 10 < tally.queries, "too many queries fail on every path: {}", tally.errors);
-    if require_gpu {
-        assert!(
-            tally.on_gpu * 2 >= tally.queries,
-            "only {} of {} queries ran a pipeline on the GPU (want at least half)",
-            tally.on_gpu,
-            tally.queries
-        );
-    }
+    ));
+    Ok(report)
 }
+
