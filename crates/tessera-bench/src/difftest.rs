@@ -120,18 +120,12 @@ struct Info {
     f_rows: i64,
 }
 
-/// `YYYY-MM-DD` of a day number since 1970-01-01 (proleptic Gregorian).
+/// `YYYY-MM-DD` of a day number since 1970-01-01.
 fn date(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    i32::try_from(days)
+        .ok()
+        .and_then(arrow::temporal_conversions::date32_to_datetime)
+        .map_or_else(|| "1970-01-01".to_string(), |d| d.date().to_string())
 }
 
 /// A decimal with two digits after the point from its value in hundredths.
@@ -238,7 +232,13 @@ struct Query {
 }
 
 /// Number of query templates.
-const TEMPLATES: usize = 48;
+pub const TEMPLATES: usize = 51;
+
+/// Cases (data sets) per run and queries per template in each: every run has
+/// [`TEMPLATES`] × this many queries.
+pub fn queries_per_template() -> usize {
+    CASES.iter().map(|c| c.repeats).sum()
+}
 
 /// Template `t` with random constants.
 fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
@@ -403,7 +403,15 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             let (a, b) = (*rng.pick(&edges), *rng.pick(&edges));
             format!("SELECT SUM(v), COUNT(*), MIN(id), MAX(id) FROM f WHERE id BETWEEN {} AND {}", a.min(b), a.max(b))
         }
-        _ => unreachable!("template {t}"),
+        // Rows materialized (on the GPU: compacted with one atomic per warp).
+        48 => format!("SELECT id, k1, k2, s, day, m FROM f WHERE k2 = {} AND v < {}", k2(rng), v(rng)),
+        49 => format!(
+            "SELECT f.id, f.v, d1.region, d1.w FROM f JOIN d1 ON f.k1 = d1.d1k WHERE f.k2 = {} AND d1.cat < {}",
+            k2(rng),
+            cat(rng)
+        ),
+        // The last template (t = TEMPLATES - 1).
+        _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),
     };
     Query { sql, may_overflow }
 }

@@ -22,7 +22,7 @@ fn gpu_cpu_and_datafusion_agree_on_random_queries() {
         .block_on(difftest::run_all(dir.path(), seed, &mut |line| println!("{line}")))
         .unwrap_or_else(|e| panic!("difftest could not run: {e}"));
     // The suite exercises what it claims to: every template ran in every case.
-    assert_eq!(report.queries, 48 * (2 + 5), "{report:?}");
+    assert_eq!(report.queries, difftest::TEMPLATES * difftest::queries_per_template(), "{report:?}");
     let problems = report.problems(require_gpu);
     assert!(problems.is_empty(), "seed {seed}:\n\n{}", problems.join("\n\n"));
 }

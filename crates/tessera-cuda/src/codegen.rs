@@ -11,7 +11,8 @@
 //! block. Scalar aggregates stay in registers and are reduced per warp (shuffles) with one
 //! atomic per warp at the end; grouped aggregates accumulate in a shared-memory table per
 //! block ([`GroupTable`]) merged into a perfect-hash group array in global memory; builds
-//! write a dense array.
+//! write a dense array; materializations compact the surviving rows into column arrays
+//! with one atomic per warp.
 //!
 //! Literals are inlined into the source by default (fastest code: the compiler folds them
 //! into compares), so each distinct query text compiles once and is then found in the
@@ -144,6 +145,12 @@ pub enum SinkLayout {
         keys: Vec<KeyLayout>,
         /// Where blocks accumulate before merging into the global arrays.
         table: GroupTable,
+    },
+    /// `unsigned long long count`, then per column of the sink's input an array as long
+    /// as the input: the rows that reach the sink, compacted, in no particular order.
+    Materialize {
+        /// The columns' widths and dictionaries.
+        columns: Vec<GpuColumn>,
     },
 }
 
@@ -639,6 +646,37 @@ fn scalar_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], thread_init: 
     let _ = writeln!(epilogue, "    if (__any_sync(0xffffffffu, any) && (threadIdx.x & 31) == 0) out_seen[0] = 1u;");
 }
 
+/// Materialization: each row reaching the sink takes the next output position with one
+/// atomic per warp (the warp's active lanes count themselves with a ballot; the leader
+/// reserves their places; each lane writes at its rank), then writes its values.
+fn materialize(g: &mut Gen<'_>, fields: &[tessera_ir::Field], out_decls: &mut String) -> Result<SinkLayout, String> {
+    out_decls.push_str("    unsigned long long* __restrict__ out_count = (unsigned long long*)outs[0];\n");
+    let mut columns = Vec::new();
+    let mut writes = String::new();
+    for (i, f) in fields.iter().enumerate() {
+        if f.nullable {
+            return Err(format!("nullable column {} materialized on the GPU", f.name));
+        }
+        let dictionary = g.dicts.get(i).copied().flatten();
+        if width_of(f.ty).is_none() || (f.ty == Type::Utf8 && dictionary.is_none()) {
+            return Err(format!("column {} of type {} materialized on the GPU", f.name, f.ty));
+        }
+        let (v, w) = g.column(i)?;
+        let _ = writeln!(out_decls, "    {}* __restrict__ out_m{i} = ({}*)outs[{}];", w.c(), w.c(), i + 1);
+        let _ = write!(writes, " out_m{i}[pos] = {v};");
+        columns.push(GpuColumn { width: w, dictionary });
+    }
+    g.line("const unsigned int mm = __activemask();");
+    g.line("const int lane = threadIdx.x & 31;");
+    g.line("const int lead = __ffs(mm) - 1;");
+    g.line("unsigned long long base = 0ull;");
+    g.line("if (lane == lead) base = atomicAdd(out_count, (unsigned long long)__popc(mm));");
+    g.line("__syncwarp(mm);");
+    g.line("base = __shfl_sync(mm, base, lead);");
+    g.line(&format!("{{ const unsigned long long pos = base + (unsigned long long)__popc(mm & ((1u << lane) - 1u));{writes} }}"));
+    Ok(SinkLayout::Materialize { columns })
+}
+
 /// Atomic, initial value, warp reduction and comparison of MIN or MAX.
 fn min_max(acc: Accumulator) -> (&'static str, &'static str, &'static str, &'static str) {
     if acc == Accumulator::Min {
@@ -1032,7 +1070,13 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
             SinkLayout::Aggregate { groups, accumulators, keys, table: privatized }
         }
         Sink::Sort(_) => return Err("sort on the GPU (next: radix sort)".into()),
-        Sink::Materialize { .. } => return Err("materialization on the GPU (next: compaction)".into()),
+        Sink::Materialize { skip, fetch, .. } => {
+            if *skip > 0 || fetch.is_some() {
+                // Blocks append in whatever order they finish; the CPU keeps input order.
+                return Err("LIMIT/OFFSET without ORDER BY on the GPU (which rows is up to the order)".into());
+            }
+            materialize(&mut g, &fields, &mut out_decls)?
+        }
     };
     let mut col_decls = String::new();
     for (i, c) in cols.iter().enumerate() {
@@ -1144,6 +1188,20 @@ mod tests {
         let (c, d) = (with(10, Literals::Inline), with(77, Literals::Inline));
         assert_ne!(c.source, d.source);
         assert!(c.params.is_empty() && c.source.contains("(long long)(10LL)"), "{}", c.source);
+    }
+
+    #[test]
+    fn materialization_compacts_with_one_atomic_per_warp() {
+        let mut p = grouped(9, AggFunc::Sum);
+        p.sink = Sink::Materialize { result: 0, skip: 0, fetch: None };
+        let k = generate(&p, &cols(), &[]).unwrap();
+        let SinkLayout::Materialize { columns } = &k.sink else { panic!("not a materialization") };
+        assert_eq!(columns.iter().map(|c| c.width).collect::<Vec<_>>(), vec![Width::I32, Width::I64]);
+        assert!(k.source.contains("atomicAdd(out_count, (unsigned long long)__popc(mm))"), "{}", k.source);
+        assert!(k.source.contains("out_m0[pos] = c0; out_m1[pos] = c1;"), "{}", k.source);
+        // LIMIT without ORDER BY keeps input order: the CPU's job.
+        p.sink = Sink::Materialize { result: 0, skip: 0, fetch: Some(5) };
+        assert!(generate(&p, &cols(), &[]).is_err());
     }
 
     #[test]

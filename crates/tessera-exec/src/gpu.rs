@@ -406,6 +406,22 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                 out_ptrs.push(s.as_slice().device_ptr(dev.stream()).0);
                 seen = Some(s);
             }
+            SinkLayout::Materialize { columns } => {
+                // Room for every input row; only the first `count` are written (and read).
+                let count = dev.memory().alloc::<u64>(1)?;
+                out_ptrs.push(count.as_slice().device_ptr(dev.stream()).0);
+                accs.push(count);
+                let capacity = table.rows.max(1);
+                for c in columns {
+                    // SAFETY: the kernel writes positions below `count` before they are read.
+                    let b = match c.width {
+                        Width::I32 => GpuBuf::I32(unsafe { dev.memory().alloc_uninit::<i32>(capacity) }?),
+                        Width::I64 => GpuBuf::I64(unsafe { dev.memory().alloc_uninit::<i64>(capacity) }?),
+                    };
+                    out_ptrs.push(b.ptr(dev));
+                    out_bufs.push(b);
+                }
+            }
         }
         if state.flags.is_none() {
             state.flags = Some(dev.memory().alloc::<u64>(4)?);
@@ -526,6 +542,31 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                     columns.push(col);
                 }
                 let rows = order.len();
+                report.rows_out = rows as u64;
+                self.report(report, started);
+                Ok(Some(Chunk::new(columns, rows)))
+            }
+            (SinkLayout::Materialize { columns: layout }, Sink::Materialize { .. }) => {
+                let count = accs.first().ok_or_else(|| TesseraError::Internal("materialized row count".into()))?;
+                let rows = dev.download(count.as_slice())?.first().copied().unwrap_or(0) as usize;
+                let fields = p.sink_input_fields();
+                let mut columns: Vec<ArrayRef> = Vec::with_capacity(layout.len());
+                for ((buf, c), f) in out_bufs.iter().zip(layout).zip(&fields) {
+                    let values: Vec<i64> = match buf {
+                        GpuBuf::I32(b) if rows > 0 => dev.download(&b.as_slice().slice(0..rows))?.into_iter().map(i64::from).collect(),
+                        GpuBuf::I64(b) if rows > 0 => dev.download(&b.as_slice().slice(0..rows))?,
+                        _ => Vec::new(),
+                    };
+                    let col: ArrayRef = match c.dictionary {
+                        Some(d) => {
+                            let codes = Int32Array::from_iter_values(values.iter().map(|&v| v as i32));
+                            let dict = state.dictionaries.get(d.id).cloned().ok_or_else(|| TesseraError::Internal("dictionary id".into()))?;
+                            Arc::new(DictionaryArray::<Int32Type>::try_new(codes, dict).map_err(arrow_err)?)
+                        }
+                        None => int_as(&Int64Array::from(values), f.ty, f.ty)?,
+                    };
+                    columns.push(col);
+                }
                 report.rows_out = rows as u64;
                 self.report(report, started);
                 Ok(Some(Chunk::new(columns, rows)))
