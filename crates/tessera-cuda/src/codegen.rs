@@ -647,8 +647,7 @@ fn scalar_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], thread_init: 
 }
 
 /// Materialization: each row reaching the sink takes the next output position with one
-/// atomic per warp (the warp's active lanes count themselves with a ballot; the leader
-/// reserves their places; each lane writes at its rank), then writes its values.
+/// atomic per warp (`warp_append` in `compact.cuh`), then writes its values.
 fn materialize(g: &mut Gen<'_>, fields: &[tessera_ir::Field], out_decls: &mut String) -> Result<SinkLayout, String> {
     out_decls.push_str("    unsigned long long* __restrict__ out_count = (unsigned long long*)outs[0];\n");
     let mut columns = Vec::new();
@@ -666,14 +665,7 @@ fn materialize(g: &mut Gen<'_>, fields: &[tessera_ir::Field], out_decls: &mut St
         let _ = write!(writes, " out_m{i}[pos] = {v};");
         columns.push(GpuColumn { width: w, dictionary });
     }
-    g.line("const unsigned int mm = __activemask();");
-    g.line("const int lane = threadIdx.x & 31;");
-    g.line("const int lead = __ffs(mm) - 1;");
-    g.line("unsigned long long base = 0ull;");
-    g.line("if (lane == lead) base = atomicAdd(out_count, (unsigned long long)__popc(mm));");
-    g.line("__syncwarp(mm);");
-    g.line("base = __shfl_sync(mm, base, lead);");
-    g.line(&format!("{{ const unsigned long long pos = base + (unsigned long long)__popc(mm & ((1u << lane) - 1u));{writes} }}"));
+    g.line(&format!("{{ const unsigned long long pos = warp_append(out_count);{writes} }}"));
     Ok(SinkLayout::Materialize { columns })
 }
 
@@ -1197,7 +1189,7 @@ mod tests {
         let k = generate(&p, &cols(), &[]).unwrap();
         let SinkLayout::Materialize { columns } = &k.sink else { panic!("not a materialization") };
         assert_eq!(columns.iter().map(|c| c.width).collect::<Vec<_>>(), vec![Width::I32, Width::I64]);
-        assert!(k.source.contains("atomicAdd(out_count, (unsigned long long)__popc(mm))"), "{}", k.source);
+        assert!(k.source.contains("const unsigned long long pos = warp_append(out_count);"), "{}", k.source);
         assert!(k.source.contains("out_m0[pos] = c0; out_m1[pos] = c1;"), "{}", k.source);
         // LIMIT without ORDER BY keeps input order: the CPU's job.
         p.sink = Sink::Materialize { result: 0, skip: 0, fetch: Some(5) };

@@ -237,6 +237,24 @@ fn gpu_device_library_kernels_match_the_cpu() {
     assert_eq!(got.len(), expected.len());
     assert!(got == expected, "compacted rows differ");
 
+    // Warp-level append (generated materializations): every selected index once.
+    let mut appended = device.memory().alloc::<i64>(n).unwrap();
+    let mut appended_count = device.upload(&[0u64]).unwrap();
+    let kernel = f("append_where_lt");
+    let mut launch = stream.launch_builder(&kernel);
+    launch
+        .arg(&d_keys)
+        .arg(&n_arg)
+        .arg(&threshold)
+        .arg(&mut appended)
+        .arg(&mut appended_count);
+    unsafe { launch.launch(per_row(n)) }.unwrap();
+    let got_count = device.download(&appended_count).unwrap()[0] as usize;
+    let mut got = device.download(&appended.slice(0..got_count)).unwrap();
+    got.sort_unstable();
+    let expected: Vec<i64> = (0..n as i64).filter(|&i| keys[i as usize] < threshold).collect();
+    assert!(got == expected, "warp_append lost or repeated rows ({} of {})", got.len(), expected.len());
+
     // Block scan.
     let small: Vec<i32> = (0..n).map(|_| rng.range(0, 10) as i32).collect();
     let d_small = device.upload(&small).unwrap();

@@ -155,17 +155,10 @@ extern "C" __global__ void tessera_fill_u64(unsigned long long* a, long long n, 
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) a[i] = v;
 }
 // Writes the indexes g with seen[g] != 0 to ids (in no particular order) and their number
-// to *count (zeroed before): one atomic per warp, positions from the warp's ballot.
+// to *count (zeroed before): one atomic per warp (warp_append).
 extern "C" __global__ void tessera_compact_seen(const unsigned int* seen, long long n, unsigned int* ids, unsigned long long* count) {
-    const unsigned int lane = threadIdx.x & 31u;
-    for (long long base = (long long)blockIdx.x * blockDim.x; base < n; base += (long long)gridDim.x * blockDim.x) {
-        const long long g = base + threadIdx.x;
-        const bool hit = g < n && seen[g] != 0u;
-        const unsigned int mask = __ballot_sync(0xffffffffu, hit);
-        unsigned long long at = 0;
-        if (lane == 0 && mask != 0u) at = atomicAdd(count, (unsigned long long)__popc(mask));
-        at = __shfl_sync(0xffffffffu, at, 0);
-        if (hit) ids[at + __popc(mask & ((1u << lane) - 1u))] = (unsigned int)g;
+    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += (long long)gridDim.x * blockDim.x) {
+        if (seen[g] != 0u) ids[tessera::warp_append(count)] = (unsigned int)g;
     }
 }
 // dst[i * words + w] = src[ids[i] * words + w] for i < n.
@@ -813,3 +806,15 @@ pub fn plan_kernel(
         state.dictionaries.extend(dict_values);
         Ok((bound, cols, kernel))
     }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn helper_kernels_compile_with_nvrtc() {
+        if tessera_cuda::test_support::nvrtc_or_skip("helper kernels compile with NVRTC") {
+            if let Err(e) = tessera_cuda::compile_cubin(super::HELPERS, "sm_90") {
+                panic!("the runtime's helper kernels do not compile: {e}");
+            }
+        }
+    }
+}

@@ -78,6 +78,16 @@ extern "C" __global__ void compact_where_lt(const int32_t* keys, const int64_t* 
     Compact::compact(v, flags, out, out_count, temp);
 }
 
+// The indexes of rows whose key is below `threshold`, appended with warp_append (each
+// thread decides alone, as in generated kernels): every such index exactly once.
+extern "C" __global__ void append_where_lt(const int32_t* keys, int64_t n, int32_t threshold,
+                                           int64_t* out, unsigned long long* out_count) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        if (keys[i] >= threshold) continue;
+        out[warp_append(out_count)] = i;
+    }
+}
+
 // Exclusive prefix sum per tile of a blocked layout; block totals to totals[blockIdx.x].
 extern "C" __global__ void scan_tiles(const int32_t* in, int64_t n, int32_t* out, int32_t* totals) {
     typedef BlockScan<int32_t, BLOCK_THREADS, ITEMS_PER_THREAD> Scan;
