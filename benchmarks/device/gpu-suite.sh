@@ -26,33 +26,34 @@ echo "== difftest: random queries, GPU vs CPU backend vs DataFusion (GPU require
 $X --data-dir /tmp/tdr difftest --require-gpu 2>&1 | tail -12
 D=/tmp/td20
 echo "== SSB SF20 tessera + duckdb"
+S=$D/bench/ssb-sf20  # the store bench made
 $X --data-dir $D bench ssb --sf 20 --runs 5 --engine tessera --engine duckdb --json $OUT/ssb20.json --plot $OUT/ssb20.svg 2>&1 | grep -v '^\s*$'
 for mode in inline parameters; do
   echo "== SSB SF20 EXPLAIN ANALYZE, literals $mode (each query twice first: warm)"
   f=/tmp/analyze_$mode.sql
   echo "SET tessera.kernel_literals = '$mode';" > $f
   for q in $Q/q*.sql; do sed '/^--/d' $q >> $f; sed '/^--/d' $q >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' $q >> $f; done
-  $X --format csv --data-dir $D sql $f 2>&1 | grep -E "^(query:|GPU|pipeline|Pipeline|tessera_analyze|\"query)" 
+  $X --format csv --data-dir $S sql $f 2>&1 | grep -E "^(tessera_analyze|GPU|pipeline|Error)"
 done
 echo "== literal modes: a new constant in q1.1 (kernel cache emptied first)"
 for mode in inline parameters; do
-  rm -rf $D/kernels
+  rm -rf $S/kernels
   f=/tmp/newconst_$mode.sql
   echo "SET tessera.kernel_literals = '$mode';" > $f
   sed '/^--/d' $Q/q1.1.sql >> $f
   echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d; s/d_year = 1993/d_year = 1995/' $Q/q1.1.sql >> $f
   echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d; s/d_year = 1993/d_year = 1995/' $Q/q1.1.sql >> $f
   echo "-- $mode: first run with 1995 (compile if inline), then again"
-  $X --format csv --data-dir $D sql $f 2>&1 | grep -E "^\"?query:"
+  $X --format csv --data-dir $S sql $f 2>&1 | grep -E "query:|kernels|error|Error"
 done
 echo "== cold: first query in a new process (store opened, columns uploaded, kernels from disk cache or compiled)"
 for q in q1.1 q2.1 q3.1 q4.3; do
   for cache in warm-disk-cache empty-disk-cache; do
-    [ $cache = empty-disk-cache ] && rm -rf $D/kernels
+    [ $cache = empty-disk-cache ] && rm -rf $S/kernels
     s=$(date +%s.%N)
-    $X --format csv --data-dir $D -c "EXPLAIN ANALYZE $(sed '/^--/d' $Q/$q.sql)" > /tmp/cold.txt 2>&1
+    $X --format csv --data-dir $S -c "EXPLAIN ANALYZE $(sed '/^--/d' $Q/$q.sql)" > /tmp/cold.txt 2>&1
     e=$(date +%s.%N)
-    echo "$q $cache: process $(python3 -c "print(round($e - $s, 3))") s; $(grep -E '^"?query:' /tmp/cold.txt | tr -d '"')"
+    echo "$q $cache: process $(python3 -c "print(round($e - $s, 3))") s; $(grep -E 'query:|kernels|rror' /tmp/cold.txt | tr -d '"' | tr '\n' ' ')"
   done
 done
 echo "== TPC-H SF1 tessera + duckdb"

@@ -14,11 +14,9 @@
 //! write a dense array; materializations compact the surviving rows into column arrays
 //! with one atomic per warp.
 //!
-//! Literals are inlined into the source by default (fastest code: the compiler folds them
-//! into compares), so each distinct query text compiles once and is then found in the
-//! kernel cache; with [`Literals::Parameters`] they are passed at launch instead, so
-//! queries that differ only in constants share one kernel (see [`Literals`] for the
-//! trade-off). Dictionary predicates arrive as code lists already (see [`GpuColumn`]).
+//! Literals are passed at launch by default ([`Literals::Parameters`]), so queries that
+//! differ only in constants share one kernel; [`Literals::Inline`] writes them into the
+//! source, one compile per query text (see [`Literals`] for the measured trade-off). Dictionary predicates arrive as code lists already (see [`GpuColumn`]).
 //!
 //! What this generator supports is checked by [`generate`], which returns `Err(reason)`
 //! for anything else; that pipeline then runs on the CPU backend.
@@ -248,13 +246,17 @@ pub struct Kernel {
 /// text thanks to the kernel cache). As parameters, queries that differ only in their
 /// constants share one kernel: each literal is read once per thread into a register.
 /// Structural values — hash-table ranges, group domains, type bounds — stay inlined in
-/// both modes. `SET tessera.kernel_literals = 'inline' | 'parameters'`.
+/// both modes. `SET tessera.kernel_literals = 'parameters' | 'inline'`.
+///
+/// Measured on an H200 (SSB SF 20, 2026-11-23): the 13 kernels took 23.4 ms with
+/// parameters and 23.5 ms inlined, while a new constant cost a 68 ms compile inlined and
+/// nothing as a parameter — so parameters are the default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Literals {
     /// Written into the source.
-    #[default]
     Inline,
     /// Passed in the kernel's `params` array.
+    #[default]
     Parameters,
 }
 
