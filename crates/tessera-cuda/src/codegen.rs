@@ -158,6 +158,12 @@ pub enum SinkLayout {
 /// groups among 120 M rows), so each block first accumulates into a shared-memory table
 /// and merges it into the global arrays once, at the end of its tiles (the kernel walks
 /// tiles grid-stride with about one wave of blocks, so merges are few).
+///
+/// A shared open-addressing table for larger domains was tried and measured on an H200
+/// (SSB SF 20, 2026-11-23, `benchmarks/results/gpu-h200-2026-11-23/log3-group-table.txt`):
+/// its per-row probing and contended shared atomics made the q2.x–q4.x kernels 1.5–6×
+/// slower than global atomics (13 kernels 23.3 ms against 9.8 ms), so domains that do not
+/// fit a direct table use the global arrays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupTable {
     /// Per-row atomics on the global arrays (the group slots' accumulators do not fit
@@ -168,13 +174,6 @@ pub enum GroupTable {
         /// Slots (= groups).
         slots: usize,
     },
-    /// A shared open-addressing table keyed by group number for large domains with
-    /// (usually) few groups present; rows whose group finds no free slot within
-    /// [`SHARED_PROBES`] probes go straight to the global arrays.
-    Hashed {
-        /// Slots (a power of two).
-        slots: usize,
-    },
 }
 
 /// Shared memory a block spends on its group table. 16 KiB keeps 12 blocks of 128
@@ -182,14 +181,7 @@ pub enum GroupTable {
 /// warps in flight to keep HBM busy.
 pub const SHARED_AGG_BYTES: usize = 16 << 10;
 
-/// Probes into a shared hash table before a row goes to the global arrays instead.
-pub const SHARED_PROBES: u32 = 32;
-
-/// Smallest shared hash table worth building: fewer slots than this fill up and
-/// send most rows to the global arrays anyway.
-const MIN_SHARED_SLOTS: usize = 256;
-
-/// Shared bytes per group slot: the accumulators plus a 4-byte key or seen flag.
+/// Shared bytes per group slot: the accumulators plus a 4-byte seen flag.
 fn slot_bytes(accumulators: &[Accumulator]) -> usize {
     4 + accumulators
         .iter()
@@ -204,12 +196,7 @@ fn slot_bytes(accumulators: &[Accumulator]) -> usize {
 /// The block-level table for `groups` group slots (see [`GroupTable`]).
 pub fn group_table(groups: usize, accumulators: &[Accumulator]) -> GroupTable {
     let per_slot = slot_bytes(accumulators);
-    if groups.saturating_mul(per_slot) <= SHARED_AGG_BYTES {
-        return GroupTable::Direct { slots: groups };
-    }
-    let fit = SHARED_AGG_BYTES / per_slot;
-    let slots = if fit == 0 { 0 } else { 1usize << fit.ilog2() };
-    if slots >= MIN_SHARED_SLOTS { GroupTable::Hashed { slots } } else { GroupTable::Global }
+    if groups.saturating_mul(per_slot) <= SHARED_AGG_BYTES { GroupTable::Direct { slots: groups } } else { GroupTable::Global }
 }
 
 /// One aggregate's accumulator array.
@@ -704,7 +691,7 @@ fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], table: Group
             g.line(&format!("{}{mark_seen}", accumulate(accumulators, "out_", "grp")));
             return;
         }
-        GroupTable::Direct { slots } | GroupTable::Hashed { slots } => slots,
+        GroupTable::Direct { slots } => slots,
     };
     // Shared arrays and their initialization.
     let mut init = String::new();
@@ -728,45 +715,19 @@ fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], table: Group
             }
         }
     }
-    let hashed = matches!(table, GroupTable::Hashed { .. });
-    if hashed {
-        let _ = writeln!(thread_init, "    __shared__ int sh_key[{slots}];");
-        init.push_str("sh_key[s] = -1;");
-    } else {
-        let _ = writeln!(thread_init, "    __shared__ unsigned int sh_seen[{slots}];");
-        init.push_str("sh_seen[s] = 0u;");
-    }
+    let _ = writeln!(thread_init, "    __shared__ unsigned int sh_seen[{slots}];");
+    init.push_str("sh_seen[s] = 0u;");
     let _ = writeln!(thread_init, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{ {init} }}");
     let _ = writeln!(thread_init, "    __syncthreads();");
     // Per row.
     let shared = accumulate(accumulators, "sh_", "sl");
-    if hashed {
-        let shift = 32 - slots.ilog2();
-        g.line("int sl = -1;");
-        g.line("{");
-        g.line(&format!("    unsigned int hh = ((unsigned int)grp * 2654435761u) >> {shift};"));
-        g.line(&format!("    for (int q = 0; q < {SHARED_PROBES}; ++q) {{"));
-        g.line("        const int k = ((volatile int*)sh_key)[hh];");
-        g.line("        if (k == (int)grp) { sl = (int)hh; break; }");
-        g.line("        if (k == -1) { const int prev = atomicCAS(&sh_key[hh], -1, (int)grp); if (prev == -1 || prev == (int)grp) { sl = (int)hh; break; } }");
-        g.line(&format!("        hh = (hh + 1u) & {}u;", slots - 1));
-        g.line("    }");
-        g.line("}");
-        g.line(&format!("if (sl >= 0) {{ {shared}}} else {{ {}{mark_seen} }}", accumulate(accumulators, "out_", "grp")));
-    } else {
-        g.line("const int sl = (int)grp;");
-        g.line(&format!("{shared}sh_seen[sl] = 1u;"));
-    }
+    g.line("const int sl = (int)grp;");
+    g.line(&format!("{shared}sh_seen[sl] = 1u;"));
     // Merge.
     let _ = writeln!(epilogue, "    __syncthreads();");
     let _ = writeln!(epilogue, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{");
-    if hashed {
-        let _ = writeln!(epilogue, "        const int grp = sh_key[s];");
-        let _ = writeln!(epilogue, "        if (grp < 0) continue;");
-    } else {
-        let _ = writeln!(epilogue, "        const int grp = s;");
-        let _ = writeln!(epilogue, "        if (sh_seen[s] == 0u) continue;");
-    }
+    let _ = writeln!(epilogue, "        const int grp = s;");
+    let _ = writeln!(epilogue, "        if (sh_seen[s] == 0u) continue;");
     for (j, acc) in accumulators.iter().enumerate() {
         let _ = match acc {
             Accumulator::Count => writeln!(epilogue, "        if (sh_a{j}[s] != 0ull) atomicAdd(&out_a{j}[grp], sh_a{j}[s]);"),
@@ -1155,8 +1116,9 @@ mod tests {
         let sum = [Accumulator::Sum];
         // 20 bytes a slot: 819 slots fit in 16 KiB directly.
         assert_eq!(group_table(800, &sum), GroupTable::Direct { slots: 800 });
-        // SSB q2.1's 8 008-slot domain: a 512-slot shared hash table.
-        assert_eq!(group_table(8008, &sum), GroupTable::Hashed { slots: 512 });
+        // SSB q2.1's 8 008-slot domain: global atomics (measured faster than a shared
+        // hash table).
+        assert_eq!(group_table(8008, &sum), GroupTable::Global);
         // Many wide accumulators leave too few slots to be worth it.
         let wide = [Accumulator::SumCount; 8];
         assert_eq!(group_table(100_000, &wide), GroupTable::Global);
@@ -1218,13 +1180,12 @@ mod tests {
     }
 
     #[test]
-    fn large_domains_use_a_shared_hash_table_with_a_global_fallback() {
+    fn large_domains_aggregate_with_global_atomics() {
         let k = generate(&grouped(99_999, AggFunc::Min), &cols(), &[]).unwrap();
         let SinkLayout::Aggregate { table, .. } = &k.sink else { panic!("not an aggregate") };
-        // 12 bytes a slot: 1 365 fit, so 1 024.
-        assert_eq!(*table, GroupTable::Hashed { slots: 1024 });
-        assert!(k.source.contains("atomicCAS(&sh_key[hh], -1, (int)grp)"), "{}", k.source);
-        assert!(k.source.contains("else { atomicMin(&out_a0[grp], v0);"), "{}", k.source);
+        assert_eq!(*table, GroupTable::Global);
+        assert!(!k.source.contains("__shared__"), "{}", k.source);
+        assert!(k.source.contains("atomicMin(&out_a0[grp], v0);"), "{}", k.source);
     }
 
     /// The whole generated source of one pipeline, compared with a checked-in copy so
