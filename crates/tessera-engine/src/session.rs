@@ -336,9 +336,9 @@ impl Session {
         Ok(QueryOutput { schema, batches: vec![batch] })
     }
 
-    /// The `tessera.device` setting.
-    /// The `tessera.device` setting; also applies `tessera.gpu_memory_limit` to the GPU
-    /// (called before every query run, so both take effect at the next query).
+    /// The `tessera.device` setting; also applies `tessera.gpu_memory_limit` and
+    /// `tessera.kernel_literals` to the GPU (called before every query run, so they take
+    /// effect at the next query).
     fn device(&self) -> Result<DevicePref> {
         let state = self.ctx.state();
         let options = state.config().options().extensions.get::<TesseraOptions>().cloned().unwrap_or_default();
