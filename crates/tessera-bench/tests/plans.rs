@@ -27,7 +27,7 @@ fn plans_with_session(suite: Suite) -> (tempfile::TempDir, Vec<(&'static str, Qu
 /// inlined and as parameters, and compiles both with NVRTC for sm_90 (no GPU needed).
 /// Returns (pipelines compiled, CPU-only with reasons).
 fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
-    use tessera_cuda::codegen::Literals;
+    use tessera_cuda::codegen::{KernelOptions, Literals};
     use std::collections::HashMap;
     use tessera_exec::gpu::{GpuQueryState, plan_kernel};
     let (_dir, plans, session) = plans_with_session(suite);
@@ -43,10 +43,10 @@ fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
                 continue;
             };
             let table = session.store().load(manifest.table(&scan.table).unwrap()).unwrap();
-            match plan_kernel(p, Some(&table), &mut state, &shapes, Literals::Inline) {
+            match plan_kernel(p, Some(&table), &mut state, &shapes, KernelOptions { literals: Literals::Inline, ..KernelOptions::default() }) {
                 Ok((_, _, kernel)) => {
                     let mut scratch = GpuQueryState::default();
-                    let (_, _, with_params) = plan_kernel(p, Some(&table), &mut scratch, &shapes, Literals::Parameters)
+                    let (_, _, with_params) = plan_kernel(p, Some(&table), &mut scratch, &shapes, KernelOptions { literals: Literals::Parameters, ..KernelOptions::default() })
                         .unwrap_or_else(|e| panic!("{name} pipeline {}: inlined but not with parameters: {e}", p.id));
                     if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table }) = (&p.sink, &kernel.sink) {
                         shapes.insert(b.table, table.clone());

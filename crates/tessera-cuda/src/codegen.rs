@@ -1,13 +1,17 @@
 //! Code generation: one IR pipeline → one fused CUDA kernel.
 //!
 //! The kernel reads like a hand-written SSB query (Crystal): each thread block takes a
-//! tile of `BLOCK_THREADS × ITEMS_PER_THREAD` rows; each thread walks its items in a
-//! striped (coalesced) order and, per row, loads the columns a predicate needs, applies
-//! it, probes the dense hash tables of earlier build kernels, computes expressions and
-//! feeds the sink — columns needed later are loaded only for rows still alive (the
-//! seed's `BlockLoadSel`), and nothing between operators touches global memory.
-//! Blocks walk tiles grid-stride (one wave of resident blocks), so per-block work —
-//! setting up and merging shared group tables, the final atomics — is paid once per
+//! tile of `BLOCK_THREADS × items_per_thread` rows; each thread holds its items in a
+//! striped (coalesced) order with a selection flag per item, and the pipeline runs as a
+//! sequence of *stages*, each one unrolled loop over the thread's selected items. A stage
+//! ends after every global-memory load (a column, a hash-table slot, a payload), so a
+//! thread issues the load for all its items before any item waits for its value — the
+//! thread keeps `items_per_thread` loads in flight, as Crystal's `BlockLoad` →
+//! `BlockPred` does, instead of walking a chain of dependent loads item by item. Columns
+//! needed later are loaded only for items still selected (the seed's `BlockLoadSel`);
+//! per-item values live in register arrays, so nothing between operators touches global
+//! memory. Blocks walk tiles grid-stride (one wave of resident blocks), so per-block work
+//! — setting up and merging shared group tables, the final atomics — is paid once per
 //! block. Scalar aggregates stay in registers and are reduced per warp (shuffles) with one
 //! atomic per warp at the end; grouped aggregates accumulate in a shared-memory table per
 //! block ([`GroupTable`]) merged into a perfect-hash group array in global memory; builds
@@ -27,23 +31,35 @@
 //! const long long* params)`
 //! - `cols[i]`: source column `i` as `int32_t` or `int64_t` (see [`Width`]);
 //! - `tabs`: per probe, in operator order: `int32_t* rows` (build row + 1, 0 = empty),
-//!   then one array per payload column;
+//!   one array per payload column, then `uint32_t* bits` (bit `s` set when slot `s` holds
+//!   a row: what probes test);
 //! - `outs`: the sink's arrays ([`SinkLayout`]);
 //! - `flags[0]`: arithmetic overflow, `flags[1]`: a build key outside its range,
 //!   `flags[2]`: a duplicate build key (one array per query, read when a result
 //!   comes back);
 //! - `params`: the literal values with [`Literals::Parameters`] (unused otherwise).
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use tessera_ir::{AggFunc, ArithOp, BuildStrategy, CmpOp, Expr, GroupStrategy, JoinKind, KeyDomain, Operator, Pipeline, Scalar, Sink, Source, Type};
 
 /// Threads per block.
 pub const BLOCK_THREADS: u32 = 128;
-/// Rows per thread per tile (Crystal's 128 × 4 tile).
+/// Rows per thread per tile for pipelines with at most one probe (Crystal's 128 × 4 tile).
+///
+/// Chosen from a sweep on an H200 (SSB SF 20, 2026-11-23, kernels of the 13 queries with
+/// 1, 2 and 4 items per thread; `benchmarks/results/gpu-h200-2026-11-23b/`): the
+/// one-probe scans q1.x ran fastest with 4 (0.59–0.69 ms against 0.75–0.80 with 2), every
+/// query with two or more probes with 2 (q3.1 1.13 ms against 1.40 with 4, q4.1 1.36
+/// against 1.73). Each probe keeps a slot, a flag and its payload per item alive from
+/// stage to stage, so more items cost registers, and with them resident warps, faster
+/// than they add loads in flight.
 pub const ITEMS_PER_THREAD: u32 = 4;
-/// Rows per tile.
-pub const TILE_ITEMS: u32 = BLOCK_THREADS * ITEMS_PER_THREAD;
+
+/// Rows per thread per tile for pipelines with two or more probes (see
+/// [`ITEMS_PER_THREAD`]).
+pub const ITEMS_PER_THREAD_MANY_PROBES: u32 = 2;
 
 /// Storage width of a column on the GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,7 +144,8 @@ pub struct GpuTable {
 /// The arrays a sink writes, in `outs` order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SinkLayout {
-    /// `rows` then one array per payload column, `slots` long.
+    /// `rows` then one array per payload column, `slots` long, then the membership
+    /// bitmap, `uint32_t[slots.div_ceil(32)]`.
     Build {
         /// The table's shape.
         table: GpuTable,
@@ -168,6 +185,12 @@ pub enum SinkLayout {
 pub enum GroupTable {
     /// Per-row atomics on the global arrays (the group slots' accumulators do not fit
     /// even a small shared table).
+    ///
+    /// Spreading these atomics over 32 copies of the arrays (block `b` adding into copy
+    /// `b % 32`, the copies folded after the kernel) was tried on an H200 (SSB SF 20,
+    /// 2026-11-23, `benchmarks/results/gpu-h200-2026-11-23b/`) on the guess that atomics
+    /// queued per L2 line: q3.1 (4 M rows into 150 groups) did not get faster (1.13 ms
+    /// without, 1.24 ms with, within the runs' 8% spread), so the arrays stay single.
     Global,
     /// A shared array indexed by the group number itself: the whole domain fits.
     Direct {
@@ -224,6 +247,9 @@ pub struct Kernel {
     pub params: Vec<i64>,
     /// What the sink's `outs` hold.
     pub sink: SinkLayout,
+    /// Rows per thread per tile (the launch sizes its grid in tiles of
+    /// `BLOCK_THREADS × items_per_thread` rows).
+    pub items_per_thread: u32,
 }
 
 /// How the query's literals reach a kernel.
@@ -247,6 +273,26 @@ pub enum Literals {
     Parameters,
 }
 
+/// How kernels are generated (`tessera.kernel_literals`, `tessera.gpu_items_per_thread`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KernelOptions {
+    /// How literals reach the kernel.
+    pub literals: Literals,
+    /// Rows each thread holds per tile: how many loads it keeps in flight at once. None
+    /// chooses per pipeline ([`ITEMS_PER_THREAD`], [`ITEMS_PER_THREAD_MANY_PROBES`]).
+    pub items_per_thread: Option<u32>,
+}
+
+/// The most items per thread a kernel may hold (their variables live in registers).
+pub const MAX_ITEMS_PER_THREAD: u32 = 16;
+
+/// The most slots of a dense hash table a kernel probes (slots are `int` in kernels).
+pub const MAX_TABLE_SLOTS: usize = i32::MAX as usize;
+
+/// The most group slots of a perfect-hash aggregation on the GPU (group numbers are `int`
+/// in kernels; the planner's perfect-hash limit, 4 Mi, is far below).
+pub const MAX_GROUP_SLOTS: usize = i32::MAX as usize;
+
 /// The kernel's name in every generated module.
 pub const KERNEL_NAME: &str = "tessera_pipeline";
 
@@ -260,8 +306,15 @@ struct Gen<'a> {
     loaded: Vec<usize>,
     /// With [`Literals::Parameters`]: the literal values so far (variables `p{k}`).
     params: Option<Vec<i64>>,
+    /// Tile-scope declarations of per-item variables (`T name[ITEMS_PER_THREAD];`).
+    decls: String,
+    /// Finished stages, each the body of one loop over the thread's items.
+    stages: Vec<String>,
+    /// The stage being written.
     body: String,
-    indent: usize,
+    /// Inside a CASE branch (a lambda evaluated for one item): variables are plain
+    /// locals and there are no stages.
+    branch: bool,
     tmp: usize,
 }
 
@@ -269,15 +322,12 @@ struct Gen<'a> {
 enum Val {
     /// A source column not yet loaded: index into `cols`.
     Source(usize),
-    /// A local variable with its width.
+    /// A local variable (a C expression naming it) with its width.
     Local(String, Width),
 }
 
 impl<'a> Gen<'a> {
     fn line(&mut self, s: &str) {
-        for _ in 0..self.indent {
-            self.body.push_str("    ");
-        }
         self.body.push_str(s);
         self.body.push('\n');
     }
@@ -285,6 +335,46 @@ impl<'a> Gen<'a> {
     fn fresh(&mut self, prefix: &str) -> String {
         self.tmp += 1;
         format!("{prefix}{}", self.tmp)
+    }
+
+    /// Ends the current stage: the next statements go into a new loop over the items.
+    /// Called after every global-memory load, so that a load is issued for all of a
+    /// thread's items before any of them waits for its value (Crystal's `BlockLoad`
+    /// before `BlockPred`): each thread keeps `ITEMS_PER_THREAD` loads in flight instead
+    /// of one, which is what keeps HBM busy.
+    fn stage(&mut self) {
+        if !self.branch && !self.body.is_empty() {
+            let body = std::mem::take(&mut self.body);
+            self.stages.push(body);
+        }
+    }
+
+    /// A new per-item variable `{prefix}N` of C type `ty` set to `value`; returns the C
+    /// expression naming it for the current item.
+    fn var(&mut self, ty: &str, prefix: &str, value: &str) -> String {
+        let name = self.fresh(prefix);
+        self.named_var(ty, &name, value)
+    }
+
+    fn named_var(&mut self, ty: &str, name: &str, value: &str) -> String {
+        if self.branch {
+            self.line(&format!("const {ty} {name} = {value};"));
+            name.to_string()
+        } else {
+            let _ = writeln!(self.decls, "{ty} {name}[ITEMS];");
+            self.line(&format!("{name}[i] = {value};"));
+            format!("{name}[i]")
+        }
+    }
+
+    /// Drops the current item when `cond` holds (it takes part in no later stage).
+    fn reject_if(&mut self, cond: &str) {
+        self.line(&format!("if ({cond}) {{ sel[i] = false; continue; }}"));
+    }
+
+    /// Drops the current item when `cond` holds, raising error flag `flag`.
+    fn reject_flagged(&mut self, cond: &str, flag: usize) {
+        self.line(&format!("if ({cond}) {{ flags[{flag}] = 1ull; sel[i] = false; continue; }}"));
     }
 
     /// The variable holding layout column `i`, loading it on first use.
@@ -300,7 +390,8 @@ impl<'a> Gen<'a> {
     /// layout position still naming the unloaded column now names the variable.
     fn load_source(&mut self, c: usize) -> Result<String, String> {
         let w = self.cols.get(c).ok_or_else(|| format!("source column #{c} out of range"))?.width;
-        let v = format!("c{c}");
+        let name = format!("c{c}");
+        let v = if self.branch { name.clone() } else { format!("{name}[i]") };
         let mut loaded = true;
         for slot in self.layout.iter_mut() {
             if matches!(slot, Val::Source(x) if *x == c) {
@@ -309,7 +400,8 @@ impl<'a> Gen<'a> {
             }
         }
         if !loaded && !self.loaded.contains(&c) {
-            self.line(&format!("const {} {v} = col{c}[r];", w.c()));
+            self.named_var(w.c(), &name, &format!("col{c}[r]"));
+            self.stage();
         }
         self.loaded.push(c);
         Ok(v)
@@ -378,8 +470,7 @@ impl<'a> Gen<'a> {
                     let (lo, hi) = (self.literal(vals[0]), self.literal(vals[vals.len() - 1]));
                     format!("((long long)({x}) >= {lo} && (long long)({x}) <= {hi})")
                 } else {
-                    let t = self.fresh("in");
-                    self.line(&format!("const long long {t} = {x};"));
+                    let t = self.var("long long", "in", &x);
                     let alts: Vec<String> = vals.iter().map(|&v| format!("{t} == {}", self.literal(v))).collect();
                     format!("({})", alts.join(" || "))
                 };
@@ -414,9 +505,7 @@ impl<'a> Gen<'a> {
                     _ => return Err(format!("{op} on the GPU")),
                 };
                 let (lo, hi) = bounds(*ty).ok_or_else(|| format!("result type {ty} on the GPU"))?;
-                let t = self.fresh("a");
-                self.line(&format!("const long long {t} = tessera_checked({value}, {lo}LL, {hi}LL, flags);"));
-                t
+                self.var("long long", "a", &format!("tessera_checked({value}, {lo}LL, {hi}LL, flags)"))
             }
             Expr::Negate(x) => {
                 let v = self.expr(x, input)?;
@@ -429,9 +518,7 @@ impl<'a> Gen<'a> {
                     (f, t) if f == t => v,
                     (f, t) if f.is_integer() && t.is_integer() => {
                         let (lo, hi) = bounds(t).ok_or("cast bounds")?;
-                        let n = self.fresh("k");
-                        self.line(&format!("const long long {n} = tessera_checked((__int128)({v}), {lo}LL, {hi}LL, flags);"));
-                        n
+                        self.var("long long", "k", &format!("tessera_checked((__int128)({v}), {lo}LL, {hi}LL, flags)"))
                     }
                     (f, Type::Decimal { scale, .. }) if f.is_integer() || matches!(f, Type::Decimal { .. }) => {
                         let fs = match f {
@@ -442,12 +529,8 @@ impl<'a> Gen<'a> {
                             return Err("decimal cast that drops digits".into());
                         }
                         let (lo, hi) = bounds(*ty).ok_or("cast bounds")?;
-                        let n = self.fresh("k");
-                        self.line(&format!(
-                            "const long long {n} = tessera_checked((__int128)({v}) * {}, {lo}LL, {hi}LL, flags);",
-                            10i128.pow((scale - fs) as u32)
-                        ));
-                        n
+                        let value = format!("tessera_checked((__int128)({v}) * {}, {lo}LL, {hi}LL, flags)", 10i128.pow((scale - fs) as u32));
+                        self.var("long long", "k", &value)
                     }
                     (f, t) => return Err(format!("CAST from {f} to {t} on the GPU")),
                 }
@@ -490,8 +573,10 @@ impl<'a> Gen<'a> {
             dicts: self.dicts.clone(),
             loaded: self.loaded.clone(),
             params: self.params.clone(),
+            decls: String::new(),
+            stages: Vec::new(),
             body: String::new(),
-            indent: 0,
+            branch: true,
             tmp: self.tmp + 1000,
         }
     }
@@ -583,30 +668,47 @@ fn hoistable_probes(pipeline: &Pipeline, tables: &[GpuTable]) -> Vec<Hoisted> {
 
 /// Runs the membership tests of hoistable probes first, the most selective first (as a
 /// hand-written SSB kernel orders its probes): rows that some dimension filters out stop
-/// before they touch the other tables. The probes themselves still run in plan order for
-/// their payloads; their repeated test hits the same cached slot.
-fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Result<(), String> {
+/// before they load the other keys or touch the other tables. The probes themselves still
+/// run in plan order for their payloads, reusing the slot found here (returned per probe)
+/// instead of testing again.
+fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Result<HashMap<usize, String>, String> {
+    let mut slots = HashMap::new();
     if hoisted.len() < 2 {
-        return Ok(());
+        return Ok(slots);
     }
     let mut order: Vec<&Hoisted> = hoisted.iter().collect();
     order.sort_by_key(|h| (tables[h.probe].pass_permille, h.probe));
     for h in order {
         let t = &tables[h.probe];
         let v = g.load_source(h.column)?;
-        let s = g.fresh("e");
-        g.line(&format!("const long long {s} = (long long)({v}) - {}LL;", t.min));
-        let hit = format!("({s} >= 0 && {s} < {}LL && h{}_rows[{s}] != 0)", t.slots, h.probe);
-        g.line(&format!("if ({}{hit}) continue;", if h.anti { "" } else { "!" }));
+        let (s, found) = lookup(g, t, &format!("h{}_bits", h.probe), &v);
+        g.reject_if(&if h.anti { found } else { format!("!{found}") });
+        slots.insert(h.probe, s);
     }
-    Ok(())
+    Ok(slots)
+}
+
+/// The slot of `key` in dense table `t` (-1 outside its range) and whether a build row is
+/// there, from the table's membership bitmap `bits_var` (the lookup is a global load, so
+/// the stage ends after it); returns the two variables.
+///
+/// The bitmap has one bit per slot, 32× smaller than the table's row array: SSB's part
+/// table at SF 20 (1 M slots) is a 128 KiB bitmap that stays in L1, where its 4 MiB row
+/// array sends every probe of 120 M fact rows to L2. Slots are `int`: tables have at most
+/// [`MAX_TABLE_SLOTS`] of them, and 32-bit per-item variables leave more registers for
+/// items in flight.
+fn lookup(g: &mut Gen<'_>, t: &GpuTable, bits_var: &str, key: &str) -> (String, String) {
+    let d = format!("((long long)({key}) - {}LL)", t.min);
+    let s = g.var("int", "s", &format!("({d} >= 0 && {d} < {}LL) ? (int){d} : -1", t.slots));
+    let found = g.var("bool", "f", &format!("{s} >= 0 && ((__ldg(&{bits_var}[{s} >> 5]) >> ({s} & 31)) & 1u) != 0"));
+    g.stage();
+    (s, found)
 }
 
 /// Scalar aggregates: per-thread registers over all the thread's rows, reduced per warp
 /// at the end with one atomic per warp and accumulator.
-fn scalar_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], thread_init: &mut String, epilogue: &mut String) {
-    for (j, acc) in accumulators.iter().enumerate() {
-        let v = format!("v{j}");
+fn scalar_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], values: &[String], thread_init: &mut String, epilogue: &mut String) {
+    for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
         match acc {
             Accumulator::Count => {
                 let _ = writeln!(thread_init, "    unsigned long long t{j} = 0;");
@@ -667,16 +769,16 @@ fn min_max(acc: Accumulator) -> (&'static str, &'static str, &'static str, &'sta
     }
 }
 
-/// Statements adding row values `v{j}` to accumulators `{prefix}a{j}[{index}]` (and
+/// Statements adding the row's `values` to accumulators `{prefix}a{j}[{index}]` (and
 /// `{prefix}c{j}` for AVG's counts), with atomics (shared or global alike).
-fn accumulate(accumulators: &[Accumulator], prefix: &str, index: &str) -> String {
+fn accumulate(accumulators: &[Accumulator], values: &[String], prefix: &str, index: &str) -> String {
     let mut s = String::new();
-    for (j, acc) in accumulators.iter().enumerate() {
+    for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
         let _ = match acc {
             Accumulator::Count => write!(s, "atomicAdd(&{prefix}a{j}[{index}], 1ull); "),
-            Accumulator::Sum => write!(s, "atomic_add_i128(&{prefix}a{j}[{index}], tessera_i128(v{j})); "),
-            Accumulator::SumCount => write!(s, "atomic_add_i128(&{prefix}a{j}[{index}], tessera_i128(v{j})); atomicAdd(&{prefix}c{j}[{index}], 1ull); "),
-            Accumulator::Min | Accumulator::Max => write!(s, "{}(&{prefix}a{j}[{index}], v{j}); ", min_max(*acc).0),
+            Accumulator::Sum => write!(s, "atomic_add_i128(&{prefix}a{j}[{index}], tessera_i128({v})); "),
+            Accumulator::SumCount => write!(s, "atomic_add_i128(&{prefix}a{j}[{index}], tessera_i128({v})); atomicAdd(&{prefix}c{j}[{index}], 1ull); "),
+            Accumulator::Min | Accumulator::Max => write!(s, "{}(&{prefix}a{j}[{index}], {v}); ", min_max(*acc).0),
         };
     }
     s
@@ -684,11 +786,12 @@ fn accumulate(accumulators: &[Accumulator], prefix: &str, index: &str) -> String
 
 /// Grouped aggregates: per row into the block's shared table (or the global arrays, see
 /// [`GroupTable`]); at the end each block merges its table into the global arrays.
-fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], table: GroupTable, thread_init: &mut String, epilogue: &mut String) {
-    let mark_seen = "if (out_seen[grp] == 0u) out_seen[grp] = 1u;";
+fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], values: &[String], grp: &str, table: GroupTable, thread_init: &mut String, epilogue: &mut String) {
     let slots = match table {
         GroupTable::Global => {
-            g.line(&format!("{}{mark_seen}", accumulate(accumulators, "out_", "grp")));
+            // The seen flag is read before it is written: a store from every row would
+            // queue on the few hot addresses in L2 like an atomic.
+            g.line(&format!("{}if (out_seen[{grp}] == 0u) out_seen[{grp}] = 1u;", accumulate(accumulators, values, "out_", grp)));
             return;
         }
         GroupTable::Direct { slots } => slots,
@@ -720,9 +823,9 @@ fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], table: Group
     let _ = writeln!(thread_init, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{ {init} }}");
     let _ = writeln!(thread_init, "    __syncthreads();");
     // Per row.
-    let shared = accumulate(accumulators, "sh_", "sl");
-    g.line("const int sl = (int)grp;");
-    g.line(&format!("{shared}sh_seen[sl] = 1u;"));
+    let sl = g.var("int", "sl", &format!("(int)({grp})"));
+    let shared = accumulate(accumulators, values, "sh_", &sl);
+    g.line(&format!("{shared}sh_seen[{sl}] = 1u;"));
     // Merge.
     let _ = writeln!(epilogue, "    __syncthreads();");
     let _ = writeln!(epilogue, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{");
@@ -745,7 +848,7 @@ fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], table: Group
             }
         };
     }
-    let _ = writeln!(epilogue, "        {mark_seen}");
+    let _ = writeln!(epilogue, "        if (out_seen[grp] == 0u) out_seen[grp] = 1u;");
     let _ = writeln!(epilogue, "    }}");
 }
 
@@ -802,14 +905,30 @@ __device__ __forceinline__ long long tessera_warp_max(long long v) {
 }
 "#;
 
-/// Generates the kernel of `pipeline`, whose source columns live on the GPU as `cols`
-/// and whose probes read `tables` (per probe, in operator order).
-pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) -> Result<Kernel, String> {
-    generate_with(pipeline, cols, tables, Literals::Inline)
+/// Whether generated statements name the row index `r` (as an identifier of its own).
+fn mentions_row(body: &str) -> bool {
+    let b = body.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    (0..b.len()).any(|k| b[k] == b'r' && (k == 0 || !ident(b[k - 1])) && (k + 1 == b.len() || !ident(b[k + 1])))
 }
 
-/// [`generate`] with a choice of how literals reach the kernel.
-pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], literals: Literals) -> Result<Kernel, String> {
+/// Generates the kernel of `pipeline`, whose source columns live on the GPU as `cols`
+/// and whose probes read `tables` (per probe, in operator order), with literals inlined
+/// and the default tile.
+pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) -> Result<Kernel, String> {
+    generate_with(pipeline, cols, tables, KernelOptions { literals: Literals::Inline, ..KernelOptions::default() })
+}
+
+/// [`generate`] with a choice of how literals reach the kernel and of the tile shape.
+pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: KernelOptions) -> Result<Kernel, String> {
+    let probes = pipeline.operators.iter().filter(|o| matches!(o, Operator::Probe(_))).count();
+    let items = options.items_per_thread.unwrap_or(if probes <= 1 { ITEMS_PER_THREAD } else { ITEMS_PER_THREAD_MANY_PROBES });
+    if !(1..=MAX_ITEMS_PER_THREAD).contains(&items) {
+        return Err(format!("{items} items per thread (1 to {MAX_ITEMS_PER_THREAD})"));
+    }
+    if let Some(t) = tables.iter().find(|t| t.slots > MAX_TABLE_SLOTS) {
+        return Err(format!("a probed table of {} slots (at most {MAX_TABLE_SLOTS} on the GPU)", t.slots));
+    }
     let fields0 = pipeline.source_fields().to_vec();
     if fields0.len() != cols.len() {
         return Err("source columns and GPU columns differ".into());
@@ -822,9 +941,11 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         layout: (0..cols.len()).map(Val::Source).collect(),
         dicts: cols.iter().map(|c| c.dictionary).collect(),
         loaded: Vec::new(),
-        params: (literals == Literals::Parameters).then(Vec::new),
+        params: (options.literals == Literals::Parameters).then(Vec::new),
+        decls: String::new(),
+        stages: Vec::new(),
         body: String::new(),
-        indent: 2,
+        branch: false,
         tmp: 0,
     };
     let mut fields = fields0;
@@ -832,14 +953,19 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     let mut tab_index = 0usize;
     let mut tab_decls = String::new();
     let hoisted = hoistable_probes(pipeline, tables);
+    let mut hoisted_slots = HashMap::new();
     for op in &pipeline.operators {
         if matches!(op, Operator::Probe(_)) && probe_no == 0 {
-            hoist_probes(&mut g, &hoisted, tables)?;
+            hoisted_slots = hoist_probes(&mut g, &hoisted, tables)?;
         }
         match op {
             Operator::Filter(p) => {
-                let c = g.expr(p, &fields)?;
-                g.line(&format!("if (!({c})) continue;"));
+                // One test per conjunct, so the columns of later conjuncts are loaded
+                // only for the items earlier ones let through.
+                for c in p.conjuncts() {
+                    let c = g.expr(c, &fields)?;
+                    g.reject_if(&format!("!({c})"));
+                }
             }
             Operator::Project { exprs, fields: out } => {
                 let mut vals = Vec::new();
@@ -854,8 +980,7 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
                         e => {
                             let w = width_of(f.ty).filter(|_| f.ty != Type::Utf8).ok_or_else(|| format!("projection to {} on the GPU", f.ty))?;
                             let v = g.expr(e, &fields)?;
-                            let n = g.fresh("p");
-                            g.line(&format!("const {} {n} = ({})({v});", w.c(), w.c()));
+                            let n = g.var(w.c(), "p", &format!("({})({v})", w.c()));
                             vals.push(Val::Local(n, w));
                         }
                     }
@@ -869,38 +994,41 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
                 if p.residual.is_some() || p.null_aware || p.nulls_equal || p.keys.len() != 1 {
                     return Err("probe with residual, NULL semantics or several keys on the GPU".into());
                 }
-                let (k, _) = match &p.keys[0] {
-                    key => (g.expr(key, &fields)?, ()),
-                };
-                let rows_var = format!("h{probe_no}_rows");
-                let _ = writeln!(tab_decls, "    const int32_t* __restrict__ {rows_var} = (const int32_t*)tabs[{tab_index}];");
+                // tabs: the row array (read by no probe: the bitmap answers membership), the
+                // payload columns, the membership bitmap.
+                let bits_var = format!("h{probe_no}_bits");
+                let _ = writeln!(tab_decls, "    const uint32_t* __restrict__ {bits_var} = (const uint32_t*)tabs[{}];", tab_index + 1 + t.payload.len());
                 tab_index += 1;
-                let s = g.fresh("s");
-                g.line(&format!("const long long {s} = (long long)({k}) - {}LL;", t.min));
-                let hit = format!("({s} >= 0 && {s} < {}LL && {rows_var}[{s}] != 0)", t.slots);
-                match p.kind {
-                    JoinKind::Inner => {
-                        g.line(&format!("if (!{hit}) continue;"));
-                        for (j, pc) in t.payload.iter().enumerate() {
-                            let arr = format!("h{probe_no}_p{j}");
-                            let _ = writeln!(tab_decls, "    const {}* __restrict__ {arr} = (const {}*)tabs[{tab_index}];", pc.width.c(), pc.width.c());
-                            tab_index += 1;
-                            let v = g.fresh("b");
-                            g.line(&format!("const {} {v} = {arr}[{s}];", pc.width.c()));
-                            g.layout.push(Val::Local(v, pc.width));
-                            g.dicts.push(pc.dictionary);
-                        }
+                // A hoisted probe's membership test has run already; only its payload is
+                // left to read.
+                let (s, found) = match hoisted_slots.get(&probe_no) {
+                    Some(s) => (s.clone(), None),
+                    None => {
+                        let k = g.expr(&p.keys[0], &fields)?;
+                        let (s, found) = lookup(&mut g, t, &bits_var, &k);
+                        (s, Some(found))
                     }
-                    JoinKind::Semi => {
-                        g.line(&format!("if (!{hit}) continue;"));
-                        tab_index += t.payload.len();
-                    }
-                    JoinKind::Anti => {
-                        g.line(&format!("if ({hit}) continue;"));
-                        tab_index += t.payload.len();
-                    }
-                    other => return Err(format!("{other:?} probe on the GPU")),
+                };
+                match (p.kind, found) {
+                    (JoinKind::Inner | JoinKind::Semi, Some(found)) => g.reject_if(&format!("!{found}")),
+                    (JoinKind::Anti, Some(found)) => g.reject_if(&found),
+                    (JoinKind::Inner | JoinKind::Semi | JoinKind::Anti, None) => {}
+                    (other, _) => return Err(format!("{other:?} probe on the GPU")),
                 }
+                if p.kind == JoinKind::Inner {
+                    for (j, pc) in t.payload.iter().enumerate() {
+                        let arr = format!("h{probe_no}_p{j}");
+                        let _ = writeln!(tab_decls, "    const {}* __restrict__ {arr} = (const {}*)tabs[{tab_index}];", pc.width.c(), pc.width.c());
+                        tab_index += 1;
+                        let v = g.var(pc.width.c(), "b", &format!("{arr}[{s}]"));
+                        g.layout.push(Val::Local(v, pc.width));
+                        g.dicts.push(pc.dictionary);
+                    }
+                    g.stage();
+                } else {
+                    tab_index += t.payload.len();
+                }
+                tab_index += 1;
                 fields = op.output_fields(&fields);
                 probe_no += 1;
             }
@@ -921,10 +1049,11 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
             let k = g.expr(key, &fields)?;
             out_decls.push_str("    int32_t* __restrict__ out_rows = (int32_t*)outs[0];\n");
             let mut payload = Vec::new();
-            let s = g.fresh("s");
-            g.line(&format!("const long long {s} = (long long)({k}) - {min}LL;"));
-            g.line(&format!("if ({s} < 0 || {s} >= {slots}LL) {{ flags[1] = 1ull; continue; }}"));
-            g.line(&format!("if (atomicCAS((int*)&out_rows[{s}], 0, (int)(r + 1)) != 0) {{ flags[2] = 1ull; continue; }}"));
+            let s = g.var("long long", "s", &format!("(long long)({k}) - {min}LL"));
+            g.reject_flagged(&format!("{s} < 0 || {s} >= {slots}LL"), 1);
+            g.reject_flagged(&format!("atomicCAS((int*)&out_rows[{s}], 0, (int)(r + 1)) != 0"), 2);
+            let _ = writeln!(out_decls, "    uint32_t* __restrict__ out_bits = (uint32_t*)outs[{}];", b.payload.len() + 1);
+            g.line(&format!("atomicOr(&out_bits[{s} >> 5], 1u << ({s} & 31));"));
             for (j, &col) in b.payload.iter().enumerate() {
                 let (v, w) = g.column(col)?;
                 let _ = writeln!(out_decls, "    {}* __restrict__ out_p{j} = ({}*)outs[{}];", w.c(), w.c(), j + 1);
@@ -937,11 +1066,12 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         Sink::Aggregate(a) => {
             // Group number.
             let mut keys = Vec::new();
+            let mut grp = None;
             let groups = match &a.strategy {
                 GroupStrategy::Scalar => 1usize,
                 GroupStrategy::Perfect { domains } => {
                     let mut stride = 1usize;
-                    g.line("long long grp = 0;");
+                    let mut terms = Vec::new();
                     for (k, d) in a.group_by.iter().zip(domains) {
                         let Expr::Column { index, .. } = k else { return Err("computed group key".into()) };
                         let (v, _) = g.column(*index)?;
@@ -958,10 +1088,14 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
                             }
                             KeyDomain::Boolean => return Err("boolean group key on the GPU".into()),
                         };
-                        g.line(&format!("grp += ((long long)({v}) - {min}LL + 1) * {stride}LL;"));
+                        terms.push(format!("((long long)({v}) - {min}LL + 1) * {stride}LL"));
                         keys.push(KeyLayout { slots, min, dictionary });
                         stride = stride.checked_mul(slots).ok_or("group domain too large")?;
                     }
+                    if stride > MAX_GROUP_SLOTS {
+                        return Err(format!("{stride} group slots on the GPU (at most {MAX_GROUP_SLOTS})"));
+                    }
+                    grp = Some(g.var("int", "grp", &format!("(int)({})", terms.join(" + "))));
                     stride
                 }
                 GroupStrategy::Hash { .. } => return Err("hash-table aggregation on the GPU (next: global hash table)".into()),
@@ -1003,6 +1137,7 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
             }
             let _ = writeln!(out_decls, "    uint32_t* __restrict__ out_seen = (uint32_t*)outs[{out_i}];");
             // The values, computed once per row.
+            let mut values = Vec::new();
             for (j, agg) in a.aggregates.iter().enumerate() {
                 let value = match &agg.arg {
                     Some(e) => {
@@ -1014,13 +1149,11 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
                     }
                     None => "1LL".into(),
                 };
-                let v = format!("v{j}");
-                g.line(&format!("const long long {v} = (long long)({value});"));
+                values.push(g.named_var("long long", &format!("v{j}"), &format!("(long long)({value})")));
             }
-            if scalar {
-                scalar_aggregate(&mut g, &accumulators, &mut thread_init, &mut epilogue);
-            } else {
-                grouped_aggregate(&mut g, &accumulators, privatized, &mut thread_init, &mut epilogue);
+            match grp {
+                None => scalar_aggregate(&mut g, &accumulators, &values, &mut thread_init, &mut epilogue),
+                Some(grp) => grouped_aggregate(&mut g, &accumulators, &values, &grp, privatized, &mut thread_init, &mut epilogue),
             }
             SinkLayout::Aggregate { groups, accumulators, keys, table: privatized }
         }
@@ -1044,6 +1177,8 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         src,
         "extern \"C\" __global__ void __launch_bounds__({BLOCK_THREADS}) {KERNEL_NAME}(const void* const* cols, long long rows, const void* const* tabs, void* const* outs, unsigned long long* flags, const long long* __restrict__ params) {{"
     );
+    let tile_items = BLOCK_THREADS * items;
+    let _ = writeln!(src, "    constexpr int ITEMS = {items};");
     let params = g.params.take().unwrap_or_default();
     for k in 0..params.len() {
         let _ = writeln!(src, "    const long long lit{k} = params[{k}];");
@@ -1054,16 +1189,33 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     src.push_str(&thread_init);
     // Grid-stride over tiles: the launch sizes the grid to one wave of resident blocks,
     // so per-block setup and merges happen once per block, not once per tile.
-    let _ = writeln!(src, "    for (long long tile = (long long)blockIdx.x * {TILE_ITEMS}LL; tile < rows; tile += (long long)gridDim.x * {TILE_ITEMS}LL) {{");
-    let _ = writeln!(src, "    #pragma unroll");
-    let _ = writeln!(src, "    for (int i = 0; i < {ITEMS_PER_THREAD}; ++i) {{");
-    let _ = writeln!(src, "        const long long r = tile + threadIdx.x + (long long)i * {BLOCK_THREADS};");
-    let _ = writeln!(src, "        if (r >= rows) break;");
-    src.push_str(&g.body);
-    src.push_str("    }\n    }\n");
+    // Each thread holds ITEMS rows of the tile (striped: item i of thread t is row
+    // tile + t + i * BLOCK_THREADS, so a warp's loads are coalesced) with a selection
+    // flag each; every stage is one unrolled loop over the items still selected.
+    let _ = writeln!(src, "    for (long long tile = (long long)blockIdx.x * {tile_items}LL; tile < rows; tile += (long long)gridDim.x * {tile_items}LL) {{");
+    let _ = writeln!(src, "        bool sel[ITEMS];");
+    for d in g.decls.lines() {
+        let _ = writeln!(src, "        {d}");
+    }
+    let _ = writeln!(src, "        #pragma unroll");
+    let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * {BLOCK_THREADS} < rows;");
+    g.stage();
+    for body in &g.stages {
+        let _ = writeln!(src, "        #pragma unroll");
+        let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
+        let _ = writeln!(src, "            if (!sel[i]) continue;");
+        if mentions_row(body) {
+            let _ = writeln!(src, "            const long long r = tile + threadIdx.x + (long long)i * {BLOCK_THREADS};");
+        }
+        for l in body.lines() {
+            let _ = writeln!(src, "            {l}");
+        }
+        let _ = writeln!(src, "        }}");
+    }
+    src.push_str("    }\n");
     src.push_str(&epilogue);
     src.push_str("}\n");
-    Ok(Kernel { source: src, params, sink })
+    Ok(Kernel { source: src, params, sink, items_per_thread: items })
 }
 
 #[cfg(test)]
@@ -1133,7 +1285,7 @@ mod tests {
                 left: Box::new(Expr::col(1, "v")),
                 right: Box::new(Expr::lit(Scalar::Int(v), Type::Int64)),
             })];
-            generate_with(&p, &cols(), &[], literals).unwrap()
+            generate_with(&p, &cols(), &[], KernelOptions { literals, ..KernelOptions::default() }).unwrap()
         };
         let (a, b) = (with(10, Literals::Parameters), with(77, Literals::Parameters));
         assert_eq!(a.source, b.source);
@@ -1154,7 +1306,7 @@ mod tests {
         let SinkLayout::Materialize { columns } = &k.sink else { panic!("not a materialization") };
         assert_eq!(columns.iter().map(|c| c.width).collect::<Vec<_>>(), vec![Width::I32, Width::I64]);
         assert!(k.source.contains("const unsigned long long pos = warp_append(out_count);"), "{}", k.source);
-        assert!(k.source.contains("out_m0[pos] = c0; out_m1[pos] = c1;"), "{}", k.source);
+        assert!(k.source.contains("out_m0[pos] = c0[i]; out_m1[pos] = c1[i];"), "{}", k.source);
         // LIMIT without ORDER BY keeps input order: the CPU's job.
         p.sink = Sink::Materialize { result: 0, skip: 0, fetch: Some(5) };
         assert!(generate(&p, &cols(), &[]).is_err());
@@ -1174,7 +1326,7 @@ mod tests {
         assert_eq!(*groups, 11);
         assert_eq!(*table, GroupTable::Direct { slots: 11 });
         assert!(k.source.contains("__shared__ Int128 sh_a0[11];"), "{}", k.source);
-        assert!(k.source.contains("atomic_add_i128(&sh_a0[sl], tessera_i128(v0));"), "{}", k.source);
+        assert!(k.source.contains("atomic_add_i128(&sh_a0[sl2[i]], tessera_i128(v0[i]));"), "{}", k.source);
         // Merged once per block, not per row.
         assert!(k.source.contains("atomic_add_i128(&out_a0[grp], x);"), "{}", k.source);
     }
@@ -1185,7 +1337,137 @@ mod tests {
         let SinkLayout::Aggregate { table, .. } = &k.sink else { panic!("not an aggregate") };
         assert_eq!(*table, GroupTable::Global);
         assert!(!k.source.contains("__shared__"), "{}", k.source);
-        assert!(k.source.contains("atomicMin(&out_a0[grp], v0);"), "{}", k.source);
+        assert!(k.source.contains("atomicMin(&out_a0[grp1[i]], v0[i]); if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;"), "{}", k.source);
+    }
+
+    /// A star join's probe pipeline: `SELECT d.year, sum(f.v) FROM f JOIN d ON f.dk = d.k
+    /// JOIN s ON f.sk = s.k GROUP BY d.year` over fact columns (dk, sk, v), with table 1
+    /// (s) more selective than table 0 (d).
+    fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
+        let fields = vec![Field::new("dk", Type::Int32, false), Field::new("sk", Type::Int32, false), Field::new("v", Type::Int64, false)];
+        let probe = |table: usize, key: usize, build_fields: Vec<Field>| {
+            Operator::Probe(tessera_ir::Probe {
+                table,
+                kind: JoinKind::Inner,
+                keys: vec![Expr::col(key, "k")],
+                build_fields,
+                residual: None,
+                nulls_equal: false,
+                null_aware: false,
+            })
+        };
+        let p = Pipeline {
+            id: 3,
+            source: Source::Scan(Scan {
+                table: "f".into(),
+                version: 1,
+                columns: vec![0, 1, 2],
+                fields: fields.clone(),
+                dictionary: vec![false; 3],
+                rows: 1000,
+            }),
+            operators: vec![probe(0, 0, vec![Field::new("year", Type::Int32, false)]), probe(1, 1, vec![])],
+            sink: Sink::Aggregate(Aggregate {
+                result: 0,
+                group_by: vec![Expr::col(3, "year")],
+                aggregates: vec![AggExpr { func: AggFunc::Sum, arg: Some(Expr::col(2, "v")), distinct: false, ty: Type::Int64, name: "a".into() }],
+                strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 1992, max: 1998 }] },
+                fields: vec![Field::new("year", Type::Int32, false), Field::new("a", Type::Int64, true)],
+            }),
+            device: Device::Gpu,
+            device_reason: None,
+        };
+        let cols = vec![int_col(), int_col(), GpuColumn { width: Width::I64, dictionary: None }];
+        let tables = vec![
+            GpuTable { min: 0, slots: 3000, payload: vec![int_col()], pass_permille: 1000 },
+            GpuTable { min: 0, slots: 100, payload: vec![], pass_permille: 200 },
+        ];
+        (p, cols, tables)
+    }
+
+    /// The loop over items (a stage) in which `needle` first appears.
+    fn stage_of(source: &str, needle: &str) -> usize {
+        let at = source.find(needle).unwrap_or_else(|| panic!("{needle} not in {source}"));
+        source[..at].matches("for (int i = 0; i < ITEMS; ++i) {").count()
+    }
+
+    #[test]
+    fn loads_are_issued_for_all_items_before_any_item_uses_them() {
+        let (p, cols, tables) = star();
+        let k = generate(&p, &cols, &tables).unwrap();
+        let src = &k.source;
+        // The more selective probe (table 1, on column 1) is tested first; its key is
+        // loaded in a stage of its own, the slot looked up in the next, tested after.
+        let load_sk = stage_of(src, "c1[i] = col1[r];");
+        let lookup_sk = stage_of(src, "h1_bits[s");
+        let test_sk = stage_of(src, "if (!f");
+        assert!(load_sk < lookup_sk && lookup_sk < test_sk, "{src}");
+        // The other key is loaded only after that test, for the items it kept.
+        let load_dk = stage_of(src, "c0[i] = col0[r];");
+        assert!(load_dk >= test_sk, "{src}");
+        // Each table's membership bitmap is read once: the probes reuse the hoisted tests'
+        // slots. Probes never read the row arrays.
+        assert_eq!(src.matches("h0_bits[").count(), 1, "{src}");
+        assert_eq!(src.matches("h1_bits[").count(), 1, "{src}");
+        assert!(!src.contains("h0_rows") && !src.contains("h1_rows"), "{src}");
+        // The tables' arrays: rows, payload, bits for table 0; rows, bits for table 1.
+        assert!(src.contains("h0_p0 = (const int32_t*)tabs[1]") && src.contains("h0_bits = (const uint32_t*)tabs[2]"), "{src}");
+        assert!(src.contains("h1_bits = (const uint32_t*)tabs[4]"), "{src}");
+        // The payload and the value are loaded before the stage that aggregates them.
+        assert!(stage_of(src, "h0_p0[") < stage_of(src, "atomic_add_i128"), "{src}");
+        assert!(stage_of(src, "c2[i] = col2[r];") < stage_of(src, "atomic_add_i128"), "{src}");
+        // Items dropped in a stage take part in no later one.
+        assert!(src.contains("{ sel[i] = false; continue; }"), "{src}");
+    }
+
+    #[test]
+    fn builds_write_rows_payload_and_a_membership_bitmap() {
+        let mut p = grouped(9, AggFunc::Sum);
+        p.operators.clear();
+        p.sink = Sink::HashBuild(tessera_ir::HashBuild {
+            table: 0,
+            keys: vec![Expr::col(0, "k")],
+            payload: vec![1],
+            strategy: BuildStrategy::Perfect { min: 5, max: 104 },
+            nulls_equal: false,
+            estimated_rows: 100,
+        });
+        let k = generate(&p, &cols(), &[]).unwrap();
+        let SinkLayout::Build { table } = &k.sink else { panic!("not a build") };
+        assert_eq!((table.min, table.slots, table.payload.len()), (5, 100, 1));
+        // outs: rows, the payload column, the bitmap; a bit is set for each row stored.
+        assert!(k.source.contains("out_p0 = (int64_t*)outs[1]") && k.source.contains("out_bits = (uint32_t*)outs[2]"), "{}", k.source);
+        assert!(k.source.contains("atomicOr(&out_bits[s1[i] >> 5], 1u << (s1[i] & 31));"), "{}", k.source);
+        // Out-of-range keys and duplicates raise their flags.
+        assert!(k.source.contains("flags[1] = 1ull") && k.source.contains("flags[2] = 1ull"), "{}", k.source);
+    }
+
+    #[test]
+    fn tile_shape_follows_the_options() {
+        let (p, cols, tables) = star();
+        let k = generate_with(&p, &cols, &tables, KernelOptions { literals: Literals::Parameters, items_per_thread: Some(8) }).unwrap();
+        assert_eq!(k.items_per_thread, 8);
+        assert!(k.source.contains("constexpr int ITEMS = 8;") && k.source.contains("gridDim.x * 1024LL"), "{}", k.source);
+        assert!(generate_with(&p, &cols, &tables, KernelOptions { literals: Literals::Parameters, items_per_thread: Some(0) }).is_err());
+        // By default: two probes, two items; no probe, four.
+        assert_eq!(generate(&p, &cols, &tables).unwrap().items_per_thread, ITEMS_PER_THREAD_MANY_PROBES);
+        assert_eq!(generate(&grouped(9, AggFunc::Sum), &self::cols(), &[]).unwrap().items_per_thread, ITEMS_PER_THREAD);
+    }
+
+    #[test]
+    fn star_join_kernels_compile_with_nvrtc() {
+        if !crate::test_support::nvrtc_or_skip("star join kernels compile with NVRTC") {
+            return;
+        }
+        let (p, cols, tables) = star();
+        for items in [1, 4, 8, 16] {
+            for literals in [Literals::Inline, Literals::Parameters] {
+                let k = generate_with(&p, &cols, &tables, KernelOptions { literals, items_per_thread: Some(items) }).unwrap();
+                if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                    panic!("{items} items, {literals:?}: {e}\n{}", k.source);
+                }
+            }
+        }
     }
 
     /// The whole generated source of one pipeline, compared with a checked-in copy so

@@ -141,6 +141,15 @@ impl GpuDevice {
         }
         let ctx = catch_cuda_panic("creating the CUDA context", || CudaContext::new(ordinal))?
             .map_err(|e| driver_err("creating the CUDA context", e))?;
+        // All of Tessera's GPU work is ordered on the one stream below, so cudarc's
+        // per-buffer events (created with every allocation, recorded at every use of a
+        // buffer once a second stream exists) only cost host time: off, before anything is
+        // allocated.
+        // SAFETY: every allocation, copy and launch goes through `stream`, whose order
+        // makes each use of a buffer follow the work that wrote it.
+        unsafe { ctx.disable_event_tracking() };
+        // Best effort: a device without memory pools allocates synchronously anyway.
+        let _ = keep_pool_memory(&ctx);
         let facts = Self::read_facts(&ctx).map_err(|e| driver_err("querying the GPU", e))?;
         let stream = ctx
             .new_stream()
@@ -249,6 +258,27 @@ impl fmt::Debug for GpuDevice {
             .field("memory", &self.memory)
             .finish()
     }
+}
+
+/// Keeps freed memory in the device's default pool (the one stream-ordered allocations
+/// draw from) instead of returning it to the driver at every synchronization, which is the
+/// pool's default: otherwise each query's first allocations after a wait map fresh memory
+/// (tens of µs each). The budget ([`MemoryPool`]) still bounds what Tessera holds.
+fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverError> {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: writes one pool handle for a valid device of a live context.
+    unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) }.result()?;
+    let mut threshold = u64::MAX;
+    // SAFETY: the release threshold attribute takes a pointer to a u64.
+    unsafe {
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            &mut threshold as *mut u64 as *mut std::ffi::c_void,
+        )
+    }
+    .result()
 }
 
 /// Driver errors that mean "there is no usable GPU here" rather than "something broke".

@@ -283,6 +283,67 @@ impl GpuDevice {
     }
 }
 
+impl GpuDevice {
+    /// Copies several device regions (`(address, bytes)`) back in one round trip: the
+    /// copies are queued behind all earlier work on the device's stream into one pinned
+    /// buffer and waited for once. Regions that together exceed one staging chunk are
+    /// downloaded one by one instead.
+    pub fn download_regions(&self, regions: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
+        let total: usize = regions.iter().map(|r| r.1).sum();
+        let stream = self.stream().clone();
+        let mut staging = self.staging.lock().map_err(|_| poisoned())?;
+        if total > staging.chunk_bytes {
+            return regions
+                .iter()
+                .map(|&(src, bytes)| {
+                    let mut out = vec![0u8; bytes];
+                    staging.download_bytes(&stream, src, &mut out)?;
+                    Ok(out)
+                })
+                .collect();
+        }
+        staging.download_gathered(&stream, regions, total)
+    }
+}
+
+impl Staging {
+    /// Queues the copies of `regions` (`total` bytes, at most one chunk) into one download
+    /// buffer, waits once, and returns their bytes.
+    fn download_gathered(&mut self, stream: &Arc<CudaStream>, regions: &[(u64, usize)], total: usize) -> Result<Vec<Vec<u8>>> {
+        if self.down.is_none() {
+            self.down = Some(BufferPair::new(stream.context(), self.chunk_bytes, 0)?);
+        }
+        let Some(pair) = self.down.as_mut() else {
+            return internal_err!("staging buffers missing");
+        };
+        let host = pair.wait_and_get(0)?;
+        let mut at = 0usize;
+        for &(src, bytes) in regions {
+            if bytes == 0 {
+                continue;
+            }
+            // SAFETY: the buffer holds chunk_bytes >= total bytes; [at, at + bytes) is this
+            // region's own part of it, and no other copy uses the buffer (waited above).
+            let staging = unsafe { std::slice::from_raw_parts_mut(host.add(at), bytes) };
+            // SAFETY: src .. src + bytes lies inside a live device allocation (the caller's).
+            unsafe { cudarc::driver::result::memcpy_dtoh_async(staging, src, stream.cu_stream()) }
+                .map_err(|e| driver_err("copying from the GPU", e))?;
+            at += bytes;
+        }
+        debug_assert_eq!(at, total);
+        pair.copied[0].record(stream).map_err(|e| driver_err("copying from the GPU", e))?;
+        let host = pair.wait_and_get(0)?;
+        let mut out = Vec::with_capacity(regions.len());
+        let mut at = 0usize;
+        for &(_, bytes) in regions {
+            // SAFETY: the copies have completed (waited on the event recorded after them).
+            out.push(unsafe { std::slice::from_raw_parts(host.add(at) as *const u8, bytes) }.to_vec());
+            at += bytes;
+        }
+        Ok(out)
+    }
+}
+
 fn poisoned() -> tessera_common::TesseraError {
     tessera_common::TesseraError::Internal(
         "GPU staging buffers poisoned by an earlier panic".into(),
@@ -317,6 +378,25 @@ mod tests {
             }
             assert_eq!(back, data, "length {len}");
         }
+    }
+
+    #[test]
+    fn gpu_download_regions_returns_each_region_in_one_round_trip() {
+        let Some(device) = gpu_or_skip("gpu_download_regions_returns_each_region_in_one_round_trip") else {
+            return;
+        };
+        let a: Vec<u64> = (0..1000).collect();
+        let b: Vec<u32> = (0..333).map(|x| x * 7).collect();
+        let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
+        let stream = device.stream().clone();
+        let (pa, _ra) = da.device_ptr(&stream);
+        let (pb, _rb) = db.device_ptr(&stream);
+        // Regions out of order, one empty, one a slice from the middle.
+        let got = device.download_regions(&[(pb, 333 * 4), (pa + 8 * 10, 8 * 5), (pa, 0)]).unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], b.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+        assert_eq!(got[1], (10u64..15).flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+        assert!(got[2].is_empty());
     }
 
     #[test]
