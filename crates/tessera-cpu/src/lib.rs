@@ -412,7 +412,7 @@ fn concat_same_type(arrays: &[&dyn Array]) -> Result<ArrayRef> {
 }
 
 /// Applies OFFSET/LIMIT to chunks in order.
-fn limit(chunks: Vec<Chunk>, skip: usize, fetch: Option<usize>) -> Result<Vec<Chunk>> {
+pub fn limit(chunks: Vec<Chunk>, skip: usize, fetch: Option<usize>) -> Result<Vec<Chunk>> {
     if skip == 0 && fetch.is_none() {
         return Ok(chunks);
     }

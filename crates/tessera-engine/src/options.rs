@@ -24,6 +24,10 @@ extensions_options! {
         /// H200 the 13 SSB kernels ran equally fast both ways (23.4 vs 23.5 ms at SF 20),
         /// so parameters are the default.
         pub kernel_literals: String, default = "parameters".to_string()
+        /// Rows each GPU thread holds per tile (1 to 16): how many loads it keeps in
+        /// flight. 0 (the default) chooses per pipeline: 4 with at most one probe, else 2
+        /// (measured, see `tessera_cuda::codegen::ITEMS_PER_THREAD`).
+        pub gpu_items_per_thread: u32, default = 0
     }
 }
 

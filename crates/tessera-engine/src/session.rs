@@ -26,7 +26,7 @@ use tessera_storage::{Store, TableWriter};
 use crate::catalog::{CATALOG, SCHEMA, StoreCatalog, StoreSchema};
 use crate::options::{TesseraOptions, parse_bytes};
 use datafusion::arrow::array::StringArray;
-use tessera_exec::{DevicePref, Executor, Literals};
+use tessera_exec::{DevicePref, Executor, KernelOptions, Literals};
 use crate::copy::parse_copy_from;
 use crate::error::from_df;
 use crate::split::split_statements;
@@ -336,8 +336,8 @@ impl Session {
         Ok(QueryOutput { schema, batches: vec![batch] })
     }
 
-    /// The `tessera.device` setting; also applies `tessera.gpu_memory_limit` and
-    /// `tessera.kernel_literals` to the GPU (called before every query run, so they take
+    /// The `tessera.device` setting; also applies `tessera.gpu_memory_limit`,
+    /// `tessera.kernel_literals` and `tessera.gpu_items_per_thread` to the GPU (called before every query run, so they take
     /// effect at the next query).
     fn device(&self) -> Result<DevicePref> {
         let state = self.ctx.state();
@@ -362,9 +362,19 @@ impl Session {
                 )));
             }
         };
+        let items_per_thread = match options.gpu_items_per_thread {
+            0 => None,
+            n if n <= tessera_exec::MAX_ITEMS_PER_THREAD => Some(n),
+            n => {
+                return Err(TesseraError::Plan(format!(
+                    "tessera.gpu_items_per_thread must be 0 (chosen per pipeline) or 1 to {}, not {n}",
+                    tessera_exec::MAX_ITEMS_PER_THREAD
+                )));
+            }
+        };
         if device != DevicePref::Cpu {
             self.executor.set_gpu_memory_limit(limit);
-            self.executor.set_kernel_literals(literals);
+            self.executor.set_kernel_options(KernelOptions { literals, items_per_thread });
         }
         Ok(device)
     }

@@ -19,7 +19,7 @@ use arrow::array::{Array, ArrayRef, AsArray, Decimal128Array, DictionaryArray, F
 use arrow::datatypes::{DataType, Int32Type};
 use tessera_common::{Result, TesseraError};
 use tessera_cpu::{Chunk, Evaluator, arrow_err, cast_to};
-use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, Literals, SinkLayout, Width};
+use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, KernelOptions, SinkLayout, Width};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use tessera_cuda::{DeviceBuffer, GpuDevice, KernelCache};
@@ -52,6 +52,13 @@ impl GpuBuf {
         match self {
             GpuBuf::I32(b) => b.num_bytes(),
             GpuBuf::I64(b) => b.num_bytes(),
+        }
+    }
+
+    fn width_bytes(&self) -> usize {
+        match self {
+            GpuBuf::I32(_) => 4,
+            GpuBuf::I64(_) => 8,
         }
     }
 }
@@ -99,8 +106,8 @@ pub struct GpuRuntime {
     /// Host time the last query spent deciding placement and generating (and finding
     /// in the kernel cache) its kernels, ms.
     pub last_placement_ms: Mutex<f64>,
-    /// How literals reach kernels (`tessera.kernel_literals`).
-    literals: Mutex<Literals>,
+    /// How kernels are generated (`tessera.kernel_literals`, `tessera.gpu_items_per_thread`).
+    options: Mutex<KernelOptions>,
     bandwidth: std::sync::OnceLock<Option<f64>>,
 }
 
@@ -115,6 +122,8 @@ pub struct GpuHashTable {
     shape: GpuTable,
     rows: DeviceBuffer<i32>,
     payload: Vec<GpuBuf>,
+    /// One bit per slot, set where a row is: what probes test.
+    bits: DeviceBuffer<u32>,
 }
 
 /// Per query: tables built on the GPU and dictionaries by id.
@@ -128,6 +137,10 @@ pub struct GpuQueryState {
     /// Pipelines launched but not yet waited for (hash-table builds): their reports and
     /// the CUDA events around their kernels.
     pending: Vec<(GpuRun, CudaEvent, CudaEvent)>,
+    /// Sorts run with an aggregation, by the aggregation's pipeline.
+    pub sorts: HashMap<usize, GpuSort>,
+    /// Sort pipelines whose input came back sorted from the GPU.
+    pub sorted: std::collections::HashSet<usize>,
 }
 
 /// Why a GPU run must be redone on the CPU (a flagged overflow, duplicate build keys):
@@ -135,17 +148,115 @@ pub struct GpuQueryState {
 pub const RETRY_ON_CPU: &str = "retry on the CPU";
 
 /// Group domains at least this large are compacted on the GPU before download (see
-/// [`GpuRuntime::present_groups`]); below it, downloading the whole domain costs less
-/// than the two extra launches (64 Ki slots of a SUM are 1 MiB, ~20 µs over PCIe 5).
+/// [`GpuRuntime::fetch_groups`]); below it, downloading the whole domain costs less
+/// than the extra launches (64 Ki slots of a SUM are 1 MiB, ~20 µs over PCIe 5).
 pub const COMPACT_MIN_GROUPS: usize = 1 << 16;
 
-/// The groups an aggregation saw: group numbers in order, and (for compacted domains) the
-/// same numbers on the GPU for gathers.
-struct PresentGroups {
+/// Compacted groups downloaded with the first round trip; more cost a second one. SSB's
+/// largest result has 800 groups; 4096 records of a few words are ~100 KB, ~2 µs of PCIe.
+pub const COMPACT_HEAD_RECORDS: usize = 4096;
+
+/// The most groups [`GpuSort`] ranks on the GPU: its rank sort compares every pair of
+/// records (4096 groups are 16 M comparisons, tens of µs); more groups are sorted by the
+/// CPU backend's sort pipeline instead.
+pub const GPU_SORT_MAX_ROWS: usize = 4096;
+
+/// An ORDER BY over a GPU aggregation's result, run on the GPU before the groups are
+/// downloaded: the records of the present groups are ranked by the sort keys there and
+/// come back in order, so the sort pipeline that follows only applies its LIMIT. Planned
+/// by [`plan_sort`] where every sort key is a group key or a SUM, COUNT, MIN or MAX.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSort {
+    /// The sort pipeline this runs for (reports, EXPLAIN).
+    pub pipeline: usize,
+    /// The keys, in order.
+    keys: Vec<GpuSortKey>,
+}
+
+/// One key of a [`GpuSort`]: a column of the aggregation's output.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct GpuSortKey {
+    /// The output column: group keys first, then aggregates.
+    column: usize,
+    descending: bool,
+    nulls_first: bool,
+}
+
+impl GpuSort {
+    /// The keys as `tessera_rank_records` reads them (four words each), for records of
+    /// an aggregation with group `keys` and `accumulators`.
+    fn descriptors(&self, keys: &[codegen::KeyLayout], accumulators: &[Accumulator]) -> Vec<i64> {
+        // Record words: the group number, then each accumulator's array(s) in order.
+        let mut offsets = Vec::with_capacity(accumulators.len());
+        let mut off = 1i64;
+        for acc in accumulators {
+            offsets.push(off);
+            off += match acc {
+                Accumulator::Sum => 2,
+                Accumulator::SumCount => 3,
+                Accumulator::Count | Accumulator::Min | Accumulator::Max => 1,
+            };
+        }
+        let mut out = Vec::with_capacity(4 * self.keys.len());
+        for k in &self.keys {
+            let flags = i64::from(k.descending) | (i64::from(k.nulls_first) << 1);
+            if let Some(key) = keys.get(k.column) {
+                let stride: usize = keys[..k.column].iter().map(|x| x.slots).product();
+                out.extend([0, stride as i64, key.slots as i64, flags]);
+            } else {
+                let j = k.column - keys.len();
+                let kind = match accumulators[j] {
+                    Accumulator::Sum | Accumulator::SumCount => 1,
+                    Accumulator::Count => 2,
+                    Accumulator::Min | Accumulator::Max => 3,
+                };
+                out.extend([kind, offsets[j], 0, flags]);
+            }
+        }
+        out
+    }
+}
+
+/// The [`GpuSort`] for sort pipeline `sort` over the result of the GPU aggregation whose
+/// kernel is `aggregation`, or why it cannot run on the GPU.
+pub fn plan_sort(sort: &Pipeline, aggregation: &Kernel) -> std::result::Result<GpuSort, String> {
+    let (Sink::Sort(s), SinkLayout::Aggregate { keys, accumulators, .. }) = (&sort.sink, &aggregation.sink) else {
+        return Err("not a sort of an aggregation's groups".into());
+    };
+    if keys.is_empty() {
+        return Err("sort of a scalar aggregate's one row".into());
+    }
+    if !sort.operators.is_empty() {
+        return Err("sort of computed columns (a GPU sort ranks the groups as the aggregation left them)".into());
+    }
+    if s.keys.len() > 8 {
+        return Err("more than 8 sort keys on the GPU".into());
+    }
+    let mut out = Vec::new();
+    for k in &s.keys {
+        let Expr::Column { index, .. } = k.expr else { return Err(format!("sort key {} is computed", k.expr)) };
+        if index >= keys.len() {
+            match accumulators.get(index - keys.len()) {
+                Some(Accumulator::SumCount) => return Err("sort by an AVG on the GPU".into()),
+                Some(_) => {}
+                None => return Err(format!("sort key #{index} out of range")),
+            }
+        }
+        out.push(GpuSortKey { column: index, descending: k.descending, nulls_first: k.nulls_first });
+    }
+    Ok(GpuSort { pipeline: sort.id, keys: out })
+}
+
+/// The groups an aggregation saw, in group-number order (or in a [`GpuSort`]'s order),
+/// with their accumulators.
+struct FetchedGroups {
     order: Vec<usize>,
-    ids: Option<DeviceBuffer<u32>>,
+    /// Per accumulator array, the words of each present group (in `order`), consecutive.
+    values: Vec<Vec<u64>>,
     /// Whether any row reached the sink (a scalar aggregate's NULLs).
     any: bool,
+    /// Whether the groups come in the [`GpuSort`]'s order.
+    sorted: bool,
 }
 
 /// Library kernels the runtime launches besides generated pipelines.
@@ -154,17 +265,78 @@ const HELPERS: &str = r#"#include "tessera.cuh"
 extern "C" __global__ void tessera_fill_u64(unsigned long long* a, long long n, unsigned long long v) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) a[i] = v;
 }
-// Writes the indexes g with seen[g] != 0 to ids (in no particular order) and their number
-// to *count (zeroed before): one atomic per warp (warp_append).
-extern "C" __global__ void tessera_compact_seen(const unsigned int* seen, long long n, unsigned int* ids, unsigned long long* count) {
+// Records of the groups g with seen[g] != 0, in no particular order: rec[0] counts them
+// (zeroed before), record i is rec[1 + i * width ...] and starts with g. One atomic per
+// warp (warp_append).
+extern "C" __global__ void tessera_compact_records(const unsigned int* seen, long long n, unsigned long long* rec, long long width) {
     for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += (long long)gridDim.x * blockDim.x) {
-        if (seen[g] != 0u) ids[tessera::warp_append(count)] = (unsigned int)g;
+        if (seen[g] != 0u) rec[1 + (long long)tessera::warp_append(&rec[0]) * width] = (unsigned long long)g;
     }
 }
-// dst[i * words + w] = src[ids[i] * words + w] for i < n.
-extern "C" __global__ void tessera_gather_u64(const unsigned long long* src, long long words, const unsigned int* ids, long long n, unsigned long long* dst) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n * words; i += (long long)gridDim.x * blockDim.x)
-        dst[i] = src[(long long)ids[i / words] * words + i % words];
+// Ranks the records of rec (see tessera_compact_records) by the sort keys and copies each
+// to its rank's place in dst (whose word 0 gets the count): a record's rank is the number
+// of records ordered before it, key by key and then by group number, which makes the
+// order total and the same as a stable sort of the groups in group-number order. Every
+// pair is compared (one block per record), so this is for at most a few thousand records
+// (`max`); above that the records are copied in place, unsorted. keys: four words per key: kind (0: group key,
+// slot (g / a) % b with slot 0 for NULL; 1: signed 128-bit at word a of the record; 2:
+// unsigned 64-bit at word a; 3: signed 64-bit at word a), a, b, flags (1: descending, 2:
+// NULLs first).
+__device__ int tessera_cmp_key(const unsigned long long* x, const unsigned long long* y, const long long* k) {
+    int c = 0;
+    if (k[0] == 0) {
+        const unsigned long long sx = (x[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
+        const unsigned long long sy = (y[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
+        if (sx == 0 || sy == 0) {
+            if (sx == sy) return 0;
+            const int null_first = (k[3] & 2) ? -1 : 1;
+            return sx == 0 ? null_first : -null_first;
+        }
+        c = sx < sy ? -1 : (sx > sy ? 1 : 0);
+    } else if (k[0] == 1) {
+        const long long hx = (long long)x[k[1] + 1], hy = (long long)y[k[1] + 1];
+        c = hx < hy ? -1 : (hx > hy ? 1 : (x[k[1]] < y[k[1]] ? -1 : (x[k[1]] > y[k[1]] ? 1 : 0)));
+    } else if (k[0] == 2) {
+        c = x[k[1]] < y[k[1]] ? -1 : (x[k[1]] > y[k[1]] ? 1 : 0);
+    } else {
+        const long long vx = (long long)x[k[1]], vy = (long long)y[k[1]];
+        c = vx < vy ? -1 : (vx > vy ? 1 : 0);
+    }
+    return (k[3] & 1) ? -c : c;
+}
+extern "C" __global__ void tessera_rank_records(const unsigned long long* rec, long long width, const long long* keys, int nkeys, long long max, unsigned long long* dst) {
+    __shared__ unsigned long long rank;
+    const long long n = (long long)rec[0];
+    if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = (unsigned long long)n;
+    // One block per record: its threads compare it with every other record.
+    for (long long i = blockIdx.x; i < n; i += gridDim.x) {
+        const unsigned long long* x = rec + 1 + i * width;
+        if (threadIdx.x == 0) rank = n <= max ? 0ull : (unsigned long long)i;
+        __syncthreads();
+        if (n <= max) {
+            unsigned long long before = 0;
+            for (long long j = threadIdx.x; j < n; j += blockDim.x) {
+                const unsigned long long* y = rec + 1 + j * width;
+                int c = 0;
+                for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys + 4 * k);
+                if (c < 0 || (c == 0 && y[0] < x[0])) ++before;
+            }
+            if (before != 0) atomicAdd(&rank, before);
+        }
+        __syncthreads();
+        for (long long w = threadIdx.x; w < width; w += blockDim.x) dst[1 + (long long)rank * width + w] = x[w];
+        __syncthreads();
+    }
+}
+// Copies the `words` words of each recorded group from src (`words` per group) into
+// words off .. off + words of its record. Reads the record count from rec[0], so it runs
+// right behind the compaction with no host round trip.
+extern "C" __global__ void tessera_gather_records(const unsigned long long* src, long long words, unsigned long long* rec, long long width, long long off) {
+    const long long n = (long long)rec[0] * words;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        unsigned long long* r = rec + 1 + (i / words) * width;
+        r[off + i % words] = src[(long long)r[0] * words + i % words];
+    }
 }
 "#;
 
@@ -183,7 +355,7 @@ impl GpuRuntime {
             columns: Mutex::new(ColumnCache::default()),
             last_runs: Mutex::new(Vec::new()),
             last_placement_ms: Mutex::new(0.0),
-            literals: Mutex::new(Literals::default()),
+            options: Mutex::new(KernelOptions::default()),
             bandwidth: std::sync::OnceLock::new(),
         })
     }
@@ -234,14 +406,15 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
 
     /// Generates the kernel for `p` if it can run on the GPU (see [`plan_kernel`]).
     pub fn plan(&self, p: &Pipeline, table: Option<&LoadedTable>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<(Pipeline, Vec<GpuColumn>, Kernel), String> {
-        let literals = self.literals.lock().map(|l| *l).unwrap_or_default();
-        plan_kernel(p, table, state, gpu_tables, literals)
+        let options = self.options.lock().map(|o| *o).unwrap_or_default();
+        plan_kernel(p, table, state, gpu_tables, options)
     }
 
-    /// How literals reach the kernels of the next queries (`tessera.kernel_literals`).
-    pub fn set_literals(&self, literals: Literals) {
-        if let Ok(mut l) = self.literals.lock() {
-            *l = literals;
+    /// How the kernels of the next queries are generated (`tessera.kernel_literals`,
+    /// `tessera.gpu_items_per_thread`).
+    pub fn set_kernel_options(&self, options: KernelOptions) {
+        if let Ok(mut o) = self.options.lock() {
+            *o = options;
         }
     }
 
@@ -354,19 +527,21 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                 let t = state.tables.get(&pr.table).ok_or_else(|| TesseraError::Internal("GPU table missing".into()))?;
                 tab_ptrs.push(t.rows.as_slice().device_ptr(dev.stream()).0);
                 tab_ptrs.extend(t.payload.iter().map(|b| b.ptr(dev)));
+                tab_ptrs.push(t.bits.as_slice().device_ptr(dev.stream()).0);
             }
         }
         // Sink outputs. Accumulators are all 64-bit words (MIN/MAX hold i64 bits).
         let mut out_bufs: Vec<GpuBuf> = Vec::new();
-        let mut build_rows: Option<DeviceBuffer<i32>> = None;
+        let mut build_rows: Option<(DeviceBuffer<i32>, DeviceBuffer<u32>)> = None;
         let mut accs: Vec<DeviceBuffer<u64>> = Vec::new();
+        // Words per group of each array in `accs` (aggregations).
+        let mut acc_words: Vec<usize> = Vec::new();
         let mut seen: Option<DeviceBuffer<u32>> = None;
         let mut out_ptrs: Vec<u64> = Vec::new();
         match &kernel.sink {
             SinkLayout::Build { table: shape } => {
                 let rows = dev.memory().alloc::<i32>(shape.slots)?;
                 out_ptrs.push(rows.as_slice().device_ptr(dev.stream()).0);
-                build_rows = Some(rows);
                 for pc in &shape.payload {
                     let b = match pc.width {
                         Width::I32 => GpuBuf::I32(dev.memory().alloc::<i32>(shape.slots)?),
@@ -375,24 +550,20 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                     out_ptrs.push(b.ptr(dev));
                     out_bufs.push(b);
                 }
+                let bits = dev.memory().alloc::<u32>(shape.slots.div_ceil(32))?;
+                out_ptrs.push(bits.as_slice().device_ptr(dev.stream()).0);
+                build_rows = Some((rows, bits));
             }
             SinkLayout::Aggregate { groups, accumulators, .. } => {
                 for acc in accumulators {
-                    let (words, fill) = match acc {
-                        Accumulator::Sum => (2, None),
-                        Accumulator::Count => (1, None),
-                        Accumulator::SumCount => {
-                            accs.push(dev.memory().alloc::<u64>(2 * groups)?);
-                            (1, None)
+                    for (words, fill) in acc_arrays(*acc) {
+                        let buf = dev.memory().alloc::<u64>(words * groups)?;
+                        if let Some(v) = fill {
+                            self.fill(&buf, v)?;
                         }
-                        Accumulator::Min => (1, Some(i64::MAX)),
-                        Accumulator::Max => (1, Some(i64::MIN)),
-                    };
-                    let buf = dev.memory().alloc::<u64>(words * groups)?;
-                    if let Some(v) = fill {
-                        self.fill(&buf, v)?;
+                        accs.push(buf);
+                        acc_words.push(words);
                     }
-                    accs.push(buf);
                 }
                 out_ptrs.extend(accs.iter().map(|b| b.as_slice().device_ptr(dev.stream()).0));
                 let s = dev.memory().alloc::<u32>(*groups)?;
@@ -437,7 +608,7 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
             .load_function(codegen::KERNEL_NAME)
             .map_err(|e| TesseraError::Internal(format!("loading kernel: {e:?}")))?;
         let rows = table.rows as i64;
-        let cfg = LaunchConfig { grid_dim: (self.grid(&function, table.rows as u64)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (self.grid(&function, table.rows as u64, kernel.items_per_thread)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = dev.stream();
         let event = || stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")));
@@ -455,34 +626,31 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
         if let (SinkLayout::Build { table: shape }, Sink::HashBuild(b)) = (&kernel.sink, &p.sink) {
             // A build's table stays on the GPU for the pipelines probing it, queued behind
             // it on the same stream: nothing to wait for here.
-            let rows = build_rows.ok_or_else(|| TesseraError::Internal("build rows".into()))?;
-            state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), rows, payload: out_bufs });
+            let (rows, bits) = build_rows.ok_or_else(|| TesseraError::Internal("build rows".into()))?;
+            state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), rows, payload: out_bufs, bits });
             report.rows_out = shape.slots as u64;
             report.host_ms = started.elapsed().as_secs_f64() * 1e3;
             state.pending.push((report, before, after));
             return Ok(None);
         }
-        // The result comes back: wait (a kernel fault surfaces here), check the flags
-        // every kernel of the query so far has set, and report the waiting pipelines.
-        let flags = match &state.flags {
-            Some(f) => dev.download(f.as_slice())?,
-            None => Vec::new(),
+        // The result comes back: its arrays are downloaded together with the query's
+        // error flags in one wait (a kernel fault surfaces there too).
+        let kernel_ms = |report: &mut GpuRun| -> Result<()> {
+            report.kernel_ms = f64::from(before.elapsed_ms(&after).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?);
+            Ok(())
         };
-        if flags.iter().any(|&x| x != 0) {
-            return Err(TesseraError::Execution(RETRY_ON_CPU.into()));
-        }
-        for (mut run, b, a) in state.pending.drain(..) {
-            run.kernel_ms = f64::from(b.elapsed_ms(&a).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?);
-            if let Ok(mut r) = self.last_runs.lock() {
-                r.push(run);
-            }
-        }
-        report.kernel_ms = f64::from(before.elapsed_ms(&after).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?);
         match (&kernel.sink, &p.sink) {
             (SinkLayout::Aggregate { groups, accumulators, keys, .. }, Sink::Aggregate(a)) => {
                 let seen = seen.ok_or_else(|| TesseraError::Internal("seen".into()))?;
                 let scalar = keys.is_empty();
-                let groups = self.present_groups(&seen, *groups, scalar)?;
+                let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, accumulators)));
+                let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, sort)?;
+                if groups.sorted {
+                    if let Some(s) = state.sorts.get(&p.id) {
+                        state.sorted.insert(s.pipeline);
+                    }
+                }
+                kernel_ms(&mut report)?;
                 let order = &groups.order;
                 let mut columns: Vec<ArrayRef> = Vec::new();
                 let mut stride = 1usize;
@@ -505,28 +673,28 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                 // A scalar aggregate has its one row even over no input; its SUM/MIN/MAX
                 // are then NULL (`present` false), its COUNT 0.
                 let present = vec![!scalar || groups.any; order.len()];
-                let mut next = accs.iter();
+                let mut next = groups.values.iter();
                 let mut take = || next.next().ok_or_else(|| TesseraError::Internal("accumulator missing".into()));
                 for (j, acc) in accumulators.iter().enumerate() {
                     let ty = a.fields[keys.len() + j].ty;
                     let spec = &a.aggregates[j];
                     let col: ArrayRef = match acc {
                         Accumulator::Count => {
-                            let c = self.fetch(&groups, take()?, 1)?;
+                            let c = take()?;
                             cast_to(&(Arc::new(Int64Array::from_iter_values(c.iter().map(|&x| x as i64))) as ArrayRef), ty)?
                         }
                         Accumulator::Sum | Accumulator::SumCount => {
-                            let s = self.fetch(&groups, take()?, 2)?;
+                            let s = take()?;
                             let sums: Vec<i128> = s.chunks_exact(2).map(|w| ((w[1] as i128) << 64) | w[0] as i128).collect();
                             let counts = if *acc == Accumulator::SumCount {
-                                Some(self.fetch(&groups, take()?, 1)?.into_iter().map(|x| x as i64).collect::<Vec<_>>())
+                                Some(take()?.iter().map(|&x| x as i64).collect::<Vec<_>>())
                             } else {
                                 None
                             };
                             finish_sum(&sums, counts.as_deref(), &present, spec.func, spec.arg.as_ref().map(|e| e.ty(&p.sink_input_fields())), ty)?
                         }
                         Accumulator::Min | Accumulator::Max => {
-                            let m = self.fetch(&groups, take()?, 1)?;
+                            let m = take()?;
                             let v: Int64Array = m.iter().zip(&present).map(|(&x, &p)| p.then_some(x as i64)).collect();
                             let arg_ty = spec.arg.as_ref().map(|e| e.ty(&p.sink_input_fields())).unwrap_or(ty);
                             int_as(&v, arg_ty, ty)?
@@ -541,14 +709,18 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
             }
             (SinkLayout::Materialize { columns: layout }, Sink::Materialize { .. }) => {
                 let count = accs.first().ok_or_else(|| TesseraError::Internal("materialized row count".into()))?;
-                let rows = dev.download(count.as_slice())?.first().copied().unwrap_or(0) as usize;
+                let got = self.finish(state, &[(count.as_slice().device_ptr(dev.stream()).0, 8)])?;
+                kernel_ms(&mut report)?;
+                let rows = words_of(&got[0]).first().copied().unwrap_or(0) as usize;
                 let fields = p.sink_input_fields();
+                // Every column's rows in one more round trip.
+                let regions: Vec<(u64, usize)> = out_bufs.iter().map(|b| (b.ptr(dev), rows * b.width_bytes())).collect();
+                let data = if rows > 0 { dev.download_regions(&regions)? } else { vec![Vec::new(); out_bufs.len()] };
                 let mut columns: Vec<ArrayRef> = Vec::with_capacity(layout.len());
-                for ((buf, c), f) in out_bufs.iter().zip(layout).zip(&fields) {
+                for (((buf, bytes), c), f) in out_bufs.iter().zip(&data).zip(layout).zip(&fields) {
                     let values: Vec<i64> = match buf {
-                        GpuBuf::I32(b) if rows > 0 => dev.download(&b.as_slice().slice(0..rows))?.into_iter().map(i64::from).collect(),
-                        GpuBuf::I64(b) if rows > 0 => dev.download(&b.as_slice().slice(0..rows))?,
-                        _ => Vec::new(),
+                        GpuBuf::I32(_) => bytes.chunks_exact(4).map(|w| i64::from(i32::from_le_bytes([w[0], w[1], w[2], w[3]]))).collect(),
+                        GpuBuf::I64(_) => words_of(bytes).into_iter().map(|w| w as i64).collect(),
                     };
                     let col: ArrayRef = match c.dictionary {
                         Some(d) => {
@@ -578,8 +750,8 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
 
     /// Blocks for a pipeline kernel over `rows` rows: one wave of resident blocks (the
     /// kernel walks tiles grid-stride), fewer for small inputs.
-    fn grid(&self, function: &CudaFunction, rows: u64) -> Result<u32> {
-        let tiles = rows.div_ceil(codegen::TILE_ITEMS as u64).max(1);
+    fn grid(&self, function: &CudaFunction, rows: u64, items_per_thread: u32) -> Result<u32> {
+        let tiles = rows.div_ceil(u64::from(codegen::BLOCK_THREADS * items_per_thread)).max(1);
         let per_sm = function
             .occupancy_max_active_blocks_per_multiprocessor(codegen::BLOCK_THREADS, 0, None)
             .map_err(|e| TesseraError::Internal(format!("occupancy: {e:?}")))?
@@ -610,59 +782,150 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
         Ok(())
     }
 
-    /// The groups an aggregation saw, in group-number order. Small domains download the
-    /// whole `seen` array; large ones (SSB q4.3: 2 M slots, a few hundred present) are
-    /// compacted on the GPU first, so only present groups cross PCIe.
-    fn present_groups(&self, seen: &DeviceBuffer<u32>, groups: usize, scalar: bool) -> Result<PresentGroups> {
+    /// Waits for the query's kernels and downloads `regions` together with the query's
+    /// error flags, in one round trip. A raised flag (overflow, duplicate or out-of-range
+    /// build keys) sends the query to the CPU ([`RETRY_ON_CPU`]); the builds that were
+    /// not waited for are reported.
+    fn finish(&self, state: &mut GpuQueryState, regions: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
         let dev = &self.device;
-        if scalar || groups < COMPACT_MIN_GROUPS {
-            let s = dev.download(seen.as_slice())?;
-            let any = s.first().is_some_and(|&x| x != 0);
-            let order = if scalar { vec![0] } else { (0..groups).filter(|&g| s[g] != 0).collect() };
-            return Ok(PresentGroups { order, ids: None, any });
+        let mut all = Vec::with_capacity(regions.len() + 1);
+        if let Some(f) = &state.flags {
+            all.push((f.as_slice().device_ptr(dev.stream()).0, f.num_bytes()));
         }
-        let ids = dev.memory().alloc::<u32>(groups)?;
-        let count = dev.memory().alloc::<u64>(1)?;
-        let f = self.helper("tessera_compact_seen")?;
-        let n = groups as i64;
-        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        let stream = dev.stream();
-        let mut l = stream.launch_builder(&f);
-        l.arg(seen.as_slice()).arg(&n).arg(ids.as_slice()).arg(count.as_slice());
-        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("compact: {e:?}")))?;
-        let present = dev.download(count.as_slice())?.first().copied().unwrap_or(0) as usize;
-        if present == 0 {
-            return Ok(PresentGroups { order: Vec::new(), ids: None, any: false });
+        all.extend_from_slice(regions);
+        let mut got = dev.download_regions(&all)?;
+        if state.flags.is_some() && got.remove(0).iter().any(|&b| b != 0) {
+            return Err(TesseraError::Execution(RETRY_ON_CPU.into()));
         }
-        let mut order: Vec<u32> = dev.download(&ids.as_slice().slice(0..present))?;
-        order.sort_unstable();
-        let sorted = dev.upload(&order)?;
-        Ok(PresentGroups { order: order.into_iter().map(|g| g as usize).collect(), ids: Some(sorted), any: true })
+        for (mut run, b, a) in state.pending.drain(..) {
+            run.kernel_ms = f64::from(b.elapsed_ms(&a).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?);
+            if let Ok(mut r) = self.last_runs.lock() {
+                r.push(run);
+            }
+        }
+        Ok(got)
     }
 
-    /// The `words` words of each present group of accumulator array `buf`.
-    fn fetch(&self, groups: &PresentGroups, buf: &DeviceBuffer<u64>, words: usize) -> Result<Vec<u64>> {
+    /// The groups an aggregation saw, in group-number order, with the words of each
+    /// accumulator array (`accs`, each a whole number of words per group) for them. Small
+    /// domains download `seen` and the arrays whole, in one round trip. Large ones (SSB
+    /// q4.3: 2 M slots, 800 present) are compacted on the GPU into records (group number,
+    /// then each array's words) by kernels queued behind the aggregation, so only present
+    /// groups cross PCIe, and the first [`COMPACT_HEAD_RECORDS`] of them in the same round
+    /// trip as the count.
+    ///
+    /// With a `sort` (keys as [`GpuSort::descriptors`] gives them), the records are also
+    /// ranked on the GPU and come back in its order, when there are at most
+    /// [`GPU_SORT_MAX_ROWS`] of them.
+    #[allow(clippy::too_many_arguments)]
+    fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, sort: Option<(usize, Vec<i64>)>) -> Result<FetchedGroups> {
         let dev = &self.device;
-        let Some(ids) = &groups.ids else {
-            let all = dev.download(buf.as_slice())?;
-            return Ok(groups.order.iter().flat_map(|&g| all[g * words..(g + 1) * words].iter().copied()).collect());
-        };
-        let n = groups.order.len();
-        let out = dev.memory().alloc::<u64>(n * words)?;
-        let f = self.helper("tessera_gather_u64")?;
-        let (w, len) = (words as i64, n as i64);
-        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let stream = dev.stream();
-        let mut l = stream.launch_builder(&f);
-        l.arg(buf.as_slice()).arg(&w).arg(ids.as_slice()).arg(&len).arg(out.as_slice());
-        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("gather: {e:?}")))?;
-        dev.download(out.as_slice())
+        if sort.is_none() && (scalar || groups < COMPACT_MIN_GROUPS) {
+            let mut regions = vec![(seen.as_slice().device_ptr(stream).0, 4 * groups)];
+            regions.extend(accs.iter().zip(words).map(|(b, &w)| (b.as_slice().device_ptr(stream).0, 8 * w * groups)));
+            let got = self.finish(state, &regions)?;
+            let s: Vec<u32> = got[0].chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+            let any = s.first().is_some_and(|&x| x != 0);
+            let order: Vec<usize> = if scalar { vec![0] } else { (0..groups).filter(|&g| s[g] != 0).collect() };
+            let values = got[1..]
+                .iter()
+                .zip(words)
+                .map(|(bytes, &w)| {
+                    let all = words_of(bytes);
+                    order.iter().flat_map(|&g| all[g * w..(g + 1) * w].iter().copied()).collect()
+                })
+                .collect();
+            return Ok(FetchedGroups { order, values, any, sorted: false });
+        }
+        let width = 1 + words.iter().sum::<usize>();
+        // SAFETY: only the count (set below) and the records below it are ever read.
+        let mut rec = unsafe { dev.memory().alloc_uninit::<u64>(1 + groups * width) }?;
+        dev.copy_into(&[0u64], &mut rec)?;
+        let rec_ptr = rec.as_slice().device_ptr(stream).0;
+        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let (n, w) = (groups as i64, width as i64);
+        let compact = self.helper("tessera_compact_records")?;
+        let mut l = stream.launch_builder(&compact);
+        l.arg(seen.as_slice()).arg(&n).arg(&rec_ptr).arg(&w);
+        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("compact: {e:?}")))?;
+        let gather = self.helper("tessera_gather_records")?;
+        let mut off = 1i64;
+        for (buf, &aw) in accs.iter().zip(words) {
+            let aw = aw as i64;
+            let mut l = stream.launch_builder(&gather);
+            l.arg(buf.as_slice()).arg(&aw).arg(&rec_ptr).arg(&w).arg(&off);
+            unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("gather: {e:?}")))?;
+            off += aw;
+        }
+        // The rank sort writes the records in order into a second buffer.
+        let mut ranked = None;
+        if let Some((pipeline, keys)) = &sort {
+            // SAFETY: the rank kernel writes the count and every record below it.
+            let dst = unsafe { dev.memory().alloc_uninit::<u64>(1 + groups * width) }?;
+            let d_keys = dev.upload(keys)?;
+            let nkeys = (keys.len() / 4) as i32;
+            let max = GPU_SORT_MAX_ROWS as i64;
+            let event = || stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")));
+            let before = event()?;
+            let rank = self.helper("tessera_rank_records")?;
+            let mut l = stream.launch_builder(&rank);
+            l.arg(&rec_ptr).arg(&w).arg(d_keys.as_slice()).arg(&nkeys).arg(&max).arg(dst.as_slice());
+            unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("rank: {e:?}")))?;
+            let after = event()?;
+            let run = GpuRun { pipeline: *pipeline, kernel_ms: 0.0, host_ms: 0.0, bytes: 0, rows: 0, rows_out: 0 };
+            state.pending.push((run, before, after));
+            ranked = Some(dst);
+        }
+        let out_ptr = ranked.as_ref().map_or(rec_ptr, |d| d.as_slice().device_ptr(stream).0);
+        let head = groups.min(COMPACT_HEAD_RECORDS);
+        let mut data = words_of(&self.finish(state, &[(out_ptr, 8 * (1 + head * width))])?[0]);
+        let present = data[0] as usize;
+        if present > head {
+            data = words_of(&dev.download_regions(&[(out_ptr, 8 * (1 + present * width))])?[0]);
+        }
+        let mut records: Vec<&[u64]> = data[1..].chunks_exact(width).take(present).collect();
+        let sorted = ranked.is_some() && present <= GPU_SORT_MAX_ROWS;
+        if let (Some((pipeline, _)), Ok(mut runs)) = (&sort, self.last_runs.lock()) {
+            // The rank kernel's report (waited for above, with the query's other kernels).
+            if let Some(r) = runs.iter_mut().rev().find(|r| r.pipeline == *pipeline) {
+                (r.rows, r.rows_out, r.bytes) = (present as u64, present as u64, (present * width * 8) as u64);
+            }
+        }
+        if !sorted {
+            records.sort_unstable_by_key(|r| r[0]);
+        }
+        let order = records.iter().map(|r| r[0] as usize).collect();
+        let mut values = Vec::with_capacity(accs.len());
+        let mut off = 1;
+        for &aw in words {
+            values.push(records.iter().flat_map(|r| r[off..off + aw].iter().copied()).collect());
+            off += aw;
+        }
+        Ok(FetchedGroups { order, values, any: present > 0, sorted })
     }
 
     /// The shape of a table built on the GPU.
     pub fn table_shape(state: &GpuQueryState, id: HashTableId) -> Option<GpuTable> {
         state.tables.get(&id).map(|t| t.shape.clone())
     }
+}
+
+/// The device arrays of one accumulator, in `outs` order: words per group and the value
+/// they start from (None: zero).
+fn acc_arrays(acc: Accumulator) -> Vec<(usize, Option<i64>)> {
+    match acc {
+        Accumulator::Sum => vec![(2, None)],
+        Accumulator::SumCount => vec![(2, None), (1, None)],
+        Accumulator::Count => vec![(1, None)],
+        Accumulator::Min => vec![(1, Some(i64::MAX))],
+        Accumulator::Max => vec![(1, Some(i64::MIN))],
+    }
+}
+
+/// Little-endian 64-bit words of downloaded bytes.
+fn words_of(bytes: &[u8]) -> Vec<u64> {
+    bytes.chunks_exact(8).map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])).collect()
 }
 
 /// An i64 column holding values of `arg_ty` (decimal: unscaled) as the type `ty`.
@@ -772,7 +1035,7 @@ pub fn plan_kernel(
     table: Option<&LoadedTable>,
     state: &mut GpuQueryState,
     gpu_tables: &HashMap<HashTableId, GpuTable>,
-    literals: Literals,
+    options: KernelOptions,
 ) -> std::result::Result<(Pipeline, Vec<GpuColumn>, Kernel), String> {
         let Source::Scan(scan) = &p.source else { return Err("source is an intermediate result".into()) };
         let table = table.ok_or("table not loaded")?;
@@ -802,7 +1065,7 @@ pub fn plan_kernel(
                 _ => None,
             })
             .collect::<std::result::Result<_, _>>()?;
-        let kernel = codegen::generate_with(&bound, &cols, &tables, literals)?;
+        let kernel = codegen::generate_with(&bound, &cols, &tables, options)?;
         state.dictionaries.extend(dict_values);
         Ok((bound, cols, kernel))
     }

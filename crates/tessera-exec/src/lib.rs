@@ -6,7 +6,7 @@
 
 pub mod gpu;
 /// How literals reach GPU kernels (re-exported for the session settings).
-pub use tessera_cuda::codegen::Literals;
+pub use tessera_cuda::codegen::{KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -84,11 +84,11 @@ impl Executor {
         }
     }
 
-    /// How literals reach GPU kernels (`tessera.kernel_literals`); does nothing without
-    /// a GPU.
-    pub fn set_kernel_literals(&self, literals: Literals) {
+    /// How GPU kernels are generated (`tessera.kernel_literals`,
+    /// `tessera.gpu_items_per_thread`); does nothing without a GPU.
+    pub fn set_kernel_options(&self, options: KernelOptions) {
         if let Some(gpu) = self.gpu() {
-            gpu.set_literals(literals);
+            gpu.set_kernel_options(options);
         }
     }
 
@@ -151,6 +151,7 @@ impl Executor {
                 }
             }
             if !changed {
+                plan_gpu_sorts(plan, &mut p);
                 return Ok(p);
             }
         }
@@ -169,6 +170,14 @@ impl Executor {
                     Some(pl) if pl.kernels.contains_key(&p.id) => {
                         p.device = Device::Gpu;
                         p.device_reason = None;
+                    }
+                    Some(pl) if pl.fused_sorts.contains_key(&p.id) => {
+                        p.device = Device::Gpu;
+                        p.device_reason = Some(format!(
+                            "ranked with pipeline {}'s groups before they leave the GPU, up to {} groups (more: on the CPU)",
+                            pl.fused_sorts[&p.id],
+                            gpu::GPU_SORT_MAX_ROWS
+                        ));
                     }
                     Some(pl) => {
                         p.device = Device::Cpu;
@@ -213,6 +222,13 @@ impl Executor {
                                 state.results.insert(r, Arc::new(chunks));
                             }
                         }
+                    } else if let (Some((_, pl)), Source::Result { id, .. }, Sink::Sort(sort)) = (gpu.as_ref(), &p.source, &p.sink)
+                        && pl.state.sorted.contains(&p.id)
+                    {
+                        // The GPU ranked these groups already (see `gpu::GpuSort`).
+                        let input = result(&state, *id)?;
+                        let out = tessera_cpu::limit(input.as_ref().clone(), sort.skip, sort.fetch)?;
+                        state.results.insert(sort.result, Arc::new(out));
                     } else {
                         let input = self.source(&p.source, &state)?;
                         self.cpu.run(p, &input, &mut state)?;
@@ -283,8 +299,30 @@ impl DevicePref {
 #[derive(Default)]
 struct Placement {
     kernels: HashMap<usize, (Pipeline, Vec<tessera_cuda::codegen::GpuColumn>, tessera_cuda::codegen::Kernel)>,
+    /// Sort pipelines run on the GPU with the aggregation whose result they sort: sort
+    /// pipeline → aggregation pipeline.
+    fused_sorts: HashMap<usize, usize>,
     reasons: HashMap<usize, String>,
     state: GpuQueryState,
+}
+
+/// Sorts of a GPU aggregation's groups run on the GPU with it, before the groups are
+/// downloaded ([`gpu::GpuSort`]); the reason goes to EXPLAIN where one cannot.
+fn plan_gpu_sorts(plan: &QueryPlan, p: &mut Placement) {
+    for q in plan.pipelines() {
+        let (Source::Result { id, .. }, Sink::Sort(_)) = (&q.source, &q.sink) else { continue };
+        let Some(agg) = plan.pipelines().find(|a| matches!(&a.sink, Sink::Aggregate(ag) if ag.result == *id)) else { continue };
+        let Some((_, _, kernel)) = p.kernels.get(&agg.id) else { continue };
+        match gpu::plan_sort(q, kernel) {
+            Ok(sort) => {
+                p.state.sorts.insert(agg.id, sort);
+                p.fused_sorts.insert(q.id, agg.id);
+            }
+            Err(reason) => {
+                p.reasons.insert(q.id, reason);
+            }
+        }
+    }
 }
 
 fn result(state: &CpuState, id: usize) -> Result<Arc<Vec<Chunk>>> {
