@@ -1,61 +1,103 @@
 #!/usr/bin/env bash
-# One device run (≤ 10 min on an H200) for the CUDA backend's figures: SSB SF1 (answers
-# checked), `tessera difftest` (random queries, GPU vs CPU vs DataFusion), SSB SF20 Tessera beside DuckDB (JSON + SVG, GPU kernels beside the bandwidth
-# model), EXPLAIN ANALYZE of every SSB query with literals inlined and as kernel
-# parameters, the cost of a new constant in each literal mode, cold first-query numbers
-# (new process; kernel disk cache warm and empty), TPC-H SF1 Tessera beside DuckDB.
+# Device runs for the CUDA backend's figures, in sections (each device command may run
+# at most 10 minutes, so a session calls this two or three times on one warm machine):
+#   check   — GPU unit tests (if packed), SSB SF1 with answers checked, `tessera difftest`
+#             (random queries, GPU vs CPU backend vs DataFusion, GPU required)
+#   ssb20   — SSB SF20 Tessera beside DuckDB (answers checked against DuckDB; JSON + SVG,
+#             GPU kernels beside the bandwidth model), then EXPLAIN ANALYZE of every query
+#             for each tile shape in $ITEMS (tessera.gpu_items_per_thread; 0, the
+#             default, chooses per pipeline)
+#   cold    — first query in a new process (kernel disk cache warm and empty); a new
+#             constant in q1.1 in both literal modes
+#   ssb100  — SSB SF100, Tessera alone (fits the H200's memory)
+#   tpch1   — TPC-H SF1 Tessera beside DuckDB, all answers checked
 #
 # Prepare here, from the project root (both folders are kept out of git):
 #   cargo build --release -p tessera-cli
 #   mkdir -p .devbin && strip -o /tmp/t target/release/tessera && xz -T2 -3 -c /tmp/t > .devbin/tessera.xz
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl duckdb==1.5.5
-# Then run on the device with carry [".devbin", ".whl"]:
-#   bash benchmarks/device/gpu-suite.sh > $OUT/log.txt 2>&1
+#   (optional, for the GPU unit tests: ../shared/gpu/pack.sh -p tessera-cuda)
+# Then on the device with carry [".gpu", ".whl"] (or [".devbin", ".whl"]):
+#   bash benchmarks/device/gpu-suite.sh check ssb20 > $OUT/log1.txt 2>&1
 set -u
-X=/tmp/tessera
-xz -dc .devbin/tessera.xz > $X && chmod +x $X
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+# The binary: from ../shared/gpu/pack.sh's pack when carried (it holds the GPU unit tests
+# too), else from .devbin.
+if [ -f .gpu/pack.tar.xz ]; then
+  mkdir -p /tmp/tessera-gpu && xz -dc -T0 .gpu/pack.tar.xz | tar -C /tmp/tessera-gpu -xf - && X=/tmp/tessera-gpu/bin/tessera
+else
+  X=/tmp/tessera; [ -x $X ] || { xz -dc .devbin/tessera.xz > $X && chmod +x $X; }
+fi
+[ -d /tmp/site/duckdb ] || python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site
+for d in /usr/local/cuda/lib64 /usr/local/cuda-*/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
+done
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 nproc; date -u
 Q=benchmarks/ssb
-echo "== SSB SF1 (answers checked)"
-$X --data-dir /tmp/td1 bench ssb --sf 1 --runs 3 --json $OUT/ssb1.json 2>&1 | grep -v '^\s*$'
-echo "== difftest: random queries, GPU vs CPU backend vs DataFusion (GPU required)"
-$X --data-dir /tmp/tdr difftest --require-gpu 2>&1 | tail -12
-D=/tmp/td20
-echo "== SSB SF20 tessera + duckdb"
-S=$D/bench/ssb-sf20  # the store bench made
-$X --data-dir $D bench ssb --sf 20 --runs 5 --engine tessera --engine duckdb --json $OUT/ssb20.json --plot $OUT/ssb20.svg 2>&1 | grep -v '^\s*$'
-for mode in inline parameters; do
-  echo "== SSB SF20 EXPLAIN ANALYZE, literals $mode (each query twice first: warm)"
-  f=/tmp/analyze_$mode.sql
-  echo "SET tessera.kernel_literals = '$mode';" > $f
+ITEMS=${ITEMS:-0}  # tessera.gpu_items_per_thread values for EXPLAIN ANALYZE (0: per pipeline)
+S20=/tmp/td20/bench/ssb-sf20  # the store `bench --sf 20` makes
+
+analyze() {  # $1: store, $2: items per thread, $3: literal mode
+  local f=/tmp/analyze.sql
+  echo "SET tessera.gpu_items_per_thread = $2; SET tessera.kernel_literals = '$3';" > $f
   for q in $Q/q*.sql; do sed '/^--/d' $q >> $f; sed '/^--/d' $q >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' $q >> $f; done
-  $X --format csv --data-dir $S sql $f 2>&1 | grep -E "^(tessera_analyze|GPU|pipeline|Error)"
+  $X --format csv --data-dir $1 sql $f 2>&1 | grep -E "^(tessera_analyze|GPU|pipeline|Error)|rror"
+}
+
+for section in "$@"; do
+  echo "===== $section"
+  case $section in
+  check)
+    if [ -d /tmp/tessera-gpu/tests ]; then
+      for t in /tmp/tessera-gpu/tests/*; do TESSERA_REQUIRE_GPU=1 TESSERA_REQUIRE_NVRTC=1 $t 2>&1 | grep -E "^(test result|test .*FAILED|failures)|panicked|skipped"; done
+    fi
+    echo "== SSB SF1 (answers checked)"
+    $X --data-dir /tmp/td1 bench ssb --sf 1 --runs 3 --json $OUT/ssb1.json 2>&1 | grep -v '^\s*$'
+    echo "== difftest: random queries, GPU vs CPU backend vs DataFusion (GPU required)"
+    $X --data-dir /tmp/tdr difftest --require-gpu 2>&1 | tail -12
+    ;;
+  ssb20)
+    echo "== SSB SF20 tessera + duckdb"
+    $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 5 --engine tessera --engine duckdb --json $OUT/ssb20.json --plot $OUT/ssb20.svg 2>&1 | grep -v '^\s*$'
+    for n in $ITEMS; do
+      echo "== SSB SF20 EXPLAIN ANALYZE, $n items per thread, literals as parameters (each query twice first: warm)"
+      analyze $S20 $n parameters
+    done
+    ;;
+  cold)
+    echo "== literal modes: a new constant in q1.1 (kernel cache emptied first)"
+    for mode in inline parameters; do
+      rm -rf $S20/kernels
+      f=/tmp/newconst_$mode.sql
+      echo "SET tessera.kernel_literals = '$mode';" > $f
+      sed '/^--/d' $Q/q1.1.sql >> $f
+      echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d; s/d_year = 1993/d_year = 1995/' $Q/q1.1.sql >> $f
+      echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d; s/d_year = 1993/d_year = 1995/' $Q/q1.1.sql >> $f
+      echo "-- $mode: first run with 1995 (compile if inline), then again"
+      $X --format csv --data-dir $S20 sql $f 2>&1 | grep -E "query:|kernels|rror"
+    done
+    echo "== cold: first query in a new process (store opened, columns uploaded, kernels from disk cache or compiled)"
+    for q in q1.1 q2.1 q3.1 q4.3; do
+      for cache in warm-disk-cache empty-disk-cache; do
+        [ $cache = empty-disk-cache ] && rm -rf $S20/kernels
+        s=$(date +%s.%N)
+        $X --format csv --data-dir $S20 -c "EXPLAIN ANALYZE $(sed '/^--/d' $Q/$q.sql)" > /tmp/cold.txt 2>&1
+        e=$(date +%s.%N)
+        echo "$q $cache: process $(python3 -c "print(round($e - $s, 3))") s; $(grep -E 'query:|kernels|rror' /tmp/cold.txt | tr -d '"' | tr '\n' ' ')"
+      done
+    done
+    ;;
+  ssb100)
+    rm -rf /tmp/td20 /tmp/tdr
+    echo "== SSB SF100 tessera alone"
+    /usr/bin/time -v $X --data-dir /tmp/td100 bench ssb --sf 100 --runs 3 --json $OUT/ssb100.json 2>&1 | grep -vE '^\s*$' | grep -vE "^\s+(Page|Vol|Invol|Swaps|File|Socket|Signals|Average|Exit|Minor|Major|Percent|System|User)"
+    ;;
+  tpch1)
+    echo "== TPC-H SF1 tessera + duckdb"
+    $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs 3 --engine tessera --engine duckdb --json $OUT/tpch1.json 2>&1 | grep -v '^\s*$'
+    ;;
+  esac
 done
-echo "== literal modes: a new constant in q1.1 (kernel cache emptied first)"
-for mode in inline parameters; do
-  rm -rf $S/kernels
-  f=/tmp/newconst_$mode.sql
-  echo "SET tessera.kernel_literals = '$mode';" > $f
-  sed '/^--/d' $Q/q1.1.sql >> $f
-  echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d; s/d_year = 1993/d_year = 1995/' $Q/q1.1.sql >> $f
-  echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d; s/d_year = 1993/d_year = 1995/' $Q/q1.1.sql >> $f
-  echo "-- $mode: first run with 1995 (compile if inline), then again"
-  $X --format csv --data-dir $S sql $f 2>&1 | grep -E "query:|kernels|error|Error"
-done
-echo "== cold: first query in a new process (store opened, columns uploaded, kernels from disk cache or compiled)"
-for q in q1.1 q2.1 q3.1 q4.3; do
-  for cache in warm-disk-cache empty-disk-cache; do
-    [ $cache = empty-disk-cache ] && rm -rf $S/kernels
-    s=$(date +%s.%N)
-    $X --format csv --data-dir $S -c "EXPLAIN ANALYZE $(sed '/^--/d' $Q/$q.sql)" > /tmp/cold.txt 2>&1
-    e=$(date +%s.%N)
-    echo "$q $cache: process $(python3 -c "print(round($e - $s, 3))") s; $(grep -E 'query:|kernels|rror' /tmp/cold.txt | tr -d '"' | tr '\n' ' ')"
-  done
-done
-echo "== TPC-H SF1 tessera + duckdb"
-$X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs 3 --engine tessera --engine duckdb --json $OUT/tpch1.json 2>&1 | grep -v '^\s*$'
 date -u
