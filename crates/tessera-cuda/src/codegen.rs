@@ -242,8 +242,8 @@ pub enum Accumulator {
 pub struct Kernel {
     /// CUDA C++ source.
     pub source: String,
-    /// Values of the query's literals, passed in the kernel's `params` array when they
-    /// are not inlined ([`Literals::Parameters`]); empty otherwise.
+    /// The kernel's `params` array: the query's literals when they are not inlined
+    /// ([`Literals::Parameters`]), then the lookup tables the kernel reads (`consts`).
     pub params: Vec<i64>,
     /// What the sink's `outs` hold.
     pub sink: SinkLayout,
@@ -293,6 +293,17 @@ pub const MAX_TABLE_SLOTS: usize = i32::MAX as usize;
 /// in kernels; the planner's perfect-hash limit, 4 Mi, is far below).
 pub const MAX_GROUP_SLOTS: usize = i32::MAX as usize;
 
+/// IN lists longer than this test a bitmap instead of comparing with each value. String
+/// predicates over a dictionary become IN lists of codes (TPC-H's `NOT LIKE` over a
+/// comment dictionary: about 15 000 codes), and a chain of that many compares made a
+/// 300 KB kernel that NVRTC had not compiled after 5 minutes (2026-11-23); a bitmap is one
+/// load whatever the list's length.
+pub const IN_LIST_MAX_COMPARES: usize = 8;
+
+/// IN lists spanning more values than this (max − min) keep the compares: the bitmap
+/// travels with every launch (2^20 bits are 128 KiB).
+pub const IN_LIST_MAX_BITMAP_BITS: u64 = 1 << 20;
+
 /// The kernel's name in every generated module.
 pub const KERNEL_NAME: &str = "tessera_pipeline";
 
@@ -306,6 +317,9 @@ struct Gen<'a> {
     loaded: Vec<usize>,
     /// With [`Literals::Parameters`]: the literal values so far (variables `p{k}`).
     params: Option<Vec<i64>>,
+    /// Lookup tables the kernel reads from `consts` (the launch parameters after the
+    /// literals), e.g. the bitmaps of long IN lists.
+    consts: Vec<i64>,
     /// Tile-scope declarations of per-item variables (`T name[ITEMS_PER_THREAD];`).
     decls: String,
     /// Finished stages, each the body of one loop over the thread's items.
@@ -469,6 +483,8 @@ impl<'a> Gen<'a> {
                 } else if vals.last().copied().unwrap_or(0) - vals[0] == vals.len() as i64 - 1 {
                     let (lo, hi) = (self.literal(vals[0]), self.literal(vals[vals.len() - 1]));
                     format!("((long long)({x}) >= {lo} && (long long)({x}) <= {hi})")
+                } else if vals.len() > IN_LIST_MAX_COMPARES && (vals[vals.len() - 1] as i128 - vals[0] as i128) < IN_LIST_MAX_BITMAP_BITS as i128 {
+                    self.in_bitmap(&x, &vals)
                 } else {
                     let t = self.var("long long", "in", &x);
                     let alts: Vec<String> = vals.iter().map(|&v| format!("{t} == {}", self.literal(v))).collect();
@@ -565,6 +581,24 @@ impl<'a> Gen<'a> {
         })
     }
 
+    /// Membership of `x` in the sorted, distinct `vals` as a bitmap over `vals[0] ..=
+    /// vals[last]` in `consts`: its first word, its length in bits, then the bits.
+    fn in_bitmap(&mut self, x: &str, vals: &[i64]) -> String {
+        let (lo, hi) = (vals[0], vals[vals.len() - 1]);
+        let bits = (hi - lo) as usize + 1;
+        let mut words = vec![0u64; bits.div_ceil(64)];
+        for &v in vals {
+            let d = (v - lo) as usize;
+            words[d / 64] |= 1u64 << (d % 64);
+        }
+        let base = self.consts.len();
+        self.consts.push(lo);
+        self.consts.push(bits as i64);
+        self.consts.extend(words.iter().map(|&w| w as i64));
+        let d = self.var("long long", "in", &format!("(long long)({x}) - consts[{base}]"));
+        format!("((unsigned long long)({d}) < (unsigned long long)consts[{}] && ((consts[{} + ({d} >> 6)] >> ({d} & 63)) & 1LL) != 0)", base + 1, base + 2)
+    }
+
     /// A generator for a branch: statements it needs become a lambda.
     fn sub(&self) -> Gen<'a> {
         Gen {
@@ -573,6 +607,7 @@ impl<'a> Gen<'a> {
             dicts: self.dicts.clone(),
             loaded: self.loaded.clone(),
             params: self.params.clone(),
+            consts: self.consts.clone(),
             decls: String::new(),
             stages: Vec::new(),
             body: String::new(),
@@ -585,6 +620,7 @@ impl<'a> Gen<'a> {
         self.tmp = sub.tmp;
         // The branch's literals are parameters of the kernel too.
         self.params = sub.params;
+        self.consts = sub.consts;
         if sub.body.is_empty() {
             value.to_string()
         } else {
@@ -942,6 +978,7 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         dicts: cols.iter().map(|c| c.dictionary).collect(),
         loaded: Vec::new(),
         params: (options.literals == Literals::Parameters).then(Vec::new),
+        consts: Vec::new(),
         decls: String::new(),
         stages: Vec::new(),
         body: String::new(),
@@ -1179,9 +1216,13 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     );
     let tile_items = BLOCK_THREADS * items;
     let _ = writeln!(src, "    constexpr int ITEMS = {items};");
-    let params = g.params.take().unwrap_or_default();
+    let mut params = g.params.take().unwrap_or_default();
     for k in 0..params.len() {
         let _ = writeln!(src, "    const long long lit{k} = params[{k}];");
+    }
+    if !g.consts.is_empty() {
+        let _ = writeln!(src, "    const long long* __restrict__ consts = params + {};", params.len());
+        params.extend_from_slice(&g.consts);
     }
     src.push_str(&col_decls);
     src.push_str(&tab_decls);
@@ -1274,6 +1315,45 @@ mod tests {
         // Many wide accumulators leave too few slots to be worth it.
         let wide = [Accumulator::SumCount; 8];
         assert_eq!(group_table(100_000, &wide), GroupTable::Global);
+    }
+
+    #[test]
+    fn long_in_lists_test_a_bitmap_passed_with_the_launch() {
+        // `v IN (0, 3, 6, …, 297)`: 100 values, too many to compare one by one.
+        let with = |step: i64, literals| {
+            let mut p = grouped(9, AggFunc::Sum);
+            let list = (0..100).map(|k| Scalar::Int(k * step)).collect();
+            p.operators = vec![Operator::Filter(Expr::InList { expr: Box::new(Expr::col(1, "v")), list, negated: false })];
+            generate_with(&p, &cols(), &[], KernelOptions { literals, ..KernelOptions::default() }).unwrap()
+        };
+        let k = with(3, Literals::Parameters);
+        assert!(k.source.contains("const long long* __restrict__ consts = params + 0;"), "{}", k.source);
+        assert!(!k.source.contains("== 297"), "{}", k.source);
+        // consts: the first value, the bitmap's length in bits, then its words.
+        let bits = 298usize;
+        assert_eq!(k.params.len(), 2 + bits.div_ceil(64));
+        assert_eq!((k.params[0], k.params[1]), (0, bits as i64));
+        let words: Vec<u64> = k.params[2..].iter().map(|&w| w as u64).collect();
+        for v in 0..bits {
+            assert_eq!(words[v / 64] >> (v % 64) & 1 == 1, v % 3 == 0, "bit {v}");
+        }
+        // Another list of the same shape shares the kernel; inlined literals still pass the
+        // bitmap as a parameter.
+        assert_eq!(with(2, Literals::Parameters).source, k.source);
+        let inline = with(3, Literals::Inline);
+        assert_eq!(inline.params, k.params);
+        for k in [&k, &inline] {
+            if crate::test_support::nvrtc_or_skip("long IN list kernel compiles") {
+                if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                    panic!("{e}\n{}", k.source);
+                }
+            }
+        }
+        // Short lists keep their compares.
+        let mut p = grouped(9, AggFunc::Sum);
+        p.operators = vec![Operator::Filter(Expr::InList { expr: Box::new(Expr::col(1, "v")), list: vec![Scalar::Int(1), Scalar::Int(5)], negated: false })];
+        let short = generate(&p, &cols(), &[]).unwrap();
+        assert!(short.params.is_empty() && short.source.contains("== 5LL"), "{}", short.source);
     }
 
     #[test]
