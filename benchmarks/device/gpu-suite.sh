@@ -11,6 +11,7 @@
 #             constant in q1.1 in both literal modes
 #   ssb100  — SSB SF100, Tessera alone (fits the H200's memory)
 #   tpch1   — TPC-H SF1 Tessera beside DuckDB, all answers checked
+#   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
 #
 # Prepare here, from the project root (both folders are kept out of git):
 #   cargo build --release -p tessera-cli
@@ -93,6 +94,21 @@ for section in "$@"; do
     rm -rf /tmp/td20 /tmp/tdr
     echo "== SSB SF100 tessera alone"
     /usr/bin/time -v $X --data-dir /tmp/td100 bench ssb --sf 100 --runs 3 --json $OUT/ssb100.json 2>&1 | grep -vE '^\s*$' | grep -vE "^\s+(Page|Vol|Invol|Swaps|File|Socket|Signals|Average|Exit|Minor|Major|Percent|System|User)"
+    ;;
+  profile)
+    # Nsight Compute on the probe kernels of the queries furthest from the model: the
+    # N-th launch of a generated kernel is the probe pipeline after N builds.
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    P=/tmp/tdp
+    [ -d $P ] || $X --data-dir $P gen ssb --sf 20 --load 2>&1 | tail -2
+    for qs in q3.1:3 q4.1:4; do
+      q=${qs%:*}; skip=${qs#*:}
+      echo "== ncu $q (probe kernel, launch $((skip + 1)) of tessera_pipeline)"
+      $NCU --clock-control none --kernel-name tessera_pipeline --launch-skip $skip --launch-count 1 \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+        --section SchedulerStats --section WarpStateStats \
+        $X --data-dir $P -c "$(sed '/^--/d' $Q/$q.sql)" 2>&1 | grep -vE "^==PROF==|^\s*$" | tail -120
+    done
     ;;
   tpch1)
     echo "== TPC-H SF1 tessera + duckdb"
