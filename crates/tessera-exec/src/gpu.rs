@@ -191,11 +191,7 @@ impl GpuSort {
         let mut off = 1i64;
         for acc in accumulators {
             offsets.push(off);
-            off += match acc {
-                Accumulator::Sum => 2,
-                Accumulator::SumCount => 3,
-                Accumulator::Count | Accumulator::Min | Accumulator::Max => 1,
-            };
+            off += acc_arrays(*acc).iter().map(|(words, _)| *words as i64).sum::<i64>();
         }
         let mut out = Vec::with_capacity(4 * self.keys.len());
         for k in &self.keys {
@@ -1072,6 +1068,24 @@ pub fn plan_kernel(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_keys_address_group_slots_and_accumulator_words_of_the_records() {
+        let keys = [codegen::KeyLayout { slots: 8, min: 1992, dictionary: None }, codegen::KeyLayout { slots: 26, min: 0, dictionary: None }];
+        // Records: group number, AVG's sum (2 words) and count (1), then a SUM (2 words).
+        let accumulators = [Accumulator::SumCount, Accumulator::Sum];
+        let sort = GpuSort {
+            pipeline: 7,
+            keys: vec![
+                GpuSortKey { column: 1, descending: false, nulls_first: true },
+                GpuSortKey { column: 3, descending: true, nulls_first: false },
+                GpuSortKey { column: 0, descending: false, nulls_first: false },
+            ],
+        };
+        assert_eq!(sort.descriptors(&keys, &accumulators), vec![0, 8, 26, 2, 1, 4, 0, 1, 0, 1, 8, 0]);
+    }
+
     #[test]
     fn helper_kernels_compile_with_nvrtc() {
         if tessera_cuda::test_support::nvrtc_or_skip("helper kernels compile with NVRTC") {
