@@ -12,6 +12,7 @@
 #   ssb100  — SSB SF100, Tessera alone (fits the H200's memory)
 #   tpch1   — TPC-H SF1 Tessera beside DuckDB, all answers checked
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
+#   eager   — EXPLAIN ANALYZE of SSB SF20 for each eager-load threshold in $EAGER
 #
 # Prepare here, from the project root (both folders are kept out of git):
 #   cargo build --release -p tessera-cli
@@ -87,6 +88,18 @@ for section in "$@"; do
         $X --format csv --data-dir $S20 -c "EXPLAIN ANALYZE $(sed '/^--/d' $Q/$q.sql)" > /tmp/cold.txt 2>&1
         e=$(date +%s.%N)
         echo "$q $cache: process $(python3 -c "print(round($e - $s, 3))") s; $(grep -E 'query:|kernels|rror' /tmp/cold.txt | tr -d '"' | tr '\n' ' ')"
+      done
+    done
+    ;;
+  eager)
+    # EXPLAIN ANALYZE of every query for each threshold in $EAGER (the experiment's
+    # TESSERA_EXP_EAGER_SECTORS: 0 loads every column up front, above 1 none) and tile
+    # shape in $ITEMS.
+    [ -d $S20 ] || $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 1 --engine tessera 2>&1 | tail -3
+    for v in ${EAGER:-0 0.5 1.01}; do
+      for n in $ITEMS; do
+        echo "== SSB SF20 EXPLAIN ANALYZE, TESSERA_EXP_EAGER_SECTORS=$v, $n items per thread"
+        TESSERA_EXP_EAGER_SECTORS=$v analyze $S20 $n parameters
       done
     done
     ;;

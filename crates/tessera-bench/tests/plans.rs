@@ -51,6 +51,12 @@ fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
                     if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table }) = (&p.sink, &kernel.sink) {
                         shapes.insert(b.table, table.clone());
                     }
+                    // `TESSERA_DUMP_KERNELS=<dir>`: the sources, to read or to count
+                    // registers by hand.
+                    if let Some(dir) = std::env::var_os(tessera_cuda::compile::DUMP_KERNELS_ENV) {
+                        std::fs::create_dir_all(&dir).unwrap();
+                        std::fs::write(std::path::Path::new(&dir).join(format!("{suite}-{name}-p{}.cu", p.id)), &with_params.source).unwrap();
+                    }
                     if nvrtc {
                         for k in [&kernel, &with_params] {
                             if let Err(e) = tessera_cuda::compile_cubin(&k.source, "sm_90") {

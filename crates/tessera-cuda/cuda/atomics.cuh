@@ -59,4 +59,24 @@ __device__ __forceinline__ Int128 atomic_add_i128(Int128* addr, Int128 value) {
     return make_int128(old_lo, old_hi);
 }
 
+/// A sum of 64-bit values kept as two 64-bit words: `lo` adds each value's low 32 bits
+/// (unsigned), `hi` its high 32 bits (signed), and the total is hi * 2^32 + lo. Neither
+/// word can overflow before 2^32 additions (lo < 2^32 * 2^32, |hi| <= 2^31 * 2^32), so the
+/// total is exact for fewer than 2^32 rows — and, unlike atomic_add_i128, no addition
+/// needs the old value back: both atomics are fire-and-forget reductions (RED), so a
+/// thread does not wait on an L2 round trip per row.
+struct SplitSum {
+    /// Sum of the values' low 32 bits, as unsigned.
+    uint64_t lo;
+    /// Sum of the values' high 32 bits, as signed (two's complement in the word).
+    uint64_t hi;
+};
+
+/// *addr += value (see SplitSum); values below 2^32 and at least 0 touch `lo` only.
+__device__ __forceinline__ void atomic_add_split(SplitSum* addr, int64_t value) {
+    atomicAdd((unsigned long long*)&addr->lo, (unsigned long long)(uint32_t)value);
+    const int64_t hi = value >> 32;
+    if (hi != 0) atomicAdd((unsigned long long*)&addr->hi, (unsigned long long)hi);
+}
+
 }  // namespace tessera

@@ -25,19 +25,19 @@
 //! What this generator supports is checked by [`generate`], which returns `Err(reason)`
 //! for anything else; that pipeline then runs on the CPU backend.
 //!
-//! Kernel ABI (all generated kernels):
-//! `extern "C" __global__ void tessera_pipeline(const void* const* cols, long long rows,
-//! const void* const* tabs, void* const* outs, unsigned long long* flags,
-//! const long long* params)`
-//! - `cols[i]`: source column `i` as `int32_t` or `int64_t` (see [`Width`]);
-//! - `tabs`: per probe, in operator order: `int32_t* rows` (build row + 1, 0 = empty),
-//!   one array per payload column, then `uint32_t* bits` (bit `s` set when slot `s` holds
-//!   a row: what probes test);
-//! - `outs`: the sink's arrays ([`SinkLayout`]);
+//! Kernel ABI (all generated kernels): `extern "C" __global__ void tessera_pipeline(long
+//! long rows, unsigned long long* flags, const long long* consts, <cols>, <tabs>, <outs>,
+//! <literals>)`, every pointer and literal a parameter of its own (they live in the
+//! constant bank, not in registers):
 //! - `flags[0]`: arithmetic overflow, `flags[1]`: a build key outside its range,
 //!   `flags[2]`: a duplicate build key (one array per query, read when a result
 //!   comes back);
-//! - `params`: the literal values with [`Literals::Parameters`] (unused otherwise).
+//! - `consts`: [`Kernel::consts`] (null when empty);
+//! - cols: source column `i` as `int32_t*` or `int64_t*` (see [`Width`]);
+//! - tabs: per probe, in operator order: one array per payload column, then `uint32_t*
+//!   bits` (bit `s` set when slot `s` holds a row: what probes test);
+//! - outs: the sink's arrays ([`SinkLayout`]);
+//! - literals: [`Kernel::literals`], `long long` each.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -209,8 +209,8 @@ fn slot_bytes(accumulators: &[Accumulator]) -> usize {
     4 + accumulators
         .iter()
         .map(|a| match a {
-            Accumulator::Sum => 16,
-            Accumulator::SumCount => 24,
+            Accumulator::Sum(r) => 8 * r.words(),
+            Accumulator::SumCount(r) => 8 * r.words() + 8,
             Accumulator::Count | Accumulator::Min | Accumulator::Max => 8,
         })
         .sum::<usize>()
@@ -225,16 +225,106 @@ pub fn group_table(groups: usize, accumulators: &[Accumulator]) -> GroupTable {
 /// One aggregate's accumulator array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Accumulator {
-    /// `Int128` sum.
-    Sum,
+    /// A sum, kept as [`SumRepr`] says.
+    Sum(SumRepr),
     /// `uint64_t` count.
     Count,
-    /// `Int128` sum followed by a `uint64_t` count array (AVG).
-    SumCount,
+    /// A sum (as [`SumRepr`] says) followed by a `uint64_t` count array (AVG).
+    SumCount(SumRepr),
     /// `int64_t` minimum (initialized to i64::MAX).
     Min,
     /// `int64_t` maximum (initialized to i64::MIN).
     Max,
+}
+
+/// How a SUM's running totals are kept in its accumulator array.
+///
+/// A grouped aggregation adds each row with an atomic. A 128-bit atomic addition needs
+/// the old low word back to carry into the high word, so every row's thread waits for an
+/// L2 round trip (on an H200, SSB q3.1's probe kernel spent 74% of its stalls waiting on
+/// global memory). When the total provably fits fewer bits, the additions are
+/// fire-and-forget reductions instead: [`SumRepr::I64`] when `rows × max |value| < 2^63`
+/// (the values' bound from their types, see [`magnitude`]), else [`SumRepr::Split`] for
+/// fewer than 2^32 rows, else [`SumRepr::I128`]. Scalar aggregates add in registers and
+/// keep `I128`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SumRepr {
+    /// `Int128` per group (two words, low first).
+    I128,
+    /// `int64_t` per group: cannot overflow for the kernel's rows.
+    I64,
+    /// `SplitSum` per group (two words): the sums of the values' low 32 bits (unsigned)
+    /// and of their high 32 bits (signed); the total is `hi × 2^32 + lo`.
+    Split,
+}
+
+impl SumRepr {
+    /// The representation for adding `rows` values of at most `magnitude` each.
+    pub fn for_rows(rows: u64, magnitude: u128) -> SumRepr {
+        if u128::from(rows.max(1)).saturating_mul(magnitude) < 1u128 << 63 {
+            SumRepr::I64
+        } else if rows < 1u64 << 32 {
+            SumRepr::Split
+        } else {
+            SumRepr::I128
+        }
+    }
+
+    /// 64-bit words per group.
+    pub fn words(self) -> usize {
+        match self {
+            SumRepr::I64 => 1,
+            SumRepr::I128 | SumRepr::Split => 2,
+        }
+    }
+
+    /// The exact total from a group's words (`words()` of them, as downloaded).
+    pub fn total(self, w: &[u64]) -> i128 {
+        match self {
+            SumRepr::I64 => i128::from(w[0] as i64),
+            SumRepr::I128 => ((w[1] as i128) << 64) | w[0] as i128,
+            SumRepr::Split => (i128::from(w[1] as i64) << 32) + i128::from(w[0]),
+        }
+    }
+
+    /// The C type of one group's accumulator.
+    fn c(self) -> &'static str {
+        match self {
+            SumRepr::I128 => "Int128",
+            SumRepr::I64 => "long long",
+            SumRepr::Split => "SplitSum",
+        }
+    }
+
+    /// A statement adding `v` (a `long long`) to accumulator `at` (an lvalue).
+    fn add(self, at: &str, v: &str) -> String {
+        match self {
+            SumRepr::I128 => format!("atomic_add_i128(&{at}, tessera_i128({v}));"),
+            SumRepr::I64 => format!("atomicAdd((unsigned long long*)&{at}, (unsigned long long)({v}));"),
+            SumRepr::Split => format!("atomic_add_split(&{at}, {v});"),
+        }
+    }
+
+    /// A statement setting accumulator `at` to zero.
+    fn zero(self, at: &str) -> String {
+        match self {
+            SumRepr::I128 => format!("{at} = make_int128(0ull, 0ull);"),
+            SumRepr::I64 => format!("{at} = 0LL;"),
+            SumRepr::Split => format!("{at}.lo = 0ull; {at}.hi = 0ull;"),
+        }
+    }
+
+    /// A statement adding accumulator `from` into accumulator `to` (both of this
+    /// representation) when it is not zero.
+    fn merge(self, from: &str, to: &str) -> String {
+        match self {
+            SumRepr::I128 => format!("{{ const Int128 x = {from}; if ((x.lo | x.hi) != 0ull) atomic_add_i128(&{to}, x); }}"),
+            SumRepr::I64 => format!("if ({from} != 0LL) atomicAdd((unsigned long long*)&{to}, (unsigned long long){from});"),
+            SumRepr::Split => format!(
+                "if ({from}.lo != 0ull) atomicAdd((unsigned long long*)&{to}.lo, (unsigned long long){from}.lo); if ({from}.hi != 0ull) atomicAdd((unsigned long long*)&{to}.hi, (unsigned long long){from}.hi);"
+            ),
+        }
+    }
 }
 
 /// A generated kernel.
@@ -242,14 +332,20 @@ pub enum Accumulator {
 pub struct Kernel {
     /// CUDA C++ source.
     pub source: String,
-    /// The kernel's `params` array: the query's literals when they are not inlined
-    /// ([`Literals::Parameters`]), then the lookup tables the kernel reads (`consts`).
-    pub params: Vec<i64>,
+    /// The query's literals when they are not inlined ([`Literals::Parameters`]): the
+    /// kernel's last parameters, in order.
+    pub literals: Vec<i64>,
+    /// The lookup tables the kernel reads from its `consts` array (e.g. the bitmaps of
+    /// long IN lists); empty: `consts` may be null.
+    pub consts: Vec<i64>,
     /// What the sink's `outs` hold.
     pub sink: SinkLayout,
     /// Rows per thread per tile (the launch sizes its grid in tiles of
     /// `BLOCK_THREADS × items_per_thread` rows).
     pub items_per_thread: u32,
+    /// The most rows one launch may read: the bound its grouped sums' representations
+    /// are exact for ([`SumRepr`]); `u64::MAX` when nothing bounds it.
+    pub rows_limit: u64,
 }
 
 /// How the query's literals reach a kernel.
@@ -268,7 +364,7 @@ pub struct Kernel {
 pub enum Literals {
     /// Written into the source.
     Inline,
-    /// Passed in the kernel's `params` array.
+    /// Passed as kernel parameters ([`Kernel::literals`]).
     #[default]
     Parameters,
 }
@@ -304,6 +400,29 @@ pub const IN_LIST_MAX_COMPARES: usize = 8;
 /// travels with every launch (2^20 bits are 128 KiB).
 pub const IN_LIST_MAX_BITMAP_BITS: u64 = 1 << 20;
 
+/// The most parameters a generated kernel takes: 8 bytes each within the 4 KiB of
+/// parameters every CUDA device accepts.
+pub const MAX_KERNEL_PARAMS: usize = 4096 / 8;
+
+/// Parameters of a kernel besides the fixed ones, in launch order.
+#[derive(Default)]
+struct KernelArgs {
+    /// Per probe: its payload arrays, then its membership bitmap.
+    tabs: Vec<String>,
+    /// The sink's arrays ([`SinkLayout`]).
+    outs: Vec<String>,
+}
+
+impl KernelArgs {
+    fn tab(&mut self, decl: String) {
+        self.tabs.push(decl);
+    }
+
+    fn out(&mut self, decl: String) {
+        self.outs.push(decl);
+    }
+}
+
 /// The kernel's name in every generated module.
 pub const KERNEL_NAME: &str = "tessera_pipeline";
 
@@ -315,6 +434,14 @@ struct Gen<'a> {
     dicts: Vec<Option<DictRef>>,
     /// Source columns loaded so far (variables `c{i}`).
     loaded: Vec<usize>,
+    /// Per-item variables loaded from global memory in the current stage.
+    in_flight: Vec<String>,
+    /// Per source column loaded, in load order: the estimated share of rows still
+    /// selected when it was loaded (what decides [`EAGER_MIN_SECTORS`]).
+    first_loads: Vec<(usize, f64)>,
+    /// The estimated share of rows still selected at this point of the pipeline: the
+    /// probes' pass rates multiplied (filters count as keeping every row: no estimate).
+    pass: f64,
     /// With [`Literals::Parameters`]: the literal values so far (variables `p{k}`).
     params: Option<Vec<i64>>,
     /// Lookup tables the kernel reads from `consts` (the launch parameters after the
@@ -341,7 +468,12 @@ enum Val {
 }
 
 impl<'a> Gen<'a> {
+    /// Appends a statement to the current stage, first ending the stage if the statement
+    /// uses a value loaded in it (see [`Gen::stage`]).
     fn line(&mut self, s: &str) {
+        if self.in_flight.iter().any(|name| mentions(s, name)) {
+            self.stage();
+        }
         self.body.push_str(s);
         self.body.push('\n');
     }
@@ -352,15 +484,28 @@ impl<'a> Gen<'a> {
     }
 
     /// Ends the current stage: the next statements go into a new loop over the items.
-    /// Called after every global-memory load, so that a load is issued for all of a
-    /// thread's items before any of them waits for its value (Crystal's `BlockLoad`
-    /// before `BlockPred`): each thread keeps `ITEMS_PER_THREAD` loads in flight instead
-    /// of one, which is what keeps HBM busy.
+    /// [`Gen::line`] calls it before the first statement that uses a value loaded from
+    /// global memory in the current stage, so that a load is issued for all of a thread's
+    /// items — and together with every other load that does not depend on it — before
+    /// any item waits for its value (Crystal's `BlockLoad` before `BlockPred`): each
+    /// thread keeps `ITEMS_PER_THREAD` times as many loads in flight, which is what keeps
+    /// HBM busy.
     fn stage(&mut self) {
+        self.in_flight.clear();
         if !self.branch && !self.body.is_empty() {
             let body = std::mem::take(&mut self.body);
             self.stages.push(body);
         }
+    }
+
+    /// [`Gen::named_var`] for a value loaded from global memory: the stage ends before
+    /// its first use.
+    fn load_var(&mut self, ty: &str, name: &str, value: &str) -> String {
+        let v = self.named_var(ty, name, value);
+        if !self.branch {
+            self.in_flight.push(name.to_string());
+        }
+        v
     }
 
     /// A new per-item variable `{prefix}N` of C type `ty` set to `value`; returns the C
@@ -379,6 +524,13 @@ impl<'a> Gen<'a> {
             self.line(&format!("{name}[i] = {value};"));
             format!("{name}[i]")
         }
+    }
+
+    /// Drops the current item when `cond` holds (it takes part in no later stage).
+    /// `pass` estimates the share of items it keeps.
+    fn reject_estimated(&mut self, cond: &str, pass: f64) {
+        self.reject_if(cond);
+        self.pass *= pass;
     }
 
     /// Drops the current item when `cond` holds (it takes part in no later stage).
@@ -414,11 +566,22 @@ impl<'a> Gen<'a> {
             }
         }
         if !loaded && !self.loaded.contains(&c) {
-            self.named_var(w.c(), &name, &format!("col{c}[r]"));
-            self.stage();
+            self.load_var(w.c(), &name, &format!("col{c}[r]"));
+            self.first_loads.push((c, self.pass));
         }
         self.loaded.push(c);
         Ok(v)
+    }
+
+    /// Loads the source columns still unloaded among layout columns `columns`, in the
+    /// current stage: what a sink reads, in flight together.
+    fn prefetch(&mut self, columns: impl IntoIterator<Item = usize>) -> Result<(), String> {
+        for i in columns {
+            if let Some(Val::Source(c)) = self.layout.get(i).cloned() {
+                self.load_source(c)?;
+            }
+        }
+        Ok(())
     }
 
     /// A query literal: inlined, or the next kernel parameter.
@@ -606,6 +769,9 @@ impl<'a> Gen<'a> {
             layout: self.layout.clone(),
             dicts: self.dicts.clone(),
             loaded: self.loaded.clone(),
+            in_flight: Vec::new(),
+            first_loads: Vec::new(),
+            pass: self.pass,
             params: self.params.clone(),
             consts: self.consts.clone(),
             decls: String::new(),
@@ -643,6 +809,44 @@ fn bounds(ty: Type) -> Option<(i128, i128)> {
         }
         _ => return None,
     })
+}
+
+/// The largest magnitude a value of `e` can have as stored (decimals as scaled
+/// integers), from the types of its columns and the values of its literals: what bounds a
+/// sum of it (see [`SumRepr`]). Every arithmetic result is also within its type's range
+/// (checked in kernels), so a bound never exceeds that.
+pub fn magnitude(e: &Expr, input: &[tessera_ir::Field]) -> u128 {
+    let ty = e.ty(input);
+    let of_type = bounds(ty).map_or(u128::MAX, |(lo, hi)| lo.unsigned_abs().max(hi.unsigned_abs()));
+    let scale = |t: Type| match t {
+        Type::Decimal { scale, .. } => i32::from(scale),
+        _ => 0,
+    };
+    let pow = |k: i32| 10u128.saturating_pow(k.max(0) as u32);
+    let m = match e {
+        Expr::Literal { value, .. } => match value {
+            Scalar::Int(v) => u128::from(v.unsigned_abs()),
+            Scalar::Date32(d) => u128::from(d.unsigned_abs()),
+            Scalar::Decimal(d) => d.unsigned_abs(),
+            _ => of_type,
+        },
+        Expr::Arith { op: ArithOp::Add | ArithOp::Sub, left, right, .. } => {
+            let (l, r) = (magnitude(left, input), magnitude(right, input));
+            let os = scale(ty);
+            l.saturating_mul(pow(os - scale(left.ty(input)))).saturating_add(r.saturating_mul(pow(os - scale(right.ty(input)))))
+        }
+        Expr::Arith { op: ArithOp::Mul, left, right, .. } => magnitude(left, input).saturating_mul(magnitude(right, input)),
+        Expr::Negate(x) => magnitude(x, input),
+        Expr::Cast { expr, .. } => magnitude(expr, input).saturating_mul(pow(scale(ty) - scale(expr.ty(input)))),
+        Expr::Case { when_then, otherwise, .. } => when_then
+            .iter()
+            .map(|(_, t)| magnitude(t, input))
+            .chain(otherwise.iter().map(|o| magnitude(o, input)))
+            .max()
+            .unwrap_or(0),
+        _ => of_type,
+    };
+    m.min(of_type)
 }
 
 /// The estimated share of a build pipeline's source rows that reach its table.
@@ -704,8 +908,11 @@ fn hoistable_probes(pipeline: &Pipeline, tables: &[GpuTable]) -> Vec<Hoisted> {
 
 /// Runs the membership tests of hoistable probes first, the most selective first (as a
 /// hand-written SSB kernel orders its probes): rows that some dimension filters out stop
-/// before they load the other keys or touch the other tables. The probes themselves still
-/// run in plan order for their payloads, reusing the slot found here (returned per probe)
+/// before they load the other keys or touch the other tables. Consecutive tests whose
+/// keys are loaded already (eagerly, see [`EAGER_MIN_SECTORS`]) look up their bitmaps in
+/// one stage and test them in the next, so those loads are in flight together. The
+/// probes themselves still run in
+/// plan order for their payloads, reusing the slot found here (returned per probe)
 /// instead of testing again.
 fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Result<HashMap<usize, String>, String> {
     let mut slots = HashMap::new();
@@ -714,19 +921,35 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
     }
     let mut order: Vec<&Hoisted> = hoisted.iter().collect();
     order.sort_by_key(|h| (tables[h.probe].pass_permille, h.probe));
+    // Lookups issued and not tested yet.
+    let mut pending: Vec<(&Hoisted, String)> = Vec::new();
+    let test = |g: &mut Gen<'_>, pending: &mut Vec<(&Hoisted, String)>| {
+        for (h, found) in pending.drain(..) {
+            let pass = f64::from(tables[h.probe].pass_permille.min(1000)) / 1000.0;
+            if h.anti {
+                g.reject_estimated(&found, 1.0 - pass);
+            } else {
+                g.reject_estimated(&format!("!{found}"), pass);
+            }
+        }
+    };
     for h in order {
-        let t = &tables[h.probe];
+        if !g.loaded.contains(&h.column) {
+            // The key is loaded here, for the items the tests so far let through.
+            test(g, &mut pending);
+        }
         let v = g.load_source(h.column)?;
-        let (s, found) = lookup(g, t, &format!("h{}_bits", h.probe), &v);
-        g.reject_if(&if h.anti { found } else { format!("!{found}") });
+        let (s, found) = lookup(g, &tables[h.probe], &format!("h{}_bits", h.probe), &v);
+        pending.push((h, found));
         slots.insert(h.probe, s);
     }
+    test(g, &mut pending);
     Ok(slots)
 }
 
 /// The slot of `key` in dense table `t` (-1 outside its range) and whether a build row is
-/// there, from the table's membership bitmap `bits_var` (the lookup is a global load, so
-/// the stage ends after it); returns the two variables.
+/// there, from the table's membership bitmap `bits_var` (a global load: the stage ends
+/// before the first use of the answer); returns the two variables.
 ///
 /// The bitmap has one bit per slot, 32× smaller than the table's row array: SSB's part
 /// table at SF 20 (1 M slots) is a 128 KiB bitmap that stays in L1, where its 4 MiB row
@@ -736,8 +959,8 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
 fn lookup(g: &mut Gen<'_>, t: &GpuTable, bits_var: &str, key: &str) -> (String, String) {
     let d = format!("((long long)({key}) - {}LL)", t.min);
     let s = g.var("int", "s", &format!("({d} >= 0 && {d} < {}LL) ? (int){d} : -1", t.slots));
-    let found = g.var("bool", "f", &format!("{s} >= 0 && ((__ldg(&{bits_var}[{s} >> 5]) >> ({s} & 31)) & 1u) != 0"));
-    g.stage();
+    let name = g.fresh("f");
+    let found = g.load_var("bool", &name, &format!("{s} >= 0 && ((__ldg(&{bits_var}[{s} >> 5]) >> ({s} & 31)) & 1u) != 0"));
     (s, found)
 }
 
@@ -751,12 +974,12 @@ fn scalar_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], values: &[Str
                 g.line(&format!("t{j} += 1ull;"));
                 let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j}); if ((threadIdx.x & 31) == 0 && t{j} != 0) atomicAdd(&out_a{j}[0], t{j});");
             }
-            Accumulator::Sum | Accumulator::SumCount => {
+            Accumulator::Sum(_) | Accumulator::SumCount(_) => {
                 let _ = writeln!(thread_init, "    Int128 t{j} = make_int128(0ull, 0ull); unsigned long long n{j} = 0;");
                 g.line(&format!("{{ Int128 x = tessera_i128({v}); unsigned long long lo = t{j}.lo + x.lo; t{j}.hi = t{j}.hi + x.hi + (lo < t{j}.lo ? 1ull : 0ull); t{j}.lo = lo; n{j} += 1ull; }}"));
                 let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j}); n{j} = tessera_warp_sum(n{j});");
                 let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomic_add_i128(&out_a{j}[0], t{j});");
-                if *acc == Accumulator::SumCount {
+                if matches!(acc, Accumulator::SumCount(_)) {
                     let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
                 }
             }
@@ -775,8 +998,8 @@ fn scalar_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], values: &[Str
 
 /// Materialization: each row reaching the sink takes the next output position with one
 /// atomic per warp (`warp_append` in `compact.cuh`), then writes its values.
-fn materialize(g: &mut Gen<'_>, fields: &[tessera_ir::Field], out_decls: &mut String) -> Result<SinkLayout, String> {
-    out_decls.push_str("    unsigned long long* __restrict__ out_count = (unsigned long long*)outs[0];\n");
+fn materialize(g: &mut Gen<'_>, fields: &[tessera_ir::Field], args: &mut KernelArgs) -> Result<SinkLayout, String> {
+    args.out("unsigned long long* __restrict__ out_count".into());
     let mut columns = Vec::new();
     let mut writes = String::new();
     for (i, f) in fields.iter().enumerate() {
@@ -788,7 +1011,7 @@ fn materialize(g: &mut Gen<'_>, fields: &[tessera_ir::Field], out_decls: &mut St
             return Err(format!("column {} of type {} materialized on the GPU", f.name, f.ty));
         }
         let (v, w) = g.column(i)?;
-        let _ = writeln!(out_decls, "    {}* __restrict__ out_m{i} = ({}*)outs[{}];", w.c(), w.c(), i + 1);
+        args.out(format!("{}* __restrict__ out_m{i}", w.c()));
         let _ = write!(writes, " out_m{i}[pos] = {v};");
         columns.push(GpuColumn { width: w, dictionary });
     }
@@ -812,8 +1035,8 @@ fn accumulate(accumulators: &[Accumulator], values: &[String], prefix: &str, ind
     for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
         let _ = match acc {
             Accumulator::Count => write!(s, "atomicAdd(&{prefix}a{j}[{index}], 1ull); "),
-            Accumulator::Sum => write!(s, "atomic_add_i128(&{prefix}a{j}[{index}], tessera_i128({v})); "),
-            Accumulator::SumCount => write!(s, "atomic_add_i128(&{prefix}a{j}[{index}], tessera_i128({v})); atomicAdd(&{prefix}c{j}[{index}], 1ull); "),
+            Accumulator::Sum(r) => write!(s, "{} ", r.add(&format!("{prefix}a{j}[{index}]"), v)),
+            Accumulator::SumCount(r) => write!(s, "{} atomicAdd(&{prefix}c{j}[{index}], 1ull); ", r.add(&format!("{prefix}a{j}[{index}]"), v)),
             Accumulator::Min | Accumulator::Max => write!(s, "{}(&{prefix}a{j}[{index}], {v}); ", min_max(*acc).0),
         };
     }
@@ -840,10 +1063,10 @@ fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], values: &[St
                 let _ = writeln!(thread_init, "    __shared__ unsigned long long sh_a{j}[{slots}];");
                 let _ = write!(init, "sh_a{j}[s] = 0ull; ");
             }
-            Accumulator::Sum | Accumulator::SumCount => {
-                let _ = writeln!(thread_init, "    __shared__ Int128 sh_a{j}[{slots}];");
-                let _ = write!(init, "sh_a{j}[s] = make_int128(0ull, 0ull); ");
-                if *acc == Accumulator::SumCount {
+            Accumulator::Sum(r) | Accumulator::SumCount(r) => {
+                let _ = writeln!(thread_init, "    __shared__ {} sh_a{j}[{slots}];", r.c());
+                let _ = write!(init, "{} ", r.zero(&format!("sh_a{j}[s]")));
+                if matches!(acc, Accumulator::SumCount(_)) {
                     let _ = writeln!(thread_init, "    __shared__ unsigned long long sh_c{j}[{slots}];");
                     let _ = write!(init, "sh_c{j}[s] = 0ull; ");
                 }
@@ -870,9 +1093,9 @@ fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], values: &[St
     for (j, acc) in accumulators.iter().enumerate() {
         let _ = match acc {
             Accumulator::Count => writeln!(epilogue, "        if (sh_a{j}[s] != 0ull) atomicAdd(&out_a{j}[grp], sh_a{j}[s]);"),
-            Accumulator::Sum | Accumulator::SumCount => {
-                let _ = writeln!(epilogue, "        {{ const Int128 x = sh_a{j}[s]; if ((x.lo | x.hi) != 0ull) atomic_add_i128(&out_a{j}[grp], x); }}");
-                if *acc == Accumulator::SumCount {
+            Accumulator::Sum(r) | Accumulator::SumCount(r) => {
+                let _ = writeln!(epilogue, "        {}", r.merge(&format!("sh_a{j}[s]"), &format!("out_a{j}[grp]")));
+                if matches!(acc, Accumulator::SumCount(_)) {
                     writeln!(epilogue, "        if (sh_c{j}[s] != 0ull) atomicAdd(&out_c{j}[grp], sh_c{j}[s]);")
                 } else {
                     Ok(())
@@ -943,9 +1166,17 @@ __device__ __forceinline__ long long tessera_warp_max(long long v) {
 
 /// Whether generated statements name the row index `r` (as an identifier of its own).
 fn mentions_row(body: &str) -> bool {
-    let b = body.as_bytes();
+    mentions(body, "r")
+}
+
+/// Whether `code` names identifier `name` (not as part of a longer identifier).
+fn mentions(code: &str, name: &str) -> bool {
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    (0..b.len()).any(|k| b[k] == b'r' && (k == 0 || !ident(b[k - 1])) && (k + 1 == b.len() || !ident(b[k + 1])))
+    code.match_indices(name).any(|(k, _)| {
+        let b = code.as_bytes();
+        let end = k + name.len();
+        (k == 0 || !ident(b[k - 1])) && (end == b.len() || !ident(b[end]))
+    })
 }
 
 /// Generates the kernel of `pipeline`, whose source columns live on the GPU as `cols`
@@ -962,6 +1193,50 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     if !(1..=MAX_ITEMS_PER_THREAD).contains(&items) {
         return Err(format!("{items} items per thread (1 to {MAX_ITEMS_PER_THREAD})"));
     }
+    // A first pass finds where each column is first loaded and how many rows are
+    // estimated to be still selected there; columns most of whose sectors would be read
+    // anyway are then loaded up front, together.
+    let (kernel, first_loads) = generate_pass(pipeline, cols, tables, options, items, &[])?;
+    let min_sectors = eager_min_sectors();
+    let eager: Vec<usize> = first_loads
+        .iter()
+        .filter(|(c, pass)| sector_share(*pass, cols[*c].width) >= min_sectors)
+        .map(|(c, _)| *c)
+        .collect();
+    if eager.len() < 2 {
+        // The first column is loaded first either way.
+        return Ok(kernel);
+    }
+    Ok(generate_pass(pipeline, cols, tables, options, items, &eager)?.0)
+}
+
+/// Columns whose estimated share of 32-byte sectors read at their first use (see
+/// [`sector_share`]) is at least this are loaded in the kernel's first stage, together,
+/// instead of after the predicates and probes before their use.
+///
+/// Loading a column only for the rows still selected saves DRAM traffic only for the
+/// sectors no selected row touches, while each load that waits for a probe's answer is one
+/// more round trip to memory in the thread's chain: the probe kernels of SSB at SF 20 were
+/// latency-bound on an H200 (Nsight Compute: 74% of q3.1's stalls waiting on global
+/// loads). Up front, all of a tile's loads are in flight at once.
+pub const EAGER_MIN_SECTORS: f64 = 0.5;
+
+/// [`EAGER_MIN_SECTORS`], or the experiment's value from `TESSERA_EXP_EAGER_SECTORS`.
+fn eager_min_sectors() -> f64 {
+    std::env::var("TESSERA_EXP_EAGER_SECTORS").ok().and_then(|v| v.parse().ok()).unwrap_or(EAGER_MIN_SECTORS)
+}
+
+/// The share of a column's 32-byte sectors that hold at least one of the rows still
+/// selected, when a share `pass` of the rows is, independently.
+fn sector_share(pass: f64, width: Width) -> f64 {
+    let per_sector = (32 / width.bytes()) as i32;
+    1.0 - (1.0 - pass.clamp(0.0, 1.0)).powi(per_sector)
+}
+
+/// One generation of the kernel, loading `eager` (source columns) in the first stage;
+/// returns the kernel and, per source column, the estimated share of rows still selected
+/// where it was first loaded.
+fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: KernelOptions, items: u32, eager: &[usize]) -> Result<(Kernel, Vec<(usize, f64)>), String> {
     if let Some(t) = tables.iter().find(|t| t.slots > MAX_TABLE_SLOTS) {
         return Err(format!("a probed table of {} slots (at most {MAX_TABLE_SLOTS} on the GPU)", t.slots));
     }
@@ -977,6 +1252,9 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         layout: (0..cols.len()).map(Val::Source).collect(),
         dicts: cols.iter().map(|c| c.dictionary).collect(),
         loaded: Vec::new(),
+        in_flight: Vec::new(),
+        first_loads: Vec::new(),
+        pass: 1.0,
         params: (options.literals == Literals::Parameters).then(Vec::new),
         consts: Vec::new(),
         decls: String::new(),
@@ -985,10 +1263,18 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         branch: false,
         tmp: 0,
     };
+    for &c in eager {
+        g.load_source(c)?;
+    }
     let mut fields = fields0;
+    // Rows the kernel reads, and the most rows its grouped sums stay exact for.
+    let source_rows = match &pipeline.source {
+        Source::Scan(scan) => scan.rows,
+        _ => u64::MAX,
+    };
+    let mut rows_limit = u64::MAX;
     let mut probe_no = 0usize;
-    let mut tab_index = 0usize;
-    let mut tab_decls = String::new();
+    let mut args = KernelArgs::default();
     let hoisted = hoistable_probes(pipeline, tables);
     let mut hoisted_slots = HashMap::new();
     for op in &pipeline.operators {
@@ -1031,11 +1317,12 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
                 if p.residual.is_some() || p.null_aware || p.nulls_equal || p.keys.len() != 1 {
                     return Err("probe with residual, NULL semantics or several keys on the GPU".into());
                 }
-                // tabs: the row array (read by no probe: the bitmap answers membership), the
-                // payload columns, the membership bitmap.
+                // Per probe: its payload columns, then its membership bitmap.
                 let bits_var = format!("h{probe_no}_bits");
-                let _ = writeln!(tab_decls, "    const uint32_t* __restrict__ {bits_var} = (const uint32_t*)tabs[{}];", tab_index + 1 + t.payload.len());
-                tab_index += 1;
+                for (j, pc) in t.payload.iter().enumerate() {
+                    args.tab(format!("const {}* __restrict__ h{probe_no}_p{j}", pc.width.c()));
+                }
+                args.tab(format!("const uint32_t* __restrict__ {bits_var}"));
                 // A hoisted probe's membership test has run already; only its payload is
                 // left to read.
                 let (s, found) = match hoisted_slots.get(&probe_no) {
@@ -1046,32 +1333,27 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
                         (s, Some(found))
                     }
                 };
+                let pass = f64::from(t.pass_permille.min(1000)) / 1000.0;
                 match (p.kind, found) {
-                    (JoinKind::Inner | JoinKind::Semi, Some(found)) => g.reject_if(&format!("!{found}")),
-                    (JoinKind::Anti, Some(found)) => g.reject_if(&found),
+                    (JoinKind::Inner | JoinKind::Semi, Some(found)) => g.reject_estimated(&format!("!{found}"), pass),
+                    (JoinKind::Anti, Some(found)) => g.reject_estimated(&found, 1.0 - pass),
                     (JoinKind::Inner | JoinKind::Semi | JoinKind::Anti, None) => {}
                     (other, _) => return Err(format!("{other:?} probe on the GPU")),
                 }
                 if p.kind == JoinKind::Inner {
                     for (j, pc) in t.payload.iter().enumerate() {
                         let arr = format!("h{probe_no}_p{j}");
-                        let _ = writeln!(tab_decls, "    const {}* __restrict__ {arr} = (const {}*)tabs[{tab_index}];", pc.width.c(), pc.width.c());
-                        tab_index += 1;
-                        let v = g.var(pc.width.c(), "b", &format!("{arr}[{s}]"));
+                        let name = g.fresh("b");
+                        let v = g.load_var(pc.width.c(), &name, &format!("{arr}[{s}]"));
                         g.layout.push(Val::Local(v, pc.width));
                         g.dicts.push(pc.dictionary);
                     }
-                    g.stage();
-                } else {
-                    tab_index += t.payload.len();
                 }
-                tab_index += 1;
                 fields = op.output_fields(&fields);
                 probe_no += 1;
             }
         }
     }
-    let mut out_decls = String::new();
     let mut epilogue = String::new();
     let mut thread_init = String::new();
     let sink = match &pipeline.sink {
@@ -1083,24 +1365,26 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
                 return Err("NULL-equal build on the GPU".into());
             }
             let slots = (max - min + 1) as usize;
+            g.prefetch(key.columns().into_iter().chain(b.payload.iter().copied()))?;
             let k = g.expr(key, &fields)?;
-            out_decls.push_str("    int32_t* __restrict__ out_rows = (int32_t*)outs[0];\n");
+            args.out("int32_t* __restrict__ out_rows".into());
             let mut payload = Vec::new();
             let s = g.var("long long", "s", &format!("(long long)({k}) - {min}LL"));
             g.reject_flagged(&format!("{s} < 0 || {s} >= {slots}LL"), 1);
             g.reject_flagged(&format!("atomicCAS((int*)&out_rows[{s}], 0, (int)(r + 1)) != 0"), 2);
-            let _ = writeln!(out_decls, "    uint32_t* __restrict__ out_bits = (uint32_t*)outs[{}];", b.payload.len() + 1);
             g.line(&format!("atomicOr(&out_bits[{s} >> 5], 1u << ({s} & 31));"));
             for (j, &col) in b.payload.iter().enumerate() {
                 let (v, w) = g.column(col)?;
-                let _ = writeln!(out_decls, "    {}* __restrict__ out_p{j} = ({}*)outs[{}];", w.c(), w.c(), j + 1);
+                args.out(format!("{}* __restrict__ out_p{j}", w.c()));
                 g.line(&format!("out_p{j}[{s}] = {v};"));
                 let dictionary = g.dicts.get(col).copied().flatten();
                 payload.push(GpuColumn { width: w, dictionary });
             }
+            args.out("uint32_t* __restrict__ out_bits".into());
             SinkLayout::Build { table: GpuTable { min: *min, slots, payload, pass_permille: pass_permille(b.estimated_rows, pipeline) } }
         }
         Sink::Aggregate(a) => {
+            g.prefetch(a.group_by.iter().chain(a.aggregates.iter().filter_map(|x| x.arg.as_ref())).flat_map(|e| e.columns()))?;
             // Group number.
             let mut keys = Vec::new();
             let mut grp = None;
@@ -1143,36 +1427,49 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
                 if agg.distinct {
                     return Err("DISTINCT aggregate on the GPU".into());
                 }
+                // Scalar sums add in registers (a 128-bit atomic once per warp); grouped
+                // ones per row, as narrow as the rows and the values' bound allow.
+                let repr = match (&agg.arg, scalar) {
+                    (Some(e), false) => {
+                        let magnitude = magnitude(e, &fields);
+                        let repr = SumRepr::for_rows(source_rows, magnitude);
+                        let limit = match repr {
+                            SumRepr::I64 => ((1u128 << 63) - 1) / magnitude.max(1),
+                            SumRepr::Split => (1u128 << 32) - 1,
+                            SumRepr::I128 => u128::from(u64::MAX),
+                        };
+                        rows_limit = rows_limit.min(u64::try_from(limit).unwrap_or(u64::MAX));
+                        repr
+                    }
+                    _ => SumRepr::I128,
+                };
                 accumulators.push(match agg.func {
                     AggFunc::CountStar | AggFunc::Count => Accumulator::Count,
-                    AggFunc::Sum => Accumulator::Sum,
-                    AggFunc::Avg => Accumulator::SumCount,
+                    AggFunc::Sum => Accumulator::Sum(repr),
+                    AggFunc::Avg => Accumulator::SumCount(repr),
                     AggFunc::Min => Accumulator::Min,
                     AggFunc::Max => Accumulator::Max,
                 });
             }
             let privatized = if scalar { GroupTable::Global } else { group_table(groups, &accumulators) };
-            // Declarations of the global accumulators.
-            let mut out_i = 0usize;
+            // The global accumulators.
             for (j, acc) in accumulators.iter().enumerate() {
                 match acc {
                     Accumulator::Count => {
-                        let _ = writeln!(out_decls, "    unsigned long long* __restrict__ out_a{j} = (unsigned long long*)outs[{out_i}];");
+                        args.out(format!("unsigned long long* __restrict__ out_a{j}"));
                     }
-                    Accumulator::Sum | Accumulator::SumCount => {
-                        let _ = writeln!(out_decls, "    Int128* __restrict__ out_a{j} = (Int128*)outs[{out_i}];");
-                        if *acc == Accumulator::SumCount {
-                            out_i += 1;
-                            let _ = writeln!(out_decls, "    unsigned long long* __restrict__ out_c{j} = (unsigned long long*)outs[{out_i}];");
+                    Accumulator::Sum(r) | Accumulator::SumCount(r) => {
+                        args.out(format!("{}* __restrict__ out_a{j}", r.c()));
+                        if matches!(acc, Accumulator::SumCount(_)) {
+                            args.out(format!("unsigned long long* __restrict__ out_c{j}"));
                         }
                     }
                     Accumulator::Min | Accumulator::Max => {
-                        let _ = writeln!(out_decls, "    long long* __restrict__ out_a{j} = (long long*)outs[{out_i}];");
+                        args.out(format!("long long* __restrict__ out_a{j}"));
                     }
                 }
-                out_i += 1;
             }
-            let _ = writeln!(out_decls, "    uint32_t* __restrict__ out_seen = (uint32_t*)outs[{out_i}];");
+            args.out("uint32_t* __restrict__ out_seen".into());
             // The values, computed once per row.
             let mut values = Vec::new();
             for (j, agg) in a.aggregates.iter().enumerate() {
@@ -1200,33 +1497,29 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
                 // Blocks append in whatever order they finish; the CPU keeps input order.
                 return Err("LIMIT/OFFSET without ORDER BY on the GPU (which rows is up to the order)".into());
             }
-            materialize(&mut g, &fields, &mut out_decls)?
+            g.prefetch(0..fields.len())?;
+            materialize(&mut g, &fields, &mut args)?
         }
     };
-    let mut col_decls = String::new();
-    for (i, c) in cols.iter().enumerate() {
-        let _ = writeln!(col_decls, "    const {}* __restrict__ col{i} = (const {}*)cols[{i}];", c.width.c(), c.width.c());
+    // Every pointer and literal is a kernel parameter of its own: parameters live in
+    // the constant bank, which instructions read directly, so they take no registers
+    // (as pointers loaded from an array in global memory did: 40 instead of 64 registers
+    // a thread in SSB q3.1's probe kernel, 47 instead of 64 with spills in q4.1's).
+    let mut params = vec!["long long rows".to_string(), "unsigned long long* __restrict__ flags".into(), "const long long* __restrict__ consts".into()];
+    params.extend(cols.iter().enumerate().map(|(i, c)| format!("const {}* __restrict__ col{i}", c.width.c())));
+    params.extend(args.tabs);
+    params.extend(args.outs);
+    let literals = g.params.take().unwrap_or_default();
+    params.extend((0..literals.len()).map(|k| format!("const long long lit{k}")));
+    if params.len() > MAX_KERNEL_PARAMS {
+        return Err(format!("{} kernel parameters (at most {MAX_KERNEL_PARAMS})", params.len()));
     }
     let mut src = String::new();
     src.push_str(PRELUDE);
     let _ = writeln!(src, "\n// Pipeline {}: generated by tessera-cuda.", pipeline.id);
-    let _ = writeln!(
-        src,
-        "extern \"C\" __global__ void __launch_bounds__({BLOCK_THREADS}) {KERNEL_NAME}(const void* const* cols, long long rows, const void* const* tabs, void* const* outs, unsigned long long* flags, const long long* __restrict__ params) {{"
-    );
+    let _ = writeln!(src, "extern \"C\" __global__ void __launch_bounds__({BLOCK_THREADS}) {KERNEL_NAME}({}) {{", params.join(", "));
     let tile_items = BLOCK_THREADS * items;
     let _ = writeln!(src, "    constexpr int ITEMS = {items};");
-    let mut params = g.params.take().unwrap_or_default();
-    for k in 0..params.len() {
-        let _ = writeln!(src, "    const long long lit{k} = params[{k}];");
-    }
-    if !g.consts.is_empty() {
-        let _ = writeln!(src, "    const long long* __restrict__ consts = params + {};", params.len());
-        params.extend_from_slice(&g.consts);
-    }
-    src.push_str(&col_decls);
-    src.push_str(&tab_decls);
-    src.push_str(&out_decls);
     src.push_str(&thread_init);
     // Grid-stride over tiles: the launch sizes the grid to one wave of resident blocks,
     // so per-block setup and merges happen once per block, not once per tile.
@@ -1256,7 +1549,7 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     src.push_str("    }\n");
     src.push_str(&epilogue);
     src.push_str("}\n");
-    Ok(Kernel { source: src, params, sink, items_per_thread: items })
+    Ok((Kernel { source: src, literals, consts: g.consts, sink, items_per_thread: items, rows_limit }, g.first_loads))
 }
 
 #[cfg(test)]
@@ -1306,15 +1599,74 @@ mod tests {
 
     #[test]
     fn group_table_choice_follows_the_shared_budget() {
-        let sum = [Accumulator::Sum];
+        let sum = [Accumulator::Sum(SumRepr::I128)];
         // 20 bytes a slot: 819 slots fit in 16 KiB directly.
         assert_eq!(group_table(800, &sum), GroupTable::Direct { slots: 800 });
+        // A 64-bit sum: 12 bytes a slot.
+        assert_eq!(group_table(1300, &[Accumulator::Sum(SumRepr::I64)]), GroupTable::Direct { slots: 1300 });
         // SSB q2.1's 8 008-slot domain: global atomics (measured faster than a shared
         // hash table).
         assert_eq!(group_table(8008, &sum), GroupTable::Global);
         // Many wide accumulators leave too few slots to be worth it.
-        let wide = [Accumulator::SumCount; 8];
+        let wide = [Accumulator::SumCount(SumRepr::Split); 8];
         assert_eq!(group_table(100_000, &wide), GroupTable::Global);
+    }
+
+    #[test]
+    fn sums_are_as_narrow_as_rows_and_values_allow() {
+        // 120 M rows of a 32-bit value (SSB at SF 20): 64 bits hold any total.
+        assert_eq!(SumRepr::for_rows(120_000_000, 1 << 31), SumRepr::I64);
+        // Decimals of 18 digits: not in 64 bits, but in split halves below 2^32 rows.
+        assert_eq!(SumRepr::for_rows(120_000_000, 10u128.pow(18) - 1), SumRepr::Split);
+        assert_eq!(SumRepr::for_rows(1 << 32, 10u128.pow(18) - 1), SumRepr::I128);
+        // Totals back from the words, negative ones included.
+        assert_eq!(SumRepr::I64.total(&[(-5i64) as u64]), -5);
+        assert_eq!(SumRepr::I128.total(&[u64::MAX, u64::MAX]), -1);
+        // Split: lo sums the low halves unsigned, hi the high halves signed. Adding -1 and
+        // 2^40 + 7: lo = 0xffff_ffff + 7, hi = -1 + 256.
+        let (a, b) = (-1i64, (1i64 << 40) + 7);
+        let lo = u64::from(a as u32) + u64::from(b as u32);
+        let hi = ((a >> 32) + (b >> 32)) as u64;
+        assert_eq!(SumRepr::Split.total(&[lo, hi]), i128::from(a) + i128::from(b));
+    }
+
+    #[test]
+    fn magnitudes_follow_types_literals_and_arithmetic() {
+        let fields = vec![Field::new("a", Type::Int32, false), Field::new("d", Type::Decimal { precision: 15, scale: 2 }, false)];
+        let a = Expr::col(0, "a");
+        assert_eq!(magnitude(&a, &fields), 1 << 31);
+        let diff = Expr::Arith { op: ArithOp::Sub, left: Box::new(a.clone()), right: Box::new(a.clone()), ty: Type::Int64 };
+        assert_eq!(magnitude(&diff, &fields), 1 << 32);
+        let lit = Expr::lit(Scalar::Int(-3), Type::Int64);
+        let prod = Expr::Arith { op: ArithOp::Mul, left: Box::new(a.clone()), right: Box::new(lit), ty: Type::Int64 };
+        assert_eq!(magnitude(&prod, &fields), 3 << 31);
+        // A result never exceeds its type's range: a 32-bit product stays within 2^31.
+        let narrow = Expr::Arith { op: ArithOp::Mul, left: Box::new(a.clone()), right: Box::new(a), ty: Type::Int32 };
+        assert_eq!(magnitude(&narrow, &fields), 1 << 31);
+        assert_eq!(magnitude(&Expr::col(1, "d"), &fields), 10u128.pow(15) - 1);
+    }
+
+    #[test]
+    fn grouped_sums_add_with_fire_and_forget_atomics() {
+        // 1000 rows of an int32 value: 64 bits hold any total, one reduction per row
+        // into the shared table, merged the same way; exact up to 2^63 / 2^31 rows.
+        let mut p = grouped(9, AggFunc::Sum);
+        let Source::Scan(scan) = &mut p.source else { unreachable!() };
+        scan.fields[1].ty = Type::Int32;
+        let k = generate(&p, &[int_col(), int_col()], &[]).unwrap();
+        assert!(k.source.contains("__shared__ long long sh_a0[11]"), "{}", k.source);
+        assert!(k.source.contains("atomicAdd((unsigned long long*)&sh_a0["), "{}", k.source);
+        assert!(k.source.contains("atomicAdd((unsigned long long*)&out_a0[grp], (unsigned long long)sh_a0[s])"), "{}", k.source);
+        assert!(!k.source.contains("atomic_add_i128"), "{}", k.source);
+        assert_eq!(k.rows_limit, (1 << 32) - 1);
+        // A large domain (global arrays) of int64 values: split halves, below 2^32 rows.
+        let k = generate(&grouped(99_999, AggFunc::Sum), &cols(), &[]).unwrap();
+        assert!(k.source.contains("atomic_add_split(&out_a0["), "{}", k.source);
+        assert!(k.source.contains("SplitSum* __restrict__ out_a0"), "{}", k.source);
+        assert_eq!(k.rows_limit, (1 << 32) - 1);
+        if crate::test_support::nvrtc_or_skip("split-sum kernels compile with NVRTC") {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
     }
 
     #[test]
@@ -1327,13 +1679,14 @@ mod tests {
             generate_with(&p, &cols(), &[], KernelOptions { literals, ..KernelOptions::default() }).unwrap()
         };
         let k = with(3, Literals::Parameters);
-        assert!(k.source.contains("const long long* __restrict__ consts = params + 0;"), "{}", k.source);
+        assert!(k.source.contains("consts[0]"), "{}", k.source);
         assert!(!k.source.contains("== 297"), "{}", k.source);
         // consts: the first value, the bitmap's length in bits, then its words.
         let bits = 298usize;
-        assert_eq!(k.params.len(), 2 + bits.div_ceil(64));
-        assert_eq!((k.params[0], k.params[1]), (0, bits as i64));
-        let words: Vec<u64> = k.params[2..].iter().map(|&w| w as u64).collect();
+        assert!(k.literals.is_empty());
+        assert_eq!(k.consts.len(), 2 + bits.div_ceil(64));
+        assert_eq!((k.consts[0], k.consts[1]), (0, bits as i64));
+        let words: Vec<u64> = k.consts[2..].iter().map(|&w| w as u64).collect();
         for v in 0..bits {
             assert_eq!(words[v / 64] >> (v % 64) & 1 == 1, v % 3 == 0, "bit {v}");
         }
@@ -1341,7 +1694,7 @@ mod tests {
         // bitmap as a parameter.
         assert_eq!(with(2, Literals::Parameters).source, k.source);
         let inline = with(3, Literals::Inline);
-        assert_eq!(inline.params, k.params);
+        assert_eq!(inline.consts, k.consts);
         for k in [&k, &inline] {
             if crate::test_support::nvrtc_or_skip("long IN list kernel compiles") {
                 if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
@@ -1353,7 +1706,7 @@ mod tests {
         let mut p = grouped(9, AggFunc::Sum);
         p.operators = vec![Operator::Filter(Expr::InList { expr: Box::new(Expr::col(1, "v")), list: vec![Scalar::Int(1), Scalar::Int(5)], negated: false })];
         let short = generate(&p, &cols(), &[]).unwrap();
-        assert!(short.params.is_empty() && short.source.contains("== 5LL"), "{}", short.source);
+        assert!(short.literals.is_empty() && short.consts.is_empty() && short.source.contains("== 5LL"), "{}", short.source);
     }
 
     #[test]
@@ -1369,13 +1722,13 @@ mod tests {
         };
         let (a, b) = (with(10, Literals::Parameters), with(77, Literals::Parameters));
         assert_eq!(a.source, b.source);
-        assert_eq!((a.params.clone(), b.params.clone()), (vec![10], vec![77]));
-        assert!(a.source.contains("const long long lit0 = params[0];"), "{}", a.source);
+        assert_eq!((a.literals.clone(), b.literals.clone()), (vec![10], vec![77]));
+        assert!(a.source.contains(", const long long lit0)"), "{}", a.source);
         assert!(a.source.contains("< (long long)(lit0)"), "{}", a.source);
         // Inlined, the constant is in the source and there are no parameters.
         let (c, d) = (with(10, Literals::Inline), with(77, Literals::Inline));
         assert_ne!(c.source, d.source);
-        assert!(c.params.is_empty() && c.source.contains("(long long)(10LL)"), "{}", c.source);
+        assert!(c.literals.is_empty() && c.source.contains("(long long)(10LL)"), "{}", c.source);
     }
 
     #[test]
@@ -1405,10 +1758,11 @@ mod tests {
         // Slot 0 is NULL's, then 0..=9.
         assert_eq!(*groups, 11);
         assert_eq!(*table, GroupTable::Direct { slots: 11 });
-        assert!(k.source.contains("__shared__ Int128 sh_a0[11];"), "{}", k.source);
-        assert!(k.source.contains("atomic_add_i128(&sh_a0[sl2[i]], tessera_i128(v0[i]));"), "{}", k.source);
+        // int64 values: split sums (see `grouped_sums_add_with_fire_and_forget_atomics`).
+        assert!(k.source.contains("__shared__ SplitSum sh_a0[11];"), "{}", k.source);
+        assert!(k.source.contains("atomic_add_split(&sh_a0[sl2[i]], v0[i]);"), "{}", k.source);
         // Merged once per block, not per row.
-        assert!(k.source.contains("atomic_add_i128(&out_a0[grp], x);"), "{}", k.source);
+        assert!(k.source.contains("atomicAdd((unsigned long long*)&out_a0[grp].lo, (unsigned long long)sh_a0[s].lo);"), "{}", k.source);
     }
 
     #[test]
@@ -1460,7 +1814,7 @@ mod tests {
         let cols = vec![int_col(), int_col(), GpuColumn { width: Width::I64, dictionary: None }];
         let tables = vec![
             GpuTable { min: 0, slots: 3000, payload: vec![int_col()], pass_permille: 1000 },
-            GpuTable { min: 0, slots: 100, payload: vec![], pass_permille: 200 },
+            GpuTable { min: 0, slots: 100, payload: vec![], pass_permille: 20 },
         ];
         (p, cols, tables)
     }
@@ -1476,8 +1830,9 @@ mod tests {
         let (p, cols, tables) = star();
         let k = generate(&p, &cols, &tables).unwrap();
         let src = &k.source;
-        // The more selective probe (table 1, on column 1) is tested first; its key is
-        // loaded in a stage of its own, the slot looked up in the next, tested after.
+        // The more selective probe (table 1, on column 1, 2% of rows pass) is tested
+        // first; its key is loaded in a stage of its own, the slot looked up in the next,
+        // tested after.
         let load_sk = stage_of(src, "c1[i] = col1[r];");
         let lookup_sk = stage_of(src, "h1_bits[s");
         let test_sk = stage_of(src, "if (!f");
@@ -1490,14 +1845,36 @@ mod tests {
         assert_eq!(src.matches("h0_bits[").count(), 1, "{src}");
         assert_eq!(src.matches("h1_bits[").count(), 1, "{src}");
         assert!(!src.contains("h0_rows") && !src.contains("h1_rows"), "{src}");
-        // The tables' arrays: rows, payload, bits for table 0; rows, bits for table 1.
-        assert!(src.contains("h0_p0 = (const int32_t*)tabs[1]") && src.contains("h0_bits = (const uint32_t*)tabs[2]"), "{src}");
-        assert!(src.contains("h1_bits = (const uint32_t*)tabs[4]"), "{src}");
+        // The parameters: the columns, then per table its payload and bitmap, then the
+        // sink's arrays.
+        let params = "const int32_t* __restrict__ col1, const int64_t* __restrict__ col2, const int32_t* __restrict__ h0_p0, \
+                      const uint32_t* __restrict__ h0_bits, const uint32_t* __restrict__ h1_bits, SplitSum* __restrict__ out_a0, uint32_t* __restrict__ out_seen)";
+        assert!(src.contains(params), "{src}");
         // The payload and the value are loaded before the stage that aggregates them.
-        assert!(stage_of(src, "h0_p0[") < stage_of(src, "atomic_add_i128"), "{src}");
-        assert!(stage_of(src, "c2[i] = col2[r];") < stage_of(src, "atomic_add_i128"), "{src}");
+        assert!(stage_of(src, "h0_p0[") < stage_of(src, "atomic_add_split"), "{src}");
+        assert!(stage_of(src, "c2[i] = col2[r];") < stage_of(src, "atomic_add_split"), "{src}");
         // Items dropped in a stage take part in no later one.
         assert!(src.contains("{ sel[i] = false; continue; }"), "{src}");
+    }
+
+    #[test]
+    fn columns_mostly_read_anyway_are_loaded_up_front_and_probed_together() {
+        // The first probe lets 20% of the rows through: 83% of the other key's sectors
+        // and 59% of the int64 value's would be read anyway.
+        let (p, cols, mut tables) = star();
+        tables[1].pass_permille = 200;
+        let k = generate(&p, &cols, &tables).unwrap();
+        let src = &k.source;
+        let first = stage_of(src, "c1[i] = col1[r];");
+        assert_eq!(stage_of(src, "c0[i] = col0[r];"), first, "{src}");
+        assert_eq!(stage_of(src, "c2[i] = col2[r];"), first, "{src}");
+        // Both membership bitmaps are read in one stage, tested in the next.
+        assert_eq!(stage_of(src, "h1_bits[s"), first + 1, "{src}");
+        assert_eq!(stage_of(src, "h0_bits[s"), first + 1, "{src}");
+        assert_eq!(stage_of(src, "if (!f"), first + 2, "{src}");
+        // The estimate is what decides: at 2% the key waits for the first test.
+        assert_eq!(sector_share(0.02, Width::I32), 1.0 - 0.98f64.powi(8));
+        assert!(sector_share(0.02, Width::I32) < EAGER_MIN_SECTORS && sector_share(0.2, Width::I64) > EAGER_MIN_SECTORS);
     }
 
     #[test]
@@ -1516,7 +1893,7 @@ mod tests {
         let SinkLayout::Build { table } = &k.sink else { panic!("not a build") };
         assert_eq!((table.min, table.slots, table.payload.len()), (5, 100, 1));
         // outs: rows, the payload column, the bitmap; a bit is set for each row stored.
-        assert!(k.source.contains("out_p0 = (int64_t*)outs[1]") && k.source.contains("out_bits = (uint32_t*)outs[2]"), "{}", k.source);
+        assert!(k.source.contains("int32_t* __restrict__ out_rows, int64_t* __restrict__ out_p0, uint32_t* __restrict__ out_bits)"), "{}", k.source);
         assert!(k.source.contains("atomicOr(&out_bits[s1[i] >> 5], 1u << (s1[i] & 31));"), "{}", k.source);
         // Out-of-range keys and duplicates raise their flags.
         assert!(k.source.contains("flags[1] = 1ull") && k.source.contains("flags[2] = 1ull"), "{}", k.source);

@@ -19,7 +19,7 @@ use arrow::array::{Array, ArrayRef, AsArray, Decimal128Array, DictionaryArray, F
 use arrow::datatypes::{DataType, Int32Type};
 use tessera_common::{Result, TesseraError};
 use tessera_cpu::{Chunk, Evaluator, arrow_err, cast_to};
-use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, KernelOptions, SinkLayout, Width};
+use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, KernelOptions, SinkLayout, SumRepr, Width};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use tessera_cuda::{DeviceBuffer, GpuDevice, KernelCache};
@@ -120,7 +120,6 @@ impl std::fmt::Debug for GpuRuntime {
 /// A hash table built on the GPU.
 pub struct GpuHashTable {
     shape: GpuTable,
-    rows: DeviceBuffer<i32>,
     payload: Vec<GpuBuf>,
     /// One bit per slot, set where a row is: what probes test.
     bits: DeviceBuffer<u32>,
@@ -202,9 +201,10 @@ impl GpuSort {
             } else {
                 let j = k.column - keys.len();
                 let kind = match accumulators[j] {
-                    Accumulator::Sum | Accumulator::SumCount => 1,
+                    Accumulator::Sum(SumRepr::I128) | Accumulator::SumCount(SumRepr::I128) => 1,
                     Accumulator::Count => 2,
-                    Accumulator::Min | Accumulator::Max => 3,
+                    Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) | Accumulator::Min | Accumulator::Max => 3,
+                    Accumulator::Sum(SumRepr::Split) | Accumulator::SumCount(SumRepr::Split) => 4,
                 };
                 out.extend([kind, offsets[j], 0, flags]);
             }
@@ -233,7 +233,7 @@ pub fn plan_sort(sort: &Pipeline, aggregation: &Kernel) -> std::result::Result<G
         let Expr::Column { index, .. } = k.expr else { return Err(format!("sort key {} is computed", k.expr)) };
         if index >= keys.len() {
             match accumulators.get(index - keys.len()) {
-                Some(Accumulator::SumCount) => return Err("sort by an AVG on the GPU".into()),
+                Some(Accumulator::SumCount(_)) => return Err("sort by an AVG on the GPU".into()),
                 Some(_) => {}
                 None => return Err(format!("sort key #{index} out of range")),
             }
@@ -276,7 +276,8 @@ extern "C" __global__ void tessera_compact_records(const unsigned int* seen, lon
 // pair is compared (one block per record), so this is for at most a few thousand records
 // (`max`); above that the records are copied in place, unsorted. keys: four words per key: kind (0: group key,
 // slot (g / a) % b with slot 0 for NULL; 1: signed 128-bit at word a of the record; 2:
-// unsigned 64-bit at word a; 3: signed 64-bit at word a), a, b, flags (1: descending, 2:
+// unsigned 64-bit at word a; 3: signed 64-bit at word a; 4: a SplitSum at word a, the
+// unsigned low-half sum then the signed high-half sum), a, b, flags (1: descending, 2:
 // NULLs first).
 __device__ int tessera_cmp_key(const unsigned long long* x, const unsigned long long* y, const long long* k) {
     int c = 0;
@@ -294,6 +295,10 @@ __device__ int tessera_cmp_key(const unsigned long long* x, const unsigned long 
         c = hx < hy ? -1 : (hx > hy ? 1 : (x[k[1]] < y[k[1]] ? -1 : (x[k[1]] > y[k[1]] ? 1 : 0)));
     } else if (k[0] == 2) {
         c = x[k[1]] < y[k[1]] ? -1 : (x[k[1]] > y[k[1]] ? 1 : 0);
+    } else if (k[0] == 4) {
+        const __int128 vx = (__int128)(long long)x[k[1] + 1] * 4294967296LL + (__int128)x[k[1]];
+        const __int128 vy = (__int128)(long long)y[k[1] + 1] * 4294967296LL + (__int128)y[k[1]];
+        c = vx < vy ? -1 : (vx > vy ? 1 : 0);
     } else {
         const long long vx = (long long)x[k[1]], vy = (long long)y[k[1]];
         c = vx < vy ? -1 : (vx > vy ? 1 : 0);
@@ -521,7 +526,6 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
         for op in &p.operators {
             if let Operator::Probe(pr) = op {
                 let t = state.tables.get(&pr.table).ok_or_else(|| TesseraError::Internal("GPU table missing".into()))?;
-                tab_ptrs.push(t.rows.as_slice().device_ptr(dev.stream()).0);
                 tab_ptrs.extend(t.payload.iter().map(|b| b.ptr(dev)));
                 tab_ptrs.push(t.bits.as_slice().device_ptr(dev.stream()).0);
             }
@@ -587,23 +591,23 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
             state.flags = Some(dev.memory().alloc::<u64>(4)?);
         }
         let flags_ptr = state.flags.as_ref().map_or(0, |f| f.as_slice().device_ptr(dev.stream()).0);
-        // One upload for the three pointer arrays; the kernel gets pointers into it.
-        let mut ptrs = col_ptrs;
-        let tabs_at = ptrs.len();
-        ptrs.extend(tab_ptrs);
-        let outs_at = ptrs.len();
-        ptrs.extend(out_ptrs);
-        let params_at = ptrs.len();
-        ptrs.extend(kernel.params.iter().map(|&v| v as u64));
-        ptrs.push(0);
-        let d_ptrs = dev.upload(&ptrs)?;
-        let base = d_ptrs.as_slice().device_ptr(dev.stream()).0;
-        let (d_cols, d_tabs, d_outs, d_params) = (base, base + 8 * tabs_at as u64, base + 8 * outs_at as u64, base + 8 * params_at as u64);
+        // The kernel's parameters, in the order of the ABI (`tessera_cuda::codegen`):
+        // rows, flags, consts, then every pointer and literal, each one 64-bit value.
+        let d_consts = if kernel.consts.is_empty() { None } else { Some(dev.upload(&kernel.consts)?) };
+        let mut params: Vec<u64> = vec![table.rows as u64, flags_ptr, d_consts.as_ref().map_or(0, |c| c.as_slice().device_ptr(dev.stream()).0)];
+        params.extend(col_ptrs);
+        params.extend(tab_ptrs);
+        params.extend(out_ptrs);
+        params.extend(kernel.literals.iter().map(|&v| v as u64));
         let module = self.kernels.load(dev, &kernel.source)?;
         let function = module
             .load_function(codegen::KERNEL_NAME)
             .map_err(|e| TesseraError::Internal(format!("loading kernel: {e:?}")))?;
-        let rows = table.rows as i64;
+        if table.rows as u64 > kernel.rows_limit {
+            // The kernel was generated for the planned table version's rows; its sums'
+            // representations are exact only up to `rows_limit`.
+            return Err(TesseraError::Internal(format!("pipeline {} reads {} rows; its kernel's sums are exact for at most {}", p.id, table.rows, kernel.rows_limit)));
+        }
         let cfg = LaunchConfig { grid_dim: (self.grid(&function, table.rows as u64, kernel.items_per_thread)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = dev.stream();
@@ -611,19 +615,24 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
         let before = event()?;
         if table.rows > 0 {
             let mut launch = stream.launch_builder(&function);
-            launch.arg(&d_cols).arg(&rows).arg(&d_tabs).arg(&d_outs).arg(&flags_ptr).arg(&d_params);
+            for v in &params {
+                launch.arg(v);
+            }
             unsafe { launch.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
         }
         let after = event()?;
         // Freed in stream order: after the kernel has read it.
-        drop(d_ptrs);
+        drop(d_consts);
         let bytes: u64 = col_bufs.iter().map(|b| b.bytes() as u64).sum();
         let mut report = GpuRun { pipeline: p.id, kernel_ms: 0.0, host_ms: 0.0, bytes, rows: table.rows as u64, rows_out: 0 };
         if let (SinkLayout::Build { table: shape }, Sink::HashBuild(b)) = (&kernel.sink, &p.sink) {
             // A build's table stays on the GPU for the pipelines probing it, queued behind
             // it on the same stream: nothing to wait for here.
             let (rows, bits) = build_rows.ok_or_else(|| TesseraError::Internal("build rows".into()))?;
-            state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), rows, payload: out_bufs, bits });
+            // The row array only finds duplicate keys during the build (probes test the
+            // bitmap): freed in stream order, after the kernel.
+            drop(rows);
+            state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), payload: out_bufs, bits });
             report.rows_out = shape.slots as u64;
             report.host_ms = started.elapsed().as_secs_f64() * 1e3;
             state.pending.push((report, before, after));
@@ -679,10 +688,10 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                             let c = take()?;
                             cast_to(&(Arc::new(Int64Array::from_iter_values(c.iter().map(|&x| x as i64))) as ArrayRef), ty)?
                         }
-                        Accumulator::Sum | Accumulator::SumCount => {
+                        Accumulator::Sum(r) | Accumulator::SumCount(r) => {
                             let s = take()?;
-                            let sums: Vec<i128> = s.chunks_exact(2).map(|w| ((w[1] as i128) << 64) | w[0] as i128).collect();
-                            let counts = if *acc == Accumulator::SumCount {
+                            let sums: Vec<i128> = s.chunks_exact(r.words()).map(|w| r.total(w)).collect();
+                            let counts = if matches!(acc, Accumulator::SumCount(_)) {
                                 Some(take()?.iter().map(|&x| x as i64).collect::<Vec<_>>())
                             } else {
                                 None
@@ -911,8 +920,8 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
 /// they start from (None: zero).
 fn acc_arrays(acc: Accumulator) -> Vec<(usize, Option<i64>)> {
     match acc {
-        Accumulator::Sum => vec![(2, None)],
-        Accumulator::SumCount => vec![(2, None), (1, None)],
+        Accumulator::Sum(r) => vec![(r.words(), None)],
+        Accumulator::SumCount(r) => vec![(r.words(), None), (1, None)],
         Accumulator::Count => vec![(1, None)],
         Accumulator::Min => vec![(1, Some(i64::MAX))],
         Accumulator::Max => vec![(1, Some(i64::MIN))],
@@ -1074,7 +1083,7 @@ mod tests {
     fn sort_keys_address_group_slots_and_accumulator_words_of_the_records() {
         let keys = [codegen::KeyLayout { slots: 8, min: 1992, dictionary: None }, codegen::KeyLayout { slots: 26, min: 0, dictionary: None }];
         // Records: group number, AVG's sum (2 words) and count (1), then a SUM (2 words).
-        let accumulators = [Accumulator::SumCount, Accumulator::Sum];
+        let accumulators = [Accumulator::SumCount(SumRepr::I128), Accumulator::Sum(SumRepr::I128)];
         let sort = GpuSort {
             pipeline: 7,
             keys: vec![
