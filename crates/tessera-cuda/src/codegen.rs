@@ -54,7 +54,9 @@ pub const BLOCK_THREADS: u32 = 128;
 /// query with two or more probes with 2 (q3.1 1.13 ms against 1.40 with 4, q4.1 1.36
 /// against 1.73). Each probe keeps a slot, a flag and its payload per item alive from
 /// stage to stage, so more items cost registers, and with them resident warps, faster
-/// than they add loads in flight.
+/// than they add loads in flight. Re-measured after pointers moved to kernel parameters
+/// (fewer registers a row, `gpu-h200-2026-11-23c/`): 4 rows for every pipeline was still
+/// slower (H100 8.79 ms against 8.59; H200 without the prefetch 7.92 against 7.76).
 pub const ITEMS_PER_THREAD: u32 = 4;
 
 /// Rows per thread per tile for pipelines with two or more probes (see
@@ -411,16 +413,6 @@ struct KernelArgs {
     tabs: Vec<String>,
     /// The sink's arrays ([`SinkLayout`]).
     outs: Vec<String>,
-}
-
-impl KernelArgs {
-    fn tab(&mut self, decl: String) {
-        self.tabs.push(decl);
-    }
-
-    fn out(&mut self, decl: String) {
-        self.outs.push(decl);
-    }
 }
 
 /// The kernel's name in every generated module.
@@ -999,7 +991,7 @@ fn scalar_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], values: &[Str
 /// Materialization: each row reaching the sink takes the next output position with one
 /// atomic per warp (`warp_append` in `compact.cuh`), then writes its values.
 fn materialize(g: &mut Gen<'_>, fields: &[tessera_ir::Field], args: &mut KernelArgs) -> Result<SinkLayout, String> {
-    args.out("unsigned long long* __restrict__ out_count".into());
+    args.outs.push("unsigned long long* __restrict__ out_count".into());
     let mut columns = Vec::new();
     let mut writes = String::new();
     for (i, f) in fields.iter().enumerate() {
@@ -1011,7 +1003,7 @@ fn materialize(g: &mut Gen<'_>, fields: &[tessera_ir::Field], args: &mut KernelA
             return Err(format!("column {} of type {} materialized on the GPU", f.name, f.ty));
         }
         let (v, w) = g.column(i)?;
-        args.out(format!("{}* __restrict__ out_m{i}", w.c()));
+        args.outs.push(format!("{}* __restrict__ out_m{i}", w.c()));
         let _ = write!(writes, " out_m{i}[pos] = {v};");
         columns.push(GpuColumn { width: w, dictionary });
     }
@@ -1219,11 +1211,23 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
 /// more round trip to memory in the thread's chain: the probe kernels of SSB at SF 20 were
 /// latency-bound on an H200 (Nsight Compute: 74% of q3.1's stalls waiting on global
 /// loads). Up front, all of a tile's loads are in flight at once.
+///
+/// Measured on an H200 (SSB SF 20, 2026-11-23, main kernels of the 13 queries,
+/// `benchmarks/results/gpu-h200-2026-11-23c/`): no eager loads 8.63 ms, 0.5 7.77 ms; with
+/// the next tile's prefetch 0.25 / 0.5 / 0.75 → 7.89 / 7.54 / 7.52 ms; everything up
+/// front (0) was worst on an H100 (10.65 ms against 8.57 at 0.5): the selective queries
+/// then read whole columns they need a few sectors of.
 pub const EAGER_MIN_SECTORS: f64 = 0.5;
 
 /// [`EAGER_MIN_SECTORS`], or the experiment's value from `TESSERA_EXP_EAGER_SECTORS`.
 fn eager_min_sectors() -> f64 {
     std::env::var("TESSERA_EXP_EAGER_SECTORS").ok().and_then(|v| v.parse().ok()).unwrap_or(EAGER_MIN_SECTORS)
+}
+
+/// Whether kernels with eager loads prefetch the next tile's (on unless the experiment's
+/// `TESSERA_EXP_PREFETCH=0`).
+fn prefetch_enabled() -> bool {
+    std::env::var("TESSERA_EXP_PREFETCH").map_or(true, |v| v != "0")
 }
 
 /// The share of a column's 32-byte sectors that hold at least one of the rows still
@@ -1266,6 +1270,10 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
     for &c in eager {
         g.load_source(c)?;
     }
+    // The eager loads are the first stage, alone: the kernel issues them for the next
+    // tile while it works on this one (see `prefetch` below).
+    g.stage();
+    let prefetch = !eager.is_empty() && prefetch_enabled();
     let mut fields = fields0;
     // Rows the kernel reads, and the most rows its grouped sums stay exact for.
     let source_rows = match &pipeline.source {
@@ -1320,9 +1328,9 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
                 // Per probe: its payload columns, then its membership bitmap.
                 let bits_var = format!("h{probe_no}_bits");
                 for (j, pc) in t.payload.iter().enumerate() {
-                    args.tab(format!("const {}* __restrict__ h{probe_no}_p{j}", pc.width.c()));
+                    args.tabs.push(format!("const {}* __restrict__ h{probe_no}_p{j}", pc.width.c()));
                 }
-                args.tab(format!("const uint32_t* __restrict__ {bits_var}"));
+                args.tabs.push(format!("const uint32_t* __restrict__ {bits_var}"));
                 // A hoisted probe's membership test has run already; only its payload is
                 // left to read.
                 let (s, found) = match hoisted_slots.get(&probe_no) {
@@ -1367,7 +1375,7 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
             let slots = (max - min + 1) as usize;
             g.prefetch(key.columns().into_iter().chain(b.payload.iter().copied()))?;
             let k = g.expr(key, &fields)?;
-            args.out("int32_t* __restrict__ out_rows".into());
+            args.outs.push("int32_t* __restrict__ out_rows".into());
             let mut payload = Vec::new();
             let s = g.var("long long", "s", &format!("(long long)({k}) - {min}LL"));
             g.reject_flagged(&format!("{s} < 0 || {s} >= {slots}LL"), 1);
@@ -1375,12 +1383,12 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
             g.line(&format!("atomicOr(&out_bits[{s} >> 5], 1u << ({s} & 31));"));
             for (j, &col) in b.payload.iter().enumerate() {
                 let (v, w) = g.column(col)?;
-                args.out(format!("{}* __restrict__ out_p{j}", w.c()));
+                args.outs.push(format!("{}* __restrict__ out_p{j}", w.c()));
                 g.line(&format!("out_p{j}[{s}] = {v};"));
                 let dictionary = g.dicts.get(col).copied().flatten();
                 payload.push(GpuColumn { width: w, dictionary });
             }
-            args.out("uint32_t* __restrict__ out_bits".into());
+            args.outs.push("uint32_t* __restrict__ out_bits".into());
             SinkLayout::Build { table: GpuTable { min: *min, slots, payload, pass_permille: pass_permille(b.estimated_rows, pipeline) } }
         }
         Sink::Aggregate(a) => {
@@ -1456,20 +1464,20 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
             for (j, acc) in accumulators.iter().enumerate() {
                 match acc {
                     Accumulator::Count => {
-                        args.out(format!("unsigned long long* __restrict__ out_a{j}"));
+                        args.outs.push(format!("unsigned long long* __restrict__ out_a{j}"));
                     }
                     Accumulator::Sum(r) | Accumulator::SumCount(r) => {
-                        args.out(format!("{}* __restrict__ out_a{j}", r.c()));
+                        args.outs.push(format!("{}* __restrict__ out_a{j}", r.c()));
                         if matches!(acc, Accumulator::SumCount(_)) {
-                            args.out(format!("unsigned long long* __restrict__ out_c{j}"));
+                            args.outs.push(format!("unsigned long long* __restrict__ out_c{j}"));
                         }
                     }
                     Accumulator::Min | Accumulator::Max => {
-                        args.out(format!("long long* __restrict__ out_a{j}"));
+                        args.outs.push(format!("long long* __restrict__ out_a{j}"));
                     }
                 }
             }
-            args.out("uint32_t* __restrict__ out_seen".into());
+            args.outs.push("uint32_t* __restrict__ out_seen".into());
             // The values, computed once per row.
             let mut values = Vec::new();
             for (j, agg) in a.aggregates.iter().enumerate() {
@@ -1526,20 +1534,46 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
     // Each thread holds ITEMS rows of the tile (striped: item i of thread t is row
     // tile + t + i * BLOCK_THREADS, so a warp's loads are coalesced) with a selection
     // flag each; every stage is one unrolled loop over the items still selected.
-    let _ = writeln!(src, "    for (long long tile = (long long)blockIdx.x * {tile_items}LL; tile < rows; tile += (long long)gridDim.x * {tile_items}LL) {{");
+    g.stage();
+    let row = |tile: &str| format!("{tile} + threadIdx.x + (long long)i * {BLOCK_THREADS}");
+    let stride = format!("(long long)gridDim.x * {tile_items}LL");
+    let mut stages: &[String] = &g.stages;
+    let prefetch_loads: String = eager.iter().map(|c| format!(" nc{c}[i] = col{c}[r];")).collect();
+    if prefetch {
+        // Software pipelining over tiles: the first stage's loads (the eager columns) for
+        // tile t + 1 are issued into `nc{c}` registers before tile t's later stages run, so
+        // their DRAM latency overlaps the probes' chain instead of adding to it (H200, SSB
+        // SF 20: the 13 main kernels 7.54 ms with it, 7.76 ms without).
+        for &c in eager {
+            let _ = writeln!(src, "    {} nc{c}[ITEMS] = {{}};", g.cols[c].width.c());
+        }
+        let _ = writeln!(src, "    long long tile = (long long)blockIdx.x * {tile_items}LL;");
+        let _ = writeln!(src, "    #pragma unroll");
+        let _ = writeln!(src, "    for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row("tile"));
+        let _ = writeln!(src, "    for (; tile < rows; tile += {stride}) {{");
+        stages = &stages[1..];
+    } else {
+        let _ = writeln!(src, "    for (long long tile = (long long)blockIdx.x * {tile_items}LL; tile < rows; tile += {stride}) {{");
+    }
     let _ = writeln!(src, "        bool sel[ITEMS];");
     for d in g.decls.lines() {
         let _ = writeln!(src, "        {d}");
     }
     let _ = writeln!(src, "        #pragma unroll");
-    let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * {BLOCK_THREADS} < rows;");
-    g.stage();
-    for body in &g.stages {
+    let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = {} < rows;", row("tile"));
+    if prefetch {
+        let take: String = eager.iter().map(|c| format!(" c{c}[i] = nc{c}[i];")).collect();
+        let _ = writeln!(src, "        #pragma unroll");
+        let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
+        let _ = writeln!(src, "        #pragma unroll");
+        let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row(&format!("(tile + {stride})")));
+    }
+    for body in stages {
         let _ = writeln!(src, "        #pragma unroll");
         let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
         let _ = writeln!(src, "            if (!sel[i]) continue;");
         if mentions_row(body) {
-            let _ = writeln!(src, "            const long long r = tile + threadIdx.x + (long long)i * {BLOCK_THREADS};");
+            let _ = writeln!(src, "            const long long r = {};", row("tile"));
         }
         for l in body.lines() {
             let _ = writeln!(src, "            {l}");
@@ -1865,13 +1899,17 @@ mod tests {
         tables[1].pass_permille = 200;
         let k = generate(&p, &cols, &tables).unwrap();
         let src = &k.source;
-        let first = stage_of(src, "c1[i] = col1[r];");
-        assert_eq!(stage_of(src, "c0[i] = col0[r];"), first, "{src}");
-        assert_eq!(stage_of(src, "c2[i] = col2[r];"), first, "{src}");
+        // All three are loaded together, for the next tile while this one is probed
+        // (before the tile loop for the first tile).
+        let loads = "if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }";
+        assert_eq!(src.matches(loads).count(), 2, "{src}");
+        assert!(src.contains("const long long r = (tile + (long long)gridDim.x * 256LL) + threadIdx.x"), "{src}");
+        assert!(src.contains("{ c1[i] = nc1[i]; c0[i] = nc0[i]; c2[i] = nc2[i]; }"), "{src}");
         // Both membership bitmaps are read in one stage, tested in the next.
-        assert_eq!(stage_of(src, "h1_bits[s"), first + 1, "{src}");
-        assert_eq!(stage_of(src, "h0_bits[s"), first + 1, "{src}");
-        assert_eq!(stage_of(src, "if (!f"), first + 2, "{src}");
+        let first = stage_of(src, "h1_bits[s");
+        assert_eq!(stage_of(src, "h0_bits[s"), first, "{src}");
+        assert_eq!(stage_of(src, "if (!f"), first + 1, "{src}");
+        assert!(!src[src.find("h1_bits[s").unwrap()..].contains("= col"), "no column is loaded after the probes: {src}");
         // The estimate is what decides: at 2% the key waits for the first test.
         assert_eq!(sector_share(0.02, Width::I32), 1.0 - 0.98f64.powi(8));
         assert!(sector_share(0.02, Width::I32) < EAGER_MIN_SECTORS && sector_share(0.2, Width::I64) > EAGER_MIN_SECTORS);

@@ -142,6 +142,19 @@ pub struct GpuQueryState {
     pub sorted: std::collections::HashSet<usize>,
 }
 
+impl GpuQueryState {
+    /// What placement put here (dictionaries, GPU sorts), without what a run added.
+    pub(crate) fn planned_copy(&self) -> GpuQueryState {
+        GpuQueryState { dictionaries: self.dictionaries.clone(), sorts: self.sorts.clone(), ..GpuQueryState::default() }
+    }
+}
+
+impl std::fmt::Debug for GpuQueryState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuQueryState").field("tables", &self.tables.len()).field("dictionaries", &self.dictionaries.len()).field("sorts", &self.sorts).finish()
+    }
+}
+
 /// Why a GPU run must be redone on the CPU (a flagged overflow, duplicate build keys):
 /// the CPU backend then reports the precise error or handles the case.
 pub const RETRY_ON_CPU: &str = "retry on the CPU";
@@ -407,8 +420,12 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
 
     /// Generates the kernel for `p` if it can run on the GPU (see [`plan_kernel`]).
     pub fn plan(&self, p: &Pipeline, table: Option<&LoadedTable>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<(Pipeline, Vec<GpuColumn>, Kernel), String> {
-        let options = self.options.lock().map(|o| *o).unwrap_or_default();
-        plan_kernel(p, table, state, gpu_tables, options)
+        plan_kernel(p, table, state, gpu_tables, self.kernel_options())
+    }
+
+    /// How kernels are generated now.
+    pub fn kernel_options(&self) -> KernelOptions {
+        self.options.lock().map(|o| *o).unwrap_or_default()
     }
 
     /// How the kernels of the next queries are generated (`tessera.kernel_literals`,

@@ -57,7 +57,12 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __shared__ unsigned int sh_seen[11];
     for (int s = threadIdx.x; s < 11; s += 128) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_seen[s] = 0u; }
     __syncthreads();
-    for (long long tile = (long long)blockIdx.x * 512LL; tile < rows; tile += (long long)gridDim.x * 512LL) {
+    int64_t nc1[ITEMS] = {};
+    int32_t nc0[ITEMS] = {};
+    long long tile = (long long)blockIdx.x * 512LL;
+    #pragma unroll
+    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
+    for (; tile < rows; tile += (long long)gridDim.x * 512LL) {
         bool sel[ITEMS];
         int64_t c1[ITEMS];
         int32_t c0[ITEMS];
@@ -67,12 +72,9 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) {
-            if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + (long long)i * 128;
-            c1[i] = col1[r];
-            c0[i] = col0[r];
-        }
+        for (int i = 0; i < ITEMS; ++i) { c1[i] = nc1[i]; c0[i] = nc0[i]; }
+        #pragma unroll
+        for (int i = 0; i < ITEMS; ++i) { const long long r = (tile + (long long)gridDim.x * 512LL) + threadIdx.x + (long long)i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
