@@ -119,8 +119,61 @@ macro_rules! internal_err {
     ($($arg:tt)*) => { Err($crate::TesseraError::Internal(format!($($arg)*))) };
 }
 
+/// A map from text keys to values shared between threads, cleared whole when it reaches
+/// its capacity (what is repeated comes back quickly; nothing is evicted one by one).
+/// Used by the caches of plans (per statement) and of GPU placements (per plan).
+#[derive(Debug)]
+pub struct TextCache<V> {
+    entries: std::sync::Mutex<std::collections::HashMap<String, V>>,
+    capacity: usize,
+}
+
+impl<V: Clone> TextCache<V> {
+    /// An empty cache of at most `capacity` entries.
+    pub fn new(capacity: usize) -> Self {
+        TextCache { entries: std::sync::Mutex::new(std::collections::HashMap::new()), capacity }
+    }
+
+    /// The value under `key`, if any.
+    pub fn get(&self, key: &str) -> Option<V> {
+        self.entries.lock().ok()?.get(key).cloned()
+    }
+
+    /// Keeps `value` under `key`, first clearing the cache when it is full.
+    pub fn insert(&self, key: String, value: V) {
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= self.capacity {
+                entries.clear();
+            }
+            entries.insert(key, value);
+        }
+    }
+
+    /// Forgets every entry.
+    pub fn clear(&self) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.clear();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::TextCache;
+
+    #[test]
+    fn text_cache_clears_when_full() {
+        let cache = TextCache::new(2);
+        cache.insert("a".into(), 1);
+        cache.insert("b".into(), 2);
+        assert_eq!((cache.get("a"), cache.get("b"), cache.get("c")), (Some(1), Some(2), None));
+        // The third entry finds the cache full: it alone remains.
+        cache.insert("c".into(), 3);
+        assert_eq!((cache.get("a"), cache.get("b"), cache.get("c")), (None, None, Some(3)));
+        cache.clear();
+        assert_eq!(cache.get("c"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -81,9 +81,14 @@ pub struct Session {
 /// catalog shape plans. Only plans that run wholly as pipelines over store tables, with
 /// only immutable functions, are kept: DataFusion folds `now()` while optimizing, and
 /// fallback subtrees hold per-run state.
-#[derive(Default)]
 struct PlanCache {
-    entries: std::sync::Mutex<std::collections::HashMap<String, CachedPlan>>,
+    entries: tessera_common::TextCache<CachedPlan>,
+}
+
+impl Default for PlanCache {
+    fn default() -> Self {
+        PlanCache { entries: tessera_common::TextCache::new(PLAN_CACHE_ENTRIES) }
+    }
 }
 
 /// Entries kept at most; the cache is cleared when full (queries repeat or they do not).
@@ -98,23 +103,15 @@ struct CachedPlan {
 
 impl PlanCache {
     fn get(&self, sql: &str, manifest_version: u64) -> Option<CachedPlan> {
-        let entries = self.entries.lock().ok()?;
-        entries.get(sql).filter(|c| c.manifest_version == manifest_version).cloned()
+        self.entries.get(sql).filter(|c| c.manifest_version == manifest_version)
     }
 
     fn insert(&self, sql: &str, plan: CachedPlan) {
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= PLAN_CACHE_ENTRIES {
-                entries.clear();
-            }
-            entries.insert(sql.to_string(), plan);
-        }
+        self.entries.insert(sql.to_string(), plan);
     }
 
     fn clear(&self) {
-        if let Ok(mut entries) = self.entries.lock() {
-            entries.clear();
-        }
+        self.entries.clear();
     }
 }
 
