@@ -93,13 +93,22 @@ for section in "$@"; do
     ;;
   eager)
     # EXPLAIN ANALYZE of every query for each threshold in $EAGER (the experiment's
-    # TESSERA_EXP_EAGER_SECTORS: 0 loads every column up front, above 1 none) and tile
-    # shape in $ITEMS.
-    [ -d $S20 ] || $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 1 --engine tessera 2>&1 | tail -3
+    # TESSERA_EXP_EAGER_SECTORS: 0 loads every column up front, above 1 none), prefetch
+    # in $PREFETCH (TESSERA_EXP_PREFETCH=0 turns it off; `default` leaves it), resident
+    # blocks per SM compiled for in $MINB (TESSERA_EXP_MIN_BLOCKS; `default`: none) and
+    # tile shape in $ITEMS.
+    # $STORE: another SSB store to analyze instead (e.g. /tmp/td100/bench/ssb-sf100).
+    ST=${STORE:-$S20}
+    [ -d $ST ] || $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 1 --engine tessera 2>&1 | tail -3
     for v in ${EAGER:-0 0.5 1.01}; do
-      for n in $ITEMS; do
-        echo "== SSB SF20 EXPLAIN ANALYZE, TESSERA_EXP_EAGER_SECTORS=$v, $n items per thread"
-        TESSERA_EXP_EAGER_SECTORS=$v analyze $S20 $n parameters
+      for p in ${PREFETCH:-default}; do
+        for b in ${MINB:-default}; do
+          for n in $ITEMS; do
+            echo "== SSB SF20 EXPLAIN ANALYZE, TESSERA_EXP_EAGER_SECTORS=$v, TESSERA_EXP_PREFETCH=$p, TESSERA_EXP_MIN_BLOCKS=$b, $n items per thread"
+            ( [ $p = default ] || export TESSERA_EXP_PREFETCH=$p; [ $b = default ] || export TESSERA_EXP_MIN_BLOCKS=$b
+              TESSERA_EXP_EAGER_SECTORS=$v analyze $ST $n parameters )
+          done
+        done
       done
     done
     ;;

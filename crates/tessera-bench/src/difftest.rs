@@ -147,7 +147,9 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
         }
     }
     let d1_max = d1_keys.last().copied().unwrap_or(1).max(1);
-    let k1_max = d1_max + 5; // some fact keys have no dimension row
+    // Some fact keys have no dimension row: gaps, keys above the last, and keys below the
+    // first (negative ones too, for the GPU's unsigned range test).
+    let (k1_min, k1_max) = (-3, d1_max + 5);
     let d2_max = (d1_max / 2).max(1);
 
     let mut csv = String::from("d1k,name,region,cat,w\n");
@@ -185,7 +187,7 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
             writeln!(
                 out,
                 "{id},{},{k2},{},{},{},{},{s},{n},{},{}.{:03}",
-                rng.range(1, k1_max),
+                rng.range(k1_min, k1_max),
                 rng.range(0, case.g_range - 1),
                 rng.range(-1_000_000, 1_000_000),
                 cents(rng.range(-9_999_999, 9_999_999)),

@@ -898,11 +898,23 @@ fn hoistable_probes(pipeline: &Pipeline, tables: &[GpuTable]) -> Vec<Hoisted> {
     out
 }
 
+/// The largest membership bitmap that a probe looks up for rows an earlier probe's test
+/// has not filtered yet (when its key is loaded up front). A bitmap this small stays in
+/// L1 (256 KiB a SM on an H100/H200, shared with shared memory and the other probes'
+/// bitmaps), so looking it up for every row costs little and saves a round trip; a
+/// larger one is read from L2, for every row. Measured on an H200 (SSB q4.1, whose part
+/// bitmap is 122 KiB at SF 20 and 171 KiB at SF 100): looked up with the customer and
+/// supplier bitmaps for every row, q4.1 took 1.94–2.12× its bandwidth model at SF 100
+/// (`gpu-h200-2026-11-23d/log6-sf100-sweep.txt`), and 1.40–1.43× with this limit
+/// (`log8-*.txt`).
+pub const BATCHED_BITMAP_MAX_BYTES: usize = 64 << 10;
+
 /// Runs the membership tests of hoistable probes first, the most selective first (as a
 /// hand-written SSB kernel orders its probes): rows that some dimension filters out stop
 /// before they load the other keys or touch the other tables. Consecutive tests whose
 /// keys are loaded already (eagerly, see [`EAGER_MIN_SECTORS`]) look up their bitmaps in
-/// one stage and test them in the next, so those loads are in flight together. The
+/// one stage and test them in the next, so those loads are in flight together (unless a
+/// bitmap is larger than [`BATCHED_BITMAP_MAX_BYTES`]). The
 /// probes themselves still run in
 /// plan order for their payloads, reusing the slot found here (returned per probe)
 /// instead of testing again.
@@ -912,6 +924,10 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
         return Ok(slots);
     }
     let mut order: Vec<&Hoisted> = hoisted.iter().collect();
+    // Ties keep plan order. Smaller tables first among equally selective probes (their
+    // bitmaps likelier in L1) was measured on an H200 and was no better: SSB SF 20 q3.1
+    // 1.53× its model, q3.2 1.25×, q4.2 1.20× against 1.46–1.48×, 1.18–1.22×, 1.11–1.14×
+    // (`gpu-h200-2026-11-23d/log9-final.txt`).
     order.sort_by_key(|h| (tables[h.probe].pass_permille, h.probe));
     // Lookups issued and not tested yet.
     let mut pending: Vec<(&Hoisted, String)> = Vec::new();
@@ -926,12 +942,15 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
         }
     };
     for h in order {
-        if !g.loaded.contains(&h.column) {
-            // The key is loaded here, for the items the tests so far let through.
+        let large = tables[h.probe].slots.div_ceil(8) > BATCHED_BITMAP_MAX_BYTES;
+        if !g.loaded.contains(&h.column) || (large && !pending.is_empty()) {
+            // The key is loaded here, or the bitmap is too large to read for every row:
+            // only the items the tests so far let through go on.
             test(g, &mut pending);
         }
         let v = g.load_source(h.column)?;
-        let (s, found) = lookup(g, &tables[h.probe], &format!("h{}_bits", h.probe), &v);
+        let narrow = g.cols[h.column].width == Width::I32;
+        let (s, found) = lookup(g, &tables[h.probe], &format!("h{}_bits", h.probe), &v, narrow);
         pending.push((h, found));
         slots.insert(h.probe, s);
     }
@@ -948,9 +967,22 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
 /// array sends every probe of 120 M fact rows to L2. Slots are `int`: tables have at most
 /// [`MAX_TABLE_SLOTS`] of them, and 32-bit per-item variables leave more registers for
 /// items in flight.
-fn lookup(g: &mut Gen<'_>, t: &GpuTable, bits_var: &str, key: &str) -> (String, String) {
-    let d = format!("((long long)({key}) - {}LL)", t.min);
-    let s = g.var("int", "s", &format!("({d} >= 0 && {d} < {}LL) ? (int){d} : -1", t.slots));
+///
+/// A 32-bit key (`narrow`: its type holds it in `int32_t`) against a table whose first
+/// key fits 32 bits is placed with one unsigned 32-bit subtraction and compare: keys
+/// below the range wrap to at least 2^31, above the slots, so one test checks both ends
+/// (instead of 64-bit arithmetic and two compares, for every row the probe sees).
+fn lookup(g: &mut Gen<'_>, t: &GpuTable, bits_var: &str, key: &str, narrow: bool) -> (String, String) {
+    let s = match i32::try_from(t.min) {
+        Ok(min) if narrow => {
+            let d = format!("((unsigned)({key}) - (unsigned)({min}))");
+            g.var("int", "s", &format!("{d} < {}u ? (int){d} : -1", t.slots))
+        }
+        _ => {
+            let d = format!("((long long)({key}) - {}LL)", t.min);
+            g.var("int", "s", &format!("({d} >= 0 && {d} < {}LL) ? (int){d} : -1", t.slots))
+        }
+    };
     let name = g.fresh("f");
     let found = g.load_var("bool", &name, &format!("{s} >= 0 && ((__ldg(&{bits_var}[{s} >> 5]) >> ({s} & 31)) & 1u) != 0"));
     (s, found)
@@ -1216,8 +1248,12 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
 /// `benchmarks/results/gpu-h200-2026-11-23c/`): no eager loads 8.63 ms, 0.5 7.77 ms; with
 /// the next tile's prefetch 0.25 / 0.5 / 0.75 → 7.89 / 7.54 / 7.52 ms; everything up
 /// front (0) was worst on an H100 (10.65 ms against 8.57 at 0.5): the selective queries
-/// then read whole columns they need a few sectors of.
-pub const EAGER_MIN_SECTORS: f64 = 0.5;
+/// then read whole columns they need a few sectors of. Those runs estimated every filter
+/// as keeping a quarter of the rows; with the planner's estimates from statistics
+/// (`tessera-plan`'s `selectivity`), two H200 sweeps (`gpu-h200-2026-11-23d/`) gave
+/// 0 / 0.1 / 0.25 / 0.5 → 8.23 / 7.09 / 7.20–7.27 / 7.41 ms, 0.1 being the only value
+/// with both q3.1 and q4.1 within 1.5× of their bandwidth model (1.46×, 1.44×).
+pub const EAGER_MIN_SECTORS: f64 = 0.1;
 
 /// [`EAGER_MIN_SECTORS`], or the experiment's value from `TESSERA_EXP_EAGER_SECTORS`.
 fn eager_min_sectors() -> f64 {
@@ -1337,7 +1373,8 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
                     Some(s) => (s.clone(), None),
                     None => {
                         let k = g.expr(&p.keys[0], &fields)?;
-                        let (s, found) = lookup(&mut g, t, &bits_var, &k);
+                        let narrow = width_of(p.keys[0].ty(&fields)) == Some(Width::I32);
+                        let (s, found) = lookup(&mut g, t, &bits_var, &k, narrow);
                         (s, Some(found))
                     }
                 };
@@ -1543,7 +1580,11 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
         // Software pipelining over tiles: the first stage's loads (the eager columns) for
         // tile t + 1 are issued into `nc{c}` registers before tile t's later stages run, so
         // their DRAM latency overlaps the probes' chain instead of adding to it (H200, SSB
-        // SF 20: the 13 main kernels 7.54 ms with it, 7.76 ms without).
+        // SF 20: the 13 main kernels 7.54 ms with it, 7.76 ms without). Copying one to
+        // three tiles ahead into a ring in shared memory with `cp.async` instead (4 or 8
+        // bytes an item, each thread its own items, so no registers held and no barrier)
+        // was measured slower on an H200: 8.2–8.6 ms against 7.2 ms with registers
+        // (`gpu-h200-2026-11-23d/log2-sweep.txt`).
         for &c in eager {
             let _ = writeln!(src, "    {} nc{c}[ITEMS] = {{}};", g.cols[c].width.c());
         }
@@ -1848,7 +1889,7 @@ mod tests {
         let cols = vec![int_col(), int_col(), GpuColumn { width: Width::I64, dictionary: None }];
         let tables = vec![
             GpuTable { min: 0, slots: 3000, payload: vec![int_col()], pass_permille: 1000 },
-            GpuTable { min: 0, slots: 100, payload: vec![], pass_permille: 20 },
+            GpuTable { min: 0, slots: 100, payload: vec![], pass_permille: 5 },
         ];
         (p, cols, tables)
     }
@@ -1864,7 +1905,7 @@ mod tests {
         let (p, cols, tables) = star();
         let k = generate(&p, &cols, &tables).unwrap();
         let src = &k.source;
-        // The more selective probe (table 1, on column 1, 2% of rows pass) is tested
+        // The more selective probe (table 1, on column 1, 0.5% of rows pass) is tested
         // first; its key is loaded in a stage of its own, the slot looked up in the next,
         // tested after.
         let load_sk = stage_of(src, "c1[i] = col1[r];");
@@ -1879,6 +1920,9 @@ mod tests {
         assert_eq!(src.matches("h0_bits[").count(), 1, "{src}");
         assert_eq!(src.matches("h1_bits[").count(), 1, "{src}");
         assert!(!src.contains("h0_rows") && !src.contains("h1_rows"), "{src}");
+        // 32-bit keys are placed with one unsigned 32-bit test (keys below the range wrap
+        // above it).
+        assert!(src.contains("s1[i] = ((unsigned)(c1[i]) - (unsigned)(0)) < 100u ? (int)((unsigned)(c1[i]) - (unsigned)(0)) : -1;"), "{src}");
         // The parameters: the columns, then per table its payload and bitmap, then the
         // sink's arrays.
         let params = "const int32_t* __restrict__ col1, const int64_t* __restrict__ col2, const int32_t* __restrict__ h0_p0, \
@@ -1910,9 +1954,17 @@ mod tests {
         assert_eq!(stage_of(src, "h0_bits[s"), first, "{src}");
         assert_eq!(stage_of(src, "if (!f"), first + 1, "{src}");
         assert!(!src[src.find("h1_bits[s").unwrap()..].contains("= col"), "no column is loaded after the probes: {src}");
-        // The estimate is what decides: at 2% the key waits for the first test.
-        assert_eq!(sector_share(0.02, Width::I32), 1.0 - 0.98f64.powi(8));
-        assert!(sector_share(0.02, Width::I32) < EAGER_MIN_SECTORS && sector_share(0.2, Width::I64) > EAGER_MIN_SECTORS);
+        // A bitmap too large for L1 is looked up only for the rows the first test keeps,
+        // though its key is loaded up front.
+        let mut large = tables.clone();
+        large[0].slots = 1 << 20;
+        let k = generate(&p, &cols, &large).unwrap();
+        let src = &k.source;
+        assert!(src.contains(loads), "{src}");
+        assert!(src.find("h0_bits[s") > src.find("if (!f"), "{src}");
+        // The estimate is what decides: at 0.5% the key waits for the first test.
+        assert_eq!(sector_share(0.005, Width::I32), 1.0 - 0.995f64.powi(8));
+        assert!(sector_share(0.005, Width::I32) < EAGER_MIN_SECTORS && sector_share(0.2, Width::I64) > EAGER_MIN_SECTORS);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 
 mod expr;
 mod result_table;
+mod selectivity;
 mod types;
 
 use std::sync::Arc;
@@ -34,8 +35,10 @@ pub use types::{arrow_type, ir_type};
 /// A perfect-hash join table is a dense array over the key range; it is used when the
 /// range has at most this many slots (16 MiB of 4-byte row indices)…
 pub const PERFECT_JOIN_MAX_SLOTS: u64 = 1 << 22;
-/// …and the range is at most this many times the build rows (so the array stays about
-/// as cache-friendly as an open-addressing table at load factor 0.5 would be).
+/// …and the range is at most this many times the key column's distinct values (so the
+/// array stays about as cache-friendly as an open-addressing table at load factor 0.5
+/// over the whole column would be; filters are not counted, as the GPU tests a perfect
+/// table's membership in a bitmap of one bit a slot, where they cost nothing).
 pub const PERFECT_JOIN_MAX_SPARSITY: u64 = 32;
 /// A perfect-hash aggregation indexes an array of this many groups at most: 4 Mi groups
 /// of 16-byte sums is 64 MB, one array in GPU memory (SSB q4.3's 8 × 251 × 1001 domain
@@ -289,8 +292,8 @@ impl Planner<'_> {
         };
         for f in &scan.filters {
             let e = expr::translate(f, &scan.projected_schema)?;
+            stream.rows *= selectivity::selectivity(&e, &stream.stats);
             stream.operators.push(Operator::Filter(e));
-            stream.rows *= FILTER_SELECTIVITY;
         }
         Ok(stream)
     }
@@ -353,8 +356,9 @@ impl Planner<'_> {
             }
             LogicalPlan::Filter(f) => {
                 let mut s = children.remove(0);
-                s.operators.push(Operator::Filter(tr(&f.predicate, f.input.schema())));
-                s.rows *= FILTER_SELECTIVITY;
+                let predicate = tr(&f.predicate, f.input.schema());
+                s.rows *= selectivity::selectivity(&predicate, &s.stats);
+                s.operators.push(Operator::Filter(predicate));
                 s.fields = fields;
                 s
             }
@@ -456,8 +460,10 @@ impl Planner<'_> {
                 match build.stats[*index].range {
                     Some((min, max)) if max >= min => {
                         let slots = (max - min) as u64 + 1;
-                        let rows = (build.rows as u64).max(1);
-                        if slots <= PERFECT_JOIN_MAX_SLOTS && slots <= rows.saturating_mul(PERFECT_JOIN_MAX_SPARSITY).max(1 << 16) {
+                        // The key column's density, not the filtered rows': a filter on
+                        // the build side leaves the keys where they were.
+                        let keys = (build.rows as u64).max(build.stats[*index].distinct.unwrap_or(0)).max(1);
+                        if slots <= PERFECT_JOIN_MAX_SLOTS && slots <= keys.saturating_mul(PERFECT_JOIN_MAX_SPARSITY).max(1 << 16) {
                             BuildStrategy::Perfect { min, max }
                         } else {
                             BuildStrategy::Hash
@@ -511,7 +517,7 @@ impl Planner<'_> {
                     probe.project(exprs, fields.clone());
                 }
             }
-            JoinKind::Semi | JoinKind::Anti => probe.rows *= FILTER_SELECTIVITY,
+            JoinKind::Semi | JoinKind::Anti => probe.rows *= selectivity::DEFAULT_SELECTIVITY,
             JoinKind::Mark => {
                 probe.fields.push(Field::new("mark", Type::Boolean, j.null_aware));
                 probe.stats.push(ColStats::default());
@@ -573,9 +579,6 @@ impl Planner<'_> {
 fn translated(e: &DfExpr, s: &DFSchema) -> Expr {
     expr::translate(e, s).unwrap_or(Expr::Column { index: 0, name: "?".into() })
 }
-
-/// Planning-time selectivity guess for one filter (only used to choose build sides).
-const FILTER_SELECTIVITY: f64 = 0.25;
 
 /// A DataFusion plan reading result `rid` with exactly the (qualified) columns of `schema`.
 fn placeholder(schema: &DFSchema, rid: ResultId) -> datafusion::error::Result<(LogicalPlan, Arc<ResultTable>)> {
