@@ -1251,8 +1251,10 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
 /// then read whole columns they need a few sectors of. Those runs estimated every filter
 /// as keeping a quarter of the rows; with the planner's estimates from statistics
 /// (`tessera-plan`'s `selectivity`), two H200 sweeps (`gpu-h200-2026-11-23d/`) gave
-/// 0 / 0.1 / 0.25 / 0.5 → 8.23 / 7.09 / 7.20–7.27 / 7.41 ms, 0.1 being the only value
-/// with both q3.1 and q4.1 within 1.5× of their bandwidth model (1.46×, 1.44×).
+/// 0 / 0.1 / 0.25 / 0.5 → 8.23 / 7.09 / 7.20–7.27 / 7.41 ms, 0.1 the only value in that
+/// sweep with both q3.1 and q4.1 within 1.5× of their bandwidth model (1.46×, 1.44×);
+/// with [`BATCHED_BITMAP_MAX_BYTES`] later runs put 0.1 and 0.25 within 0.5% of each
+/// other in total, q3.1 at 1.44–1.51× either way.
 pub const EAGER_MIN_SECTORS: f64 = 0.1;
 
 /// [`EAGER_MIN_SECTORS`], or the experiment's value from `TESSERA_EXP_EAGER_SECTORS`.
