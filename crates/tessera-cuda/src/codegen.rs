@@ -968,13 +968,16 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
 /// [`MAX_TABLE_SLOTS`] of them, and 32-bit per-item variables leave more registers for
 /// items in flight.
 ///
-/// A 32-bit key (`narrow`: its type holds it in `int32_t`) against a table whose first
-/// key fits 32 bits is placed with one unsigned 32-bit subtraction and compare: keys
-/// below the range wrap to at least 2^31, above the slots, so one test checks both ends
-/// (instead of 64-bit arithmetic and two compares, for every row the probe sees).
+/// A 32-bit key (`narrow`: its type holds it in `int32_t`) against a table whose whole
+/// key range fits 32 bits is placed with one unsigned 32-bit subtraction and compare:
+/// for any 32-bit key outside the range, `key - min` modulo 2^32 is at least `slots`
+/// (below the range it wraps past `max - min`), so one test checks both ends (instead
+/// of 64-bit arithmetic and two compares, for every row the probe sees).
 fn lookup(g: &mut Gen<'_>, t: &GpuTable, bits_var: &str, key: &str, narrow: bool) -> (String, String) {
+    let max = i64::try_from(t.slots).ok().and_then(|n| t.min.checked_add(n - 1));
+    let range_fits = max.is_some_and(|m| i32::try_from(m).is_ok());
     let s = match i32::try_from(t.min) {
-        Ok(min) if narrow => {
+        Ok(min) if narrow && range_fits => {
             let d = format!("((unsigned)({key}) - (unsigned)({min}))");
             g.var("int", "s", &format!("{d} < {}u ? (int){d} : -1", t.slots))
         }
@@ -1925,6 +1928,11 @@ mod tests {
         // 32-bit keys are placed with one unsigned 32-bit test (keys below the range wrap
         // above it).
         assert!(src.contains("s1[i] = ((unsigned)(c1[i]) - (unsigned)(0)) < 100u ? (int)((unsigned)(c1[i]) - (unsigned)(0)) : -1;"), "{src}");
+        // Not when the table's range ends beyond 32 bits: a key far below could wrap into it.
+        let mut wide = tables.clone();
+        wide[1].min = i64::from(i32::MAX) - 10;
+        let k = generate(&p, &cols, &wide).unwrap();
+        assert!(k.source.contains("s1[i] = (((long long)(c1[i]) - 2147483637LL) >= 0"), "{}", k.source);
         // The parameters: the columns, then per table its payload and bitmap, then the
         // sink's arrays.
         let params = "const int32_t* __restrict__ col1, const int64_t* __restrict__ col2, const int32_t* __restrict__ h0_p0, \
