@@ -13,6 +13,9 @@
 #   tpch1   — TPC-H SF1 Tessera beside DuckDB, all answers checked
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
 #   eager   — EXPLAIN ANALYZE of SSB SF20 for each eager-load threshold in $EAGER
+#   exp     — EXPLAIN ANALYZE of SSB SF20 for each set of experiment variables in $EXPS
+#   difftest — `tessera difftest` alone (e.g. under experiment variables)
+#   dump    — the SSB SF20 kernels' sources into $OUT/kernels
 #
 # Prepare here, from the project root (both folders are kept out of git):
 #   cargo build --release -p tessera-cli
@@ -111,6 +114,28 @@ for section in "$@"; do
         done
       done
     done
+    ;;
+  exp)
+    # EXPLAIN ANALYZE of every query once per setting in $EXPS: each a comma-separated
+    # list of experiment variables to export (`-`: none), e.g.
+    # EXPS="- TESSERA_EXP_SEEN_BITMAP=0 TESSERA_EXP_CARVEOUT=fit -". $STORE as in eager.
+    ST=${STORE:-$S20}
+    [ -d $ST ] || $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 1 --engine tessera 2>&1 | tail -3
+    for e in ${EXPS:--}; do
+      echo "== SSB SF20 EXPLAIN ANALYZE, $e"
+      ( [ "$e" = - ] || for a in ${e//,/ }; do export "$a"; done
+        analyze $ST 0 parameters )
+    done
+    ;;
+  difftest)
+    # The random queries alone, under whatever experiment variables the caller set.
+    $X --data-dir /tmp/tdr difftest --require-gpu 2>&1 | tail -12
+    ;;
+  dump)
+    # The SSB SF20 kernels as generated (kernel cache emptied first) into $OUT/kernels.
+    rm -rf $S20/kernels
+    ( export TESSERA_DUMP_KERNELS=$OUT/kernels; analyze $S20 0 parameters > /dev/null )
+    ls $OUT/kernels | wc -l
     ;;
   ssb100)
     rm -rf /tmp/td20 /tmp/tdr

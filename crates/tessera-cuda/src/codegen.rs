@@ -193,6 +193,10 @@ pub enum GroupTable {
     /// 2026-11-23, `benchmarks/results/gpu-h200-2026-11-23b/`) on the guess that atomics
     /// queued per L2 line: q3.1 (4 M rows into 150 groups) did not get faster (1.13 ms
     /// without, 1.24 ms with, within the runs' 8% spread), so the arrays stay single.
+    /// Later (2026-11-23, `gpu-h200-2026-11-23e/`), with q3.1's kernel at 0.65 ms: a
+    /// diagnostic build without the atomics left it as fast (1.45× its model either way),
+    /// without the seen flags' reads 1.40×; marking the seen groups in a shared bitmap
+    /// instead (a shared atomic per row) made it slower (1.54×).
     Global,
     /// A shared array indexed by the group number itself: the whole domain fits.
     Direct {
@@ -448,7 +452,24 @@ struct Gen<'a> {
     /// Inside a CASE branch (a lambda evaluated for one item): variables are plain
     /// locals and there are no stages.
     branch: bool,
+    /// Where the last row test so far ended (see [`Deferral`]).
+    last_test: Option<TestPoint>,
+    /// The probes' payload arrays, read at the slot a probe found (see [`Deferral`]).
+    gathers: Vec<String>,
     tmp: usize,
+}
+
+/// A point in the generated stages: right after a row test.
+#[derive(Debug, Clone, Copy)]
+struct TestPoint {
+    /// Index of the stage (in `Gen::stages`, once the current body is one).
+    stage: usize,
+    /// Byte offset in that stage's body.
+    offset: usize,
+    /// The estimated share of rows still selected after the test.
+    pass: f64,
+    /// Length of `Gen::decls` then: the per-item variables declared before the point.
+    decls: usize,
 }
 
 #[derive(Clone)]
@@ -521,13 +542,16 @@ impl<'a> Gen<'a> {
     /// Drops the current item when `cond` holds (it takes part in no later stage).
     /// `pass` estimates the share of items it keeps.
     fn reject_estimated(&mut self, cond: &str, pass: f64) {
-        self.reject_if(cond);
         self.pass *= pass;
+        self.reject_if(cond);
     }
 
     /// Drops the current item when `cond` holds (it takes part in no later stage).
     fn reject_if(&mut self, cond: &str) {
         self.line(&format!("if ({cond}) {{ sel[i] = false; continue; }}"));
+        if !self.branch {
+            self.last_test = Some(TestPoint { stage: self.stages.len(), offset: self.body.len(), pass: self.pass, decls: self.decls.len() });
+        }
     }
 
     /// Drops the current item when `cond` holds, raising error flag `flag`.
@@ -770,6 +794,8 @@ impl<'a> Gen<'a> {
             stages: Vec::new(),
             body: String::new(),
             branch: true,
+            last_test: None,
+            gathers: Vec::new(),
             tmp: self.tmp + 1000,
         }
     }
@@ -927,7 +953,11 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
     // Ties keep plan order. Smaller tables first among equally selective probes (their
     // bitmaps likelier in L1) was measured on an H200 and was no better: SSB SF 20 q3.1
     // 1.53× its model, q3.2 1.25×, q4.2 1.20× against 1.46–1.48×, 1.18–1.22×, 1.11–1.14×
-    // (`gpu-h200-2026-11-23d/log9-final.txt`).
+    // (`gpu-h200-2026-11-23d/log9-final.txt`). Copying bitmaps of up to 16 KiB in all to
+    // shared memory in each block and testing those first (cheaper lookups, no L1
+    // wavefront per cache line touched) was slower: q3.1 1.72–1.77× against 1.54×, q3.2
+    // 1.42–1.45× against 1.27–1.29×, q4.1 1.50–1.52× against 1.36–1.42×
+    // (`gpu-h200-2026-11-23e/log4-shared-bitmaps.txt`).
     order.sort_by_key(|h| (tables[h.probe].pass_permille, h.probe));
     // Lookups issued and not tested yet.
     let mut pending: Vec<(&Hoisted, String)> = Vec::new();
@@ -950,7 +980,7 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
         }
         let v = g.load_source(h.column)?;
         let narrow = g.cols[h.column].width == Width::I32;
-        let (s, found) = lookup(g, &tables[h.probe], &format!("h{}_bits", h.probe), &v, narrow);
+        let (s, found) = lookup(g, &tables[h.probe], h.probe, &v, narrow);
         pending.push((h, found));
         slots.insert(h.probe, s);
     }
@@ -973,7 +1003,7 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
 /// for any 32-bit key outside the range, `key - min` modulo 2^32 is at least `slots`
 /// (below the range it wraps past `max - min`), so one test checks both ends (instead
 /// of 64-bit arithmetic and two compares, for every row the probe sees).
-fn lookup(g: &mut Gen<'_>, t: &GpuTable, bits_var: &str, key: &str, narrow: bool) -> (String, String) {
+fn lookup(g: &mut Gen<'_>, t: &GpuTable, probe: usize, key: &str, narrow: bool) -> (String, String) {
     let max = i64::try_from(t.slots).ok().and_then(|n| t.min.checked_add(n - 1));
     let range_fits = max.is_some_and(|m| i32::try_from(m).is_ok());
     let s = match i32::try_from(t.min) {
@@ -987,7 +1017,7 @@ fn lookup(g: &mut Gen<'_>, t: &GpuTable, bits_var: &str, key: &str, narrow: bool
         }
     };
     let name = g.fresh("f");
-    let found = g.load_var("bool", &name, &format!("{s} >= 0 && ((__ldg(&{bits_var}[{s} >> 5]) >> ({s} & 31)) & 1u) != 0"));
+    let found = g.load_var("bool", &name, &format!("{s} >= 0 && ((__ldg(&h{probe}_bits[{s} >> 5]) >> ({s} & 31)) & 1u) != 0"));
     (s, found)
 }
 
@@ -1076,7 +1106,9 @@ fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], values: &[St
     let slots = match table {
         GroupTable::Global => {
             // The seen flag is read before it is written: a store from every row would
-            // queue on the few hot addresses in L2 like an atomic.
+            // queue on the few hot addresses in L2 like an atomic. Measured on an H200
+            // (`gpu-h200-2026-11-23e/log5-*.txt`): an `atomicOr` from every row instead
+            // took SSB SF 20 q3.1 from 1.45× its model to 2.06×.
             g.line(&format!("{}if (out_seen[{grp}] == 0u) out_seen[{grp}] = 1u;", accumulate(accumulators, values, "out_", grp)));
             return;
         }
@@ -1198,12 +1230,19 @@ fn mentions_row(body: &str) -> bool {
 
 /// Whether `code` names identifier `name` (not as part of a longer identifier).
 fn mentions(code: &str, name: &str) -> bool {
+    occurrences(code, name) > 0
+}
+
+/// How many times `code` names identifier `name`.
+fn occurrences(code: &str, name: &str) -> usize {
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    code.match_indices(name).any(|(k, _)| {
-        let b = code.as_bytes();
-        let end = k + name.len();
-        (k == 0 || !ident(b[k - 1])) && (end == b.len() || !ident(b[end]))
-    })
+    let b = code.as_bytes();
+    code.match_indices(name)
+        .filter(|&(k, _)| {
+            let end = k + name.len();
+            (k == 0 || !ident(b[k - 1])) && (end == b.len() || !ident(b[end]))
+        })
+        .count()
 }
 
 /// Generates the kernel of `pipeline`, whose source columns live on the GPU as `cols`
@@ -1265,6 +1304,177 @@ fn eager_min_sectors() -> f64 {
     std::env::var("TESSERA_EXP_EAGER_SECTORS").ok().and_then(|v| v.parse().ok()).unwrap_or(EAGER_MIN_SECTORS)
 }
 
+/// The largest estimated share of rows passing a pipeline's row tests for which the rows
+/// that pass are queued per warp and finished 32 at a time (see [`Deferral`]). At 0.25 a
+/// warp's tile of 64 rows keeps 16 on average, half a queue's drain: above that, rows
+/// finishing in place already share their warps' round trips. Not swept: SSB's deferred
+/// kernels keep 2% of their rows or fewer, and forcing every pipeline that can defer to
+/// (`TESSERA_EXP_DEFER_PASS=1`) changed none of SSB's kernel times by more than the runs'
+/// spread (`gpu-h200-2026-11-23e/log2-defer.txt`).
+pub const DEFER_MAX_PASS: f64 = 0.25;
+
+/// Shared memory a block may spend on its warps' queues (see [`Deferral`]): 12 KiB holds
+/// six 32-bit values a row at two items a thread. With a direct group table of
+/// [`SHARED_AGG_BYTES`] a block then needs 29 KiB, and 7 blocks of 128 threads stay
+/// resident per SM (12 with the tables SSB's queries have).
+pub const DEFER_MAX_BYTES: usize = 12 << 10;
+
+fn defer_max_pass() -> f64 {
+    std::env::var("TESSERA_EXP_DEFER_PASS").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFER_MAX_PASS)
+}
+
+/// Rows that pass a selective pipeline's tests finish in full warps.
+///
+/// After its last row test a probe pipeline reads the payloads of the slots its probes
+/// found and aggregates: global loads from L2 for the few rows left. Done in place, each
+/// warp waits for one L2 round trip per tile for the one or two of its 64 rows that passed
+/// (SSB q3.1: 3.4% of the rows). Instead each warp appends the values that the rest of
+/// the pipeline needs (slots, columns, the row number) to its queue in shared memory (a
+/// ballot and a population count, no barrier), and once 32 rows are queued the warp runs
+/// the rest of the pipeline on them, one a lane: one round trip for 32 rows. What is left
+/// in a queue runs after the last tile.
+///
+/// Only for sinks that aggregate in a shared [`GroupTable::Direct`] table. Measured on an
+/// H200 at SSB SF 20 (`gpu-h200-2026-11-23e/log2-defer.txt`, `log3-*.txt`): q4.1 1.31–1.33×
+/// its bandwidth model against 1.40–1.44× in place, q4.2 1.06–1.13× against 1.13–1.15×;
+/// but with global atomics ([`GroupTable::Global`]) slower: q3.1 1.67–1.69× against
+/// 1.45–1.51×, q2.1 1.27–1.29× against 1.19–1.21× (32 lanes' atomics at once on a few
+/// hot L2 lines).
+#[derive(Debug, Clone)]
+struct Deferral {
+    /// The point after the last row test.
+    at: TestPoint,
+    /// The per-item variables the rest of the pipeline reads: (C type, name).
+    live: Vec<(String, String)>,
+    /// Whether the rest of the pipeline reads the row number `r`.
+    row: bool,
+    /// Rows a warp's queue holds: 32 per item of a thread, plus the 31 that may wait.
+    capacity: usize,
+}
+
+/// Bytes of a C type of a per-item variable.
+fn c_type_bytes(ty: &str) -> Option<usize> {
+    Some(match ty {
+        "bool" | "int8_t" | "uint8_t" => 1,
+        "int16_t" | "uint16_t" => 2,
+        "int" | "int32_t" | "uint32_t" | "unsigned int" | "float" => 4,
+        "long long" | "int64_t" | "uint64_t" | "unsigned long long" | "double" => 8,
+        "Int128" => 16,
+        _ => return None,
+    })
+}
+
+/// Removes loads of probe payloads that nothing reads (a probe loads every payload
+/// column of its table; the plan may not use them all), so that deferred rows do not
+/// queue the slots only those loads would read.
+fn drop_unread_payloads(head: &mut [String], tail: &mut [String]) {
+    let all = format!("{}{}", head.concat(), tail.concat());
+    let unread = |line: &str| -> bool {
+        let Some((lhs, rhs)) = line.trim().split_once(" = ") else { return false };
+        let Some(name) = lhs.strip_suffix("[i]") else { return false };
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit());
+        let payload = rhs
+            .strip_prefix('h')
+            .and_then(|r| r.split_once("_p"))
+            .is_some_and(|(n, rest)| digits(n) && rest.split_once('[').is_some_and(|(j, _)| digits(j)));
+        payload && occurrences(&all, name) == 1
+    };
+    for body in head.iter_mut().chain(tail.iter_mut()) {
+        if body.lines().any(unread) {
+            *body = body.lines().filter(|l| !unread(l)).map(|l| format!("{l}\n")).collect();
+        }
+    }
+}
+
+/// The stages before and after `at`.
+fn split_stages(stages: &[String], at: TestPoint) -> (Vec<String>, Vec<String>) {
+    let mut head: Vec<String> = stages.iter().take(at.stage).cloned().collect();
+    let mut tail = Vec::new();
+    if let Some(body) = stages.get(at.stage) {
+        let (a, b) = body.split_at(at.offset.min(body.len()));
+        if !a.trim().is_empty() {
+            head.push(a.to_string());
+        }
+        if !b.trim().is_empty() {
+            tail.push(b.to_string());
+        }
+    }
+    tail.extend(stages.iter().skip(at.stage + 1).cloned());
+    (head, tail)
+}
+
+/// Whether and how the rows passing `g`'s tests are queued (see [`Deferral`]): only for
+/// a grouped aggregation whose rows pass the tests rarely (estimated) and then read
+/// global memory at positions the probes found or load columns.
+fn plan_deferral(g: &Gen<'_>, table: Option<GroupTable>, items: u32) -> Option<Deferral> {
+    let at = g.last_test?;
+    if !matches!(table, Some(GroupTable::Direct { .. })) || at.pass > defer_max_pass() {
+        return None;
+    }
+    let (mut head, mut tail) = split_stages(&g.stages, at);
+    drop_unread_payloads(&mut head, &mut tail);
+    let tail = tail.concat();
+    let row = mentions_row(&tail);
+    let gathers = row || g.gathers.iter().any(|a| mentions(&tail, a));
+    if !gathers {
+        return None;
+    }
+    let mut live = Vec::new();
+    for d in g.decls[..at.decls].lines() {
+        let (ty, name) = d.strip_suffix("[ITEMS];")?.rsplit_once(' ')?;
+        if mentions(&tail, name) {
+            live.push((ty.to_string(), name.to_string()));
+        }
+    }
+    let capacity = 32 * (items as usize + 1);
+    let warps = (BLOCK_THREADS / 32) as usize;
+    let per_row = live.iter().map(|(ty, _)| c_type_bytes(ty)).sum::<Option<usize>>()? + if row { 8 } else { 0 };
+    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some(Deferral { at, live, row, capacity })
+}
+
+/// Writes `stages`, each an unrolled loop over the items still selected; `row` is the C
+/// expression of item `i`'s row number.
+fn write_stages(src: &mut String, stages: &[String], row: &str, indent: &str) {
+    for body in stages {
+        let _ = writeln!(src, "{indent}#pragma unroll");
+        let _ = writeln!(src, "{indent}for (int i = 0; i < ITEMS; ++i) {{");
+        let _ = writeln!(src, "{indent}    if (!sel[i]) continue;");
+        if mentions_row(body) {
+            let _ = writeln!(src, "{indent}    const long long r = {row};");
+        }
+        for l in body.lines() {
+            let _ = writeln!(src, "{indent}    {l}");
+        }
+        let _ = writeln!(src, "{indent}}}");
+    }
+}
+
+/// Runs the rest of the pipeline (`tail`) on one queued row a lane: entry `index` of the
+/// warp's queue, for the lanes where `cond` holds.
+fn write_drain(src: &mut String, d: &Deferral, decls: &str, tail: &[String], index: &str, cond: &str, indent: &str) {
+    let _ = writeln!(src, "{indent}{{");
+    let ind = format!("{indent}    ");
+    let _ = writeln!(src, "{ind}constexpr int ITEMS = 1;");
+    let _ = writeln!(src, "{ind}bool sel[ITEMS];");
+    for l in decls.lines() {
+        let _ = writeln!(src, "{ind}{l}");
+    }
+    if d.row {
+        let _ = writeln!(src, "{ind}long long tq_r[ITEMS];");
+    }
+    let mut take: String = d.live.iter().map(|(_, n)| format!(" {n}[0] = tq_{n}[tq_w][{index}];")).collect();
+    if d.row {
+        let _ = write!(take, " tq_r[0] = tq_row[tq_w][{index}];");
+    }
+    let _ = writeln!(src, "{ind}__syncwarp();");
+    let _ = writeln!(src, "{ind}sel[0] = {cond};");
+    let _ = writeln!(src, "{ind}if (sel[0]) {{{take} }}");
+    // The entries are read before any lane queues the next tile's rows over them.
+    let _ = writeln!(src, "{ind}__syncwarp();");
+    write_stages(src, tail, "tq_r[i]", &ind);
+    let _ = writeln!(src, "{indent}}}");
+}
+
 /// Whether kernels with eager loads prefetch the next tile's (on unless the experiment's
 /// `TESSERA_EXP_PREFETCH=0`).
 fn prefetch_enabled() -> bool {
@@ -1306,6 +1516,8 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
         stages: Vec::new(),
         body: String::new(),
         branch: false,
+        last_test: None,
+        gathers: Vec::new(),
         tmp: 0,
     };
     for &c in eager {
@@ -1379,7 +1591,7 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
                     None => {
                         let k = g.expr(&p.keys[0], &fields)?;
                         let narrow = width_of(p.keys[0].ty(&fields)) == Some(Width::I32);
-                        let (s, found) = lookup(&mut g, t, &bits_var, &k, narrow);
+                        let (s, found) = lookup(&mut g, t, probe_no, &k, narrow);
                         (s, Some(found))
                     }
                 };
@@ -1393,6 +1605,7 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
                 if p.kind == JoinKind::Inner {
                     for (j, pc) in t.payload.iter().enumerate() {
                         let arr = format!("h{probe_no}_p{j}");
+                        g.gathers.push(arr.clone());
                         let name = g.fresh("b");
                         let v = g.load_var(pc.width.c(), &name, &format!("{arr}[{s}]"));
                         g.layout.push(Val::Local(v, pc.width));
@@ -1406,6 +1619,7 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
     }
     let mut epilogue = String::new();
     let mut thread_init = String::new();
+    let mut grouped_table = None;
     let sink = match &pipeline.sink {
         Sink::HashBuild(b) => {
             let (BuildStrategy::Perfect { min, max }, [key]) = (&b.strategy, b.keys.as_slice()) else {
@@ -1535,6 +1749,7 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
                 };
                 values.push(g.named_var("long long", &format!("v{j}"), &format!("(long long)({value})")));
             }
+            grouped_table = grp.is_some().then_some(privatized);
             match grp {
                 None => scalar_aggregate(&mut g, &accumulators, &values, &mut thread_init, &mut epilogue),
                 Some(grp) => grouped_aggregate(&mut g, &accumulators, &values, &grp, privatized, &mut thread_init, &mut epilogue),
@@ -1579,7 +1794,25 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
     g.stage();
     let row = |tile: &str| format!("{tile} + threadIdx.x + (long long)i * {BLOCK_THREADS}");
     let stride = format!("(long long)gridDim.x * {tile_items}LL");
-    let mut stages: &[String] = &g.stages;
+    let deferral = plan_deferral(&g, grouped_table, items);
+    let (mut all_stages, mut tail) = match &deferral {
+        Some(d) => split_stages(&g.stages, d.at),
+        None => (g.stages.clone(), Vec::new()),
+    };
+    drop_unread_payloads(&mut all_stages, &mut tail);
+    if let Some(d) = &deferral {
+        let warps = BLOCK_THREADS / 32;
+        for (ty, n) in &d.live {
+            let _ = writeln!(src, "    __shared__ {ty} tq_{n}[{warps}][{}];", d.capacity);
+        }
+        if d.row {
+            let _ = writeln!(src, "    __shared__ long long tq_row[{warps}][{}];", d.capacity);
+        }
+        let _ = writeln!(src, "    int tq_n = 0;  // rows in this warp's queue (the same in every lane)");
+        let _ = writeln!(src, "    const int tq_w = threadIdx.x >> 5;");
+        let _ = writeln!(src, "    const unsigned int tq_lane = threadIdx.x & 31u;");
+    }
+    let mut stages: &[String] = &all_stages;
     let prefetch_loads: String = eager.iter().map(|c| format!(" nc{c}[i] = col{c}[r];")).collect();
     if prefetch {
         // Software pipelining over tiles: the first stage's loads (the eager columns) for
@@ -1614,19 +1847,29 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
         let _ = writeln!(src, "        #pragma unroll");
         let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row(&format!("(tile + {stride})")));
     }
-    for body in stages {
+    write_stages(&mut src, stages, &row("tile"), "        ");
+    if let Some(d) = &deferral {
+        let mut push: String = d.live.iter().map(|(_, n)| format!(" tq_{n}[tq_w][at] = {n}[i];")).collect();
+        if d.row {
+            let _ = write!(push, " tq_row[tq_w][at] = {};", row("tile"));
+        }
         let _ = writeln!(src, "        #pragma unroll");
         let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
-        let _ = writeln!(src, "            if (!sel[i]) continue;");
-        if mentions_row(body) {
-            let _ = writeln!(src, "            const long long r = {};", row("tile"));
-        }
-        for l in body.lines() {
-            let _ = writeln!(src, "            {l}");
-        }
+        let _ = writeln!(src, "            const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);");
+        let _ = writeln!(src, "            if (sel[i]) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} }}");
+        let _ = writeln!(src, "            tq_n += __popc(m);");
+        let _ = writeln!(src, "        }}");
+        let _ = writeln!(src, "        while (tq_n >= 32) {{");
+        let _ = writeln!(src, "            tq_n -= 32;");
+        write_drain(&mut src, d, &g.decls, &tail, "tq_n + (int)tq_lane", "true", "            ");
         let _ = writeln!(src, "        }}");
     }
     src.push_str("    }\n");
+    if let Some(d) = &deferral {
+        let _ = writeln!(src, "    // The rows still queued.");
+        let _ = writeln!(src, "    if (tq_n > 0)");
+        write_drain(&mut src, d, &g.decls, &tail, "(int)tq_lane", "(int)tq_lane < tq_n", "    ");
+    }
     src.push_str(&epilogue);
     src.push_str("}\n");
     Ok((Kernel { source: src, literals, consts: g.consts, sink, items_per_thread: items, rows_limit }, g.first_loads))
@@ -1922,8 +2165,8 @@ mod tests {
         assert!(load_dk >= test_sk, "{src}");
         // Each table's membership bitmap is read once: the probes reuse the hoisted tests'
         // slots. Probes never read the row arrays.
-        assert_eq!(src.matches("h0_bits[").count(), 1, "{src}");
-        assert_eq!(src.matches("h1_bits[").count(), 1, "{src}");
+        assert_eq!(src.matches("h0_bits[s").count(), 1, "{src}");
+        assert_eq!(src.matches("h1_bits[s").count(), 1, "{src}");
         assert!(!src.contains("h0_rows") && !src.contains("h1_rows"), "{src}");
         // 32-bit keys are placed with one unsigned 32-bit test (keys below the range wrap
         // above it).
@@ -1943,6 +2186,34 @@ mod tests {
         assert!(stage_of(src, "c2[i] = col2[r];") < stage_of(src, "atomic_add_split"), "{src}");
         // Items dropped in a stage take part in no later one.
         assert!(src.contains("{ sel[i] = false; continue; }"), "{src}");
+    }
+
+    #[test]
+    fn rows_of_selective_pipelines_finish_in_full_warps() {
+        let (p, cols, tables) = star();
+        let src = generate(&p, &cols, &tables).unwrap().source;
+        // 0.5% of the rows pass: each warp queues what the rest of the pipeline reads (the
+        // slot for the payload, the row for the value column) after the last test...
+        let test = src.rfind("{ sel[i] = false; continue; }").unwrap();
+        let push = src.find("const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);").expect("queueing");
+        assert!(test < push, "{src}");
+        assert!(src.contains("__shared__ int tq_s3[4][96];") && src.contains("__shared__ long long tq_row[4][96];"), "{src}");
+        assert!(src[push..].contains("tq_row[tq_w][at] = tile + threadIdx.x + (long long)i * 128;"), "{src}");
+        // ...and the payload gather, the value load and the aggregation run on 32 queued
+        // rows at a time, one a lane, and on what is left after the last tile.
+        let drain = src.find("while (tq_n >= 32) {").unwrap();
+        let last = src.find("if (tq_n > 0)").unwrap();
+        assert!(push < drain && drain < last, "{src}");
+        for part in [&src[drain..last], &src[last..]] {
+            assert!(part.contains("constexpr int ITEMS = 1;"), "{src}");
+            assert!(part.contains("= h0_p0[s") && part.contains("const long long r = tq_r[i];") && part.contains("atomic_add_split("), "{src}");
+        }
+        assert!(!src[..push].contains("atomic_add_split(") && !src[..push].contains("= h0_p0["), "{src}");
+        // When most rows pass, they finish in place.
+        let mut wide = tables.clone();
+        wide[1].pass_permille = 900;
+        let src = generate(&p, &cols, &wide).unwrap().source;
+        assert!(!src.contains("__ballot_sync") && !src.contains("tq_n"), "{src}");
     }
 
     #[test]
