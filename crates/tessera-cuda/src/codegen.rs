@@ -989,7 +989,7 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
 }
 
 /// The slot of `key` in dense table `t` (-1 outside its range) and whether a build row is
-/// there, from the table's membership bitmap `bits_var` (a global load: the stage ends
+/// there, from the table's membership bitmap `h{probe}_bits` (a global load: the stage ends
 /// before the first use of the answer); returns the two variables.
 ///
 /// The bitmap has one bit per slot, 32× smaller than the table's row array: SSB's part
