@@ -1342,8 +1342,6 @@ fn defer_max_pass() -> f64 {
 /// hot L2 lines).
 #[derive(Debug, Clone)]
 struct Deferral {
-    /// The point after the last row test.
-    at: TestPoint,
     /// The per-item variables the rest of the pipeline reads: (C type, name).
     live: Vec<(String, String)>,
     /// Whether the rest of the pipeline reads the row number `r`.
@@ -1405,31 +1403,32 @@ fn split_stages(stages: &[String], at: TestPoint) -> (Vec<String>, Vec<String>) 
 
 /// Whether and how the rows passing `g`'s tests are queued (see [`Deferral`]): only for
 /// a grouped aggregation whose rows pass the tests rarely (estimated) and then read
-/// global memory at positions the probes found or load columns.
-fn plan_deferral(g: &Gen<'_>, table: Option<GroupTable>, items: u32) -> Option<Deferral> {
+/// global memory at positions the probes found or load columns. With the queue, also the
+/// stages before and after the point where rows join it (unread payloads dropped).
+fn plan_deferral(g: &Gen<'_>, table: Option<GroupTable>, items: u32) -> Option<(Deferral, Vec<String>, Vec<String>)> {
     let at = g.last_test?;
     if !matches!(table, Some(GroupTable::Direct { .. })) || at.pass > defer_max_pass() {
         return None;
     }
     let (mut head, mut tail) = split_stages(&g.stages, at);
     drop_unread_payloads(&mut head, &mut tail);
-    let tail = tail.concat();
-    let row = mentions_row(&tail);
-    let gathers = row || g.gathers.iter().any(|a| mentions(&tail, a));
+    let rest = tail.concat();
+    let row = mentions_row(&rest);
+    let gathers = row || g.gathers.iter().any(|a| mentions(&rest, a));
     if !gathers {
         return None;
     }
     let mut live = Vec::new();
     for d in g.decls[..at.decls].lines() {
         let (ty, name) = d.strip_suffix("[ITEMS];")?.rsplit_once(' ')?;
-        if mentions(&tail, name) {
+        if mentions(&rest, name) {
             live.push((ty.to_string(), name.to_string()));
         }
     }
     let capacity = 32 * (items as usize + 1);
     let warps = (BLOCK_THREADS / 32) as usize;
     let per_row = live.iter().map(|(ty, _)| c_type_bytes(ty)).sum::<Option<usize>>()? + if row { 8 } else { 0 };
-    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some(Deferral { at, live, row, capacity })
+    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity }, head, tail))
 }
 
 /// Writes `stages`, each an unrolled loop over the items still selected; `row` is the C
@@ -1794,12 +1793,14 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
     g.stage();
     let row = |tile: &str| format!("{tile} + threadIdx.x + (long long)i * {BLOCK_THREADS}");
     let stride = format!("(long long)gridDim.x * {tile_items}LL");
-    let deferral = plan_deferral(&g, grouped_table, items);
-    let (mut all_stages, mut tail) = match &deferral {
-        Some(d) => split_stages(&g.stages, d.at),
-        None => (g.stages.clone(), Vec::new()),
+    let (deferral, all_stages, tail) = match plan_deferral(&g, grouped_table, items) {
+        Some((d, head, tail)) => (Some(d), head, tail),
+        None => {
+            let mut stages = g.stages.clone();
+            drop_unread_payloads(&mut stages, &mut []);
+            (None, stages, Vec::new())
+        }
     };
-    drop_unread_payloads(&mut all_stages, &mut tail);
     if let Some(d) = &deferral {
         let warps = BLOCK_THREADS / 32;
         for (ty, n) in &d.live {
