@@ -12,6 +12,10 @@
 #   ssb100  — SSB SF100, Tessera alone (fits the H200's memory)
 #   tpch1   — TPC-H SF1 Tessera beside DuckDB, all answers checked
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
+#   source  — Nsight Compute's per-SASS-instruction stall samples of the probe kernels in
+#             $SOURCE (default q3.1 and q3.2), reports and CSV into $OUT/ncu
+#   breakdown — Nsight Compute's breakdown of the throughput figures (the busiest units)
+#             of the probe kernels in $SOURCE (default q1.1, q3.1, q3.2)
 #   eager   — EXPLAIN ANALYZE of SSB SF20 for each eager-load threshold in $EAGER
 #   exp     — EXPLAIN ANALYZE of SSB SF20 for each set of experiment variables in $EXPS
 #   difftest — `tessera difftest` alone (e.g. under experiment variables)
@@ -118,13 +122,16 @@ for section in "$@"; do
   exp)
     # EXPLAIN ANALYZE of every query once per setting in $EXPS: each a comma-separated
     # list of experiment variables to export (`-`: none), e.g.
-    # EXPS="- TESSERA_EXP_SEEN_BITMAP=0 TESSERA_EXP_CARVEOUT=fit -". $STORE as in eager.
+    # EXPS="- TESSERA_EXP_SEEN_BITMAP=0 TESSERA_EXP_CARVEOUT=fit -", and each for every
+    # tile shape in $ITEMS. $STORE as in eager.
     ST=${STORE:-$S20}
     [ -d $ST ] || $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 1 --engine tessera 2>&1 | tail -3
     for e in ${EXPS:--}; do
-      echo "== SSB SF20 EXPLAIN ANALYZE, $e"
-      ( [ "$e" = - ] || for a in ${e//,/ }; do export "$a"; done
-        analyze $ST 0 parameters )
+      for it in $ITEMS; do
+        echo "== SSB SF20 EXPLAIN ANALYZE, $e, $it items per thread"
+        ( [ "$e" = - ] || for a in ${e//,/ }; do export "$a"; done
+          analyze $ST $it parameters )
+      done
     done
     ;;
   difftest)
@@ -155,6 +162,40 @@ for section in "$@"; do
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
         --section SchedulerStats --section WarpStateStats \
         $X --data-dir $P -c "$(sed '/^--/d' $Q/$q.sql)" 2>&1 | grep -vE "^==PROF==|^\s*$" | tail -120
+    done
+    ;;
+  source)
+    # Nsight Compute's per-instruction view (warp stall samples per SASS instruction) of
+    # the probe kernels in $SOURCE (query:builds before it; default q3.1 and q3.2), with
+    # the memory tables: the reports into $OUT/ncu, and each as CSV beside it.
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    P=/tmp/tdp
+    [ -d $P ] || $X --data-dir $P gen ssb --sf 20 --load 2>&1 | tail -2
+    mkdir -p $OUT/ncu
+    for qs in ${SOURCE:-q3.1:3 q3.2:3}; do
+      q=${qs%:*}; skip=${qs#*:}
+      echo "== ncu source $q (probe kernel, launch $((skip + 1)) of tessera_pipeline)"
+      $NCU --clock-control none --kernel-name tessera_pipeline --launch-skip $skip --launch-count 1 \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
+        --section Occupancy --section SchedulerStats --section WarpStateStats --section SourceCounters \
+        -o $OUT/ncu/$q -f $X --data-dir $P -c "$(sed '/^--/d' $Q/$q.sql)" 2>&1 | grep -vE "^==PROF==|^\s*$" | tail -5
+      $NCU -i $OUT/ncu/$q.ncu-rep --page details 2>&1 | grep -vE "^\s*$" | head -150
+      $NCU -i $OUT/ncu/$q.ncu-rep --page source --csv --print-source sass > $OUT/ncu/$q-sass.csv 2>&1
+      wc -l $OUT/ncu/$q-sass.csv
+    done
+    ;;
+  breakdown)
+    # Nsight Compute's breakdown of the memory and compute throughput figures (which unit
+    # is busiest) for the probe kernels in $SOURCE (as in source; default q1.1 q3.1 q3.2).
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    P=/tmp/tdp
+    [ -d $P ] || $X --data-dir $P gen ssb --sf 20 --load 2>&1 | tail -2
+    for qs in ${SOURCE:-q1.1:1 q3.1:3 q3.2:3}; do
+      q=${qs%:*}; skip=${qs#*:}
+      echo "== ncu breakdown $q (probe kernel, launch $((skip + 1)) of tessera_pipeline)"
+      $NCU --clock-control none --kernel-name tessera_pipeline --launch-skip $skip --launch-count 1 \
+        --metrics breakdown:gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,l1tex__t_sector_hit_rate.pct,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,lts__t_sectors_op_write.sum,dram__bytes_read.sum \
+        $X --data-dir $P -c "$(sed '/^--/d' $Q/$q.sql)" 2>&1 | grep -vE "^==PROF==|^\s*$|^│|^┌|^└|^╞|^├" | tail -60
     done
     ;;
   tpch1)

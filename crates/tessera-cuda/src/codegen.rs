@@ -147,7 +147,7 @@ pub struct GpuTable {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SinkLayout {
     /// `rows` then one array per payload column, `slots` long, then the membership
-    /// bitmap, `uint32_t[slots.div_ceil(32)]`.
+    /// bitmap, `uint32_t[bitmap_words(slots)]`.
     Build {
         /// The table's shape.
         table: GpuTable,
@@ -988,9 +988,15 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
     Ok(slots)
 }
 
-/// The slot of `key` in dense table `t` (-1 outside its range) and whether a build row is
-/// there, from the table's membership bitmap `h{probe}_bits` (a global load: the stage ends
-/// before the first use of the answer); returns the two variables.
+/// The slot of `key` in dense table `t` (`t.slots` outside its range) and whether a build
+/// row is there, from the table's membership bitmap `h{probe}_bits` (a global load: the
+/// stage ends before the first use of the answer); returns the two variables.
+///
+/// A key outside the range is clamped to slot `t.slots`, whose bit is always clear (the
+/// bitmap has [`bitmap_words`] words), so the test is one unconditional load and shift
+/// for every key: no predicate and no branch around the load. Against the range check
+/// it replaced (`-1`, then `s >= 0 && ...`), a hand-edited SSB q3.1 probe kernel (SF 1
+/// plan) went from 206 to 184 sm_90 SASS instructions per tile (NVRTC 13.0).
 ///
 /// The bitmap has one bit per slot, 32× smaller than the table's row array: SSB's part
 /// table at SF 20 (1 M slots) is a 128 KiB bitmap that stays in L1, where its 4 MiB row
@@ -998,27 +1004,28 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
 /// [`MAX_TABLE_SLOTS`] of them, and 32-bit per-item variables leave more registers for
 /// items in flight.
 ///
-/// A 32-bit key (`narrow`: its type holds it in `int32_t`) against a table whose whole
-/// key range fits 32 bits is placed with one unsigned 32-bit subtraction and compare:
-/// for any 32-bit key outside the range, `key - min` modulo 2^32 is at least `slots`
-/// (below the range it wraps past `max - min`), so one test checks both ends (instead
-/// of 64-bit arithmetic and two compares, for every row the probe sees).
+/// Keys are placed with one unsigned subtraction and compare: for any key outside the
+/// range, `key - min` modulo 2^64 is at least `slots` (below the range it wraps past
+/// `max - min`, and `max` is itself a 64-bit value), so one test checks both ends. A
+/// 32-bit key (`narrow`: its type holds it in `int32_t`) against a table whose whole key
+/// range fits 32 bits does the same in 32 bits (modulo 2^32), for every row the probe
+/// sees.
 fn lookup(g: &mut Gen<'_>, t: &GpuTable, probe: usize, key: &str, narrow: bool) -> (String, String) {
     let max = i64::try_from(t.slots).ok().and_then(|n| t.min.checked_add(n - 1));
     let range_fits = max.is_some_and(|m| i32::try_from(m).is_ok());
     let s = match i32::try_from(t.min) {
-        Ok(min) if narrow && range_fits => {
-            let d = format!("((unsigned)({key}) - (unsigned)({min}))");
-            g.var("int", "s", &format!("{d} < {}u ? (int){d} : -1", t.slots))
-        }
-        _ => {
-            let d = format!("((long long)({key}) - {}LL)", t.min);
-            g.var("int", "s", &format!("({d} >= 0 && {d} < {}LL) ? (int){d} : -1", t.slots))
-        }
+        Ok(min) if narrow && range_fits => g.var("int", "s", &format!("(int)min((unsigned)({key}) - (unsigned)({min}), {}u)", t.slots)),
+        _ => g.var("int", "s", &format!("(int)min((unsigned long long)({key}) - (unsigned long long)({}LL), {}ull)", t.min, t.slots)),
     };
     let name = g.fresh("f");
-    let found = g.load_var("bool", &name, &format!("{s} >= 0 && ((__ldg(&h{probe}_bits[{s} >> 5]) >> ({s} & 31)) & 1u) != 0"));
+    let found = g.load_var("bool", &name, &format!("((__ldg(&h{probe}_bits[{s} >> 5]) >> ({s} & 31)) & 1u) != 0"));
     (s, found)
+}
+
+/// Words of a membership bitmap over `slots` slots: one bit per slot and the always-clear
+/// bit `slots` that [`lookup`] sends keys outside the range to.
+pub fn bitmap_words(slots: usize) -> usize {
+    (slots + 1).div_ceil(32)
 }
 
 /// Scalar aggregates: per-thread registers over all the thread's rows, reduced per warp
@@ -1480,6 +1487,34 @@ fn prefetch_enabled() -> bool {
     std::env::var("TESSERA_EXP_PREFETCH").map_or(true, |v| v != "0")
 }
 
+/// How a tile's body prefetches the next tile's eager columns.
+#[derive(Clone, Copy)]
+enum NextTile {
+    /// Each item checks its row against the row count.
+    Guarded,
+    /// Without checks when the next tile is whole, else as `Guarded`.
+    WholeOrGuarded,
+    /// Not at all: this is the last tile.
+    None,
+}
+
+/// Whether kernels run their whole tiles in a loop of their own, without the per-item
+/// row tests, and the partial last tile after it (on unless the experiment's
+/// `TESSERA_EXP_WHOLE_TILES=0`).
+///
+/// Every item of every tile compared its 64-bit row number with the row count, and
+/// every stage then began with a branch on the item's selection flag. In a whole tile
+/// every item is a row, so the flags start `true`, the tests fold away and the first
+/// stage needs no branch; the price is a second copy of the body, for the one partial
+/// tile. SSB q3.1's probe loop (SF 1 plan, sm_90 SASS, NVRTC 13.0) went from 206 to 160
+/// instructions per tile with this and [`lookup`]'s clamped slots. Measured on an H200
+/// (SSB SF 20, 2026-11-24, `benchmarks/results/gpu-h200-2026-11-24/log1-*.txt`): the 13
+/// main kernels 6.45–6.48 ms with whole tiles, 7.52 ms without (both with the clamped
+/// slots); q2.x, q3.2–q3.4 and q4.x 10–17% faster each, q3.1 unchanged (1.39–1.52×).
+fn whole_tiles_enabled() -> bool {
+    std::env::var("TESSERA_EXP_WHOLE_TILES").map_or(true, |v| v != "0")
+}
+
 /// The share of a column's 32-byte sectors that hold at least one of the rows still
 /// selected, when a share `pass` of the rows is, independently.
 fn sector_share(pass: f64, width: Width) -> f64 {
@@ -1813,8 +1848,9 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
         let _ = writeln!(src, "    const int tq_w = threadIdx.x >> 5;");
         let _ = writeln!(src, "    const unsigned int tq_lane = threadIdx.x & 31u;");
     }
-    let mut stages: &[String] = &all_stages;
+    let stages: &[String] = if prefetch { &all_stages[1..] } else { &all_stages };
     let prefetch_loads: String = eager.iter().map(|c| format!(" nc{c}[i] = col{c}[r];")).collect();
+    let _ = writeln!(src, "    long long tile = (long long)blockIdx.x * {tile_items}LL;");
     if prefetch {
         // Software pipelining over tiles: the first stage's loads (the eager columns) for
         // tile t + 1 are issued into `nc{c}` registers before tile t's later stages run, so
@@ -1827,45 +1863,80 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
         for &c in eager {
             let _ = writeln!(src, "    {} nc{c}[ITEMS] = {{}};", g.cols[c].width.c());
         }
-        let _ = writeln!(src, "    long long tile = (long long)blockIdx.x * {tile_items}LL;");
         let _ = writeln!(src, "    #pragma unroll");
         let _ = writeln!(src, "    for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row("tile"));
-        let _ = writeln!(src, "    for (; tile < rows; tile += {stride}) {{");
-        stages = &stages[1..];
-    } else {
-        let _ = writeln!(src, "    for (long long tile = (long long)blockIdx.x * {tile_items}LL; tile < rows; tile += {stride}) {{");
     }
-    let _ = writeln!(src, "        bool sel[ITEMS];");
-    for d in g.decls.lines() {
-        let _ = writeln!(src, "        {d}");
-    }
-    let _ = writeln!(src, "        #pragma unroll");
-    let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = {} < rows;", row("tile"));
-    if prefetch {
-        let take: String = eager.iter().map(|c| format!(" c{c}[i] = nc{c}[i];")).collect();
-        let _ = writeln!(src, "        #pragma unroll");
-        let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
-        let _ = writeln!(src, "        #pragma unroll");
-        let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row(&format!("(tile + {stride})")));
-    }
-    write_stages(&mut src, stages, &row("tile"), "        ");
-    if let Some(d) = &deferral {
-        let mut push: String = d.live.iter().map(|(_, n)| format!(" tq_{n}[tq_w][at] = {n}[i];")).collect();
-        if d.row {
-            let _ = write!(push, " tq_row[tq_w][at] = {};", row("tile"));
+    // One tile's work. `whole`: every item is a row (no item tests the row count, and
+    // with no test left before the first stage its items need no branch); `next`: how
+    // this tile prefetches the next one.
+    let tile_body = |src: &mut String, whole: bool, next: NextTile| {
+        let _ = writeln!(src, "        bool sel[ITEMS];");
+        for d in g.decls.lines() {
+            let _ = writeln!(src, "        {d}");
         }
         let _ = writeln!(src, "        #pragma unroll");
-        let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
-        let _ = writeln!(src, "            const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);");
-        let _ = writeln!(src, "            if (sel[i]) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} }}");
-        let _ = writeln!(src, "            tq_n += __popc(m);");
-        let _ = writeln!(src, "        }}");
-        let _ = writeln!(src, "        while (tq_n >= 32) {{");
-        let _ = writeln!(src, "            tq_n -= 32;");
-        write_drain(&mut src, d, &g.decls, &tail, "tq_n + (int)tq_lane", "true", "            ");
-        let _ = writeln!(src, "        }}");
+        if whole {
+            let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = true;");
+        } else {
+            let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = {} < rows;", row("tile"));
+        }
+        if prefetch {
+            let take: String = eager.iter().map(|c| format!(" c{c}[i] = nc{c}[i];")).collect();
+            let _ = writeln!(src, "        #pragma unroll");
+            let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
+            let guarded = format!("        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row("next"));
+            match next {
+                NextTile::Guarded => {
+                    let _ = writeln!(src, "        const long long next = tile + {stride};");
+                    let _ = writeln!(src, "        #pragma unroll");
+                    let _ = writeln!(src, "{guarded}");
+                }
+                NextTile::WholeOrGuarded => {
+                    let _ = writeln!(src, "        const long long next = tile + {stride};");
+                    let _ = writeln!(src, "        if (next + {tile_items}LL <= rows) {{");
+                    let _ = writeln!(src, "            #pragma unroll");
+                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{prefetch_loads} }}", row("next"));
+                    let _ = writeln!(src, "        }} else {{");
+                    let _ = writeln!(src, "            #pragma unroll");
+                    let _ = writeln!(src, "    {guarded}");
+                    let _ = writeln!(src, "        }}");
+                }
+                NextTile::None => {}
+            }
+        }
+        write_stages(src, stages, &row("tile"), "        ");
+        if let Some(d) = &deferral {
+            let mut push: String = d.live.iter().map(|(_, n)| format!(" tq_{n}[tq_w][at] = {n}[i];")).collect();
+            if d.row {
+                let _ = write!(push, " tq_row[tq_w][at] = {};", row("tile"));
+            }
+            let _ = writeln!(src, "        #pragma unroll");
+            let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
+            let _ = writeln!(src, "            const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);");
+            let _ = writeln!(src, "            if (sel[i]) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} }}");
+            let _ = writeln!(src, "            tq_n += __popc(m);");
+            let _ = writeln!(src, "        }}");
+            let _ = writeln!(src, "        while (tq_n >= 32) {{");
+            let _ = writeln!(src, "            tq_n -= 32;");
+            write_drain(src, d, &g.decls, &tail, "tq_n + (int)tq_lane", "true", "            ");
+            let _ = writeln!(src, "        }}");
+        }
+    };
+    if whole_tiles_enabled() {
+        // Whole tiles in one loop, then the partial last tile (if any) in a copy of the
+        // body with the row tests: see [`whole_tiles_enabled`].
+        let _ = writeln!(src, "    for (; tile + {tile_items}LL <= rows; tile += {stride}) {{");
+        tile_body(&mut src, true, NextTile::WholeOrGuarded);
+        src.push_str("    }\n");
+        let _ = writeln!(src, "    // The last tile, partial: no tile follows it.");
+        let _ = writeln!(src, "    if (tile < rows) {{");
+        tile_body(&mut src, false, NextTile::None);
+        src.push_str("    }\n");
+    } else {
+        let _ = writeln!(src, "    for (; tile < rows; tile += {stride}) {{");
+        tile_body(&mut src, false, NextTile::Guarded);
+        src.push_str("    }\n");
     }
-    src.push_str("    }\n");
     if let Some(d) = &deferral {
         let _ = writeln!(src, "    // The rows still queued.");
         let _ = writeln!(src, "    if (tq_n > 0)");
@@ -2144,6 +2215,13 @@ mod tests {
     }
 
     /// The loop over items (a stage) in which `needle` first appears.
+    /// The loop over a kernel's whole tiles (the body every tile but a partial last one runs).
+    fn whole_tile_loop(source: &str) -> &str {
+        let start = source.find("for (; tile + ").unwrap_or_else(|| panic!("no whole-tile loop in {source}"));
+        let end = source[start..].find("// The last tile").map_or(source.len(), |e| start + e);
+        &source[start..end]
+    }
+
     fn stage_of(source: &str, needle: &str) -> usize {
         let at = source.find(needle).unwrap_or_else(|| panic!("{needle} not in {source}"));
         source[..at].matches("for (int i = 0; i < ITEMS; ++i) {").count()
@@ -2153,7 +2231,7 @@ mod tests {
     fn loads_are_issued_for_all_items_before_any_item_uses_them() {
         let (p, cols, tables) = star();
         let k = generate(&p, &cols, &tables).unwrap();
-        let src = &k.source;
+        let src = whole_tile_loop(&k.source);
         // The more selective probe (table 1, on column 1, 0.5% of rows pass) is tested
         // first; its key is loaded in a stage of its own, the slot looked up in the next,
         // tested after.
@@ -2171,17 +2249,17 @@ mod tests {
         assert!(!src.contains("h0_rows") && !src.contains("h1_rows"), "{src}");
         // 32-bit keys are placed with one unsigned 32-bit test (keys below the range wrap
         // above it).
-        assert!(src.contains("s1[i] = ((unsigned)(c1[i]) - (unsigned)(0)) < 100u ? (int)((unsigned)(c1[i]) - (unsigned)(0)) : -1;"), "{src}");
+        assert!(src.contains("s1[i] = (int)min((unsigned)(c1[i]) - (unsigned)(0), 100u);"), "{src}");
         // Not when the table's range ends beyond 32 bits: a key far below could wrap into it.
         let mut wide = tables.clone();
         wide[1].min = i64::from(i32::MAX) - 10;
-        let k = generate(&p, &cols, &wide).unwrap();
-        assert!(k.source.contains("s1[i] = (((long long)(c1[i]) - 2147483637LL) >= 0"), "{}", k.source);
+        let kw = generate(&p, &cols, &wide).unwrap();
+        assert!(kw.source.contains("s1[i] = (int)min((unsigned long long)(c1[i]) - (unsigned long long)(2147483637LL), 100ull);"), "{}", kw.source);
         // The parameters: the columns, then per table its payload and bitmap, then the
         // sink's arrays.
         let params = "const int32_t* __restrict__ col1, const int64_t* __restrict__ col2, const int32_t* __restrict__ h0_p0, \
                       const uint32_t* __restrict__ h0_bits, const uint32_t* __restrict__ h1_bits, SplitSum* __restrict__ out_a0, uint32_t* __restrict__ out_seen)";
-        assert!(src.contains(params), "{src}");
+        assert!(k.source.contains(params), "{}", k.source);
         // The payload and the value are loaded before the stage that aggregates them.
         assert!(stage_of(src, "h0_p0[") < stage_of(src, "atomic_add_split"), "{src}");
         assert!(stage_of(src, "c2[i] = col2[r];") < stage_of(src, "atomic_add_split"), "{src}");
@@ -2190,26 +2268,37 @@ mod tests {
     }
 
     #[test]
+    fn keys_outside_a_table_land_on_its_always_clear_bit() {
+        // Slot `slots` (where `lookup` clamps keys outside the range) is inside the
+        // bitmap, whether or not `slots` is a multiple of 32.
+        for slots in [1usize, 31, 32, 33, 64, 600_000, 1 << 20] {
+            assert!(bitmap_words(slots) * 32 > slots, "{slots} slots");
+            assert!(bitmap_words(slots) <= slots.div_ceil(32) + 1, "{slots} slots");
+        }
+    }
+
+    #[test]
     fn rows_of_selective_pipelines_finish_in_full_warps() {
         let (p, cols, tables) = star();
         let src = generate(&p, &cols, &tables).unwrap().source;
+        assert!(src.contains("__shared__ int tq_s3[4][96];") && src.contains("__shared__ long long tq_row[4][96];"), "{src}");
         // 0.5% of the rows pass: each warp queues what the rest of the pipeline reads (the
         // slot for the payload, the row for the value column) after the last test...
-        let test = src.rfind("{ sel[i] = false; continue; }").unwrap();
-        let push = src.find("const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);").expect("queueing");
+        let body = whole_tile_loop(&src);
+        let test = body.rfind("{ sel[i] = false; continue; }").unwrap();
+        let push = body.find("const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);").expect("queueing");
         assert!(test < push, "{src}");
-        assert!(src.contains("__shared__ int tq_s3[4][96];") && src.contains("__shared__ long long tq_row[4][96];"), "{src}");
-        assert!(src[push..].contains("tq_row[tq_w][at] = tile + threadIdx.x + (long long)i * 128;"), "{src}");
+        assert!(body[push..].contains("tq_row[tq_w][at] = tile + threadIdx.x + (long long)i * 128;"), "{src}");
         // ...and the payload gather, the value load and the aggregation run on 32 queued
         // rows at a time, one a lane, and on what is left after the last tile.
-        let drain = src.find("while (tq_n >= 32) {").unwrap();
+        let drain = body.find("while (tq_n >= 32) {").unwrap();
+        assert!(push < drain, "{src}");
         let last = src.find("if (tq_n > 0)").unwrap();
-        assert!(push < drain && drain < last, "{src}");
-        for part in [&src[drain..last], &src[last..]] {
+        for part in [&body[drain..], &src[last..]] {
             assert!(part.contains("constexpr int ITEMS = 1;"), "{src}");
             assert!(part.contains("= h0_p0[s") && part.contains("const long long r = tq_r[i];") && part.contains("atomic_add_split("), "{src}");
         }
-        assert!(!src[..push].contains("atomic_add_split(") && !src[..push].contains("= h0_p0["), "{src}");
+        assert!(!body[..push].contains("atomic_add_split(") && !body[..push].contains("= h0_p0["), "{src}");
         // When most rows pass, they finish in place.
         let mut wide = tables.clone();
         wide[1].pass_permille = 900;
@@ -2227,9 +2316,14 @@ mod tests {
         let src = &k.source;
         // All three are loaded together, for the next tile while this one is probed
         // (before the tile loop for the first tile).
+        // Checked against the row count before the loop and when the next tile is the
+        // partial last one...
         let loads = "if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }";
         assert_eq!(src.matches(loads).count(), 2, "{src}");
-        assert!(src.contains("const long long r = (tile + (long long)gridDim.x * 256LL) + threadIdx.x"), "{src}");
+        // ...and not for a whole next tile.
+        let body = whole_tile_loop(src);
+        assert!(body.contains("if (next + 256LL <= rows) {"), "{src}");
+        assert!(body.contains("{ const long long r = next + threadIdx.x + (long long)i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }"), "{src}");
         assert!(src.contains("{ c1[i] = nc1[i]; c0[i] = nc0[i]; c2[i] = nc2[i]; }"), "{src}");
         // Both membership bitmaps are read in one stage, tested in the next.
         let first = stage_of(src, "h1_bits[s");

@@ -567,7 +567,7 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
                     out_ptrs.push(b.ptr(dev));
                     out_bufs.push(b);
                 }
-                let bits = dev.memory().alloc::<u32>(shape.slots.div_ceil(32))?;
+                let bits = dev.memory().alloc::<u32>(tessera_cuda::codegen::bitmap_words(shape.slots))?;
                 out_ptrs.push(bits.as_slice().device_ptr(dev.stream()).0);
                 build_rows = Some((rows, bits));
             }

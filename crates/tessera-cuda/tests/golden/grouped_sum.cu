@@ -57,12 +57,42 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __shared__ unsigned int sh_seen[11];
     for (int s = threadIdx.x; s < 11; s += 128) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_seen[s] = 0u; }
     __syncthreads();
+    long long tile = (long long)blockIdx.x * 512LL;
     int64_t nc1[ITEMS] = {};
     int32_t nc0[ITEMS] = {};
-    long long tile = (long long)blockIdx.x * 512LL;
     #pragma unroll
     for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
-    for (; tile < rows; tile += (long long)gridDim.x * 512LL) {
+    for (; tile + 512LL <= rows; tile += (long long)gridDim.x * 512LL) {
+        bool sel[ITEMS];
+        int64_t c1[ITEMS];
+        int32_t c0[ITEMS];
+        int grp1[ITEMS];
+        long long v0[ITEMS];
+        int sl2[ITEMS];
+        #pragma unroll
+        for (int i = 0; i < ITEMS; ++i) sel[i] = true;
+        #pragma unroll
+        for (int i = 0; i < ITEMS; ++i) { c1[i] = nc1[i]; c0[i] = nc0[i]; }
+        const long long next = tile + (long long)gridDim.x * 512LL;
+        if (next + 512LL <= rows) {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; }
+        } else {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
+        }
+        #pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+            if (!sel[i]) continue;
+            if (!(((long long)(c1[i]) < (long long)(10LL)))) { sel[i] = false; continue; }
+            grp1[i] = (int)(((long long)(c0[i]) - 0LL + 1) * 1LL);
+            v0[i] = (long long)(c1[i]);
+            sl2[i] = (int)(grp1[i]);
+            atomic_add_split(&sh_a0[sl2[i]], v0[i]); sh_seen[sl2[i]] = 1u;
+        }
+    }
+    // The last tile, partial: no tile follows it.
+    if (tile < rows) {
         bool sel[ITEMS];
         int64_t c1[ITEMS];
         int32_t c0[ITEMS];
@@ -73,8 +103,6 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { c1[i] = nc1[i]; c0[i] = nc0[i]; }
-        #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { const long long r = (tile + (long long)gridDim.x * 512LL) + threadIdx.x + (long long)i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
