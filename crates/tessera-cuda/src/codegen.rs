@@ -57,6 +57,11 @@ pub const BLOCK_THREADS: u32 = 128;
 /// than they add loads in flight. Re-measured after pointers moved to kernel parameters
 /// (fewer registers a row, `gpu-h200-2026-11-23c/`): 4 rows for every pipeline was still
 /// slower (H100 8.79 ms against 8.59; H200 without the prefetch 7.92 against 7.76).
+/// With whole tiles (see `whole_tiles_enabled`, 2026-11-24, `gpu-h200-2026-11-24/`):
+/// 2, 3 and 4 items for every pipeline 6.35–6.39, 6.31 and 6.60–6.73 ms; q3.1 1.40–1.42×
+/// its model with each, so it stays per pipeline. Nor did more resident warps help q3.1:
+/// `__launch_bounds__(128, 12)` (40 registers, 48 warps a SM instead of 40) left it at
+/// 1.45× and slowed q1.x by 1.3–2.3× (`log7-*.txt`).
 pub const ITEMS_PER_THREAD: u32 = 4;
 
 /// Rows per thread per tile for pipelines with two or more probes (see
@@ -1115,7 +1120,10 @@ fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], values: &[St
             // The seen flag is read before it is written: a store from every row would
             // queue on the few hot addresses in L2 like an atomic. Measured on an H200
             // (`gpu-h200-2026-11-23e/log5-*.txt`): an `atomicOr` from every row instead
-            // took SSB SF 20 q3.1 from 1.45× its model to 2.06×.
+            // took SSB SF 20 q3.1 from 1.45× its model to 2.06×. Flags in shared memory
+            // instead (a byte a group, plain stores, merged at the end) made q3.1 slower
+            // too, 1.66× against 1.43–1.47× (`gpu-h200-2026-11-24/log6-*.txt`): a block's
+            // shared memory costs L1, which holds q3.1's 75 KiB customer bitmap.
             g.line(&format!("{}if (out_seen[{grp}] == 0u) out_seen[{grp}] = 1u;", accumulate(accumulators, values, "out_", grp)));
             return;
         }
@@ -1304,6 +1312,11 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
 /// sweep with both q3.1 and q4.1 within 1.5× of their bandwidth model (1.46×, 1.44×);
 /// with [`BATCHED_BITMAP_MAX_BYTES`] later runs put 0.1 and 0.25 within 0.5% of each
 /// other in total, q3.1 at 1.44–1.51× either way.
+///
+/// Column loads go through the read-only path and allocate in L1 like any load. Loading
+/// them without allocating (`ld.global.nc.L1::no_allocate`) or evict-first (`__ldcs`), to
+/// keep the probed bitmaps in L1, changed no kernel beyond the runs' spread (H200, SSB SF
+/// 20, `gpu-h200-2026-11-24/log5-*.txt`: 6.45–6.59 ms against 6.46–6.48 ms in total).
 pub const EAGER_MIN_SECTORS: f64 = 0.1;
 
 /// [`EAGER_MIN_SECTORS`], or the experiment's value from `TESSERA_EXP_EAGER_SECTORS`.
