@@ -958,7 +958,10 @@ fn hoist_probes(g: &mut Gen<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Re
     // Ties keep plan order. Smaller tables first among equally selective probes (their
     // bitmaps likelier in L1) was measured on an H200 and was no better: SSB SF 20 q3.1
     // 1.53× its model, q3.2 1.25×, q4.2 1.20× against 1.46–1.48×, 1.18–1.22×, 1.11–1.14×
-    // (`gpu-h200-2026-11-23d/log9-final.txt`). Copying bitmaps of up to 16 KiB in all to
+    // (`gpu-h200-2026-11-23d/log9-final.txt`); again with whole tiles (2026-11-24,
+    // `gpu-h200-2026-11-24/log10-*.txt`, `log11-*.txt`): q3.1 1.41–1.42× against
+    // 1.40–1.43× at SF 20, 1.35× against 1.47× at SF 100, but q4.1 and q3.2 slower at
+    // both and the 13 kernels 1–2% slower in total. Copying bitmaps of up to 16 KiB in all to
     // shared memory in each block and testing those first (cheaper lookups, no L1
     // wavefront per cache line touched) was slower: q3.1 1.72–1.77× against 1.54×, q3.2
     // 1.42–1.45× against 1.27–1.29×, q4.1 1.50–1.52× against 1.36–1.42×
