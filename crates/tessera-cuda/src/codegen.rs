@@ -1901,14 +1901,15 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
             let _ = writeln!(src, "        #pragma unroll");
             let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
             let guarded = format!("        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row("next"));
+            if !matches!(next, NextTile::None) {
+                let _ = writeln!(src, "        const long long next = tile + {stride};");
+            }
             match next {
                 NextTile::Guarded => {
-                    let _ = writeln!(src, "        const long long next = tile + {stride};");
                     let _ = writeln!(src, "        #pragma unroll");
                     let _ = writeln!(src, "{guarded}");
                 }
                 NextTile::WholeOrGuarded => {
-                    let _ = writeln!(src, "        const long long next = tile + {stride};");
                     let _ = writeln!(src, "        if (next + {tile_items}LL <= rows) {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{prefetch_loads} }}", row("next"));
