@@ -10,6 +10,7 @@
 #   cold    — first query in a new process (kernel disk cache warm and empty); a new
 #             constant in q1.1 in both literal modes
 #   ssb100  — SSB SF100, Tessera alone (fits the H200's memory)
+#   ssb100duck — SSB SF100 beside DuckDB, answers checked against DuckDB's
 #   tpch1   — TPC-H SF1 Tessera beside DuckDB, all answers checked
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
 #   source  — Nsight Compute's per-SASS-instruction stall samples of the probe kernels in
@@ -148,6 +149,13 @@ for section in "$@"; do
     rm -rf /tmp/td20 /tmp/tdr
     echo "== SSB SF100 tessera alone"
     /usr/bin/time -v $X --data-dir /tmp/td100 bench ssb --sf 100 --runs 3 --json $OUT/ssb100.json 2>&1 | grep -vE '^\s*$' | grep -vE "^\s+(Page|Vol|Invol|Swaps|File|Socket|Signals|Average|Exit|Minor|Major|Percent|System|User)"
+    ;;
+  ssb100duck)
+    # SSB SF100 beside DuckDB: Tessera's answers checked against DuckDB's (DuckDB loads the
+    # store's Parquet files into memory; both fit the host's 128 GiB).
+    rm -rf /tmp/td20 /tmp/tdr /tmp/tdp
+    echo "== SSB SF100 tessera + duckdb"
+    /usr/bin/time -v $X --data-dir /tmp/td100 bench ssb --sf 100 --runs 3 --engine tessera --engine duckdb --json $OUT/ssb100.json 2>&1 | grep -vE '^\s*$' | grep -vE "^\s+(Page|Vol|Invol|Swaps|File|Socket|Signals|Average|Exit|Minor|Major|Percent|System|User)"
     ;;
   profile)
     # Nsight Compute on the probe kernels of the queries furthest from the model: the

@@ -425,7 +425,9 @@ fn run_duckdb(session: &Session, opts: &BenchOptions, queries: &[&Query]) -> std
     }
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
     if !out.status.success() {
-        return Err(format!("{python} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        // The status says what stderr cannot when the process was killed (e.g. by the
+        // kernel's OOM killer: "signal: 9 (SIGKILL)").
+        return Err(format!("{python} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
     }
     // The JSON is the last line; anything before it is chatter we do not want to fail on.
     let stdout = String::from_utf8_lossy(&out.stdout);
