@@ -56,6 +56,19 @@ analyze() {  # $1: store, $2: items per thread, $3: literal mode
   $X --format csv --data-dir $1 sql $f 2>&1 | grep -E "^(tessera_analyze|GPU|pipeline|Error)|rror"
 }
 
+ncu_setup() {  # Nsight Compute's path into $NCU; the SSB SF20 store the profiles query in $P
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  P=/tmp/tdp
+  [ -d $P ] || $X --data-dir $P gen ssb --sf 20 --load 2>&1 | tail -2
+}
+
+ncu_query() {  # $1: query, $2: generated kernels launched before its probe kernel, then ncu's options
+  local q=$1 skip=$2
+  shift 2
+  $NCU --clock-control none --kernel-name tessera_pipeline --launch-skip $skip --launch-count 1 "$@" \
+    $X --data-dir $P -c "$(sed '/^--/d' $Q/$q.sql)"
+}
+
 for section in "$@"; do
   echo "===== $section"
   case $section in
@@ -163,33 +176,28 @@ for section in "$@"; do
   profile)
     # Nsight Compute on the probe kernels of the queries furthest from the model: the
     # N-th launch of a generated kernel is the probe pipeline after N builds.
-    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    P=/tmp/tdp
-    [ -d $P ] || $X --data-dir $P gen ssb --sf 20 --load 2>&1 | tail -2
+    ncu_setup
     for qs in q3.1:3 q4.1:4; do
       q=${qs%:*}; skip=${qs#*:}
       echo "== ncu $q (probe kernel, launch $((skip + 1)) of tessera_pipeline)"
-      $NCU --clock-control none --kernel-name tessera_pipeline --launch-skip $skip --launch-count 1 \
+      ncu_query $q $skip \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
-        --section SchedulerStats --section WarpStateStats \
-        $X --data-dir $P -c "$(sed '/^--/d' $Q/$q.sql)" 2>&1 | grep -vE "^==PROF==|^\s*$" | tail -120
+        --section SchedulerStats --section WarpStateStats 2>&1 | grep -vE "^==PROF==|^\s*$" | tail -120
     done
     ;;
   source)
     # Nsight Compute's per-instruction view (warp stall samples per SASS instruction) of
     # the probe kernels in $SOURCE (query:builds before it; default q3.1 and q3.2), with
     # the memory tables: the reports into $OUT/ncu, and each as CSV beside it.
-    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    P=/tmp/tdp
-    [ -d $P ] || $X --data-dir $P gen ssb --sf 20 --load 2>&1 | tail -2
+    ncu_setup
     mkdir -p $OUT/ncu
     for qs in ${SOURCE:-q3.1:3 q3.2:3}; do
       q=${qs%:*}; skip=${qs#*:}
       echo "== ncu source $q (probe kernel, launch $((skip + 1)) of tessera_pipeline)"
-      $NCU --clock-control none --kernel-name tessera_pipeline --launch-skip $skip --launch-count 1 \
+      ncu_query $q $skip \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
         --section Occupancy --section SchedulerStats --section WarpStateStats --section SourceCounters \
-        -o $OUT/ncu/$q -f $X --data-dir $P -c "$(sed '/^--/d' $Q/$q.sql)" 2>&1 | grep -vE "^==PROF==|^\s*$" | tail -5
+        -o $OUT/ncu/$q -f 2>&1 | grep -vE "^==PROF==|^\s*$" | tail -5
       $NCU -i $OUT/ncu/$q.ncu-rep --page details 2>&1 | grep -vE "^\s*$" | head -150
       $NCU -i $OUT/ncu/$q.ncu-rep --page source --csv --print-source sass > $OUT/ncu/$q-sass.csv 2>&1
       wc -l $OUT/ncu/$q-sass.csv
@@ -198,15 +206,12 @@ for section in "$@"; do
   breakdown)
     # Nsight Compute's breakdown of the memory and compute throughput figures (which unit
     # is busiest) for the probe kernels in $SOURCE (as in source; default q1.1 q3.1 q3.2).
-    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    P=/tmp/tdp
-    [ -d $P ] || $X --data-dir $P gen ssb --sf 20 --load 2>&1 | tail -2
+    ncu_setup
     for qs in ${SOURCE:-q1.1:1 q3.1:3 q3.2:3}; do
       q=${qs%:*}; skip=${qs#*:}
       echo "== ncu breakdown $q (probe kernel, launch $((skip + 1)) of tessera_pipeline)"
-      $NCU --clock-control none --kernel-name tessera_pipeline --launch-skip $skip --launch-count 1 \
-        --metrics breakdown:gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,l1tex__t_sector_hit_rate.pct,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,lts__t_sectors_op_write.sum,dram__bytes_read.sum \
-        $X --data-dir $P -c "$(sed '/^--/d' $Q/$q.sql)" 2>&1 | grep -vE "^==PROF==|^\s*$|^│|^┌|^└|^╞|^├" | tail -60
+      ncu_query $q $skip \
+        --metrics breakdown:gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,l1tex__t_sector_hit_rate.pct,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,lts__t_sectors_op_write.sum,dram__bytes_read.sum 2>&1 | grep -vE "^==PROF==|^\s*$|^│|^┌|^└|^╞|^├" | tail -60
     done
     ;;
   tpch1)

@@ -200,8 +200,8 @@ pub enum GroupTable {
     /// without, 1.24 ms with, within the runs' 8% spread), so the arrays stay single.
     /// Later (2026-11-23, `gpu-h200-2026-11-23e/`), with q3.1's kernel at 0.65 ms: a
     /// diagnostic build without the atomics left it as fast (1.45× its model either way),
-    /// without the seen flags' reads 1.40×; marking the seen groups in a shared bitmap
-    /// instead (a shared atomic per row) made it slower (1.54×).
+    /// without the seen flags' reads 1.40× (other ways to keep those flags: in
+    /// `grouped_aggregate`).
     Global,
     /// A shared array indexed by the group number itself: the whole domain fits.
     Direct {
@@ -1124,9 +1124,11 @@ fn grouped_aggregate(g: &mut Gen<'_>, accumulators: &[Accumulator], values: &[St
             // queue on the few hot addresses in L2 like an atomic. Measured on an H200
             // (`gpu-h200-2026-11-23e/log5-*.txt`): an `atomicOr` from every row instead
             // took SSB SF 20 q3.1 from 1.45× its model to 2.06×. Flags in shared memory
-            // instead (a byte a group, plain stores, merged at the end) made q3.1 slower
-            // too, 1.66× against 1.43–1.47× (`gpu-h200-2026-11-24/log6-*.txt`): a block's
-            // shared memory costs L1, which holds q3.1's 75 KiB customer bitmap.
+            // instead, merged at the end, made q3.1 slower too: a shared bitmap set with a
+            // shared atomic per row 1.54× (`gpu-h200-2026-11-23e/log1-*.txt`), a byte a
+            // group set with plain stores 1.66× against 1.43–1.47×
+            // (`gpu-h200-2026-11-24/log6-*.txt`): a block's shared memory costs L1, which
+            // holds q3.1's 75 KiB customer bitmap.
             g.line(&format!("{}if (out_seen[{grp}] == 0u) out_seen[{grp}] = 1u;", accumulate(accumulators, values, "out_", grp)));
             return;
         }
@@ -1503,15 +1505,16 @@ fn prefetch_enabled() -> bool {
     std::env::var("TESSERA_EXP_PREFETCH").map_or(true, |v| v != "0")
 }
 
-/// How a tile's body prefetches the next tile's eager columns.
-#[derive(Clone, Copy)]
-enum NextTile {
-    /// Each item checks its row against the row count.
-    Guarded,
-    /// Without checks when the next tile is whole, else as `Guarded`.
-    WholeOrGuarded,
-    /// Not at all: this is the last tile.
-    None,
+/// Which tiles a tile loop's body is written for: whether its items test their rows
+/// against the row count, and how it prefetches the next tile's eager columns.
+#[derive(Clone, Copy, PartialEq)]
+enum TileKind {
+    /// Any tile: each item tests its row, and so does each item of the next tile.
+    Any,
+    /// A whole tile: no item tests its row; the next tile's only when it is partial.
+    Whole,
+    /// The partial last tile: its items test their rows; no tile follows.
+    Last,
 }
 
 /// Whether kernels run their whole tiles in a loop of their own, without the per-item
@@ -1882,16 +1885,15 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
         let _ = writeln!(src, "    #pragma unroll");
         let _ = writeln!(src, "    for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row("tile"));
     }
-    // One tile's work. `whole`: every item is a row (no item tests the row count, and
-    // with no test left before the first stage its items need no branch); `next`: how
-    // this tile prefetches the next one.
-    let tile_body = |src: &mut String, whole: bool, next: NextTile| {
+    // One tile's work. In a whole tile every item is a row: no item tests the row count,
+    // and with no test left before the first stage its items need no branch.
+    let tile_body = |src: &mut String, kind: TileKind| {
         let _ = writeln!(src, "        bool sel[ITEMS];");
         for d in g.decls.lines() {
             let _ = writeln!(src, "        {d}");
         }
         let _ = writeln!(src, "        #pragma unroll");
-        if whole {
+        if kind == TileKind::Whole {
             let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = true;");
         } else {
             let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = {} < rows;", row("tile"));
@@ -1901,15 +1903,15 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
             let _ = writeln!(src, "        #pragma unroll");
             let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
             let guarded = format!("        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row("next"));
-            if !matches!(next, NextTile::None) {
+            if kind != TileKind::Last {
                 let _ = writeln!(src, "        const long long next = tile + {stride};");
             }
-            match next {
-                NextTile::Guarded => {
+            match kind {
+                TileKind::Any => {
                     let _ = writeln!(src, "        #pragma unroll");
                     let _ = writeln!(src, "{guarded}");
                 }
-                NextTile::WholeOrGuarded => {
+                TileKind::Whole => {
                     let _ = writeln!(src, "        if (next + {tile_items}LL <= rows) {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{prefetch_loads} }}", row("next"));
@@ -1918,7 +1920,7 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
                     let _ = writeln!(src, "    {guarded}");
                     let _ = writeln!(src, "        }}");
                 }
-                NextTile::None => {}
+                TileKind::Last => {}
             }
         }
         write_stages(src, stages, &row("tile"), "        ");
@@ -1943,15 +1945,15 @@ fn generate_pass(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
         // Whole tiles in one loop, then the partial last tile (if any) in a copy of the
         // body with the row tests: see [`whole_tiles_enabled`].
         let _ = writeln!(src, "    for (; tile + {tile_items}LL <= rows; tile += {stride}) {{");
-        tile_body(&mut src, true, NextTile::WholeOrGuarded);
+        tile_body(&mut src, TileKind::Whole);
         src.push_str("    }\n");
         let _ = writeln!(src, "    // The last tile, partial: no tile follows it.");
         let _ = writeln!(src, "    if (tile < rows) {{");
-        tile_body(&mut src, false, NextTile::None);
+        tile_body(&mut src, TileKind::Last);
         src.push_str("    }\n");
     } else {
         let _ = writeln!(src, "    for (; tile < rows; tile += {stride}) {{");
-        tile_body(&mut src, false, NextTile::Guarded);
+        tile_body(&mut src, TileKind::Any);
         src.push_str("    }\n");
     }
     if let Some(d) = &deferral {
@@ -2231,7 +2233,6 @@ mod tests {
         (p, cols, tables)
     }
 
-    /// The loop over items (a stage) in which `needle` first appears.
     /// The loop over a kernel's whole tiles (the body every tile but a partial last one runs).
     fn whole_tile_loop(source: &str) -> &str {
         let start = source.find("for (; tile + ").unwrap_or_else(|| panic!("no whole-tile loop in {source}"));
@@ -2239,6 +2240,7 @@ mod tests {
         &source[start..end]
     }
 
+    /// The loop over items (a stage) in which `needle` first appears.
     fn stage_of(source: &str, needle: &str) -> usize {
         let at = source.find(needle).unwrap_or_else(|| panic!("{needle} not in {source}"));
         source[..at].matches("for (int i = 0; i < ITEMS; ++i) {").count()
