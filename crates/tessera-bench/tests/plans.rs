@@ -56,6 +56,7 @@ fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
                     if let Some(dir) = std::env::var_os(tessera_cuda::compile::DUMP_KERNELS_ENV) {
                         std::fs::create_dir_all(&dir).unwrap();
                         std::fs::write(std::path::Path::new(&dir).join(format!("{suite}-{name}-p{}.cu", p.id)), &with_params.source).unwrap();
+                        std::fs::write(std::path::Path::new(&dir).join(format!("{suite}-{name}-p{}-inline.cu", p.id)), &kernel.source).unwrap();
                     }
                     if nvrtc {
                         for k in [&kernel, &with_params] {
