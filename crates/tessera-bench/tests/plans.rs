@@ -44,10 +44,12 @@ fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
             };
             let table = session.store().load(manifest.table(&scan.table).unwrap()).unwrap();
             match plan_kernel(p, Some(&table), &mut state, &shapes, KernelOptions { literals: Literals::Inline, ..KernelOptions::default() }) {
-                Ok((_, _, kernel)) => {
+                Ok(placed) => {
+                    let kernel = placed.kernel;
                     let mut scratch = GpuQueryState::default();
-                    let (_, _, with_params) = plan_kernel(p, Some(&table), &mut scratch, &shapes, KernelOptions { literals: Literals::Parameters, ..KernelOptions::default() })
-                        .unwrap_or_else(|e| panic!("{name} pipeline {}: inlined but not with parameters: {e}", p.id));
+                    let with_params = plan_kernel(p, Some(&table), &mut scratch, &shapes, KernelOptions { literals: Literals::Parameters, ..KernelOptions::default() })
+                        .unwrap_or_else(|e| panic!("{name} pipeline {}: inlined but not with parameters: {e:?}", p.id))
+                        .kernel;
                     if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table }) = (&p.sink, &kernel.sink) {
                         shapes.insert(b.table, table.clone());
                     }
@@ -67,7 +69,7 @@ fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
                     }
                     compiled += 1;
                 }
-                Err(reason) => cpu.push(format!("{name} pipeline {}: {reason}", p.id)),
+                Err(reasons) => cpu.push(format!("{name} pipeline {}: {}", p.id, tessera_cuda::codegen::unsupported::describe(&reasons))),
             }
         }
     }

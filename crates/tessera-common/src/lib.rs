@@ -27,6 +27,10 @@ pub enum TesseraError {
     ResourcesExhausted(String),
     /// A bug in Tessera: an invariant did not hold.
     Internal(String),
+    /// A GPU run gave up and the statement runs again on the CPU backend, which is exact
+    /// and reports the error if there is one (a kernel raised a flag: arithmetic
+    /// overflow, or build keys the plan did not expect). Never reaches the user.
+    RetryOnCpu(String),
     /// An operating-system I/O error, with what was being done.
     Io {
         /// What Tessera was doing, e.g. "writing manifest /data/t/manifest.json".
@@ -54,6 +58,7 @@ impl TesseraError {
                 TesseraError::ResourcesExhausted(format!("{what}: {m}"))
             }
             TesseraError::Internal(m) => TesseraError::Internal(format!("{what}: {m}")),
+            TesseraError::RetryOnCpu(m) => TesseraError::RetryOnCpu(format!("{what}: {m}")),
             TesseraError::Io { context, source } => {
                 TesseraError::Io { context: format!("{what}: {context}"), source }
             }
@@ -73,6 +78,7 @@ impl fmt::Display for TesseraError {
                 f,
                 "Internal error: {m}. This is a bug in Tessera; please report it"
             ),
+            TesseraError::RetryOnCpu(m) => write!(f, "Retry on the CPU: {m}"),
             TesseraError::Io { context, source } => write!(f, "I/O error while {context}: {source}"),
             TesseraError::External(e) => write!(f, "{e}"),
         }

@@ -18,3 +18,4 @@
 #include "hash.cuh"
 #include "atomics.cuh"
 #include "reduce.cuh"
+#include "expr.cuh"

@@ -42,6 +42,7 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     ("hash.cuh", include_str!("../cuda/hash.cuh")),
     ("atomics.cuh", include_str!("../cuda/atomics.cuh")),
     ("reduce.cuh", include_str!("../cuda/reduce.cuh")),
+    ("expr.cuh", include_str!("../cuda/expr.cuh")),
 ];
 
 /// NVRTC options besides the architecture: C++17 for `if constexpr` and friends in

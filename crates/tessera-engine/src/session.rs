@@ -371,7 +371,7 @@ impl Session {
         };
         if device != DevicePref::Cpu {
             self.executor.set_gpu_memory_limit(limit);
-            self.executor.set_kernel_options(KernelOptions { literals, items_per_thread });
+            self.executor.set_kernel_options(KernelOptions { literals, items_per_thread, ..KernelOptions::default() });
         }
         Ok(device)
     }

@@ -19,7 +19,8 @@ use arrow::array::{Array, ArrayRef, AsArray, Decimal128Array, DictionaryArray, F
 use arrow::datatypes::{DataType, Int32Type};
 use tessera_common::{Result, TesseraError};
 use tessera_cpu::{Chunk, Evaluator, arrow_err, cast_to};
-use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, KernelOptions, SinkLayout, SumRepr, Width};
+use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, KernelOptions, Out, Param, Reason, Site, SinkLayout, Unsupported, Width};
+pub use tessera_cuda::codegen::sort::{GPU_SORT_MAX_ROWS, GpuSort, plan_sort};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use tessera_cuda::{DeviceBuffer, GpuDevice, KernelCache};
@@ -155,9 +156,6 @@ impl std::fmt::Debug for GpuQueryState {
     }
 }
 
-/// Why a GPU run must be redone on the CPU (a flagged overflow, duplicate build keys):
-/// the CPU backend then reports the precise error or handles the case.
-pub const RETRY_ON_CPU: &str = "retry on the CPU";
 
 /// Group domains at least this large are compacted on the GPU before download (see
 /// [`GpuRuntime::fetch_groups`]); below it, downloading the whole domain costs less
@@ -168,92 +166,32 @@ pub const COMPACT_MIN_GROUPS: usize = 1 << 16;
 /// largest result has 800 groups; 4096 records of a few words are ~100 KB, ~2 µs of PCIe.
 pub const COMPACT_HEAD_RECORDS: usize = 4096;
 
-/// The most groups [`GpuSort`] ranks on the GPU: its rank sort compares every pair of
-/// records (4096 groups are 16 M comparisons, tens of µs); more groups are sorted by the
-/// CPU backend's sort pipeline instead.
-pub const GPU_SORT_MAX_ROWS: usize = 4096;
-
-/// An ORDER BY over a GPU aggregation's result, run on the GPU before the groups are
-/// downloaded: the records of the present groups are ranked by the sort keys there and
-/// come back in order, so the sort pipeline that follows only applies its LIMIT. Planned
-/// by [`plan_sort`] where every sort key is a group key or a SUM, COUNT, MIN or MAX.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GpuSort {
-    /// The sort pipeline this runs for (reports, EXPLAIN).
-    pub pipeline: usize,
-    /// The keys, in order.
-    keys: Vec<GpuSortKey>,
+/// A sink array as the launcher holds it: an [`Out`] without its types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutSlot {
+    BuildRows,
+    BuildPayload(usize),
+    BuildBitmap,
+    Accumulators(usize),
+    Counts(usize),
+    Seen,
+    Count,
+    Materialized(usize),
 }
 
-/// One key of a [`GpuSort`]: a column of the aggregation's output.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct GpuSortKey {
-    /// The output column: group keys first, then aggregates.
-    column: usize,
-    descending: bool,
-    nulls_first: bool,
-}
-
-impl GpuSort {
-    /// The keys as `tessera_rank_records` reads them (four words each), for records of
-    /// an aggregation with group `keys` and `accumulators`.
-    fn descriptors(&self, keys: &[codegen::KeyLayout], accumulators: &[Accumulator]) -> Vec<i64> {
-        // Record words: the group number, then each accumulator's array(s) in order.
-        let mut offsets = Vec::with_capacity(accumulators.len());
-        let mut off = 1i64;
-        for acc in accumulators {
-            offsets.push(off);
-            off += acc_arrays(*acc).iter().map(|(words, _)| *words as i64).sum::<i64>();
+impl OutSlot {
+    fn of(o: &Out) -> OutSlot {
+        match o {
+            Out::BuildRows => OutSlot::BuildRows,
+            Out::BuildPayload { column, .. } => OutSlot::BuildPayload(*column),
+            Out::BuildBitmap => OutSlot::BuildBitmap,
+            Out::Accumulators { aggregate, .. } => OutSlot::Accumulators(*aggregate),
+            Out::Counts { aggregate } => OutSlot::Counts(*aggregate),
+            Out::Seen => OutSlot::Seen,
+            Out::Count => OutSlot::Count,
+            Out::Materialized { column, .. } => OutSlot::Materialized(*column),
         }
-        let mut out = Vec::with_capacity(4 * self.keys.len());
-        for k in &self.keys {
-            let flags = i64::from(k.descending) | (i64::from(k.nulls_first) << 1);
-            if let Some(key) = keys.get(k.column) {
-                let stride: usize = keys[..k.column].iter().map(|x| x.slots).product();
-                out.extend([0, stride as i64, key.slots as i64, flags]);
-            } else {
-                let j = k.column - keys.len();
-                let kind = match accumulators[j] {
-                    Accumulator::Sum(SumRepr::I128) | Accumulator::SumCount(SumRepr::I128) => 1,
-                    Accumulator::Count => 2,
-                    Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) | Accumulator::Min | Accumulator::Max => 3,
-                    Accumulator::Sum(SumRepr::Split) | Accumulator::SumCount(SumRepr::Split) => 4,
-                };
-                out.extend([kind, offsets[j], 0, flags]);
-            }
-        }
-        out
     }
-}
-
-/// The [`GpuSort`] for sort pipeline `sort` over the result of the GPU aggregation whose
-/// kernel is `aggregation`, or why it cannot run on the GPU.
-pub fn plan_sort(sort: &Pipeline, aggregation: &Kernel) -> std::result::Result<GpuSort, String> {
-    let (Sink::Sort(s), SinkLayout::Aggregate { keys, accumulators, .. }) = (&sort.sink, &aggregation.sink) else {
-        return Err("not a sort of an aggregation's groups".into());
-    };
-    if keys.is_empty() {
-        return Err("sort of a scalar aggregate's one row".into());
-    }
-    if !sort.operators.is_empty() {
-        return Err("sort of computed columns (a GPU sort ranks the groups as the aggregation left them)".into());
-    }
-    if s.keys.len() > 8 {
-        return Err("more than 8 sort keys on the GPU".into());
-    }
-    let mut out = Vec::new();
-    for k in &s.keys {
-        let Expr::Column { index, .. } = k.expr else { return Err(format!("sort key {} is computed", k.expr)) };
-        if index >= keys.len() {
-            match accumulators.get(index - keys.len()) {
-                Some(Accumulator::SumCount(_)) => return Err("sort by an AVG on the GPU".into()),
-                Some(_) => {}
-                None => return Err(format!("sort key #{index} out of range")),
-            }
-        }
-        out.push(GpuSortKey { column: index, descending: k.descending, nulls_first: k.nulls_first });
-    }
-    Ok(GpuSort { pipeline: sort.id, keys: out })
 }
 
 /// The groups an aggregation saw, in group-number order (or in a [`GpuSort`]'s order),
@@ -419,7 +357,7 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
     }
 
     /// Generates the kernel for `p` if it can run on the GPU (see [`plan_kernel`]).
-    pub fn plan(&self, p: &Pipeline, table: Option<&LoadedTable>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<(Pipeline, Vec<GpuColumn>, Kernel), String> {
+    pub fn plan(&self, p: &Pipeline, table: Option<&LoadedTable>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
         plan_kernel(p, table, state, gpu_tables, self.kernel_options())
     }
 
@@ -530,7 +468,8 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
 
     /// Runs a planned GPU pipeline. Aggregations return their result chunk; builds
     /// leave their table in `state`.
-    pub fn run(&self, p: &Pipeline, cols: &[GpuColumn], kernel: &Kernel, table: &LoadedTable, state: &mut GpuQueryState) -> Result<Option<Chunk>> {
+    pub fn run(&self, gp: &GpuPipeline, table: &LoadedTable, state: &mut GpuQueryState) -> Result<Option<Chunk>> {
+        let (p, cols, kernel) = (&gp.pipeline, &gp.columns, &gp.kernel);
         let started = Instant::now();
         let Source::Scan(scan) = &p.source else { return Err(TesseraError::Internal("GPU pipeline without a scan".into())) };
         let dev = &self.device;
@@ -539,12 +478,12 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
             col_bufs.push(self.column(table, c, gc.width)?);
         }
         let col_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.ptr(dev)).collect();
-        let mut tab_ptrs: Vec<u64> = Vec::new();
+        // Per probe (operator order): its table's payload arrays and bitmap.
+        let mut probed: Vec<(Vec<u64>, u64)> = Vec::new();
         for op in &p.operators {
             if let Operator::Probe(pr) = op {
                 let t = state.tables.get(&pr.table).ok_or_else(|| TesseraError::Internal("GPU table missing".into()))?;
-                tab_ptrs.extend(t.payload.iter().map(|b| b.ptr(dev)));
-                tab_ptrs.push(t.bits.as_slice().device_ptr(dev.stream()).0);
+                probed.push((t.payload.iter().map(|b| b.ptr(dev)).collect(), t.bits.as_slice().device_ptr(dev.stream()).0));
             }
         }
         // Sink outputs. Accumulators are all 64-bit words (MIN/MAX hold i64 bits).
@@ -554,52 +493,54 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
         // Words per group of each array in `accs` (aggregations).
         let mut acc_words: Vec<usize> = Vec::new();
         let mut seen: Option<DeviceBuffer<u32>> = None;
-        let mut out_ptrs: Vec<u64> = Vec::new();
+        // The sink's arrays by what they are (see `Out`).
+        let mut out_ptrs: Vec<(OutSlot, u64)> = Vec::new();
         match &kernel.sink {
             SinkLayout::Build { table: shape } => {
                 let rows = dev.memory().alloc::<i32>(shape.slots)?;
-                out_ptrs.push(rows.as_slice().device_ptr(dev.stream()).0);
-                for pc in &shape.payload {
+                out_ptrs.push((OutSlot::BuildRows, rows.as_slice().device_ptr(dev.stream()).0));
+                for (j, pc) in shape.payload.iter().enumerate() {
                     let b = match pc.width {
                         Width::I32 => GpuBuf::I32(dev.memory().alloc::<i32>(shape.slots)?),
                         Width::I64 => GpuBuf::I64(dev.memory().alloc::<i64>(shape.slots)?),
                     };
-                    out_ptrs.push(b.ptr(dev));
+                    out_ptrs.push((OutSlot::BuildPayload(j), b.ptr(dev)));
                     out_bufs.push(b);
                 }
                 let bits = dev.memory().alloc::<u32>(tessera_cuda::codegen::bitmap_words(shape.slots))?;
-                out_ptrs.push(bits.as_slice().device_ptr(dev.stream()).0);
+                out_ptrs.push((OutSlot::BuildBitmap, bits.as_slice().device_ptr(dev.stream()).0));
                 build_rows = Some((rows, bits));
             }
             SinkLayout::Aggregate { groups, accumulators, .. } => {
-                for acc in accumulators {
-                    for (words, fill) in acc_arrays(*acc) {
+                for (j, acc) in accumulators.iter().enumerate() {
+                    for (k, (words, fill)) in acc.arrays().into_iter().enumerate() {
                         let buf = dev.memory().alloc::<u64>(words * groups)?;
                         if let Some(v) = fill {
                             self.fill(&buf, v)?;
                         }
+                        let slot = if k == 0 { OutSlot::Accumulators(j) } else { OutSlot::Counts(j) };
+                        out_ptrs.push((slot, buf.as_slice().device_ptr(dev.stream()).0));
                         accs.push(buf);
                         acc_words.push(words);
                     }
                 }
-                out_ptrs.extend(accs.iter().map(|b| b.as_slice().device_ptr(dev.stream()).0));
                 let s = dev.memory().alloc::<u32>(*groups)?;
-                out_ptrs.push(s.as_slice().device_ptr(dev.stream()).0);
+                out_ptrs.push((OutSlot::Seen, s.as_slice().device_ptr(dev.stream()).0));
                 seen = Some(s);
             }
             SinkLayout::Materialize { columns } => {
                 // Room for every input row; only the first `count` are written (and read).
                 let count = dev.memory().alloc::<u64>(1)?;
-                out_ptrs.push(count.as_slice().device_ptr(dev.stream()).0);
+                out_ptrs.push((OutSlot::Count, count.as_slice().device_ptr(dev.stream()).0));
                 accs.push(count);
                 let capacity = table.rows.max(1);
-                for c in columns {
+                for (i, c) in columns.iter().enumerate() {
                     // SAFETY: the kernel writes positions below `count` before they are read.
                     let b = match c.width {
                         Width::I32 => GpuBuf::I32(unsafe { dev.memory().alloc_uninit::<i32>(capacity) }?),
                         Width::I64 => GpuBuf::I64(unsafe { dev.memory().alloc_uninit::<i64>(capacity) }?),
                     };
-                    out_ptrs.push(b.ptr(dev));
+                    out_ptrs.push((OutSlot::Materialized(i), b.ptr(dev)));
                     out_bufs.push(b);
                 }
             }
@@ -608,14 +549,27 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
             state.flags = Some(dev.memory().alloc::<u64>(4)?);
         }
         let flags_ptr = state.flags.as_ref().map_or(0, |f| f.as_slice().device_ptr(dev.stream()).0);
-        // The kernel's parameters, in the order of the ABI (`tessera_cuda::codegen`):
-        // rows, flags, consts, then every pointer and literal, each one 64-bit value.
+        // The kernel's parameters, each one 64-bit value, filled from its list of them.
         let d_consts = if kernel.consts.is_empty() { None } else { Some(dev.upload(&kernel.consts)?) };
-        let mut params: Vec<u64> = vec![table.rows as u64, flags_ptr, d_consts.as_ref().map_or(0, |c| c.as_slice().device_ptr(dev.stream()).0)];
-        params.extend(col_ptrs);
-        params.extend(tab_ptrs);
-        params.extend(out_ptrs);
-        params.extend(kernel.literals.iter().map(|&v| v as u64));
+        let consts_ptr = d_consts.as_ref().map_or(0, |c| c.as_slice().device_ptr(dev.stream()).0);
+        let missing = |what: &str| TesseraError::Internal(format!("kernel parameter {what} has no value"));
+        let params: Vec<u64> = kernel
+            .params
+            .iter()
+            .map(|param| match param {
+                Param::Rows => Ok(table.rows as u64),
+                Param::Flags => Ok(flags_ptr),
+                Param::Consts => Ok(consts_ptr),
+                Param::Column { column, .. } => col_ptrs.get(*column).copied().ok_or_else(|| missing("column")),
+                Param::Payload { probe, column, .. } => probed.get(*probe).and_then(|(p, _)| p.get(*column)).copied().ok_or_else(|| missing("payload")),
+                Param::Bitmap { probe } => probed.get(*probe).map(|(_, b)| *b).ok_or_else(|| missing("bitmap")),
+                Param::Out(o) => {
+                    let slot = OutSlot::of(o);
+                    out_ptrs.iter().find(|(s, _)| *s == slot).map(|(_, p)| *p).ok_or_else(|| missing("output"))
+                }
+                Param::Literal(k) => kernel.literals.get(*k).map(|&v| v as u64).ok_or_else(|| missing("literal")),
+            })
+            .collect::<Result<_>>()?;
         let module = self.kernels.load(dev, &kernel.source)?;
         let function = module
             .load_function(codegen::KERNEL_NAME)
@@ -806,7 +760,7 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
 
     /// Waits for the query's kernels and downloads `regions` together with the query's
     /// error flags, in one round trip. A raised flag (overflow, duplicate or out-of-range
-    /// build keys) sends the query to the CPU ([`RETRY_ON_CPU`]); the builds that were
+    /// build keys) sends the query to the CPU ([`TesseraError::RetryOnCpu`]); the builds that were
     /// not waited for are reported.
     fn finish(&self, state: &mut GpuQueryState, regions: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
         let dev = &self.device;
@@ -817,7 +771,7 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
         all.extend_from_slice(regions);
         let mut got = dev.download_regions(&all)?;
         if state.flags.is_some() && got.remove(0).iter().any(|&b| b != 0) {
-            return Err(TesseraError::Execution(RETRY_ON_CPU.into()));
+            return Err(TesseraError::RetryOnCpu("a kernel raised an error flag (arithmetic overflow or build keys the plan did not expect)".into()));
         }
         for (mut run, b, a) in state.pending.drain(..) {
             run.kernel_ms = f64::from(b.elapsed_ms(&a).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?);
@@ -933,18 +887,6 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
     }
 }
 
-/// The device arrays of one accumulator, in `outs` order: words per group and the value
-/// they start from (None: zero).
-fn acc_arrays(acc: Accumulator) -> Vec<(usize, Option<i64>)> {
-    match acc {
-        Accumulator::Sum(r) => vec![(r.words(), None)],
-        Accumulator::SumCount(r) => vec![(r.words(), None), (1, None)],
-        Accumulator::Count => vec![(1, None)],
-        Accumulator::Min => vec![(1, Some(i64::MAX))],
-        Accumulator::Max => vec![(1, Some(i64::MIN))],
-    }
-}
-
 /// Little-endian 64-bit words of downloaded bytes.
 fn words_of(bytes: &[u8]) -> Vec<u64> {
     bytes.chunks_exact(8).map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])).collect()
@@ -1048,69 +990,83 @@ fn bind_expr(e: &Expr, table: &LoadedTable, columns: &[usize], eval: &Evaluator)
     })
 }
 
-/// Generates the kernel for `p` if it can run on the GPU: its bound form (dictionary
-/// predicates as code tests), its source columns as the GPU holds them, and the kernel.
-/// Needs no GPU (CI compiles these kernels with NVRTC alone). `gpu_tables` are the
-/// shapes of tables built on the GPU so far.
+/// A pipeline placed on the GPU: its bound form (dictionary predicates as code tests),
+/// its source columns as the GPU holds them, and its kernel.
+#[derive(Debug)]
+pub struct GpuPipeline {
+    /// The pipeline as bound to the table's dictionaries.
+    pub pipeline: Pipeline,
+    /// Its source columns on the GPU.
+    pub columns: Vec<GpuColumn>,
+    /// Its kernel.
+    pub kernel: Kernel,
+}
+
+/// Generates the kernel for `p` if it can run on the GPU, or says every reason it cannot.
+/// Needs no GPU (CI compiles these kernels with NVRTC alone). `gpu_tables` are the shapes
+/// of tables built on the GPU so far.
 pub fn plan_kernel(
     p: &Pipeline,
     table: Option<&LoadedTable>,
     state: &mut GpuQueryState,
     gpu_tables: &HashMap<HashTableId, GpuTable>,
     options: KernelOptions,
-) -> std::result::Result<(Pipeline, Vec<GpuColumn>, Kernel), String> {
-        let Source::Scan(scan) = &p.source else { return Err("source is an intermediate result".into()) };
-        let table = table.ok_or("table not loaded")?;
-        let mut cols = Vec::new();
-        let mut dict_values = Vec::new();
-        for (&c, f) in scan.columns.iter().zip(&scan.fields) {
-            let dict = table.dictionaries.get(c).and_then(|d| d.clone());
-            let width = match (&dict, f.ty) {
-                (Some(_), _) => Width::I32,
-                (None, Type::Utf8) => return Err(format!("string column {} is not dictionary-encoded", f.name)),
-                (None, t) => codegen::width_of(t).ok_or_else(|| format!("column {} of type {t}", f.name))?,
-            };
-            let dictionary = dict.map(|d| {
-                let values: ArrayRef = d.values.clone();
-                let id = state.dictionaries.len() + dict_values.len();
-                dict_values.push(Arc::clone(&values));
-                DictRef { size: values.len(), id }
-            });
-            cols.push(GpuColumn { width, dictionary });
-        }
-        let bound = bind(p, table, &scan.columns)?;
-        let tables: Vec<GpuTable> = p
-            .operators
-            .iter()
-            .filter_map(|o| match o {
-                Operator::Probe(pr) => Some(gpu_tables.get(&pr.table).cloned().ok_or("probes a table built on the CPU")),
-                _ => None,
-            })
-            .collect::<std::result::Result<_, _>>()?;
-        let kernel = codegen::generate_with(&bound, &cols, &tables, options)?;
-        state.dictionaries.extend(dict_values);
-        Ok((bound, cols, kernel))
+) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
+    let one = |site: Site, reason: Reason| vec![Unsupported::new(site, reason)];
+    let Source::Scan(scan) = &p.source else { return Err(one(Site::Source, Reason::IntermediateSource)) };
+    let table = table.ok_or_else(|| one(Site::Source, Reason::Inconsistent("table not loaded".into())))?;
+    let mut reasons = Vec::new();
+    let mut cols = Vec::new();
+    let mut dict_values = Vec::new();
+    for (&c, f) in scan.columns.iter().zip(&scan.fields) {
+        let dict = table.dictionaries.get(c).and_then(|d| d.clone());
+        let width = match (&dict, f.ty) {
+            (Some(_), _) => Width::I32,
+            (None, Type::Utf8) => {
+                reasons.push(Unsupported::new(Site::Source, Reason::StringColumn { column: f.name.clone() }));
+                Width::I32
+            }
+            (None, t) => codegen::width_of(t).unwrap_or_else(|| {
+                reasons.push(Unsupported::new(Site::Source, Reason::ColumnType { column: f.name.clone(), ty: t }));
+                Width::I64
+            }),
+        };
+        let dictionary = dict.map(|d| {
+            let values: ArrayRef = d.values.clone();
+            let id = state.dictionaries.len() + dict_values.len();
+            dict_values.push(Arc::clone(&values));
+            DictRef { size: values.len(), id }
+        });
+        cols.push(GpuColumn { width, dictionary });
     }
+    let bound = bind(p, table, &scan.columns).map_err(|e| one(Site::Source, Reason::Inconsistent(e)))?;
+    let mut tables = Vec::new();
+    for (index, o) in p.operators.iter().enumerate() {
+        if let Operator::Probe(pr) = o {
+            match gpu_tables.get(&pr.table) {
+                Some(t) => tables.push(t.clone()),
+                None => reasons.push(Unsupported::new(Site::Operator { index, kind: "probe" }, Reason::TableOnCpu)),
+            }
+        }
+    }
+    if tables.len() < p.operators.iter().filter(|o| matches!(o, Operator::Probe(_))).count() {
+        // The generator reads tables by probe number: with one on the CPU, the reasons
+        // so far are all there is to say.
+        return Err(reasons);
+    }
+    match codegen::generate_with(&bound, &cols, &tables, options) {
+        Ok(kernel) if reasons.is_empty() => {
+            state.dictionaries.extend(dict_values);
+            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel })
+        }
+        Ok(_) => Err(reasons),
+        Err(more) => Err(reasons.into_iter().chain(more).collect()),
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sort_keys_address_group_slots_and_accumulator_words_of_the_records() {
-        let keys = [codegen::KeyLayout { slots: 8, min: 1992, dictionary: None }, codegen::KeyLayout { slots: 26, min: 0, dictionary: None }];
-        // Records: group number, AVG's sum (2 words) and count (1), then a SUM (2 words).
-        let accumulators = [Accumulator::SumCount(SumRepr::I128), Accumulator::Sum(SumRepr::I128)];
-        let sort = GpuSort {
-            pipeline: 7,
-            keys: vec![
-                GpuSortKey { column: 1, descending: false, nulls_first: true },
-                GpuSortKey { column: 3, descending: true, nulls_first: false },
-                GpuSortKey { column: 0, descending: false, nulls_first: false },
-            ],
-        };
-        assert_eq!(sort.descriptors(&keys, &accumulators), vec![0, 8, 26, 2, 1, 4, 0, 1, 0, 1, 8, 0]);
-    }
 
     #[test]
     fn helper_kernels_compile_with_nvrtc() {

@@ -21,7 +21,8 @@ use std::sync::OnceLock;
 
 use tessera_ir::{Device, Operator, Pipeline, QueryPlan, Sink, Source, Step};
 
-use crate::gpu::{GpuQueryState, GpuRuntime, RETRY_ON_CPU};
+use crate::gpu::{GpuPipeline, GpuQueryState, GpuRuntime};
+use tessera_cuda::codegen::{Reason, Site, Unsupported, unsupported::describe};
 use tessera_plan::PlannedQuery;
 use tessera_storage::Store;
 
@@ -91,7 +92,7 @@ impl Executor {
             }
             if !placement.kernels.is_empty() {
                 match self.run_steps(planned, ctx, schema, Some((gpu, placement))).await {
-                    Err(TesseraError::Execution(m)) if m == RETRY_ON_CPU => {}
+                    Err(TesseraError::RetryOnCpu(_)) => {}
                     // Over the GPU memory limit even after evicting cached columns: the
                     // CPU backend needs no GPU memory.
                     Err(TesseraError::ResourcesExhausted(_)) => {}
@@ -138,26 +139,26 @@ impl Executor {
             let mut shapes = HashMap::new();
             for pipe in plan.pipelines() {
                 let reason = if banned.contains(&pipe.id) {
-                    Some("a pipeline probing its table runs on the CPU".to_string())
+                    Some(vec![Unsupported::new(Site::Placement, Reason::ProbedOnCpu)])
                 } else if let Source::Scan(scan) = &pipe.source {
                     let is_build = matches!(pipe.sink, Sink::HashBuild(_));
                     if device == DevicePref::Auto && !is_build && scan.rows < gpu::GPU_MIN_ROWS {
-                        Some(format!("input below {} rows", gpu::GPU_MIN_ROWS))
+                        Some(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::GPU_MIN_ROWS))])
                     } else {
                         let table = self.load(&scan.table)?;
                         match gpu.plan(pipe, Some(&table), &mut p.state, &shapes) {
-                            Ok((bound, cols, kernel)) => {
-                                if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table: shape }) = (&pipe.sink, &kernel.sink) {
+                            Ok(placed) => {
+                                if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table: shape }) = (&pipe.sink, &placed.kernel.sink) {
                                     shapes.insert(b.table, shape.clone());
                                 }
-                                p.kernels.insert(pipe.id, Arc::new((bound, cols, kernel)));
+                                p.kernels.insert(pipe.id, Arc::new(placed));
                                 None
                             }
                             Err(r) => Some(r),
                         }
                     }
                 } else {
-                    Some("source is an intermediate result".to_string())
+                    Some(vec![Unsupported::new(Site::Source, Reason::IntermediateSource)])
                 };
                 if let Some(r) = reason {
                     p.reasons.insert(pipe.id, r);
@@ -207,7 +208,7 @@ impl Executor {
                     }
                     Some(pl) => {
                         p.device = Device::Cpu;
-                        p.device_reason = pl.reasons.get(&p.id).cloned();
+                        p.device_reason = pl.reasons.get(&p.id).map(|r| describe(r));
                     }
                     None => {
                         p.device = Device::Cpu;
@@ -240,10 +241,9 @@ impl Executor {
                 Step::Pipeline(p) => {
                     let on_gpu = gpu.as_mut().and_then(|(rt, pl)| pl.kernels.get(&p.id).map(|k| (*rt, Arc::clone(k), &mut pl.state)));
                     if let Some((rt, k, gstate)) = on_gpu {
-                        let (bound, cols, kernel) = &*k;
                         let Source::Scan(scan) = &p.source else { return Err(TesseraError::Internal("GPU pipeline without scan".into())) };
                         let table = self.load(&scan.table)?;
-                        if let Some(chunk) = rt.run(bound, cols, kernel, &table, gstate)? {
+                        if let Some(chunk) = rt.run(&k, &table, gstate)? {
                             if let Some(r) = p.sink.result() {
                                 let chunks = if chunk.rows == 0 { Vec::new() } else { vec![chunk] };
                                 state.results.insert(r, Arc::new(chunks));
@@ -325,11 +325,12 @@ impl DevicePref {
 /// Which pipelines run on the GPU, with their bound form and kernel.
 #[derive(Default, Debug)]
 struct Placement {
-    kernels: HashMap<usize, Arc<(Pipeline, Vec<tessera_cuda::codegen::GpuColumn>, tessera_cuda::codegen::Kernel)>>,
+    kernels: HashMap<usize, Arc<GpuPipeline>>,
     /// Sort pipelines run on the GPU with the aggregation whose result they sort: sort
     /// pipeline → aggregation pipeline.
     fused_sorts: HashMap<usize, usize>,
-    reasons: HashMap<usize, String>,
+    /// Why the other pipelines run on the CPU (all the reasons of each).
+    reasons: HashMap<usize, Vec<Unsupported>>,
     state: GpuQueryState,
 }
 
@@ -352,14 +353,14 @@ fn plan_gpu_sorts(plan: &QueryPlan, p: &mut Placement) {
     for q in plan.pipelines() {
         let (Source::Result { id, .. }, Sink::Sort(_)) = (&q.source, &q.sink) else { continue };
         let Some(agg) = plan.pipelines().find(|a| matches!(&a.sink, Sink::Aggregate(ag) if ag.result == *id)) else { continue };
-        let Some((_, _, kernel)) = p.kernels.get(&agg.id).map(|k| &**k) else { continue };
-        match gpu::plan_sort(q, kernel) {
+        let Some(placed) = p.kernels.get(&agg.id) else { continue };
+        match gpu::plan_sort(q, &placed.kernel) {
             Ok(sort) => {
                 p.state.sorts.insert(agg.id, sort);
                 p.fused_sorts.insert(q.id, agg.id);
             }
             Err(reason) => {
-                p.reasons.insert(q.id, reason);
+                p.reasons.insert(q.id, vec![Unsupported::new(Site::Placement, reason)]);
             }
         }
     }

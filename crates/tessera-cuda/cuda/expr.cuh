@@ -1,0 +1,58 @@
+// expr.cuh: what generated pipeline kernels call for their expressions and aggregates:
+// checked integer results, calendar years, 128-bit conversions and warp reductions.
+#pragma once
+#include "types.cuh"
+
+namespace tessera {
+
+// The value of an exact integer computation, or a flagged overflow (flags[0]).
+__device__ __forceinline__ long long tessera_checked(__int128 v, long long lo, long long hi, unsigned long long* flags) {
+    if (v < (__int128)lo || v > (__int128)hi) { flags[0] = 1ull; return 0; }
+    return (long long)v;
+}
+
+// Calendar year of a day number (days since 1970-01-01), proleptic Gregorian.
+__device__ __forceinline__ long long tessera_year(long long days) {
+    long long z = days + 719468;
+    long long era = (z >= 0 ? z : z - 146096) / 146097;
+    long long doe = z - era * 146097;
+    long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    long long mp = (5 * doy + 2) / 153;
+    long long m = mp < 10 ? mp + 3 : mp - 9;
+    return yoe + era * 400 + (m <= 2 ? 1 : 0);
+}
+
+// A 64-bit value as a 128-bit one (sign-extended).
+__device__ __forceinline__ Int128 tessera_i128(long long v) {
+    return make_int128((unsigned long long)v, v < 0 ? ~0ull : 0ull);
+}
+
+// Sum of a 128-bit value over the warp (lane 0 gets the total).
+__device__ __forceinline__ Int128 tessera_warp_sum(Int128 v) {
+    for (int d = 16; d > 0; d /= 2) {
+        unsigned long long lo = __shfl_down_sync(0xffffffffu, v.lo, d);
+        unsigned long long hi = __shfl_down_sync(0xffffffffu, v.hi, d);
+        unsigned long long nlo = v.lo + lo;
+        v.hi = v.hi + hi + (nlo < v.lo ? 1ull : 0ull);
+        v.lo = nlo;
+    }
+    return v;
+}
+
+__device__ __forceinline__ unsigned long long tessera_warp_sum(unsigned long long v) {
+    for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+    return v;
+}
+
+__device__ __forceinline__ long long tessera_warp_min(long long v) {
+    for (int d = 16; d > 0; d /= 2) { long long o = __shfl_down_sync(0xffffffffu, v, d); v = o < v ? o : v; }
+    return v;
+}
+
+__device__ __forceinline__ long long tessera_warp_max(long long v) {
+    for (int d = 16; d > 0; d /= 2) { long long o = __shfl_down_sync(0xffffffffu, v, d); v = o > v ? o : v; }
+    return v;
+}
+
+}  // namespace tessera

@@ -1,0 +1,145 @@
+//! The kernel ABI: every generated kernel is `extern "C" __global__ void
+//! tessera_pipeline(<params>)`, each parameter one 64-bit value (a pointer or a
+//! literal) of its own, so they live in the constant bank rather than in registers. The
+//! order is [`Kernel::params`]: the launcher fills them from that list.
+//!
+//! - `rows`; `flags` (`flags[0]`: arithmetic overflow, `flags[1]`: a build key outside
+//!   its range, `flags[2]`: a duplicate build key; one array per query, read when a
+//!   result comes back); `consts` ([`Kernel::consts`], null when empty);
+//! - the source columns `col{i}`;
+//! - per probe, in operator order: its payload arrays `h{p}_p{j}`, then its membership
+//!   bitmap `h{p}_bits` (bit `s` set when slot `s` holds a row: what probes test);
+//! - the sink's arrays ([`Out`], as [`super::SinkLayout`] describes them);
+//! - the literals `lit{k}` ([`Kernel::literals`]).
+
+use super::aggregate::Accumulator;
+use super::layout::{SinkLayout, Width};
+
+/// The kernel's name in every generated module.
+pub const KERNEL_NAME: &str = "tessera_pipeline";
+
+/// The most parameters a generated kernel takes: 8 bytes each within the 4 KiB of
+/// parameters every CUDA device accepts.
+pub const MAX_KERNEL_PARAMS: usize = 4096 / 8;
+
+/// One kernel parameter: what the launcher passes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Param {
+    /// The source's row count.
+    Rows,
+    /// The query's error flags.
+    Flags,
+    /// [`Kernel::consts`], uploaded (null when empty).
+    Consts,
+    /// Source column `column`.
+    Column {
+        /// Index among the pipeline's source columns.
+        column: usize,
+        /// Its width.
+        width: Width,
+    },
+    /// Payload column `column` of the table probe `probe` reads.
+    Payload {
+        /// The probe (operator order).
+        probe: usize,
+        /// Its payload column.
+        column: usize,
+        /// Its width.
+        width: Width,
+    },
+    /// The membership bitmap of the table probe `probe` reads.
+    Bitmap {
+        /// The probe (operator order).
+        probe: usize,
+    },
+    /// An array the sink writes.
+    Out(Out),
+    /// Literal `k` ([`Kernel::literals`]).
+    Literal(usize),
+}
+
+/// An array a sink writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Out {
+    /// A build's row array (`int32_t[slots]`, row + 1 or 0): finds duplicate keys.
+    BuildRows,
+    /// A build's payload column `column` (`slots` long).
+    BuildPayload {
+        /// Index among the build's payload columns.
+        column: usize,
+        /// Its width.
+        width: Width,
+    },
+    /// A build's membership bitmap.
+    BuildBitmap,
+    /// Aggregate `aggregate`'s accumulators (`groups` of them).
+    Accumulators {
+        /// Index among the aggregates.
+        aggregate: usize,
+        /// Their kind.
+        accumulator: Accumulator,
+    },
+    /// AVG `aggregate`'s counts (`unsigned long long[groups]`).
+    Counts {
+        /// Index among the aggregates.
+        aggregate: usize,
+    },
+    /// The groups that saw a row (`uint32_t[groups]`).
+    Seen,
+    /// The count of materialized rows (`unsigned long long`).
+    Count,
+    /// Materialized column `column`.
+    Materialized {
+        /// Index among the sink's input columns.
+        column: usize,
+        /// Its width.
+        width: Width,
+    },
+}
+
+impl Param {
+    /// The parameter's declaration in the kernel's signature.
+    pub fn declaration(&self) -> String {
+        match self {
+            Param::Rows => "long long rows".into(),
+            Param::Flags => "unsigned long long* __restrict__ flags".into(),
+            Param::Consts => "const long long* __restrict__ consts".into(),
+            Param::Column { column, width } => format!("const {}* __restrict__ col{column}", width.c()),
+            Param::Payload { probe, column, width } => format!("const {}* __restrict__ h{probe}_p{column}", width.c()),
+            Param::Bitmap { probe } => format!("const uint32_t* __restrict__ h{probe}_bits"),
+            Param::Out(o) => match o {
+                Out::BuildRows => "int32_t* __restrict__ out_rows".into(),
+                Out::BuildPayload { column, width } => format!("{}* __restrict__ out_p{column}", width.c()),
+                Out::BuildBitmap => "uint32_t* __restrict__ out_bits".into(),
+                Out::Accumulators { aggregate, accumulator } => format!("{}* __restrict__ out_a{aggregate}", accumulator.c()),
+                Out::Counts { aggregate } => format!("unsigned long long* __restrict__ out_c{aggregate}"),
+                Out::Seen => "uint32_t* __restrict__ out_seen".into(),
+                Out::Count => "unsigned long long* __restrict__ out_count".into(),
+                Out::Materialized { column, width } => format!("{}* __restrict__ out_m{column}", width.c()),
+            },
+            Param::Literal(k) => format!("const long long lit{k}"),
+        }
+    }
+}
+
+/// A generated kernel.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    /// CUDA C++ source.
+    pub source: String,
+    /// Its parameters, in order (see the module doc).
+    pub params: Vec<Param>,
+    /// The query's literals when they are not inlined ([`super::Literals::Parameters`]).
+    pub literals: Vec<i64>,
+    /// The lookup tables the kernel reads from its `consts` array (e.g. the bitmaps of
+    /// long IN lists); empty: `consts` may be null.
+    pub consts: Vec<i64>,
+    /// What the sink's arrays hold.
+    pub sink: SinkLayout,
+    /// Rows per thread per tile (the launch sizes its grid in tiles of
+    /// `BLOCK_THREADS × items_per_thread` rows).
+    pub items_per_thread: u32,
+    /// The most rows one launch may read: the bound its grouped sums' representations
+    /// are exact for (`SumRepr`); `u64::MAX` when nothing bounds it.
+    pub rows_limit: u64,
+}

@@ -1,0 +1,475 @@
+//! The aggregation sink: scalar aggregates in registers, reduced per warp; grouped ones
+//! (perfect hash: the group number is computed from the keys' ranges or dictionary codes)
+//! in a per-block shared table or straight into the global arrays ([`GroupTable`]), with
+//! sums as narrow as the rows and the values' bounds allow ([`SumRepr`]).
+
+use std::fmt::Write;
+
+use tessera_ir::{AggFunc, Aggregate, ArithOp, Expr, GroupStrategy, KeyDomain, Scalar, Type};
+
+use super::abi::{Out, Param};
+use super::builder::{Builder, Lowered};
+use super::ir::{CExpr, CType};
+use super::layout::{KeyLayout, SinkLayout, bounds, width_of};
+use super::options::BLOCK_THREADS;
+use super::unsupported::Reason;
+use crate::cx;
+
+/// The most group slots of a perfect-hash aggregation on the GPU (group numbers are `int`
+/// in kernels; the planner's perfect-hash limit, 4 Mi, is far below).
+pub const MAX_GROUP_SLOTS: usize = i32::MAX as usize;
+
+/// Where a grouped aggregation accumulates inside a thread block.
+///
+/// Per-row atomics on a few hot global addresses serialize in L2 (SSB q4.1 has 35 groups
+/// among 120 M rows), so each block first accumulates into a shared-memory table and
+/// merges it into the global arrays once, after its last tile (blocks walk tiles
+/// grid-stride, about one wave of them, so merges are few). A shared open-addressing
+/// table for larger domains, and spreading global atomics over 32 copies of the arrays,
+/// were both measured slower on an H200 than plain global atomics
+/// (`benchmarks/results/README.md`, "Group tables").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupTable {
+    /// Per-row atomics on the global arrays (the group slots' accumulators do not fit
+    /// even a small shared table).
+    Global,
+    /// A shared array indexed by the group number itself: the whole domain fits.
+    Direct {
+        /// Slots (= groups).
+        slots: usize,
+    },
+}
+
+/// Shared memory a block spends on its group table. 16 KiB keeps 12 blocks of 128
+/// threads resident per SM (H100/H200: 228 KiB of shared memory per SM), enough warps in
+/// flight to keep HBM busy.
+pub const SHARED_AGG_BYTES: usize = 16 << 10;
+
+/// Shared bytes per group slot: the accumulators plus a 4-byte seen flag.
+fn slot_bytes(accumulators: &[Accumulator]) -> usize {
+    4 + accumulators
+        .iter()
+        .map(|a| match a {
+            Accumulator::Sum(r) => 8 * r.words(),
+            Accumulator::SumCount(r) => 8 * r.words() + 8,
+            Accumulator::Count | Accumulator::Min | Accumulator::Max => 8,
+        })
+        .sum::<usize>()
+}
+
+/// The block-level table for `groups` group slots (see [`GroupTable`]).
+pub fn group_table(groups: usize, accumulators: &[Accumulator]) -> GroupTable {
+    let per_slot = slot_bytes(accumulators);
+    if groups.saturating_mul(per_slot) <= SHARED_AGG_BYTES { GroupTable::Direct { slots: groups } } else { GroupTable::Global }
+}
+
+/// One aggregate's accumulator array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accumulator {
+    /// A sum, kept as [`SumRepr`] says.
+    Sum(SumRepr),
+    /// `uint64_t` count.
+    Count,
+    /// A sum (as [`SumRepr`] says) followed by a `uint64_t` count array (AVG).
+    SumCount(SumRepr),
+    /// `int64_t` minimum (initialized to i64::MAX).
+    Min,
+    /// `int64_t` maximum (initialized to i64::MIN).
+    Max,
+}
+
+impl Accumulator {
+    /// Its device arrays, in parameter order: words per group and the value they start
+    /// from (None: zero).
+    pub fn arrays(self) -> Vec<(usize, Option<i64>)> {
+        match self {
+            Accumulator::Sum(r) => vec![(r.words(), None)],
+            Accumulator::SumCount(r) => vec![(r.words(), None), (1, None)],
+            Accumulator::Count => vec![(1, None)],
+            Accumulator::Min => vec![(1, Some(i64::MAX))],
+            Accumulator::Max => vec![(1, Some(i64::MIN))],
+        }
+    }
+
+    /// The C type of one group's accumulator.
+    pub fn c(self) -> &'static str {
+        match self {
+            Accumulator::Count => "unsigned long long",
+            Accumulator::Sum(r) | Accumulator::SumCount(r) => r.c(),
+            Accumulator::Min | Accumulator::Max => "long long",
+        }
+    }
+}
+
+/// How a SUM's running totals are kept in its accumulator array.
+///
+/// A grouped aggregation adds each row with an atomic. A 128-bit atomic addition needs
+/// the old low word back to carry into the high word, so every row's thread waits for an
+/// L2 round trip. When the total provably fits fewer bits, the additions are
+/// fire-and-forget reductions instead: [`SumRepr::I64`] when `rows × max |value| < 2^63`
+/// (the values' bound from their types, see [`magnitude`]), else [`SumRepr::Split`] for
+/// fewer than 2^32 rows, else [`SumRepr::I128`]. Scalar aggregates add in registers and
+/// keep `I128`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SumRepr {
+    /// `Int128` per group (two words, low first).
+    I128,
+    /// `int64_t` per group: cannot overflow for the kernel's rows.
+    I64,
+    /// `SplitSum` per group (two words): the sums of the values' low 32 bits (unsigned)
+    /// and of their high 32 bits (signed); the total is `hi × 2^32 + lo`.
+    Split,
+}
+
+impl SumRepr {
+    /// The representation for adding `rows` values of at most `magnitude` each.
+    pub fn for_rows(rows: u64, magnitude: u128) -> SumRepr {
+        if u128::from(rows.max(1)).saturating_mul(magnitude) < 1u128 << 63 {
+            SumRepr::I64
+        } else if rows < 1u64 << 32 {
+            SumRepr::Split
+        } else {
+            SumRepr::I128
+        }
+    }
+
+    /// 64-bit words per group.
+    pub fn words(self) -> usize {
+        match self {
+            SumRepr::I64 => 1,
+            SumRepr::I128 | SumRepr::Split => 2,
+        }
+    }
+
+    /// The exact total from a group's words (`words()` of them, as downloaded).
+    pub fn total(self, w: &[u64]) -> i128 {
+        match self {
+            SumRepr::I64 => i128::from(w[0] as i64),
+            SumRepr::I128 => ((w[1] as i128) << 64) | w[0] as i128,
+            SumRepr::Split => (i128::from(w[1] as i64) << 32) + i128::from(w[0]),
+        }
+    }
+
+    /// The C type of one group's accumulator.
+    fn c(self) -> &'static str {
+        match self {
+            SumRepr::I128 => "Int128",
+            SumRepr::I64 => "long long",
+            SumRepr::Split => "SplitSum",
+        }
+    }
+
+    /// A statement adding `v` (a `long long`) to accumulator `at` (an lvalue).
+    fn add(self, at: CExpr, v: &CExpr) -> CExpr {
+        match self {
+            SumRepr::I128 => cx!["atomic_add_i128(&", at, ", tessera_i128(", v, "));"],
+            SumRepr::I64 => cx!["atomicAdd((unsigned long long*)&", at, ", (unsigned long long)(", v, "));"],
+            SumRepr::Split => cx!["atomic_add_split(&", at, ", ", v, ");"],
+        }
+    }
+
+    /// A statement setting accumulator `at` to zero.
+    fn zero(self, at: &str) -> String {
+        match self {
+            SumRepr::I128 => format!("{at} = make_int128(0ull, 0ull);"),
+            SumRepr::I64 => format!("{at} = 0LL;"),
+            SumRepr::Split => format!("{at}.lo = 0ull; {at}.hi = 0ull;"),
+        }
+    }
+
+    /// A statement adding accumulator `from` into accumulator `to` (both of this
+    /// representation) when it is not zero.
+    fn merge(self, from: &str, to: &str) -> String {
+        match self {
+            SumRepr::I128 => format!("{{ const Int128 x = {from}; if ((x.lo | x.hi) != 0ull) atomic_add_i128(&{to}, x); }}"),
+            SumRepr::I64 => format!("if ({from} != 0LL) atomicAdd((unsigned long long*)&{to}, (unsigned long long){from});"),
+            SumRepr::Split => format!(
+                "if ({from}.lo != 0ull) atomicAdd((unsigned long long*)&{to}.lo, (unsigned long long){from}.lo); if ({from}.hi != 0ull) atomicAdd((unsigned long long*)&{to}.hi, (unsigned long long){from}.hi);"
+            ),
+        }
+    }
+}
+
+/// The largest magnitude a value of `e` can have as stored (decimals as scaled
+/// integers), from the types of its columns and the values of its literals: what bounds a
+/// sum of it (see [`SumRepr`]). Every arithmetic result is also within its type's range
+/// (checked in kernels), so a bound never exceeds that.
+pub fn magnitude(e: &Expr, input: &[tessera_ir::Field]) -> u128 {
+    let ty = e.ty(input);
+    let of_type = bounds(ty).map_or(u128::MAX, |(lo, hi)| lo.unsigned_abs().max(hi.unsigned_abs()));
+    let scale = |t: Type| match t {
+        Type::Decimal { scale, .. } => i32::from(scale),
+        _ => 0,
+    };
+    let pow = |k: i32| 10u128.saturating_pow(k.max(0) as u32);
+    let m = match e {
+        Expr::Literal { value, .. } => match value {
+            Scalar::Int(v) => u128::from(v.unsigned_abs()),
+            Scalar::Date32(d) => u128::from(d.unsigned_abs()),
+            Scalar::Decimal(d) => d.unsigned_abs(),
+            _ => of_type,
+        },
+        Expr::Arith { op: ArithOp::Add | ArithOp::Sub, left, right, .. } => {
+            let (l, r) = (magnitude(left, input), magnitude(right, input));
+            let os = scale(ty);
+            l.saturating_mul(pow(os - scale(left.ty(input)))).saturating_add(r.saturating_mul(pow(os - scale(right.ty(input)))))
+        }
+        Expr::Arith { op: ArithOp::Mul, left, right, .. } => magnitude(left, input).saturating_mul(magnitude(right, input)),
+        Expr::Negate(x) => magnitude(x, input),
+        Expr::Cast { expr, .. } => magnitude(expr, input).saturating_mul(pow(scale(ty) - scale(expr.ty(input)))),
+        Expr::Case { when_then, otherwise, .. } => when_then
+            .iter()
+            .map(|(_, t)| magnitude(t, input))
+            .chain(otherwise.iter().map(|o| magnitude(o, input)))
+            .max()
+            .unwrap_or(0),
+        _ => of_type,
+    };
+    m.min(of_type)
+}
+
+/// What lowering an aggregation gives: the sink's layout and the most rows its sums are
+/// exact for.
+pub struct Lowering {
+    /// The arrays it writes.
+    pub layout: SinkLayout,
+    /// The most rows a launch may read.
+    pub rows_limit: u64,
+}
+
+/// Lowers aggregation `a` over the current layout (`fields`) of a pipeline reading
+/// `source_rows` rows.
+pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], source_rows: u64) -> Lowered<Lowering> {
+    super::scan::prefetch(b, a.group_by.iter().chain(a.aggregates.iter().filter_map(|x| x.arg.as_ref())).flat_map(|e| e.columns()))?;
+    let (groups, keys, grp) = group_number(b, a)?;
+    let scalar = matches!(a.strategy, GroupStrategy::Scalar);
+    let mut rows_limit = u64::MAX;
+    let mut accumulators = Vec::new();
+    for agg in &a.aggregates {
+        if agg.distinct {
+            return Err(Reason::DistinctAggregate);
+        }
+        // Scalar sums add in registers (a 128-bit atomic once per warp); grouped ones per
+        // row, as narrow as the rows and the values' bound allow.
+        let repr = match (&agg.arg, scalar) {
+            (Some(e), false) => {
+                let magnitude = magnitude(e, fields);
+                let repr = SumRepr::for_rows(source_rows, magnitude);
+                let limit = match repr {
+                    SumRepr::I64 => ((1u128 << 63) - 1) / magnitude.max(1),
+                    SumRepr::Split => (1u128 << 32) - 1,
+                    SumRepr::I128 => u128::from(u64::MAX),
+                };
+                rows_limit = rows_limit.min(u64::try_from(limit).unwrap_or(u64::MAX));
+                repr
+            }
+            _ => SumRepr::I128,
+        };
+        accumulators.push(match agg.func {
+            AggFunc::CountStar | AggFunc::Count => Accumulator::Count,
+            AggFunc::Sum => Accumulator::Sum(repr),
+            AggFunc::Avg => Accumulator::SumCount(repr),
+            AggFunc::Min => Accumulator::Min,
+            AggFunc::Max => Accumulator::Max,
+        });
+    }
+    let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators) };
+    for (j, acc) in accumulators.iter().enumerate() {
+        b.params.push(Param::Out(Out::Accumulators { aggregate: j, accumulator: *acc }));
+        if matches!(acc, Accumulator::SumCount(_)) {
+            b.params.push(Param::Out(Out::Counts { aggregate: j }));
+        }
+    }
+    b.params.push(Param::Out(Out::Seen));
+    // The values, computed once per row.
+    let mut values = Vec::new();
+    for (j, agg) in a.aggregates.iter().enumerate() {
+        let value = match &agg.arg {
+            Some(e) => {
+                let at = e.ty(fields);
+                if width_of(at).is_none() || at == Type::Utf8 {
+                    return Err(Reason::ValueType(at));
+                }
+                super::filter::expr(b, e, fields)?
+            }
+            None => CExpr::text("1LL"),
+        };
+        values.push(b.def(CType::LongLong, format!("v{j}"), cx!["(long long)(", value, ")"], None));
+    }
+    match grp {
+        None => scalar_aggregate(b, &accumulators, &values),
+        Some(grp) => grouped_aggregate(b, &accumulators, &values, &grp, table),
+    }
+    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, table }, rows_limit })
+}
+
+/// The group slots, the keys' layouts and the item's group number (None: scalar).
+fn group_number(b: &mut Builder<'_>, a: &Aggregate) -> Lowered<(usize, Vec<KeyLayout>, Option<CExpr>)> {
+    let domains = match &a.strategy {
+        GroupStrategy::Scalar => return Ok((1, Vec::new(), None)),
+        GroupStrategy::Perfect { domains } => domains,
+        GroupStrategy::Hash { .. } => return Err(Reason::HashAggregation),
+    };
+    let mut stride = 1usize;
+    let mut terms = CExpr::default();
+    let mut keys = Vec::new();
+    for (k, d) in a.group_by.iter().zip(domains) {
+        let Expr::Column { index, .. } = k else { return Err(Reason::ComputedGroupKey) };
+        let (v, _) = super::scan::column(b, *index)?;
+        let (slots, min, dictionary) = match d {
+            KeyDomain::Range { min, max } => ((max - min + 2) as usize, *min, None),
+            KeyDomain::Dictionary { .. } => {
+                let dict = b.dicts.get(*index).copied().flatten().ok_or(Reason::UnknownDictionary)?;
+                (dict.size + 1, 0, Some(dict))
+            }
+            KeyDomain::Boolean => return Err(Reason::BooleanGroupKey),
+        };
+        if !terms.0.is_empty() {
+            terms = cx![terms, " + "];
+        }
+        terms = cx![terms, "((long long)(", v, format!(") - {min}LL + 1) * {stride}LL")];
+        keys.push(KeyLayout { slots, min, dictionary });
+        stride = stride.checked_mul(slots).ok_or(Reason::GroupSlots(None))?;
+    }
+    if stride > MAX_GROUP_SLOTS {
+        return Err(Reason::GroupSlots(Some(stride)));
+    }
+    let grp = b.var(CType::Int, "grp", cx!["(int)(", terms, ")"]);
+    Ok((stride, keys, Some(grp)))
+}
+
+/// Scalar aggregates: per-thread registers over all the thread's rows, reduced per warp
+/// at the end with one atomic per warp and accumulator.
+fn scalar_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr]) {
+    for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
+        let (init, epilogue) = (&mut b.ir.prologue, &mut b.ir.epilogue);
+        let stmt = match acc {
+            Accumulator::Count => {
+                let _ = writeln!(init, "    unsigned long long t{j} = 0;");
+                let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j}); if ((threadIdx.x & 31) == 0 && t{j} != 0) atomicAdd(&out_a{j}[0], t{j});");
+                cx![format!("t{j} += 1ull;")]
+            }
+            Accumulator::Sum(_) | Accumulator::SumCount(_) => {
+                let _ = writeln!(init, "    Int128 t{j} = make_int128(0ull, 0ull); unsigned long long n{j} = 0;");
+                let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j}); n{j} = tessera_warp_sum(n{j});");
+                let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomic_add_i128(&out_a{j}[0], t{j});");
+                if matches!(acc, Accumulator::SumCount(_)) {
+                    let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
+                }
+                cx![
+                    "{ Int128 x = tessera_i128(",
+                    v,
+                    format!("); unsigned long long lo = t{j}.lo + x.lo; t{j}.hi = t{j}.hi + x.hi + (lo < t{j}.lo ? 1ull : 0ull); t{j}.lo = lo; n{j} += 1ull; }}")
+                ]
+            }
+            Accumulator::Min | Accumulator::Max => {
+                let (f, start, warp, cmp) = min_max(*acc);
+                let _ = writeln!(init, "    long long t{j} = {start};");
+                let _ = writeln!(epilogue, "    t{j} = {warp}(t{j}); if ((threadIdx.x & 31) == 0 && t{j} != {start}) {f}(&out_a{j}[0], t{j});");
+                cx!["if (", v, format!(" {cmp} t{j}) t{j} = "), v, ";"]
+            }
+        };
+        b.effect(stmt);
+    }
+    let _ = writeln!(b.ir.prologue, "    bool any = false;");
+    b.effect(cx!["any = true;"]);
+    let _ = writeln!(b.ir.epilogue, "    if (__any_sync(0xffffffffu, any) && (threadIdx.x & 31) == 0) out_seen[0] = 1u;");
+}
+
+/// Atomic, initial value, warp reduction and comparison of MIN or MAX.
+fn min_max(acc: Accumulator) -> (&'static str, &'static str, &'static str, &'static str) {
+    if acc == Accumulator::Min {
+        ("atomicMin", "9223372036854775807LL", "tessera_warp_min", "<")
+    } else {
+        ("atomicMax", "(-9223372036854775807LL - 1)", "tessera_warp_max", ">")
+    }
+}
+
+/// Statements adding the row's `values` to accumulators `{prefix}a{j}[index]` (and
+/// `{prefix}c{j}` for AVG's counts), with atomics (shared or global alike).
+fn accumulate(accumulators: &[Accumulator], values: &[CExpr], prefix: &str, index: &CExpr) -> CExpr {
+    let mut s = CExpr::default();
+    for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
+        let at = cx![format!("{prefix}a{j}["), index, "]"];
+        s = match acc {
+            Accumulator::Count => cx![s, format!("atomicAdd(&{prefix}a{j}["), index, "], 1ull); "],
+            Accumulator::Sum(r) => cx![s, r.add(at, v), " "],
+            Accumulator::SumCount(r) => cx![s, r.add(at, v), format!(" atomicAdd(&{prefix}c{j}["), index, "], 1ull); "],
+            Accumulator::Min | Accumulator::Max => cx![s, format!("{}(&{prefix}a{j}[", min_max(*acc).0), index, "], ", v, "); "],
+        };
+    }
+    s
+}
+
+/// Grouped aggregates: per row into the block's shared table (or the global arrays, see
+/// [`GroupTable`]); at the end each block merges its table into the global arrays.
+fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], grp: &CExpr, table: GroupTable) {
+    let slots = match table {
+        GroupTable::Global => {
+            // The seen flag is read before it is written: a store from every row would
+            // queue on the few hot addresses in L2 like an atomic. An `atomicOr` from
+            // every row, and flags in shared memory merged at the end, were both measured
+            // slower (`benchmarks/results/README.md`, "Seen flags").
+            let seen = cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"];
+            b.effect(cx![accumulate(accumulators, values, "out_", grp), seen]);
+            return;
+        }
+        GroupTable::Direct { slots } => slots,
+    };
+    // Shared arrays and their initialization.
+    let mut init = String::new();
+    let prologue = &mut b.ir.prologue;
+    for (j, acc) in accumulators.iter().enumerate() {
+        match acc {
+            Accumulator::Count => {
+                let _ = writeln!(prologue, "    __shared__ unsigned long long sh_a{j}[{slots}];");
+                let _ = write!(init, "sh_a{j}[s] = 0ull; ");
+            }
+            Accumulator::Sum(r) | Accumulator::SumCount(r) => {
+                let _ = writeln!(prologue, "    __shared__ {} sh_a{j}[{slots}];", r.c());
+                let _ = write!(init, "{} ", r.zero(&format!("sh_a{j}[s]")));
+                if matches!(acc, Accumulator::SumCount(_)) {
+                    let _ = writeln!(prologue, "    __shared__ unsigned long long sh_c{j}[{slots}];");
+                    let _ = write!(init, "sh_c{j}[s] = 0ull; ");
+                }
+            }
+            Accumulator::Min | Accumulator::Max => {
+                let _ = writeln!(prologue, "    __shared__ long long sh_a{j}[{slots}];");
+                let _ = write!(init, "sh_a{j}[s] = {}; ", min_max(*acc).1);
+            }
+        }
+    }
+    let _ = writeln!(prologue, "    __shared__ unsigned int sh_seen[{slots}];");
+    init.push_str("sh_seen[s] = 0u;");
+    let _ = writeln!(prologue, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{ {init} }}");
+    let _ = writeln!(prologue, "    __syncthreads();");
+    // Per row.
+    let sl = b.var(CType::Int, "sl", cx!["(int)(", grp, ")"]);
+    let shared = accumulate(accumulators, values, "sh_", &sl);
+    b.effect(cx![shared, "sh_seen[", &sl, "] = 1u;"]);
+    // Merge.
+    let epilogue = &mut b.ir.epilogue;
+    let _ = writeln!(epilogue, "    __syncthreads();");
+    let _ = writeln!(epilogue, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{");
+    let _ = writeln!(epilogue, "        const int grp = s;");
+    let _ = writeln!(epilogue, "        if (sh_seen[s] == 0u) continue;");
+    for (j, acc) in accumulators.iter().enumerate() {
+        let _ = match acc {
+            Accumulator::Count => writeln!(epilogue, "        if (sh_a{j}[s] != 0ull) atomicAdd(&out_a{j}[grp], sh_a{j}[s]);"),
+            Accumulator::Sum(r) | Accumulator::SumCount(r) => {
+                let _ = writeln!(epilogue, "        {}", r.merge(&format!("sh_a{j}[s]"), &format!("out_a{j}[grp]")));
+                if matches!(acc, Accumulator::SumCount(_)) {
+                    writeln!(epilogue, "        if (sh_c{j}[s] != 0ull) atomicAdd(&out_c{j}[grp], sh_c{j}[s]);")
+                } else {
+                    Ok(())
+                }
+            }
+            Accumulator::Min | Accumulator::Max => {
+                let (f, start, _, _) = min_max(*acc);
+                writeln!(epilogue, "        if (sh_a{j}[s] != {start}) {f}(&out_a{j}[grp], sh_a{j}[s]);")
+            }
+        };
+    }
+    let _ = writeln!(epilogue, "        if (out_seen[grp] == 0u) out_seen[grp] = 1u;");
+    let _ = writeln!(epilogue, "    }}");
+}

@@ -1,0 +1,158 @@
+//! The state of lowering one pipeline into the kernel IR: the values and statements so
+//! far, what each column of the operators' current row layout is, and the kernel's
+//! parameters beyond the fixed ones. Operator files (`scan.rs`, `filter.rs`, `probe.rs`,
+//! sinks) add statements through it.
+
+use super::abi::Param;
+use super::ir::{Branch, CExpr, CType, KernelIr, Load, Piece, Scope, Stmt, Value, ValueId};
+use super::layout::{DictRef, GpuColumn, Width};
+use super::unsupported::Reason;
+
+/// What lowering a part of a pipeline gives, or why it cannot run on the GPU.
+pub type Lowered<T> = Result<T, Reason>;
+
+/// A column of the current row layout.
+#[derive(Clone)]
+pub enum Val {
+    /// A source column not loaded yet: index into the kernel's columns.
+    Source(usize),
+    /// A computed or loaded value with its width.
+    Local(CExpr, Width),
+}
+
+/// Lowering state (see the module doc).
+pub struct Builder<'a> {
+    /// The kernel's source columns.
+    pub cols: &'a [GpuColumn],
+    /// What is lowered so far.
+    pub ir: KernelIr,
+    /// Open CASE branches, innermost last: their statements so far.
+    branches: Vec<Vec<Stmt>>,
+    /// Per column of the current layout: its value.
+    pub layout: Vec<Val>,
+    /// Per column of the current layout: its dictionary when it holds codes.
+    pub dicts: Vec<Option<DictRef>>,
+    /// Source columns loaded so far (values named `c{i}`).
+    pub loaded: Vec<usize>,
+    /// The value holding each source column loaded so far.
+    pub column_values: std::collections::HashMap<usize, CExpr>,
+    /// The estimated share of rows still selected here: the probes' pass rates
+    /// multiplied (filters count as keeping every row).
+    pub pass: f64,
+    /// Literal values passed at launch so far (`lit{k}`), when literals are parameters.
+    pub literals: Option<Vec<i64>>,
+    /// Lookup tables the kernel reads from `consts` (e.g. long IN lists' bitmaps).
+    pub consts: Vec<i64>,
+    /// Parameters after the source columns: per probe its arrays, then the sink's.
+    pub params: Vec<Param>,
+    tmp: usize,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder for a kernel over `cols`, literals as parameters or not.
+    pub fn new(cols: &'a [GpuColumn], literal_params: bool) -> Self {
+        Builder {
+            cols,
+            ir: KernelIr::default(),
+            branches: Vec::new(),
+            layout: (0..cols.len()).map(Val::Source).collect(),
+            dicts: cols.iter().map(|c| c.dictionary).collect(),
+            loaded: Vec::new(),
+            column_values: std::collections::HashMap::new(),
+            pass: 1.0,
+            literals: literal_params.then(Vec::new),
+            consts: Vec::new(),
+            params: Vec::new(),
+            tmp: 0,
+        }
+    }
+
+    /// A new name `{prefix}N`.
+    pub fn fresh(&mut self, prefix: &str) -> String {
+        self.tmp += 1;
+        format!("{prefix}{}", self.tmp)
+    }
+
+    /// Whether statements go into a CASE branch (values are then constants of the branch).
+    pub fn in_branch(&self) -> bool {
+        !self.branches.is_empty()
+    }
+
+    /// Appends a statement (to the innermost open branch, if any).
+    pub fn push(&mut self, s: Stmt) {
+        match self.branches.last_mut() {
+            Some(b) => b.push(s),
+            None => self.ir.stmts.push(s),
+        }
+    }
+
+    /// Defines a new value `name` of type `ty` as `expr`; returns a reference to it.
+    pub fn def(&mut self, ty: CType, name: String, expr: CExpr, load: Option<Load>) -> CExpr {
+        let scope = if self.in_branch() { Scope::Local } else { Scope::Item };
+        let id = ValueId(self.ir.values.len());
+        self.ir.values.push(Value { name, ty, scope });
+        // A load inside a branch runs for one item, where it is needed: no stage waits on it.
+        let load = if scope == Scope::Item { load } else { None };
+        self.push(Stmt::Def { value: id, expr, load });
+        CExpr::value(id)
+    }
+
+    /// A new value `{prefix}N` of type `ty`, set to `expr`.
+    pub fn var(&mut self, ty: CType, prefix: &str, expr: CExpr) -> CExpr {
+        let name = self.fresh(prefix);
+        self.def(ty, name, expr, None)
+    }
+
+    /// Drops the item when `cond` holds, a row test keeping an estimated share `pass` of
+    /// the items.
+    pub fn reject_estimated(&mut self, cond: CExpr, pass: f64) {
+        self.pass *= pass;
+        self.reject(cond);
+    }
+
+    /// Drops the item when `cond` holds (a row test).
+    pub fn reject(&mut self, cond: CExpr) {
+        let pass = self.pass;
+        self.push(Stmt::Reject { cond, flag: None, pass });
+    }
+
+    /// Drops the item when `cond` holds, raising error flag `flag`.
+    pub fn reject_flagged(&mut self, cond: CExpr, flag: usize) {
+        let pass = self.pass;
+        self.push(Stmt::Reject { cond, flag: Some(flag), pass });
+    }
+
+    /// A statement for its effect.
+    pub fn effect(&mut self, e: CExpr) {
+        self.push(Stmt::Effect(e));
+    }
+
+    /// Ends the current stage.
+    pub fn cut(&mut self) {
+        self.push(Stmt::Cut);
+    }
+
+    /// A query literal: inlined, or the next kernel parameter.
+    pub fn literal(&mut self, v: i64) -> CExpr {
+        match &mut self.literals {
+            Some(params) => {
+                params.push(v);
+                CExpr::text(format!("lit{}", params.len() - 1))
+            }
+            None => CExpr::text(format!("{v}LL")),
+        }
+    }
+
+    /// Lowers a CASE branch with `f`: its statements go into a lambda evaluated for the
+    /// item (so only the branch taken runs, as SQL wants). What the branch loads or
+    /// computes stays inside it; its literals and consts are the kernel's.
+    pub fn branch(&mut self, f: impl FnOnce(&mut Self) -> Lowered<CExpr>) -> Lowered<CExpr> {
+        let saved = (self.layout.clone(), self.dicts.clone(), self.loaded.clone(), self.column_values.clone(), self.pass);
+        self.branches.push(Vec::new());
+        let result = f(self);
+        let stmts = self.branches.pop().unwrap_or_default();
+        (self.layout, self.dicts, self.loaded, self.column_values, self.pass) = saved;
+        let value = result?;
+        Ok(if stmts.is_empty() { value } else { CExpr(vec![Piece::Branch(Box::new(Branch { stmts, result: value }))]) })
+    }
+}

@@ -1,0 +1,91 @@
+//! Rows that pass a selective pipeline's tests finish in full warps.
+//!
+//! After its last row test a probe pipeline reads the payloads of the slots its probes
+//! found and aggregates: global loads from L2 for the few rows left. Done in place, each
+//! warp waits for one L2 round trip per tile for the one or two of its rows that passed.
+//! Instead each warp appends the values the rest of the pipeline needs (slots, columns,
+//! the row number) to a queue in shared memory (a ballot and a population count, no
+//! barrier), and once 32 rows are queued the warp runs the rest of the pipeline on them,
+//! one a lane: one round trip for 32 rows. What is left in a queue runs after the last
+//! tile.
+//!
+//! Only for sinks that aggregate into a shared `GroupTable::Direct`: with global atomics
+//! the 32 lanes' atomics on a few hot L2 lines made it slower (measured on an H200,
+//! `benchmarks/results/README.md`, "Warp queues").
+
+use std::collections::HashSet;
+
+use super::aggregate::GroupTable;
+use super::ir::{KernelIr, Load, Scope, Stage, Stmt, Use, ValueId};
+use super::options::BLOCK_THREADS;
+
+/// The largest estimated share of rows passing a pipeline's row tests for which the rows
+/// that pass are queued. At 0.25 a warp's tile of 64 rows keeps 16 on average, half a
+/// queue's drain: above that, rows finishing in place already share their warps' round
+/// trips. Not swept: SSB's queued kernels keep 2% of their rows or fewer, and queueing
+/// every pipeline that can changed none of SSB's kernel times beyond the runs' spread.
+pub const DEFER_MAX_PASS: f64 = 0.25;
+
+/// Shared memory a block may spend on its warps' queues: 12 KiB holds six 32-bit values
+/// a row at two items a thread. With a direct group table of `SHARED_AGG_BYTES` a block
+/// then needs 29 KiB, and 7 blocks of 128 threads stay resident per SM (12 with the
+/// tables SSB's queries have).
+pub const DEFER_MAX_BYTES: usize = 12 << 10;
+
+/// How a kernel's passing rows are queued.
+#[derive(Debug, Clone)]
+pub struct Deferral {
+    /// The per-item values the rest of the pipeline reads (queued per row).
+    pub live: Vec<ValueId>,
+    /// Whether the rest of the pipeline reads the row number.
+    pub row: bool,
+    /// Rows a warp's queue holds: 32 per item of a thread, plus the 31 that may wait.
+    pub capacity: usize,
+}
+
+/// Splits `stages` after the kernel's last row test when its passing rows are queued
+/// (see the module doc): the queue, the stages before, and the stages after (run on
+/// queued rows). None: the rows finish in place.
+pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+    // The last row test: (stage, statement) and the estimated share passing it.
+    let (at_stage, at_stmt, pass) = stages
+        .iter()
+        .enumerate()
+        .flat_map(|(k, st)| st.iter().enumerate().map(move |(j, s)| (k, j, s)))
+        .filter_map(|(k, j, s)| match s {
+            Stmt::Reject { flag: None, pass, .. } => Some((k, j, *pass)),
+            _ => None,
+        })
+        .last()?;
+    if !matches!(table, Some(GroupTable::Direct { .. })) || pass > max_pass {
+        return None;
+    }
+    let mut head: Vec<Stage> = stages[..at_stage].to_vec();
+    let mut tail: Vec<Stage> = Vec::new();
+    let (a, b) = stages[at_stage].split_at(at_stmt + 1);
+    if !a.is_empty() {
+        head.push(a.to_vec());
+    }
+    if !b.is_empty() {
+        tail.push(b.to_vec());
+    }
+    tail.extend(stages[at_stage + 1..].iter().cloned());
+    let rest: Vec<Stmt> = tail.concat();
+    let row = super::passes::any_uses(&rest, Use::Row);
+    // Worth it only when the rest reads global memory: payloads at the slots found, or
+    // columns at the row.
+    let gathers = row || rest.iter().any(|s| matches!(s, Stmt::Def { load: Some(Load::Payload { .. }), .. }));
+    if !gathers {
+        return None;
+    }
+    let defined: HashSet<ValueId> = head.concat().iter().filter_map(|s| if let Stmt::Def { value, .. } = s { Some(*value) } else { None }).collect();
+    let mut live: Vec<ValueId> = (0..ir.values.len())
+        .map(ValueId)
+        .filter(|v| ir.value(*v).scope == Scope::Item && defined.contains(v) && super::passes::any_uses(&rest, Use::Value(*v)))
+        .collect();
+    live.sort();
+    let capacity = 32 * (items as usize + 1);
+    let warps = (BLOCK_THREADS / 32) as usize;
+    let per_row = live.iter().map(|v| ir.value(*v).ty.bytes()).sum::<usize>() + if row { 8 } else { 0 };
+    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity }, head, tail))
+}

@@ -1,0 +1,140 @@
+//! What a kernel reads and writes: column widths, dictionaries, the shapes of probed
+//! tables and the sink's arrays. The executor allocates and fills these; the generator
+//! reads them.
+
+use tessera_ir::Type;
+
+use super::aggregate::{Accumulator, GroupTable};
+
+/// Storage width of a column on the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Width {
+    /// `int32_t` (8/16/32-bit integers, dates, dictionary codes).
+    I32,
+    /// `int64_t` (64-bit integers, decimals of at most 18 digits).
+    I64,
+}
+
+impl Width {
+    /// The C type of a value.
+    pub fn c(self) -> &'static str {
+        match self {
+            Width::I32 => "int32_t",
+            Width::I64 => "int64_t",
+        }
+    }
+
+    /// The kernel IR's type of a value.
+    pub fn ctype(self) -> super::ir::CType {
+        match self {
+            Width::I32 => super::ir::CType::Int32,
+            Width::I64 => super::ir::CType::Int64,
+        }
+    }
+
+    /// Bytes per value.
+    pub fn bytes(self) -> usize {
+        match self {
+            Width::I32 => 4,
+            Width::I64 => 8,
+        }
+    }
+}
+
+/// The width of values of an IR type on the GPU (None: not supported there yet).
+pub fn width_of(ty: Type) -> Option<Width> {
+    match ty {
+        Type::Int8 | Type::Int16 | Type::Int32 | Type::Date32 | Type::Utf8 => Some(Width::I32),
+        Type::Int64 => Some(Width::I64),
+        Type::Decimal { precision, .. } if precision <= 18 => Some(Width::I64),
+        _ => None,
+    }
+}
+
+/// Range of an integer-like IR type as stored (decimals: ±(10^p − 1)).
+pub fn bounds(ty: Type) -> Option<(i128, i128)> {
+    Some(match ty {
+        Type::Int8 => (i8::MIN as i128, i8::MAX as i128),
+        Type::Int16 => (i16::MIN as i128, i16::MAX as i128),
+        Type::Int32 | Type::Date32 => (i32::MIN as i128, i32::MAX as i128),
+        // -2^63 does not parse as a literal; one more than the minimum is safe.
+        Type::Int64 => (i64::MIN as i128 + 1, i64::MAX as i128),
+        Type::Decimal { precision, .. } if precision <= 18 => {
+            let m = 10i128.pow(precision as u32) - 1;
+            (-m, m)
+        }
+        _ => return None,
+    })
+}
+
+/// A dictionary whose codes a column holds: its size, and an id the executor uses to
+/// find its values again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DictRef {
+    /// Entries.
+    pub size: usize,
+    /// The executor's id for it.
+    pub id: usize,
+}
+
+/// A column of the pipeline's source as it lives on the GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuColumn {
+    /// Storage width.
+    pub width: Width,
+    /// The dictionary when the column holds dictionary codes.
+    pub dictionary: Option<DictRef>,
+}
+
+/// One group key of a perfect-hash aggregation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyLayout {
+    /// Slots, including slot 0 for NULL.
+    pub slots: usize,
+    /// Value of slot 1.
+    pub min: i64,
+    /// The dictionary when the key is dictionary codes.
+    pub dictionary: Option<DictRef>,
+}
+
+/// A dense hash table built on the GPU: slot = key − `min`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuTable {
+    /// Smallest key.
+    pub min: i64,
+    /// Slots.
+    pub slots: usize,
+    /// Payload columns (build pipeline's sink-input layout order, all of them).
+    pub payload: Vec<GpuColumn>,
+    /// Estimated share of the build side's table that is in the table, per mille: the
+    /// share of probe rows a foreign-key join lets through. Orders the probes.
+    pub pass_permille: u32,
+}
+
+/// The arrays a sink writes (the kernel's `Out` parameters, see `abi.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SinkLayout {
+    /// `rows` then one array per payload column, `slots` long, then the membership
+    /// bitmap, `uint32_t[bitmap_words(slots)]`.
+    Build {
+        /// The table's shape.
+        table: GpuTable,
+    },
+    /// Per aggregate one array of `groups` accumulators, then `uint32_t seen[groups]`.
+    Aggregate {
+        /// Group slots (1 for a scalar aggregate).
+        groups: usize,
+        /// Per aggregate its accumulator kind.
+        accumulators: Vec<Accumulator>,
+        /// Per group key, in mixed-radix order (first key varies fastest).
+        keys: Vec<KeyLayout>,
+        /// Where blocks accumulate before merging into the global arrays.
+        table: GroupTable,
+    },
+    /// `unsigned long long count`, then per column of the sink's input an array as long
+    /// as the input: the rows that reach the sink, compacted, in no particular order.
+    Materialize {
+        /// The columns' widths and dictionaries.
+        columns: Vec<GpuColumn>,
+    },
+}

@@ -1,0 +1,38 @@
+//! The materialization sink: each row reaching it takes the next output position with
+//! one atomic per warp (`warp_append` in the device library), then writes its values.
+
+use tessera_ir::{Field, Type};
+
+use super::abi::{Out, Param};
+use super::builder::{Builder, Lowered};
+use super::ir::CExpr;
+use super::layout::{GpuColumn, SinkLayout, width_of};
+use super::unsupported::Reason;
+use crate::cx;
+
+/// Lowers a materialization of the current layout (`fields`); `limited`: with LIMIT or
+/// OFFSET (which rows then is up to the input order, which blocks do not keep).
+pub fn lower(b: &mut Builder<'_>, fields: &[Field], limited: bool) -> Lowered<SinkLayout> {
+    if limited {
+        return Err(Reason::LimitWithoutOrder);
+    }
+    super::scan::prefetch(b, 0..fields.len())?;
+    b.params.push(Param::Out(Out::Count));
+    let mut columns = Vec::new();
+    let mut writes = CExpr::default();
+    for (i, f) in fields.iter().enumerate() {
+        if f.nullable {
+            return Err(Reason::NullableColumn { column: f.name.clone() });
+        }
+        let dictionary = b.dicts.get(i).copied().flatten();
+        if width_of(f.ty).is_none() || (f.ty == Type::Utf8 && dictionary.is_none()) {
+            return Err(Reason::ColumnType { column: f.name.clone(), ty: f.ty });
+        }
+        let (v, w) = super::scan::column(b, i)?;
+        b.params.push(Param::Out(Out::Materialized { column: i, width: w }));
+        writes = cx![writes, format!(" out_m{i}[pos] = "), v, ";"];
+        columns.push(GpuColumn { width: w, dictionary });
+    }
+    b.effect(cx!["{ const unsigned long long pos = warp_append(out_count);", writes, " }"]);
+    Ok(SinkLayout::Materialize { columns })
+}

@@ -1,0 +1,233 @@
+//! Code generation: one IR pipeline → one fused CUDA kernel.
+//!
+//! The kernel reads like a hand-written SSB query (Crystal): each thread block takes a
+//! tile of `BLOCK_THREADS × ITEMS` rows; each thread holds its items striped (coalesced)
+//! with a selection flag each, and the pipeline runs as a sequence of *stages*, each one
+//! unrolled loop over the thread's selected items. A stage ends before the first use of a
+//! value loaded from global memory in it, so a thread issues a load for all its items
+//! before any item waits (Crystal's `BlockLoad` → `BlockPred`); columns needed later load
+//! only for items still selected; per-item values live in register arrays, so nothing
+//! between operators touches global memory.
+//!
+//! Generation has three steps:
+//! 1. **Lowering** ([`builder`]): each operator of the pipeline adds statements over typed
+//!    per-item values to a kernel IR ([`ir`]) — one file per operator family: [`scan`]
+//!    (column loads), [`filter`] (filters, projections, expressions), [`probe`], and the
+//!    sinks [`build`], [`aggregate`], [`materialize`] ([`sort`] ranks an aggregation's
+//!    groups; sort pipelines are not generated yet).
+//! 2. **Passes** on the IR, reading definitions and uses: [`passes`] drops payload loads
+//!    nothing reads and cuts the statements into stages; [`defer`] queues the rows that
+//!    pass a selective pipeline's tests per warp; [`scan::eager_columns`] picks the columns
+//!    to load up front (then the pipeline is lowered again with them first).
+//! 3. **Printing** ([`print`]): the IR as CUDA C++, with the parameters of [`abi`].
+//!
+//! A new operator is a new file that lowers it through the [`builder::Builder`], plus one
+//! match arm in [`lower`]. What the generator does not support comes back as
+//! [`Unsupported`] reasons, all of them; the pipeline then runs on the CPU backend.
+//! Device functions the kernels call live in the device library (`cuda/*.cuh`).
+
+pub mod abi;
+pub mod aggregate;
+pub mod build;
+pub mod builder;
+pub mod defer;
+pub mod filter;
+pub mod ir;
+pub mod layout;
+pub mod materialize;
+pub mod options;
+pub mod passes;
+pub mod print;
+pub mod probe;
+pub mod scan;
+pub mod sort;
+pub mod unsupported;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source};
+
+pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
+pub use aggregate::{Accumulator, GroupTable, MAX_GROUP_SLOTS, SHARED_AGG_BYTES, SumRepr, group_table, magnitude};
+pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, SinkLayout, Width, width_of};
+pub use options::{BLOCK_THREADS, Experiments, ITEMS_PER_THREAD, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
+pub use probe::{MAX_TABLE_SLOTS, bitmap_words};
+pub use unsupported::{Reason, Site, Unsupported};
+
+use crate::cx;
+use builder::{Builder, Val};
+use ir::KernelIr;
+
+/// Generates the kernel of `pipeline`, whose source columns live on the GPU as `cols`
+/// and whose probes read `tables` (per probe, in operator order), with literals inlined
+/// and the default tile.
+pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) -> Result<Kernel, Vec<Unsupported>> {
+    generate_with(pipeline, cols, tables, KernelOptions { literals: Literals::Inline, ..KernelOptions::default() })
+}
+
+/// [`generate`] with a choice of how literals reach the kernel and of the tile shape.
+pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: KernelOptions) -> Result<Kernel, Vec<Unsupported>> {
+    let probes = pipeline.operators.iter().filter(|o| matches!(o, Operator::Probe(_))).count();
+    let items = options.items_per_thread.unwrap_or(if probes <= 1 { ITEMS_PER_THREAD } else { ITEMS_PER_THREAD_MANY_PROBES });
+    if !(1..=MAX_ITEMS_PER_THREAD).contains(&items) {
+        return Err(vec![Unsupported::new(Site::Kernel, Reason::ItemsPerThread(items))]);
+    }
+    // Lowered once to see where each column is first loaded and how many rows are
+    // estimated to be still selected there; columns most of whose sectors would be read
+    // anyway are then loaded up front, together (the first one is loaded first anyway).
+    let (kernel, ir) = assemble(pipeline, cols, tables, &options, items, &[])?;
+    let eager = scan::eager_columns(&ir, cols, options.experiments.eager_min_sectors);
+    if eager.len() < 2 {
+        return Ok(kernel);
+    }
+    Ok(assemble(pipeline, cols, tables, &options, items, &eager)?.0)
+}
+
+/// Lowers, runs the passes and prints: the kernel and its IR.
+fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: &KernelOptions, items: u32, eager: &[usize]) -> Result<(Kernel, KernelIr), Vec<Unsupported>> {
+    let mut lowered = lower(pipeline, cols, tables, options, eager)?;
+    passes::drop_unread_payloads(&mut lowered.ir);
+    let stages = passes::stages(&lowered.ir.stmts);
+    let (deferral, head, tail) = match defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass) {
+        Some((d, head, tail)) => (Some(d), head, tail),
+        None => (None, stages, Vec::new()),
+    };
+    let shape = print::Shape {
+        pipeline: pipeline.id,
+        params: &lowered.params,
+        cols,
+        items,
+        prefetch: !eager.is_empty() && options.experiments.prefetch,
+        whole_tiles: options.experiments.whole_tiles,
+    };
+    let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
+    let kernel = Kernel { source, params: lowered.params, literals: lowered.literals, consts: lowered.consts, sink: lowered.sink, items_per_thread: items, rows_limit: lowered.rows_limit };
+    Ok((kernel, lowered.ir))
+}
+
+/// A pipeline lowered into the kernel IR, with what the kernel reads and writes.
+struct Lowered {
+    ir: KernelIr,
+    params: Vec<Param>,
+    literals: Vec<i64>,
+    consts: Vec<i64>,
+    sink: SinkLayout,
+    rows_limit: u64,
+    /// A grouped aggregation's block-level table (what decides warp queues).
+    group_table: Option<GroupTable>,
+}
+
+/// Lowers `pipeline`, loading source columns `eager` first, in a stage of their own;
+/// every reason it cannot run on the GPU when it cannot.
+fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: &KernelOptions, eager: &[usize]) -> Result<Lowered, Vec<Unsupported>> {
+    let mut reasons = Vec::new();
+    let fields0 = pipeline.source_fields().to_vec();
+    if fields0.len() != cols.len() {
+        return Err(vec![Unsupported::new(Site::Source, Reason::Inconsistent("source columns and GPU columns differ".into()))]);
+    }
+    for t in tables.iter().filter(|t| t.slots > MAX_TABLE_SLOTS) {
+        reasons.push(Unsupported::new(Site::Kernel, Reason::TableSlots(t.slots)));
+    }
+    for f in fields0.iter().filter(|f| f.nullable) {
+        reasons.push(Unsupported::new(Site::Source, Reason::NullableColumn { column: f.name.clone() }));
+    }
+    let mut b = Builder::new(cols, options.literals == Literals::Parameters);
+    for &c in eager {
+        if let Err(r) = scan::load(&mut b, c) {
+            reasons.push(Unsupported::new(Site::Source, r));
+        }
+    }
+    // The eager loads are the first stage, alone: the kernel issues them for the next
+    // tile while it works on this one (see `print.rs`).
+    b.cut();
+    let mut fields = fields0;
+    let hoisted = probe::hoistable(pipeline, tables);
+    let mut hoisted_slots = HashMap::new();
+    let mut probe_no = 0usize;
+    for (index, op) in pipeline.operators.iter().enumerate() {
+        let (kind, out) = match op {
+            Operator::Filter(_) => ("filter", fields.clone()),
+            Operator::Project { fields: out, .. } => ("project", out.clone()),
+            Operator::Probe(_) => ("probe", op.output_fields(&fields)),
+        };
+        let site = Site::Operator { index, kind };
+        if matches!(op, Operator::Probe(_)) && probe_no == 0 {
+            match probe::hoist(&mut b, &hoisted, tables) {
+                Ok(slots) => hoisted_slots = slots,
+                Err(r) => reasons.push(Unsupported::new(site.clone(), r)),
+            }
+        }
+        let done = match op {
+            Operator::Filter(p) => filter::filter(&mut b, p, &fields),
+            Operator::Project { exprs, fields: out } => filter::project(&mut b, exprs, out, &fields),
+            Operator::Probe(p) => match tables.get(probe_no) {
+                Some(t) => probe::lower(&mut b, p, probe_no, t, &hoisted_slots, &fields),
+                None => Err(Reason::TableOnCpu),
+            },
+        };
+        if let Err(r) = done {
+            reasons.push(Unsupported::new(site, r));
+            // Keep the layout the operator's output, so the rest is still checked.
+            b.layout.truncate(out.len());
+            b.dicts.truncate(out.len());
+            while b.layout.len() < out.len() {
+                b.layout.push(Val::Local(cx!["0"], Width::I64));
+                b.dicts.push(None);
+            }
+        }
+        if matches!(op, Operator::Probe(_)) {
+            probe_no += 1;
+        }
+        fields = out;
+    }
+    let source_rows = match &pipeline.source {
+        Source::Scan(scan) => scan.rows,
+        Source::Result { .. } => u64::MAX,
+    };
+    let sink = match &pipeline.sink {
+        Sink::HashBuild(h) => build::lower(&mut b, h, pipeline, &fields).map(|l| (l, u64::MAX)),
+        Sink::Aggregate(a) => aggregate::lower(&mut b, a, &fields, source_rows).map(|l| (l.layout, l.rows_limit)),
+        Sink::Sort(_) => Err(Reason::Sort),
+        Sink::Materialize { skip, fetch, .. } => materialize::lower(&mut b, &fields, *skip > 0 || fetch.is_some()).map(|l| (l, u64::MAX)),
+    };
+    let (sink, rows_limit, group_table) = match sink {
+        Err(r) => {
+            reasons.push(Unsupported::new(Site::Sink(sink_kind(&pipeline.sink)), r));
+            (None, u64::MAX, None)
+        }
+        Ok((layout, limit)) => {
+            // A grouped aggregation's block-level table decides whether rows queue.
+            let grouped = matches!(&pipeline.sink, Sink::Aggregate(a) if !matches!(a.strategy, GroupStrategy::Scalar));
+            let table = match &layout {
+                SinkLayout::Aggregate { table, .. } if grouped => Some(*table),
+                _ => None,
+            };
+            (Some(layout), limit, table)
+        }
+    };
+    let literals = b.literals.take().unwrap_or_default();
+    let mut params = vec![Param::Rows, Param::Flags, Param::Consts];
+    params.extend(cols.iter().enumerate().map(|(i, c)| Param::Column { column: i, width: c.width }));
+    params.append(&mut b.params);
+    params.extend((0..literals.len()).map(Param::Literal));
+    if params.len() > MAX_KERNEL_PARAMS {
+        reasons.push(Unsupported::new(Site::Kernel, Reason::Parameters(params.len())));
+    }
+    match sink {
+        Some(sink) if reasons.is_empty() => Ok(Lowered { ir: b.ir, params, literals, consts: b.consts, sink, rows_limit, group_table }),
+        _ => Err(reasons),
+    }
+}
+
+/// The sink's kind, for reasons.
+fn sink_kind(sink: &Sink) -> &'static str {
+    match sink {
+        Sink::HashBuild(_) => "build",
+        Sink::Aggregate(_) => "aggregate",
+        Sink::Sort(_) => "sort",
+        Sink::Materialize { .. } => "materialize",
+    }
+}

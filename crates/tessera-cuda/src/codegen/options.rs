@@ -1,0 +1,100 @@
+//! How kernels are generated: the tile's shape, how literals reach a kernel, and the
+//! experiment switches (read from the environment in one place, [`Experiments::from_env`]).
+
+/// Threads per block.
+pub const BLOCK_THREADS: u32 = 128;
+
+/// Rows per thread per tile for pipelines with at most one probe (Crystal's 128 × 4 tile).
+///
+/// From sweeps of 1–4 items on an H200 (SSB SF 20): the one-probe scans ran fastest with
+/// 4, every pipeline with two or more probes with 2 — each probe keeps a slot, a flag and
+/// its payload per item alive from stage to stage, so more items cost registers, and with
+/// them resident warps, faster than they add loads in flight. Re-measured with kernel
+/// parameters in the constant bank and with whole tiles: still per pipeline
+/// (`benchmarks/results/README.md`, "Items per thread").
+pub const ITEMS_PER_THREAD: u32 = 4;
+
+/// Rows per thread per tile for pipelines with two or more probes (see
+/// [`ITEMS_PER_THREAD`]).
+pub const ITEMS_PER_THREAD_MANY_PROBES: u32 = 2;
+
+/// The most items per thread a kernel may hold (their variables live in registers).
+pub const MAX_ITEMS_PER_THREAD: u32 = 16;
+
+/// How the query's literals reach a kernel.
+///
+/// Inlined literals let NVRTC fold them into compares and ranges, but every distinct
+/// query text is a new kernel to compile (tens of ms, once per text thanks to the kernel
+/// cache). As parameters, queries that differ only in their constants share one kernel;
+/// each literal is read once per thread. Structural values — hash-table ranges, group
+/// domains, type bounds — stay inlined in both modes. On an H200 the SSB kernels ran as
+/// fast with parameters as inlined, while a new constant cost a ~70 ms compile inlined
+/// and nothing as a parameter, so parameters are the default
+/// (`benchmarks/results/README.md`, "Literals"). `SET tessera.kernel_literals =
+/// 'parameters' | 'inline'`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Literals {
+    /// Written into the source.
+    Inline,
+    /// Passed as kernel parameters (`Kernel::literals`).
+    #[default]
+    Parameters,
+}
+
+/// Switches for measuring alternatives on the device (`benchmarks/device/gpu-suite.sh`,
+/// section `exp`); the defaults are what was measured best.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Experiments {
+    /// `TESSERA_EXP_EAGER_SECTORS`: see [`super::scan::EAGER_MIN_SECTORS`].
+    pub eager_min_sectors: f64,
+    /// `TESSERA_EXP_DEFER_PASS`: see [`super::defer::DEFER_MAX_PASS`].
+    pub defer_max_pass: f64,
+    /// `TESSERA_EXP_PREFETCH=0` turns off loading the next tile's eager columns early
+    /// (see `print.rs`).
+    pub prefetch: bool,
+    /// `TESSERA_EXP_WHOLE_TILES=0` runs every tile with per-item row tests (see
+    /// `print.rs`).
+    pub whole_tiles: bool,
+}
+
+impl Default for Experiments {
+    fn default() -> Self {
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true }
+    }
+}
+
+impl Experiments {
+    /// The defaults, overridden by the `TESSERA_EXP_*` variables that are set: the one
+    /// place they are read.
+    pub fn from_env() -> Self {
+        let var = |name: &str| std::env::var(name).ok();
+        let d = Experiments::default();
+        Experiments {
+            eager_min_sectors: var("TESSERA_EXP_EAGER_SECTORS").and_then(|v| v.parse().ok()).unwrap_or(d.eager_min_sectors),
+            defer_max_pass: var("TESSERA_EXP_DEFER_PASS").and_then(|v| v.parse().ok()).unwrap_or(d.defer_max_pass),
+            prefetch: var("TESSERA_EXP_PREFETCH").map_or(d.prefetch, |v| v != "0"),
+            whole_tiles: var("TESSERA_EXP_WHOLE_TILES").map_or(d.whole_tiles, |v| v != "0"),
+        }
+    }
+}
+
+/// How kernels are generated (`tessera.kernel_literals`, `tessera.gpu_items_per_thread`,
+/// and the experiment switches).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KernelOptions {
+    /// How literals reach the kernel.
+    pub literals: Literals,
+    /// Rows each thread holds per tile: how many loads it keeps in flight at once. None
+    /// chooses per pipeline ([`ITEMS_PER_THREAD`], [`ITEMS_PER_THREAD_MANY_PROBES`]).
+    pub items_per_thread: Option<u32>,
+    /// The experiment switches.
+    pub experiments: Experiments,
+}
+
+impl Default for KernelOptions {
+    /// Literals as parameters, items per thread per pipeline, and the experiment
+    /// switches from the environment ([`Experiments::from_env`]).
+    fn default() -> Self {
+        KernelOptions { literals: Literals::default(), items_per_thread: None, experiments: Experiments::from_env() }
+    }
+}

@@ -1,0 +1,104 @@
+//! Passes over the kernel IR that need no knowledge of operators: dropping loads nothing
+//! reads, and cutting the statements into stages.
+
+use std::collections::HashSet;
+
+use super::ir::{KernelIr, Load, Stage, Stmt, Use, ValueId};
+
+/// Removes loads of probe payloads that nothing reads: a probe loads every payload
+/// column of its table, and the plan may not use them all (dead loads would also keep
+/// slots alive that a warp queue would then store, see `defer.rs`).
+pub fn drop_unread_payloads(ir: &mut KernelIr) {
+    let mut used: HashSet<ValueId> = HashSet::new();
+    for s in &ir.stmts {
+        s.for_each_use(&mut |u| {
+            if let Use::Value(v) = u {
+                used.insert(v);
+            }
+        });
+    }
+    ir.stmts.retain(|s| !matches!(s, Stmt::Def { value, load: Some(Load::Payload { .. }), .. } if !used.contains(value)));
+}
+
+/// Cuts `stmts` into stages: a stage ends before the first statement that uses a value
+/// loaded from global memory in it (and at every [`Stmt::Cut`]), so a thread issues each
+/// load for all its items — together with every other load that does not depend on it —
+/// before any item waits for its value (Crystal's `BlockLoad` before `BlockPred`): each
+/// thread keeps `ITEMS` times as many loads in flight, which is what keeps HBM busy.
+pub fn stages(stmts: &[Stmt]) -> Vec<Stage> {
+    let mut out = Vec::new();
+    let mut stage: Stage = Vec::new();
+    let mut in_flight: HashSet<ValueId> = HashSet::new();
+    for s in stmts {
+        if matches!(s, Stmt::Cut) {
+            in_flight.clear();
+            if !stage.is_empty() {
+                out.push(std::mem::take(&mut stage));
+            }
+            continue;
+        }
+        let mut waits = false;
+        s.for_each_use(&mut |u| waits |= matches!(u, Use::Value(v) if in_flight.contains(&v)));
+        if waits {
+            in_flight.clear();
+            out.push(std::mem::take(&mut stage));
+        }
+        if let Stmt::Def { value, load: Some(_), .. } = s {
+            in_flight.insert(*value);
+        }
+        stage.push(s.clone());
+    }
+    if !stage.is_empty() {
+        out.push(stage);
+    }
+    out
+}
+
+/// Whether any statement of `stmts` uses `u`.
+pub fn any_uses(stmts: &[Stmt], u: Use) -> bool {
+    stmts.iter().any(|s| s.uses(u))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codegen::ir::CExpr;
+    use crate::cx;
+
+    fn def(v: usize, expr: CExpr, load: Option<Load>) -> Stmt {
+        Stmt::Def { value: ValueId(v), expr, load }
+    }
+
+    #[test]
+    fn a_stage_ends_before_the_first_use_of_a_value_loaded_in_it() {
+        let col = |c| Some(Load::Column { column: c, pass: 1.0 });
+        let v = |i| CExpr::value(ValueId(i));
+        let stmts = vec![
+            // Two independent loads share a stage...
+            def(0, cx!["col0[", CExpr::row(), "]"], col(0)),
+            def(1, cx!["col1[", CExpr::row(), "]"], col(1)),
+            // ...the first use of one ends it.
+            Stmt::Reject { cond: cx!["!(", v(0), " < 3)"], flag: None, pass: 1.0 },
+            // Using a value loaded in an earlier stage does not.
+            def(2, cx![v(1), " + 1"], None),
+            Stmt::Cut,
+            def(3, cx![v(2), " * 2"], None),
+        ];
+        let st = stages(&stmts);
+        assert_eq!(st.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 2, 1]);
+    }
+
+    #[test]
+    fn payload_loads_nothing_reads_are_dropped() {
+        let payload = Some(Load::Payload { probe: 0, column: 0 });
+        let mut ir = KernelIr::default();
+        ir.stmts = vec![
+            def(0, cx!["h0_p0[s]"], payload),
+            def(1, cx!["h0_p1[s]"], Some(Load::Payload { probe: 0, column: 1 })),
+            Stmt::Effect(cx!["sum += ", CExpr::value(ValueId(1)), ";"]),
+        ];
+        drop_unread_payloads(&mut ir);
+        assert_eq!(ir.stmts.len(), 2);
+        assert!(matches!(ir.stmts[0], Stmt::Def { value: ValueId(1), .. }));
+    }
+}

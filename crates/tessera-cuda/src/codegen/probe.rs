@@ -1,0 +1,198 @@
+//! Probes of dense tables built on the GPU (slot = key − min): a membership bitmap test,
+//! then the payload columns gathered at the slot. Probes whose key is a source column
+//! are tested first, the most selective first ([`hoist`]), as a hand-written star join
+//! orders its probes.
+
+use std::collections::HashMap;
+
+use tessera_ir::{Expr, Field, JoinKind, Operator, Pipeline, Probe};
+
+use super::abi::Param;
+use super::builder::{Builder, Lowered, Val};
+use super::ir::{CExpr, CType, Load};
+use super::layout::{GpuTable, Width, width_of};
+use super::unsupported::Reason;
+use crate::cx;
+
+/// The most slots of a dense hash table a kernel probes (slots are `int` in kernels).
+pub const MAX_TABLE_SLOTS: usize = i32::MAX as usize;
+
+/// The largest membership bitmap looked up for rows an earlier probe's test has not
+/// filtered yet (when its key is loaded up front). A bitmap this small stays in L1 (256
+/// KiB a SM on an H100/H200, shared with shared memory and the other bitmaps), so looking
+/// it up for every row costs little and saves a round trip; a larger one is read from
+/// L2, for every row. SSB q4.1 at SF 100 (a 171 KiB part bitmap) took 1.94–2.12× its
+/// bandwidth model without this limit and 1.40–1.43× with it
+/// (`benchmarks/results/README.md`, "Batched bitmaps").
+pub const BATCHED_BITMAP_MAX_BYTES: usize = 64 << 10;
+
+/// Words of a membership bitmap over `slots` slots: one bit per slot and the always-clear
+/// bit `slots` that [`lookup`] sends keys outside the range to.
+pub fn bitmap_words(slots: usize) -> usize {
+    (slots + 1).div_ceil(32)
+}
+
+/// A probe whose key is a source column as loaded: its membership test can run before
+/// the probes written ahead of it.
+pub struct Hoisted {
+    probe: usize,
+    column: usize,
+    anti: bool,
+}
+
+/// Probes (by operator order) whose single key is an unchanged source column.
+pub fn hoistable(pipeline: &Pipeline, tables: &[GpuTable]) -> Vec<Hoisted> {
+    let mut fields = pipeline.source_fields().to_vec();
+    // Per layout column: the source column it is, unchanged.
+    let mut source: Vec<Option<usize>> = (0..fields.len()).map(Some).collect();
+    let mut out = Vec::new();
+    let mut probe = 0usize;
+    for op in &pipeline.operators {
+        match op {
+            Operator::Filter(_) => {}
+            Operator::Project { exprs, fields: f } => {
+                source = exprs
+                    .iter()
+                    .map(|e| match e {
+                        Expr::Column { index, .. } => source.get(*index).copied().flatten(),
+                        _ => None,
+                    })
+                    .collect();
+                fields = f.clone();
+            }
+            Operator::Probe(p) => {
+                let simple = p.residual.is_none() && !p.null_aware && !p.nulls_equal && p.keys.len() == 1;
+                let kind_ok = matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti);
+                if let ([Expr::Column { index, .. }], true, true, true) = (p.keys.as_slice(), simple, kind_ok, probe < tables.len()) {
+                    if let Some(c) = source.get(*index).copied().flatten() {
+                        out.push(Hoisted { probe, column: c, anti: p.kind == JoinKind::Anti });
+                    }
+                }
+                let before = fields.len();
+                fields = op.output_fields(&fields);
+                source.extend(std::iter::repeat_n(None, fields.len().saturating_sub(before)));
+                probe += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Runs the membership tests of hoistable probes first, the most selective first: rows
+/// that some dimension filters out stop before they load the other keys or touch the
+/// other tables. Consecutive tests whose keys are loaded already (up front) look up their
+/// bitmaps in one stage and test them in the next, so those loads are in flight together
+/// (unless a bitmap is larger than [`BATCHED_BITMAP_MAX_BYTES`]). The probes themselves
+/// still run in plan order for their payloads, reusing the slot found here (returned per
+/// probe). Ties keep plan order: smaller tables first, and copying small bitmaps to
+/// shared memory, were measured slower (`benchmarks/results/README.md`, "Probe order").
+pub fn hoist(b: &mut Builder<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Lowered<HashMap<usize, CExpr>> {
+    let mut slots = HashMap::new();
+    if hoisted.len() < 2 {
+        return Ok(slots);
+    }
+    let mut order: Vec<&Hoisted> = hoisted.iter().collect();
+    order.sort_by_key(|h| (tables[h.probe].pass_permille, h.probe));
+    // Lookups issued and not tested yet.
+    let mut pending: Vec<(&Hoisted, CExpr)> = Vec::new();
+    let test = |b: &mut Builder<'_>, pending: &mut Vec<(&Hoisted, CExpr)>| {
+        for (h, found) in pending.drain(..) {
+            let pass = pass_rate(&tables[h.probe]);
+            if h.anti {
+                b.reject_estimated(found, 1.0 - pass);
+            } else {
+                b.reject_estimated(cx!["!", found], pass);
+            }
+        }
+    };
+    for h in order {
+        let large = tables[h.probe].slots.div_ceil(8) > BATCHED_BITMAP_MAX_BYTES;
+        if !b.loaded.contains(&h.column) || (large && !pending.is_empty()) {
+            // The key is loaded here, or the bitmap is too large to read for every row:
+            // only the items the tests so far let through go on.
+            test(b, &mut pending);
+        }
+        let v = super::scan::load(b, h.column)?;
+        let narrow = b.cols[h.column].width == Width::I32;
+        let (s, found) = lookup(b, &tables[h.probe], h.probe, v, narrow);
+        pending.push((h, found));
+        slots.insert(h.probe, s);
+    }
+    test(b, &mut pending);
+    Ok(slots)
+}
+
+/// The estimated share of probe rows a table lets through.
+fn pass_rate(t: &GpuTable) -> f64 {
+    f64::from(t.pass_permille.min(1000)) / 1000.0
+}
+
+/// The slot of `key` in dense table `t` (`t.slots` outside its range) and whether a build
+/// row is there, from the table's membership bitmap (a global load: the stage ends before
+/// the first use of the answer).
+///
+/// A key outside the range is clamped to slot `t.slots`, whose bit is always clear (the
+/// bitmap has [`bitmap_words`] words), so the test is one unconditional load and shift
+/// for every key: no predicate and no branch around the load (SSB q3.1's probe loop
+/// 206 → 184 SASS instructions per tile against a range check). The bitmap has one bit
+/// per slot, 32× smaller than a row array: SSB's part table at SF 20 is a 128 KiB bitmap
+/// that stays in L1. Slots are `int`: 32-bit per-item values leave more registers for
+/// items in flight.
+///
+/// Keys are placed with one unsigned subtraction and compare: for a key outside the
+/// range, `key - min` modulo 2^64 is at least `slots` (below the range it wraps past
+/// `max - min`). A 32-bit key (`narrow`) against a table whose whole key range fits 32
+/// bits does the same in 32 bits.
+pub fn lookup(b: &mut Builder<'_>, t: &GpuTable, probe: usize, key: CExpr, narrow: bool) -> (CExpr, CExpr) {
+    let max = i64::try_from(t.slots).ok().and_then(|n| t.min.checked_add(n - 1));
+    let range_fits = max.is_some_and(|m| i32::try_from(m).is_ok());
+    let slot = match i32::try_from(t.min) {
+        Ok(min) if narrow && range_fits => cx!["(int)min((unsigned)(", key, format!(") - (unsigned)({min}), {}u)", t.slots)],
+        _ => cx!["(int)min((unsigned long long)(", key, format!(") - (unsigned long long)({}LL), {}ull)", t.min, t.slots)],
+    };
+    let s = b.var(CType::Int, "s", slot);
+    let name = b.fresh("f");
+    let bit = cx![format!("((__ldg(&h{probe}_bits["), &s, " >> 5]) >> (", &s, " & 31)) & 1u) != 0"];
+    let found = b.def(CType::Bool, name, bit, Some(Load::Bitmap { probe }));
+    (s, found)
+}
+
+/// Probe number `probe_no` of the pipeline, reading `t`; `hoisted` holds the slots of
+/// probes whose test ran already.
+pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hoisted: &HashMap<usize, CExpr>, fields: &[Field]) -> Lowered<()> {
+    if p.residual.is_some() || p.null_aware || p.nulls_equal || p.keys.len() != 1 {
+        return Err(Reason::ProbeShape);
+    }
+    if !matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti) {
+        return Err(Reason::JoinKind(p.kind));
+    }
+    for (j, pc) in t.payload.iter().enumerate() {
+        b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });
+    }
+    b.params.push(Param::Bitmap { probe: probe_no });
+    // A hoisted probe's membership test has run already; only its payload is left.
+    let s = match hoisted.get(&probe_no) {
+        Some(s) => s.clone(),
+        None => {
+            let k = super::filter::expr(b, &p.keys[0], fields)?;
+            let narrow = width_of(p.keys[0].ty(fields)) == Some(Width::I32);
+            let (s, found) = lookup(b, t, probe_no, k, narrow);
+            let pass = pass_rate(t);
+            if p.kind == JoinKind::Anti {
+                b.reject_estimated(found, 1.0 - pass);
+            } else {
+                b.reject_estimated(cx!["!", found], pass);
+            }
+            s
+        }
+    };
+    if p.kind == JoinKind::Inner {
+        for (j, pc) in t.payload.iter().enumerate() {
+            let name = b.fresh("b");
+            let v = b.def(pc.width.ctype(), name, cx![format!("h{probe_no}_p{j}["), &s, "]"], Some(Load::Payload { probe: probe_no, column: j }));
+            b.layout.push(Val::Local(v, pc.width));
+            b.dicts.push(pc.dictionary);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! The scan: loading source columns — only for the items still selected where a column
+//! is first needed (Crystal's `BlockLoadSel`), or up front for all of a tile when most of
+//! the column's sectors would be read anyway ([`EAGER_MIN_SECTORS`]).
+
+use super::builder::{Builder, Lowered, Val};
+use super::ir::{CExpr, KernelIr, Load, Stmt};
+use super::layout::{GpuColumn, Width};
+use super::unsupported::Reason;
+use crate::cx;
+
+/// The value of column `i` of the current layout, loading it on first use.
+pub fn column(b: &mut Builder<'_>, i: usize) -> Lowered<(CExpr, Width)> {
+    match b.layout.get(i).cloned() {
+        Some(Val::Local(v, w)) => Ok((v, w)),
+        Some(Val::Source(c)) => Ok((load(b, c)?, b.cols[c].width)),
+        None => Err(Reason::Inconsistent(format!("column #{i} out of range"))),
+    }
+}
+
+/// The value of source column `c`, loaded here if it is not yet; every layout position
+/// still naming the unloaded column now names the value.
+pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
+    let w = b.cols.get(c).ok_or_else(|| Reason::Inconsistent(format!("source column #{c} out of range")))?.width;
+    let unloaded = b.layout.iter().any(|slot| matches!(slot, Val::Source(x) if *x == c));
+    if unloaded && !b.loaded.contains(&c) {
+        let pass = b.pass;
+        let v = b.def(w.ctype(), format!("c{c}"), cx![format!("col{c}["), CExpr::row(), "]"], Some(Load::Column { column: c, pass }));
+        b.column_values.insert(c, v);
+    }
+    let v = b.column_values.get(&c).cloned().ok_or_else(|| Reason::Inconsistent(format!("source column #{c} is not in the row")))?;
+    for slot in b.layout.iter_mut() {
+        if matches!(slot, Val::Source(x) if *x == c) {
+            *slot = Val::Local(v.clone(), w);
+        }
+    }
+    b.loaded.push(c);
+    Ok(v)
+}
+
+/// Loads the source columns still unloaded among layout columns `columns`, here: what a
+/// sink reads, in flight together.
+pub fn prefetch(b: &mut Builder<'_>, columns: impl IntoIterator<Item = usize>) -> Lowered<()> {
+    for i in columns {
+        if let Some(Val::Source(c)) = b.layout.get(i).cloned() {
+            load(b, c)?;
+        }
+    }
+    Ok(())
+}
+
+/// Columns whose estimated share of 32-byte sectors read at their first use (see
+/// [`sector_share`]) is at least this are loaded in the kernel's first stage, together,
+/// instead of after the predicates and probes before their use.
+///
+/// Loading a column only for the rows still selected saves DRAM traffic only for the
+/// sectors no selected row touches, while each load that waits for a probe's answer is
+/// one more round trip in the thread's chain (SSB's probe kernels were latency-bound:
+/// most stalls wait on global loads). Up front, a tile's loads are in flight at once.
+/// Swept on an H200 from 0 (everything up front, worst: selective queries then read
+/// whole columns they need a few sectors of) to 0.75; 0.1 and 0.25 were within 0.5% of
+/// each other in total, 0.1 the one value keeping both q3.1 and q4.1 within 1.5× of
+/// their model (`benchmarks/results/README.md`, "Eager loads").
+pub const EAGER_MIN_SECTORS: f64 = 0.1;
+
+/// The share of a column's 32-byte sectors that hold at least one of the rows still
+/// selected, when a share `pass` of the rows is, independently.
+pub fn sector_share(pass: f64, width: Width) -> f64 {
+    let per_sector = (32 / width.bytes()) as i32;
+    1.0 - (1.0 - pass.clamp(0.0, 1.0)).powi(per_sector)
+}
+
+/// The source columns to load up front (see [`EAGER_MIN_SECTORS`]), in the order a
+/// kernel lowered without eager loads first loads them.
+pub fn eager_columns(ir: &KernelIr, cols: &[GpuColumn], min_sectors: f64) -> Vec<usize> {
+    ir.stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Def { load: Some(Load::Column { column, pass }), .. } => Some((*column, *pass)),
+            _ => None,
+        })
+        .filter(|&(c, pass)| sector_share(pass, cols[c].width) >= min_sectors)
+        .map(|(c, _)| c)
+        .collect()
+}

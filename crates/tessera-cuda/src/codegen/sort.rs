@@ -1,0 +1,122 @@
+//! ORDER BY on the GPU, for now only over a GPU aggregation's groups: the records of the
+//! present groups are ranked by the sort keys (the runtime's `tessera_rank_records`) and
+//! come back in order, so the sort pipeline that follows only applies its LIMIT. A sort
+//! pipeline of its own is not generated yet ([`Reason::Sort`]; next: radix sort).
+
+use tessera_ir::{Expr, Pipeline, Sink};
+
+use super::abi::Kernel;
+use super::aggregate::{Accumulator, SumRepr};
+use super::layout::{KeyLayout, SinkLayout};
+use super::unsupported::Reason;
+
+/// The most groups a [`GpuSort`] ranks: its rank sort compares every pair of records
+/// (4096 groups are 16 M comparisons, tens of µs); more groups are sorted by the CPU
+/// backend's sort pipeline instead.
+pub const GPU_SORT_MAX_ROWS: usize = 4096;
+
+/// An ORDER BY over a GPU aggregation's result, ranked on the GPU before the groups are
+/// downloaded. Planned by [`plan_sort`] where every sort key is a group key or a SUM,
+/// COUNT, MIN or MAX.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSort {
+    /// The sort pipeline this runs for (reports, EXPLAIN).
+    pub pipeline: usize,
+    /// The keys, in order.
+    pub keys: Vec<GpuSortKey>,
+}
+
+/// One key of a [`GpuSort`]: a column of the aggregation's output.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpuSortKey {
+    /// The output column: group keys first, then aggregates.
+    pub column: usize,
+    /// Descending.
+    pub descending: bool,
+    /// NULLs first.
+    pub nulls_first: bool,
+}
+
+impl GpuSort {
+    /// The keys as `tessera_rank_records` reads them (four words each), for records of
+    /// an aggregation with group `keys` and `accumulators`.
+    pub fn descriptors(&self, keys: &[KeyLayout], accumulators: &[Accumulator]) -> Vec<i64> {
+        // Record words: the group number, then each accumulator's array(s) in order.
+        let mut offsets = Vec::with_capacity(accumulators.len());
+        let mut off = 1i64;
+        for acc in accumulators {
+            offsets.push(off);
+            off += acc.arrays().iter().map(|(words, _)| *words as i64).sum::<i64>();
+        }
+        let mut out = Vec::with_capacity(4 * self.keys.len());
+        for k in &self.keys {
+            let flags = i64::from(k.descending) | (i64::from(k.nulls_first) << 1);
+            if let Some(key) = keys.get(k.column) {
+                let stride: usize = keys[..k.column].iter().map(|x| x.slots).product();
+                out.extend([0, stride as i64, key.slots as i64, flags]);
+            } else {
+                let j = k.column - keys.len();
+                let kind = match accumulators[j] {
+                    Accumulator::Sum(SumRepr::I128) | Accumulator::SumCount(SumRepr::I128) => 1,
+                    Accumulator::Count => 2,
+                    Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) | Accumulator::Min | Accumulator::Max => 3,
+                    Accumulator::Sum(SumRepr::Split) | Accumulator::SumCount(SumRepr::Split) => 4,
+                };
+                out.extend([kind, offsets[j], 0, flags]);
+            }
+        }
+        out
+    }
+}
+
+/// The [`GpuSort`] for sort pipeline `sort` over the result of the GPU aggregation whose
+/// kernel is `aggregation`, or why it cannot run on the GPU.
+pub fn plan_sort(sort: &Pipeline, aggregation: &Kernel) -> Result<GpuSort, Reason> {
+    let why = |s: &str| Err(Reason::SortKeys(s.to_string()));
+    let (Sink::Sort(s), SinkLayout::Aggregate { keys, accumulators, .. }) = (&sort.sink, &aggregation.sink) else {
+        return why("not a sort of an aggregation's groups");
+    };
+    if keys.is_empty() {
+        return why("sort of a scalar aggregate's one row");
+    }
+    if !sort.operators.is_empty() {
+        return why("sort of computed columns (a GPU sort ranks the groups as the aggregation left them)");
+    }
+    if s.keys.len() > 8 {
+        return why("more than 8 sort keys on the GPU");
+    }
+    let mut out = Vec::new();
+    for k in &s.keys {
+        let Expr::Column { index, .. } = k.expr else { return why(&format!("sort key {} is computed", k.expr)) };
+        if index >= keys.len() {
+            match accumulators.get(index - keys.len()) {
+                Some(Accumulator::SumCount(_)) => return why("sort by an AVG on the GPU"),
+                Some(_) => {}
+                None => return why(&format!("sort key #{index} out of range")),
+            }
+        }
+        out.push(GpuSortKey { column: index, descending: k.descending, nulls_first: k.nulls_first });
+    }
+    Ok(GpuSort { pipeline: sort.id, keys: out })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_keys_address_group_slots_and_accumulator_words_of_the_records() {
+        let keys = [KeyLayout { slots: 8, min: 1992, dictionary: None }, KeyLayout { slots: 26, min: 0, dictionary: None }];
+        // Records: group number, AVG's sum (2 words) and count (1), then a SUM (2 words).
+        let accumulators = [Accumulator::SumCount(SumRepr::I128), Accumulator::Sum(SumRepr::I128)];
+        let sort = GpuSort {
+            pipeline: 7,
+            keys: vec![
+                GpuSortKey { column: 1, descending: false, nulls_first: true },
+                GpuSortKey { column: 3, descending: true, nulls_first: false },
+                GpuSortKey { column: 0, descending: false, nulls_first: false },
+            ],
+        };
+        assert_eq!(sort.descriptors(&keys, &accumulators), vec![0, 8, 26, 2, 1, 4, 0, 1, 0, 1, 8, 0]);
+    }
+}

@@ -1,0 +1,572 @@
+//! Tests of the generator as a whole: generated kernels for each operator family
+//! (checked against golden files in `tests/golden/`), tile shapes, stages, probes and
+//! sinks.
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use super::scan::{EAGER_MIN_SECTORS, sector_share};
+use tessera_ir::{AggFunc, ArithOp, BuildStrategy, CmpOp, Expr, GroupStrategy, JoinKind, KeyDomain, Operator, Pipeline, Scalar, Sink, Type};
+use tessera_ir::{AggExpr, Aggregate, Device, Field, Scan, Source};
+
+fn int_col() -> GpuColumn {
+    GpuColumn { width: Width::I32, dictionary: None }
+}
+
+/// `SELECT k, sum(v) FROM t WHERE v < 10 GROUP BY k` with `k` in `[0, max]`.
+fn grouped(max: i64, func: AggFunc) -> Pipeline {
+    let fields = vec![Field::new("k", Type::Int32, false), Field::new("v", Type::Int64, false)];
+    let ty = Type::Int64;
+    Pipeline {
+        id: 1,
+        source: Source::Scan(Scan {
+            table: "t".into(),
+            version: 1,
+            columns: vec![0, 1],
+            fields: fields.clone(),
+            dictionary: vec![false, false],
+            rows: 1000,
+        }),
+        operators: vec![Operator::Filter(Expr::Cmp {
+            op: CmpOp::Lt,
+            left: Box::new(Expr::col(1, "v")),
+            right: Box::new(Expr::lit(Scalar::Int(10), Type::Int64)),
+        })],
+        sink: Sink::Aggregate(Aggregate {
+            result: 0,
+            group_by: vec![Expr::col(0, "k")],
+            aggregates: vec![AggExpr { func, arg: Some(Expr::col(1, "v")), distinct: false, ty, name: "a".into() }],
+            strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max }] },
+            fields: vec![Field::new("k", Type::Int32, false), Field::new("a", ty, true)],
+        }),
+        device: Device::Gpu,
+        device_reason: None,
+    }
+}
+
+fn cols() -> Vec<GpuColumn> {
+    vec![int_col(), GpuColumn { width: Width::I64, dictionary: None }]
+}
+
+#[test]
+fn group_table_choice_follows_the_shared_budget() {
+    let sum = [Accumulator::Sum(SumRepr::I128)];
+    // 20 bytes a slot: 819 slots fit in 16 KiB directly.
+    assert_eq!(group_table(800, &sum), GroupTable::Direct { slots: 800 });
+    // A 64-bit sum: 12 bytes a slot.
+    assert_eq!(group_table(1300, &[Accumulator::Sum(SumRepr::I64)]), GroupTable::Direct { slots: 1300 });
+    // SSB q2.1's 8 008-slot domain: global atomics (measured faster than a shared
+    // hash table).
+    assert_eq!(group_table(8008, &sum), GroupTable::Global);
+    // Many wide accumulators leave too few slots to be worth it.
+    let wide = [Accumulator::SumCount(SumRepr::Split); 8];
+    assert_eq!(group_table(100_000, &wide), GroupTable::Global);
+}
+
+#[test]
+fn sums_are_as_narrow_as_rows_and_values_allow() {
+    // 120 M rows of a 32-bit value (SSB at SF 20): 64 bits hold any total.
+    assert_eq!(SumRepr::for_rows(120_000_000, 1 << 31), SumRepr::I64);
+    // Decimals of 18 digits: not in 64 bits, but in split halves below 2^32 rows.
+    assert_eq!(SumRepr::for_rows(120_000_000, 10u128.pow(18) - 1), SumRepr::Split);
+    assert_eq!(SumRepr::for_rows(1 << 32, 10u128.pow(18) - 1), SumRepr::I128);
+    // Totals back from the words, negative ones included.
+    assert_eq!(SumRepr::I64.total(&[(-5i64) as u64]), -5);
+    assert_eq!(SumRepr::I128.total(&[u64::MAX, u64::MAX]), -1);
+    // Split: lo sums the low halves unsigned, hi the high halves signed. Adding -1 and
+    // 2^40 + 7: lo = 0xffff_ffff + 7, hi = -1 + 256.
+    let (a, b) = (-1i64, (1i64 << 40) + 7);
+    let lo = u64::from(a as u32) + u64::from(b as u32);
+    let hi = ((a >> 32) + (b >> 32)) as u64;
+    assert_eq!(SumRepr::Split.total(&[lo, hi]), i128::from(a) + i128::from(b));
+}
+
+#[test]
+fn magnitudes_follow_types_literals_and_arithmetic() {
+    let fields = vec![Field::new("a", Type::Int32, false), Field::new("d", Type::Decimal { precision: 15, scale: 2 }, false)];
+    let a = Expr::col(0, "a");
+    assert_eq!(magnitude(&a, &fields), 1 << 31);
+    let diff = Expr::Arith { op: ArithOp::Sub, left: Box::new(a.clone()), right: Box::new(a.clone()), ty: Type::Int64 };
+    assert_eq!(magnitude(&diff, &fields), 1 << 32);
+    let lit = Expr::lit(Scalar::Int(-3), Type::Int64);
+    let prod = Expr::Arith { op: ArithOp::Mul, left: Box::new(a.clone()), right: Box::new(lit), ty: Type::Int64 };
+    assert_eq!(magnitude(&prod, &fields), 3 << 31);
+    // A result never exceeds its type's range: a 32-bit product stays within 2^31.
+    let narrow = Expr::Arith { op: ArithOp::Mul, left: Box::new(a.clone()), right: Box::new(a), ty: Type::Int32 };
+    assert_eq!(magnitude(&narrow, &fields), 1 << 31);
+    assert_eq!(magnitude(&Expr::col(1, "d"), &fields), 10u128.pow(15) - 1);
+}
+
+#[test]
+fn grouped_sums_add_with_fire_and_forget_atomics() {
+    // 1000 rows of an int32 value: 64 bits hold any total, one reduction per row
+    // into the shared table, merged the same way; exact up to 2^63 / 2^31 rows.
+    let mut p = grouped(9, AggFunc::Sum);
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.fields[1].ty = Type::Int32;
+    let k = generate(&p, &[int_col(), int_col()], &[]).unwrap();
+    assert!(k.source.contains("__shared__ long long sh_a0[11]"), "{}", k.source);
+    assert!(k.source.contains("atomicAdd((unsigned long long*)&sh_a0["), "{}", k.source);
+    assert!(k.source.contains("atomicAdd((unsigned long long*)&out_a0[grp], (unsigned long long)sh_a0[s])"), "{}", k.source);
+    assert!(!k.source.contains("atomic_add_i128"), "{}", k.source);
+    assert_eq!(k.rows_limit, (1 << 32) - 1);
+    // A large domain (global arrays) of int64 values: split halves, below 2^32 rows.
+    let k = generate(&grouped(99_999, AggFunc::Sum), &cols(), &[]).unwrap();
+    assert!(k.source.contains("atomic_add_split(&out_a0["), "{}", k.source);
+    assert!(k.source.contains("SplitSum* __restrict__ out_a0"), "{}", k.source);
+    assert_eq!(k.rows_limit, (1 << 32) - 1);
+    if crate::test_support::nvrtc_or_skip("split-sum kernels compile with NVRTC") {
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+    }
+}
+
+#[test]
+fn long_in_lists_test_a_bitmap_passed_with_the_launch() {
+    // `v IN (0, 3, 6, …, 297)`: 100 values, too many to compare one by one.
+    let with = |step: i64, literals| {
+        let mut p = grouped(9, AggFunc::Sum);
+        let list = (0..100).map(|k| Scalar::Int(k * step)).collect();
+        p.operators = vec![Operator::Filter(Expr::InList { expr: Box::new(Expr::col(1, "v")), list, negated: false })];
+        generate_with(&p, &cols(), &[], KernelOptions { literals, ..KernelOptions::default() }).unwrap()
+    };
+    let k = with(3, Literals::Parameters);
+    assert!(k.source.contains("consts[0]"), "{}", k.source);
+    assert!(!k.source.contains("== 297"), "{}", k.source);
+    // consts: the first value, the bitmap's length in bits, then its words.
+    let bits = 298usize;
+    assert!(k.literals.is_empty());
+    assert_eq!(k.consts.len(), 2 + bits.div_ceil(64));
+    assert_eq!((k.consts[0], k.consts[1]), (0, bits as i64));
+    let words: Vec<u64> = k.consts[2..].iter().map(|&w| w as u64).collect();
+    for v in 0..bits {
+        assert_eq!(words[v / 64] >> (v % 64) & 1 == 1, v % 3 == 0, "bit {v}");
+    }
+    // Another list of the same shape shares the kernel; inlined literals still pass the
+    // bitmap as a parameter.
+    assert_eq!(with(2, Literals::Parameters).source, k.source);
+    let inline = with(3, Literals::Inline);
+    assert_eq!(inline.consts, k.consts);
+    for k in [&k, &inline] {
+        if crate::test_support::nvrtc_or_skip("long IN list kernel compiles") {
+            if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                panic!("{e}\n{}", k.source);
+            }
+        }
+    }
+    // Short lists keep their compares.
+    let mut p = grouped(9, AggFunc::Sum);
+    p.operators = vec![Operator::Filter(Expr::InList { expr: Box::new(Expr::col(1, "v")), list: vec![Scalar::Int(1), Scalar::Int(5)], negated: false })];
+    let short = generate(&p, &cols(), &[]).unwrap();
+    assert!(short.literals.is_empty() && short.consts.is_empty() && short.source.contains("== 5LL"), "{}", short.source);
+}
+
+#[test]
+fn literals_as_parameters_share_one_kernel_across_constants() {
+    let with = |v: i64, literals| {
+        let mut p = grouped(9, AggFunc::Sum);
+        p.operators = vec![Operator::Filter(Expr::Cmp {
+            op: CmpOp::Lt,
+            left: Box::new(Expr::col(1, "v")),
+            right: Box::new(Expr::lit(Scalar::Int(v), Type::Int64)),
+        })];
+        generate_with(&p, &cols(), &[], KernelOptions { literals, ..KernelOptions::default() }).unwrap()
+    };
+    let (a, b) = (with(10, Literals::Parameters), with(77, Literals::Parameters));
+    assert_eq!(a.source, b.source);
+    assert_eq!((a.literals.clone(), b.literals.clone()), (vec![10], vec![77]));
+    assert!(a.source.contains(", const long long lit0)"), "{}", a.source);
+    assert!(a.source.contains("< (long long)(lit0)"), "{}", a.source);
+    // Inlined, the constant is in the source and there are no parameters.
+    let (c, d) = (with(10, Literals::Inline), with(77, Literals::Inline));
+    assert_ne!(c.source, d.source);
+    assert!(c.literals.is_empty() && c.source.contains("(long long)(10LL)"), "{}", c.source);
+}
+
+#[test]
+fn materialization_compacts_with_one_atomic_per_warp() {
+    let mut p = grouped(9, AggFunc::Sum);
+    p.sink = Sink::Materialize { result: 0, skip: 0, fetch: None };
+    let k = generate(&p, &cols(), &[]).unwrap();
+    let SinkLayout::Materialize { columns } = &k.sink else { panic!("not a materialization") };
+    assert_eq!(columns.iter().map(|c| c.width).collect::<Vec<_>>(), vec![Width::I32, Width::I64]);
+    assert!(k.source.contains("const unsigned long long pos = warp_append(out_count);"), "{}", k.source);
+    assert!(k.source.contains("out_m0[pos] = c0[i]; out_m1[pos] = c1[i];"), "{}", k.source);
+    // LIMIT without ORDER BY keeps input order: the CPU's job.
+    p.sink = Sink::Materialize { result: 0, skip: 0, fetch: Some(5) };
+    assert!(generate(&p, &cols(), &[]).is_err());
+}
+
+#[test]
+fn kernels_walk_tiles_grid_stride() {
+    let k = generate(&grouped(9, AggFunc::Sum), &cols(), &[]).unwrap();
+    assert!(k.source.contains("tile += (long long)gridDim.x * 512LL"), "{}", k.source);
+}
+
+#[test]
+fn small_domains_aggregate_in_a_direct_shared_table() {
+    let k = generate(&grouped(9, AggFunc::Sum), &cols(), &[]).unwrap();
+    let SinkLayout::Aggregate { groups, table, .. } = &k.sink else { panic!("not an aggregate") };
+    // Slot 0 is NULL's, then 0..=9.
+    assert_eq!(*groups, 11);
+    assert_eq!(*table, GroupTable::Direct { slots: 11 });
+    // int64 values: split sums (see `grouped_sums_add_with_fire_and_forget_atomics`).
+    assert!(k.source.contains("__shared__ SplitSum sh_a0[11];"), "{}", k.source);
+    assert!(k.source.contains("atomic_add_split(&sh_a0[sl2[i]], v0[i]);"), "{}", k.source);
+    // Merged once per block, not per row.
+    assert!(k.source.contains("atomicAdd((unsigned long long*)&out_a0[grp].lo, (unsigned long long)sh_a0[s].lo);"), "{}", k.source);
+}
+
+#[test]
+fn large_domains_aggregate_with_global_atomics() {
+    let k = generate(&grouped(99_999, AggFunc::Min), &cols(), &[]).unwrap();
+    let SinkLayout::Aggregate { table, .. } = &k.sink else { panic!("not an aggregate") };
+    assert_eq!(*table, GroupTable::Global);
+    assert!(!k.source.contains("__shared__"), "{}", k.source);
+    assert!(k.source.contains("atomicMin(&out_a0[grp1[i]], v0[i]); if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;"), "{}", k.source);
+}
+
+/// A star join's probe pipeline: `SELECT d.year, sum(f.v) FROM f JOIN d ON f.dk = d.k
+/// JOIN s ON f.sk = s.k GROUP BY d.year` over fact columns (dk, sk, v), with table 1
+/// (s) more selective than table 0 (d).
+fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
+    let fields = vec![Field::new("dk", Type::Int32, false), Field::new("sk", Type::Int32, false), Field::new("v", Type::Int64, false)];
+    let probe = |table: usize, key: usize, build_fields: Vec<Field>| {
+        Operator::Probe(tessera_ir::Probe {
+            table,
+            kind: JoinKind::Inner,
+            keys: vec![Expr::col(key, "k")],
+            build_fields,
+            residual: None,
+            nulls_equal: false,
+            null_aware: false,
+        })
+    };
+    let p = Pipeline {
+        id: 3,
+        source: Source::Scan(Scan {
+            table: "f".into(),
+            version: 1,
+            columns: vec![0, 1, 2],
+            fields: fields.clone(),
+            dictionary: vec![false; 3],
+            rows: 1000,
+        }),
+        operators: vec![probe(0, 0, vec![Field::new("year", Type::Int32, false)]), probe(1, 1, vec![])],
+        sink: Sink::Aggregate(Aggregate {
+            result: 0,
+            group_by: vec![Expr::col(3, "year")],
+            aggregates: vec![AggExpr { func: AggFunc::Sum, arg: Some(Expr::col(2, "v")), distinct: false, ty: Type::Int64, name: "a".into() }],
+            strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 1992, max: 1998 }] },
+            fields: vec![Field::new("year", Type::Int32, false), Field::new("a", Type::Int64, true)],
+        }),
+        device: Device::Gpu,
+        device_reason: None,
+    };
+    let cols = vec![int_col(), int_col(), GpuColumn { width: Width::I64, dictionary: None }];
+    let tables = vec![
+        GpuTable { min: 0, slots: 3000, payload: vec![int_col()], pass_permille: 1000 },
+        GpuTable { min: 0, slots: 100, payload: vec![], pass_permille: 5 },
+    ];
+    (p, cols, tables)
+}
+
+/// The loop over a kernel's whole tiles (the body every tile but a partial last one runs).
+fn whole_tile_loop(source: &str) -> &str {
+    let start = source.find("for (; tile + ").unwrap_or_else(|| panic!("no whole-tile loop in {source}"));
+    let end = source[start..].find("// The last tile").map_or(source.len(), |e| start + e);
+    &source[start..end]
+}
+
+/// The loop over items (a stage) in which `needle` first appears.
+fn stage_of(source: &str, needle: &str) -> usize {
+    let at = source.find(needle).unwrap_or_else(|| panic!("{needle} not in {source}"));
+    source[..at].matches("for (int i = 0; i < ITEMS; ++i) {").count()
+}
+
+#[test]
+fn loads_are_issued_for_all_items_before_any_item_uses_them() {
+    let (p, cols, tables) = star();
+    let k = generate(&p, &cols, &tables).unwrap();
+    let src = whole_tile_loop(&k.source);
+    // The more selective probe (table 1, on column 1, 0.5% of rows pass) is tested
+    // first; its key is loaded in a stage of its own, the slot looked up in the next,
+    // tested after.
+    let load_sk = stage_of(src, "c1[i] = col1[r];");
+    let lookup_sk = stage_of(src, "h1_bits[s");
+    let test_sk = stage_of(src, "if (!f");
+    assert!(load_sk < lookup_sk && lookup_sk < test_sk, "{src}");
+    // The other key is loaded only after that test, for the items it kept.
+    let load_dk = stage_of(src, "c0[i] = col0[r];");
+    assert!(load_dk >= test_sk, "{src}");
+    // Each table's membership bitmap is read once: the probes reuse the hoisted tests'
+    // slots. Probes never read the row arrays.
+    assert_eq!(src.matches("h0_bits[s").count(), 1, "{src}");
+    assert_eq!(src.matches("h1_bits[s").count(), 1, "{src}");
+    assert!(!src.contains("h0_rows") && !src.contains("h1_rows"), "{src}");
+    // 32-bit keys are placed with one unsigned 32-bit test (keys below the range wrap
+    // above it).
+    assert!(src.contains("s1[i] = (int)min((unsigned)(c1[i]) - (unsigned)(0), 100u);"), "{src}");
+    // Not when the table's range ends beyond 32 bits: a key far below could wrap into it.
+    let mut wide = tables.clone();
+    wide[1].min = i64::from(i32::MAX) - 10;
+    let kw = generate(&p, &cols, &wide).unwrap();
+    assert!(kw.source.contains("s1[i] = (int)min((unsigned long long)(c1[i]) - (unsigned long long)(2147483637LL), 100ull);"), "{}", kw.source);
+    // The parameters: the columns, then per table its payload and bitmap, then the
+    // sink's arrays.
+    let params = "const int32_t* __restrict__ col1, const int64_t* __restrict__ col2, const int32_t* __restrict__ h0_p0, \
+                  const uint32_t* __restrict__ h0_bits, const uint32_t* __restrict__ h1_bits, SplitSum* __restrict__ out_a0, uint32_t* __restrict__ out_seen)";
+    assert!(k.source.contains(params), "{}", k.source);
+    // The payload and the value are loaded before the stage that aggregates them.
+    assert!(stage_of(src, "h0_p0[") < stage_of(src, "atomic_add_split"), "{src}");
+    assert!(stage_of(src, "c2[i] = col2[r];") < stage_of(src, "atomic_add_split"), "{src}");
+    // Items dropped in a stage take part in no later one.
+    assert!(src.contains("{ sel[i] = false; continue; }"), "{src}");
+}
+
+#[test]
+fn keys_outside_a_table_land_on_its_always_clear_bit() {
+    // Slot `slots` (where `lookup` clamps keys outside the range) is inside the
+    // bitmap, whether or not `slots` is a multiple of 32.
+    for slots in [1usize, 31, 32, 33, 64, 600_000, 1 << 20] {
+        assert!(bitmap_words(slots) * 32 > slots, "{slots} slots");
+        assert!(bitmap_words(slots) <= slots.div_ceil(32) + 1, "{slots} slots");
+    }
+}
+
+#[test]
+fn rows_of_selective_pipelines_finish_in_full_warps() {
+    let (p, cols, tables) = star();
+    let src = generate(&p, &cols, &tables).unwrap().source;
+    assert!(src.contains("__shared__ int tq_s3[4][96];") && src.contains("__shared__ long long tq_row[4][96];"), "{src}");
+    // 0.5% of the rows pass: each warp queues what the rest of the pipeline reads (the
+    // slot for the payload, the row for the value column) after the last test...
+    let body = whole_tile_loop(&src);
+    let test = body.rfind("{ sel[i] = false; continue; }").unwrap();
+    let push = body.find("const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);").expect("queueing");
+    assert!(test < push, "{src}");
+    assert!(body[push..].contains("tq_row[tq_w][at] = tile + threadIdx.x + (long long)i * 128;"), "{src}");
+    // ...and the payload gather, the value load and the aggregation run on 32 queued
+    // rows at a time, one a lane, and on what is left after the last tile.
+    let drain = body.find("while (tq_n >= 32) {").unwrap();
+    assert!(push < drain, "{src}");
+    let last = src.find("if (tq_n > 0)").unwrap();
+    for part in [&body[drain..], &src[last..]] {
+        assert!(part.contains("constexpr int ITEMS = 1;"), "{src}");
+        assert!(part.contains("= h0_p0[s") && part.contains("const long long r = tq_r[i];") && part.contains("atomic_add_split("), "{src}");
+    }
+    assert!(!body[..push].contains("atomic_add_split(") && !body[..push].contains("= h0_p0["), "{src}");
+    // When most rows pass, they finish in place.
+    let mut wide = tables.clone();
+    wide[1].pass_permille = 900;
+    let src = generate(&p, &cols, &wide).unwrap().source;
+    assert!(!src.contains("__ballot_sync") && !src.contains("tq_n"), "{src}");
+}
+
+#[test]
+fn columns_mostly_read_anyway_are_loaded_up_front_and_probed_together() {
+    // The first probe lets 20% of the rows through: 83% of the other key's sectors
+    // and 59% of the int64 value's would be read anyway.
+    let (p, cols, mut tables) = star();
+    tables[1].pass_permille = 200;
+    let k = generate(&p, &cols, &tables).unwrap();
+    let src = &k.source;
+    // All three are loaded together, for the next tile while this one is probed
+    // (before the tile loop for the first tile).
+    // Checked against the row count before the loop and when the next tile is the
+    // partial last one...
+    let loads = "if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }";
+    assert_eq!(src.matches(loads).count(), 2, "{src}");
+    // ...and not for a whole next tile.
+    let body = whole_tile_loop(src);
+    assert!(body.contains("if (next + 256LL <= rows) {"), "{src}");
+    assert!(body.contains("{ const long long r = next + threadIdx.x + (long long)i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }"), "{src}");
+    assert!(src.contains("{ c1[i] = nc1[i]; c0[i] = nc0[i]; c2[i] = nc2[i]; }"), "{src}");
+    // Both membership bitmaps are read in one stage, tested in the next.
+    let first = stage_of(src, "h1_bits[s");
+    assert_eq!(stage_of(src, "h0_bits[s"), first, "{src}");
+    assert_eq!(stage_of(src, "if (!f"), first + 1, "{src}");
+    assert!(!src[src.find("h1_bits[s").unwrap()..].contains("= col"), "no column is loaded after the probes: {src}");
+    // A bitmap too large for L1 is looked up only for the rows the first test keeps,
+    // though its key is loaded up front.
+    let mut large = tables.clone();
+    large[0].slots = 1 << 20;
+    let k = generate(&p, &cols, &large).unwrap();
+    let src = &k.source;
+    assert!(src.contains(loads), "{src}");
+    assert!(src.find("h0_bits[s") > src.find("if (!f"), "{src}");
+    // The estimate is what decides: at 0.5% the key waits for the first test.
+    assert_eq!(sector_share(0.005, Width::I32), 1.0 - 0.995f64.powi(8));
+    assert!(sector_share(0.005, Width::I32) < EAGER_MIN_SECTORS && sector_share(0.2, Width::I64) > EAGER_MIN_SECTORS);
+}
+
+#[test]
+fn builds_write_rows_payload_and_a_membership_bitmap() {
+    let mut p = grouped(9, AggFunc::Sum);
+    p.operators.clear();
+    p.sink = Sink::HashBuild(tessera_ir::HashBuild {
+        table: 0,
+        keys: vec![Expr::col(0, "k")],
+        payload: vec![1],
+        strategy: BuildStrategy::Perfect { min: 5, max: 104 },
+        nulls_equal: false,
+        estimated_rows: 100,
+    });
+    let k = generate(&p, &cols(), &[]).unwrap();
+    let SinkLayout::Build { table } = &k.sink else { panic!("not a build") };
+    assert_eq!((table.min, table.slots, table.payload.len()), (5, 100, 1));
+    // outs: rows, the payload column, the bitmap; a bit is set for each row stored.
+    assert!(k.source.contains("int32_t* __restrict__ out_rows, int64_t* __restrict__ out_p0, uint32_t* __restrict__ out_bits)"), "{}", k.source);
+    assert!(k.source.contains("atomicOr(&out_bits[s1[i] >> 5], 1u << (s1[i] & 31));"), "{}", k.source);
+    // Out-of-range keys and duplicates raise their flags.
+    assert!(k.source.contains("flags[1] = 1ull") && k.source.contains("flags[2] = 1ull"), "{}", k.source);
+}
+
+#[test]
+fn tile_shape_follows_the_options() {
+    let (p, cols, tables) = star();
+    let k = generate_with(&p, &cols, &tables, KernelOptions { literals: Literals::Parameters, items_per_thread: Some(8), ..KernelOptions::default() }).unwrap();
+    assert_eq!(k.items_per_thread, 8);
+    assert!(k.source.contains("constexpr int ITEMS = 8;") && k.source.contains("gridDim.x * 1024LL"), "{}", k.source);
+    assert!(generate_with(&p, &cols, &tables, KernelOptions { literals: Literals::Parameters, items_per_thread: Some(0), ..KernelOptions::default() }).is_err());
+    // By default: two probes, two items; no probe, four.
+    assert_eq!(generate(&p, &cols, &tables).unwrap().items_per_thread, ITEMS_PER_THREAD_MANY_PROBES);
+    assert_eq!(generate(&grouped(9, AggFunc::Sum), &self::cols(), &[]).unwrap().items_per_thread, ITEMS_PER_THREAD);
+}
+
+#[test]
+fn star_join_kernels_compile_with_nvrtc() {
+    if !crate::test_support::nvrtc_or_skip("star join kernels compile with NVRTC") {
+        return;
+    }
+    let (p, cols, tables) = star();
+    for items in [1, 4, 8, 16] {
+        for literals in [Literals::Inline, Literals::Parameters] {
+            let k = generate_with(&p, &cols, &tables, KernelOptions { literals, items_per_thread: Some(items), ..KernelOptions::default() }).unwrap();
+            if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                panic!("{items} items, {literals:?}: {e}\n{}", k.source);
+            }
+        }
+    }
+}
+
+/// Compares a generated source with its checked-in copy `tests/golden/{name}.cu`, so that
+/// every change to generated code shows up in review. Regenerate with `TESSERA_BLESS=1
+/// cargo test -p tessera-cuda golden` and read the diff.
+fn golden(name: &str, source: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(format!("{name}.cu"));
+    if std::env::var_os("TESSERA_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, source).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (TESSERA_BLESS=1 writes it)", path.display()));
+    assert_eq!(source, want, "generated source of {name} changed; rerun with TESSERA_BLESS=1 and review the diff");
+    if crate::test_support::nvrtc_or_skip("golden kernels compile with NVRTC") {
+        crate::compile_cubin(source, "sm_90").unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// Scan, filter and a grouped sum in a block's shared table.
+#[test]
+fn golden_grouped_sum_kernel() {
+    golden("grouped_sum", &generate(&grouped(9, AggFunc::Sum), &cols(), &[]).unwrap().source);
+}
+
+/// Scalar aggregates of every kind: registers, warp reductions, one atomic per warp.
+#[test]
+fn golden_scalar_aggregate_kernel() {
+    let mut p = grouped(9, AggFunc::Sum);
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.strategy = GroupStrategy::Scalar;
+    a.group_by.clear();
+    let agg = |func| tessera_ir::AggExpr { func, arg: Some(Expr::col(1, "v")), distinct: false, ty: Type::Int64, name: "a".into() };
+    a.aggregates = vec![agg(AggFunc::Sum), agg(AggFunc::CountStar), agg(AggFunc::Min), agg(AggFunc::Max), agg(AggFunc::Avg)];
+    a.fields = (0..5).map(|i| tessera_ir::Field::new(&format!("a{i}"), Type::Int64, true)).collect();
+    golden("scalar_aggregate", &generate(&p, &cols(), &[]).unwrap().source);
+}
+
+/// Expressions: CASE branches (a lambda when a branch needs statements), checked
+/// arithmetic, a long IN list's bitmap, into a large domain's global atomics.
+#[test]
+fn golden_expressions_kernel() {
+    let mut p = grouped(99_999, AggFunc::Max);
+    let v = || Box::new(Expr::col(1, "v"));
+    let lit = |x| Box::new(Expr::lit(Scalar::Int(x), Type::Int64));
+    let doubled = Expr::Arith { op: ArithOp::Mul, left: v(), right: lit(2), ty: Type::Int64 };
+    let case = Expr::Case {
+        when_then: vec![(Expr::Cmp { op: CmpOp::Gt, left: v(), right: lit(5) }, doubled)],
+        otherwise: Some(Box::new(Expr::Arith { op: ArithOp::Add, left: v(), right: lit(1), ty: Type::Int64 })),
+        ty: Type::Int64,
+    };
+    let list = (0..20).map(|k| Scalar::Int(k * 3)).collect();
+    p.operators = vec![
+        Operator::Filter(Expr::InList { expr: v(), list, negated: true }),
+        Operator::Project {
+            exprs: vec![Expr::col(0, "k"), case],
+            fields: vec![tessera_ir::Field::new("k", Type::Int32, false), tessera_ir::Field::new("v", Type::Int64, false)],
+        },
+    ];
+    golden("expressions", &generate(&p, &cols(), &[]).unwrap().source);
+}
+
+/// A star join: hoisted probes, the most selective first, and a warp queue for the few
+/// rows that pass.
+#[test]
+fn golden_star_join_kernel() {
+    let (p, cols, tables) = star();
+    golden("star_join", &generate(&p, &cols, &tables).unwrap().source);
+}
+
+/// A star join whose columns load up front, the next tile's while this one is probed.
+#[test]
+fn golden_star_join_eager_kernel() {
+    let (p, cols, mut tables) = star();
+    tables[1].pass_permille = 200;
+    golden("star_join_eager", &generate(&p, &cols, &tables).unwrap().source);
+}
+
+/// A hash build: row array, payload and membership bitmap.
+#[test]
+fn golden_build_kernel() {
+    golden("build", &generate(&build_pipeline(), &cols(), &[]).unwrap().source);
+}
+
+/// A materialization: one atomic per warp for the rows' positions.
+#[test]
+fn golden_materialize_kernel() {
+    let mut p = grouped(9, AggFunc::Sum);
+    p.sink = Sink::Materialize { result: 0, skip: 0, fetch: None };
+    golden("materialize", &generate(&p, &cols(), &[]).unwrap().source);
+}
+
+/// The build of `builds_write_rows_payload_and_a_membership_bitmap`.
+fn build_pipeline() -> Pipeline {
+    let mut p = grouped(9, AggFunc::Sum);
+    p.operators.clear();
+    p.sink = Sink::HashBuild(tessera_ir::HashBuild {
+        table: 0,
+        keys: vec![Expr::col(0, "k")],
+        payload: vec![1],
+        strategy: BuildStrategy::Perfect { min: 5, max: 104 },
+        nulls_equal: false,
+        estimated_rows: 100,
+    });
+    p
+}
+
+/// Everything that keeps a pipeline off the GPU is reported, each with where it is.
+#[test]
+fn every_reason_is_reported_with_its_operator() {
+    let mut p = grouped(9, AggFunc::Sum);
+    let v = || Box::new(Expr::col(1, "v"));
+    p.operators = vec![
+        Operator::Filter(Expr::Arith { op: ArithOp::Div, left: v(), right: v(), ty: Type::Int64 }),
+        Operator::Filter(Expr::Cmp { op: CmpOp::Lt, left: v(), right: Box::new(Expr::lit(Scalar::Int(3), Type::Int64)) }),
+    ];
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.aggregates[0].distinct = true;
+    let reasons = generate(&p, &cols(), &[]).unwrap_err();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert_eq!(reasons[0].site, Site::Operator { index: 0, kind: "filter" });
+    assert!(matches!(reasons[0].reason, Reason::Arithmetic(_)), "{reasons:?}");
+    assert_eq!(reasons[1], Unsupported::new(Site::Sink("aggregate"), Reason::DistinctAggregate));
+    assert_eq!(unsupported::describe(&reasons), format!("filter #0: / on the GPU; aggregate: DISTINCT aggregate on the GPU"));
+}

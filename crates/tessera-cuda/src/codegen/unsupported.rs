@@ -1,0 +1,189 @@
+//! Why a pipeline does not run on the GPU: typed, with the part of the pipeline it
+//! concerns, and all of them (a pipeline's operators are checked one by one, so EXPLAIN
+//! can say everything that keeps it on the CPU, not only the first thing found).
+
+use std::fmt;
+
+use tessera_ir::{JoinKind, Type};
+
+/// The part of a pipeline a reason concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Site {
+    /// The pipeline's source (its columns).
+    Source,
+    /// Operator `index` (in pipeline order), of the kind named.
+    Operator {
+        /// Position among the pipeline's operators.
+        index: usize,
+        /// `filter`, `project` or `probe`.
+        kind: &'static str,
+    },
+    /// The sink, of the kind named.
+    Sink(&'static str),
+    /// The kernel as a whole (its tile, its parameters).
+    Kernel,
+    /// The executor's placement (not the generator's).
+    Placement,
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Site::Source => write!(f, "source"),
+            Site::Operator { index, kind } => write!(f, "{kind} #{index}"),
+            Site::Sink(kind) => write!(f, "{kind}"),
+            Site::Kernel => write!(f, "kernel"),
+            Site::Placement => write!(f, "placement"),
+        }
+    }
+}
+
+/// What is not supported.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reason {
+    /// The source is another pipeline's result, not a table scan.
+    IntermediateSource,
+    /// A column of a type the GPU does not hold.
+    ColumnType {
+        /// The column.
+        column: String,
+        /// Its type.
+        ty: Type,
+    },
+    /// A string column that is not dictionary-encoded.
+    StringColumn {
+        /// The column.
+        column: String,
+    },
+    /// A nullable column (validity bitmaps are not on the GPU yet).
+    NullableColumn {
+        /// The column.
+        column: String,
+    },
+    /// An expression the generator does not lower, as the IR prints it.
+    Expression(String),
+    /// A literal the generator does not lower.
+    Literal(String),
+    /// A string comparison that is not over a dictionary.
+    StringComparison,
+    /// Arithmetic the generator does not lower (operator or rescaling).
+    Arithmetic(String),
+    /// A cast the generator does not lower.
+    Cast {
+        /// From.
+        from: Type,
+        /// To.
+        to: Type,
+    },
+    /// A CASE of a type the generator does not lower, or without ELSE (NULL).
+    Case(String),
+    /// A value of a type the operator cannot compute on the GPU.
+    ValueType(Type),
+    /// A probe with a residual predicate, NULL semantics or several keys.
+    ProbeShape,
+    /// A join kind not probed on the GPU.
+    JoinKind(JoinKind),
+    /// A probe of a table built on the CPU.
+    TableOnCpu,
+    /// A probed table larger than kernels address.
+    TableSlots(usize),
+    /// A build that is not a perfect hash on one key.
+    BuildStrategy,
+    /// A build whose NULL keys match each other.
+    NullEqualBuild,
+    /// An aggregation that needs a hash table.
+    HashAggregation,
+    /// A DISTINCT aggregate.
+    DistinctAggregate,
+    /// A group key that is computed, not a column.
+    ComputedGroupKey,
+    /// A boolean group key.
+    BooleanGroupKey,
+    /// A dictionary group key whose dictionary is unknown.
+    UnknownDictionary,
+    /// More group slots than kernels address.
+    GroupSlots(Option<usize>),
+    /// A sort (not on the GPU yet, see `sort.rs`).
+    Sort,
+    /// LIMIT/OFFSET without ORDER BY: which rows is up to the order, and blocks append
+    /// in whatever order they finish.
+    LimitWithoutOrder,
+    /// Rows per thread outside what a kernel may hold.
+    ItemsPerThread(u32),
+    /// More kernel parameters than a launch takes.
+    Parameters(usize),
+    /// Input too small for a launch to pay off.
+    SmallInput(u64),
+    /// A build whose probes run on the CPU (its table must be on the CPU too).
+    ProbedOnCpu,
+    /// An ORDER BY the GPU does not rank.
+    SortKeys(String),
+    /// The pipeline and the columns given for it disagree (a bug).
+    Inconsistent(String),
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::IntermediateSource => write!(f, "source is an intermediate result"),
+            Reason::ColumnType { column, ty } => write!(f, "column {column} of type {ty}"),
+            Reason::StringColumn { column } => write!(f, "string column {column} is not dictionary-encoded"),
+            Reason::NullableColumn { column } => write!(f, "nullable column {column} (validity is not on the GPU yet)"),
+            Reason::Expression(e) => write!(f, "{e} on the GPU"),
+            Reason::Literal(l) => write!(f, "literal {l} on the GPU"),
+            Reason::StringComparison => write!(f, "string comparison that is not over a dictionary"),
+            Reason::Arithmetic(what) => write!(f, "{what} on the GPU"),
+            Reason::Cast { from, to } => write!(f, "CAST from {from} to {to} on the GPU"),
+            Reason::Case(what) => write!(f, "{what} on the GPU"),
+            Reason::ValueType(ty) => write!(f, "a value of type {ty} on the GPU"),
+            Reason::ProbeShape => write!(f, "probe with residual, NULL semantics or several keys on the GPU"),
+            Reason::JoinKind(k) => write!(f, "{k:?} probe on the GPU"),
+            Reason::TableOnCpu => write!(f, "probes a table built on the CPU"),
+            Reason::TableSlots(n) => write!(f, "a probed table of {n} slots (at most {} on the GPU)", super::probe::MAX_TABLE_SLOTS),
+            Reason::BuildStrategy => write!(f, "only perfect-hash builds on one key run on the GPU"),
+            Reason::NullEqualBuild => write!(f, "NULL-equal build on the GPU"),
+            Reason::HashAggregation => write!(f, "hash-table aggregation on the GPU (next: global hash table)"),
+            Reason::DistinctAggregate => write!(f, "DISTINCT aggregate on the GPU"),
+            Reason::ComputedGroupKey => write!(f, "computed group key"),
+            Reason::BooleanGroupKey => write!(f, "boolean group key on the GPU"),
+            Reason::UnknownDictionary => write!(f, "dictionary group key without a known dictionary"),
+            Reason::GroupSlots(Some(n)) => write!(f, "{n} group slots on the GPU (at most {})", super::aggregate::MAX_GROUP_SLOTS),
+            Reason::GroupSlots(None) => write!(f, "group domain too large"),
+            Reason::Sort => write!(f, "sort on the GPU (next: radix sort)"),
+            Reason::LimitWithoutOrder => write!(f, "LIMIT/OFFSET without ORDER BY on the GPU (which rows is up to the order)"),
+            Reason::ItemsPerThread(n) => write!(f, "{n} items per thread (1 to {})", super::options::MAX_ITEMS_PER_THREAD),
+            Reason::Parameters(n) => write!(f, "{n} kernel parameters (at most {})", super::abi::MAX_KERNEL_PARAMS),
+            Reason::SmallInput(rows) => write!(f, "input below {rows} rows"),
+            Reason::ProbedOnCpu => write!(f, "a pipeline probing its table runs on the CPU"),
+            Reason::SortKeys(why) => write!(f, "{why}"),
+            Reason::Inconsistent(what) => write!(f, "internal: {what}"),
+        }
+    }
+}
+
+/// One thing that keeps a pipeline off the GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unsupported {
+    /// Where in the pipeline.
+    pub site: Site,
+    /// What.
+    pub reason: Reason,
+}
+
+impl Unsupported {
+    /// `reason` at `site`.
+    pub fn new(site: Site, reason: Reason) -> Self {
+        Unsupported { site, reason }
+    }
+}
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.site, self.reason)
+    }
+}
+
+/// All the reasons of a pipeline, as EXPLAIN prints them (`; ` between).
+pub fn describe(reasons: &[Unsupported]) -> String {
+    reasons.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("; ")
+}
