@@ -37,13 +37,8 @@ use crate::probe::{self, catch_cuda_panic};
 pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     ("tessera.cuh", include_str!("../cuda/tessera.cuh")),
     ("types.cuh", include_str!("../cuda/types.cuh")),
-    ("load.cuh", include_str!("../cuda/load.cuh")),
-    ("pred.cuh", include_str!("../cuda/pred.cuh")),
-    ("scan.cuh", include_str!("../cuda/scan.cuh")),
     ("compact.cuh", include_str!("../cuda/compact.cuh")),
-    ("hash.cuh", include_str!("../cuda/hash.cuh")),
     ("atomics.cuh", include_str!("../cuda/atomics.cuh")),
-    ("reduce.cuh", include_str!("../cuda/reduce.cuh")),
     // The runtime's own kernels: not included by tessera.cuh (see crate::library).
     ("records.cuh", include_str!("../cuda/records.cuh")),
     ("bandwidth.cuh", include_str!("../cuda/bandwidth.cuh")),
