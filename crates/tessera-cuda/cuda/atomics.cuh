@@ -1,32 +1,11 @@
 // atomics.cuh: global-memory atomics for aggregation results.
 //
-// One atomic per block (after a block reduction) is the pattern: per-row atomics on one
+// One atomic per warp or block (after a reduction) is the pattern: per-row atomics on one
 // address serialize and cost far more than the reduction.
 #pragma once
 #include "types.cuh"
 
 namespace tessera {
-
-/// *addr += value for signed 64-bit integers. Two's complement addition modulo 2^64 is
-/// the same bit operation as unsigned addition, so the unsigned atomic is exact.
-__device__ __forceinline__ int64_t atomic_add_i64(int64_t* addr, int64_t value) {
-    return (int64_t)atomicAdd((unsigned long long*)addr, (unsigned long long)value);
-}
-
-/// *addr += value for unsigned 64-bit integers.
-__device__ __forceinline__ uint64_t atomic_add_u64(uint64_t* addr, uint64_t value) {
-    return atomicAdd((unsigned long long*)addr, (unsigned long long)value);
-}
-
-/// *addr = min(*addr, value) for signed 64-bit integers (native since sm_35).
-__device__ __forceinline__ int64_t atomic_min_i64(int64_t* addr, int64_t value) {
-    return atomicMin((long long*)addr, (long long)value);
-}
-
-/// *addr = max(*addr, value) for signed 64-bit integers.
-__device__ __forceinline__ int64_t atomic_max_i64(int64_t* addr, int64_t value) {
-    return atomicMax((long long*)addr, (long long)value);
-}
 
 /// *addr += value for 128-bit integers, as two 64-bit atomics:
 ///

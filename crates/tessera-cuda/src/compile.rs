@@ -5,7 +5,9 @@
 //! (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`), while CUBIN does, and loads in 0.07 ms instead of
 //! ~100 ms of first-time PTX JIT. NVRTC ships no headers, so the device library
 //! (`cuda/*.cuh`) is embedded in this crate ([`DEVICE_HEADERS`]) and handed to NVRTC as
-//! named headers: kernel sources `#include "tessera.cuh"` and nothing else.
+//! named headers: kernel sources `#include "tessera.cuh"` and nothing else, except the
+//! runtime's own kernels, which include `records.cuh` or `bandwidth.cuh`
+//! ([`crate::library`]).
 //!
 //! Compiling a small kernel takes 11–19 ms (H200 host), loading a module about 0.1 ms, so
 //! [`KernelCache`] keys compiled modules by a hash of everything that determines the CUBIN
@@ -35,14 +37,12 @@ use crate::probe::{self, catch_cuda_panic};
 pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     ("tessera.cuh", include_str!("../cuda/tessera.cuh")),
     ("types.cuh", include_str!("../cuda/types.cuh")),
-    ("load.cuh", include_str!("../cuda/load.cuh")),
-    ("pred.cuh", include_str!("../cuda/pred.cuh")),
-    ("scan.cuh", include_str!("../cuda/scan.cuh")),
     ("compact.cuh", include_str!("../cuda/compact.cuh")),
-    ("hash.cuh", include_str!("../cuda/hash.cuh")),
     ("atomics.cuh", include_str!("../cuda/atomics.cuh")),
-    ("reduce.cuh", include_str!("../cuda/reduce.cuh")),
     ("expr.cuh", include_str!("../cuda/expr.cuh")),
+    // The runtime's own kernels: not included by tessera.cuh (see crate::library).
+    ("records.cuh", include_str!("../cuda/records.cuh")),
+    ("bandwidth.cuh", include_str!("../cuda/bandwidth.cuh")),
 ];
 
 /// NVRTC options besides the architecture: C++17 for `if constexpr` and friends in

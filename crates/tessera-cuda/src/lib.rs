@@ -10,7 +10,9 @@
 //! so CI can check that generated kernels compile.
 //!
 //! The device library is embedded as [`DEVICE_HEADERS`]; kernel sources start with
-//! `#include "tessera.cuh"` and declare their kernels `extern "C" __global__`.
+//! `#include "tessera.cuh"` and declare their kernels `extern "C" __global__`. The
+//! kernels the runtime launches besides generated ones live in the library too, in
+//! headers of their own ([`library`] has their module sources).
 //!
 //! Every call into the CUDA driver or NVRTC goes through [`probe`] first: cudarc panics
 //! when a library is missing, Tessera reports it.
@@ -19,6 +21,7 @@
 pub mod codegen;
 pub mod compile;
 pub mod device;
+pub mod library;
 pub mod memory;
 pub mod probe;
 pub mod test_support;

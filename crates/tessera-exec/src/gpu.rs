@@ -23,6 +23,7 @@ use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Ker
 pub use tessera_cuda::codegen::sort::{GPU_SORT_MAX_ROWS, GpuSort, plan_sort};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
+use tessera_cuda::library::{BANDWIDTH_SOURCE, RECORDS_SOURCE};
 use tessera_cuda::{DeviceBuffer, GpuDevice, KernelCache};
 use tessera_ir::{AggFunc, Expr, HashTableId, Operator, Pipeline, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
@@ -206,92 +207,6 @@ struct FetchedGroups {
     sorted: bool,
 }
 
-/// Library kernels the runtime launches besides generated pipelines.
-const HELPERS: &str = r#"#include "tessera.cuh"
-// Sets a[0..n) to v.
-extern "C" __global__ void tessera_fill_u64(unsigned long long* a, long long n, unsigned long long v) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) a[i] = v;
-}
-// Records of the groups g with seen[g] != 0, in no particular order: rec[0] counts them
-// (zeroed before), record i is rec[1 + i * width ...] and starts with g. One atomic per
-// warp (warp_append).
-extern "C" __global__ void tessera_compact_records(const unsigned int* seen, long long n, unsigned long long* rec, long long width) {
-    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += (long long)gridDim.x * blockDim.x) {
-        if (seen[g] != 0u) rec[1 + (long long)tessera::warp_append(&rec[0]) * width] = (unsigned long long)g;
-    }
-}
-// Ranks the records of rec (see tessera_compact_records) by the sort keys and copies each
-// to its rank's place in dst (whose word 0 gets the count): a record's rank is the number
-// of records ordered before it, key by key and then by group number, which makes the
-// order total and the same as a stable sort of the groups in group-number order. Every
-// pair is compared (one block per record), so this is for at most a few thousand records
-// (`max`); above that the records are copied in place, unsorted. keys: four words per key: kind (0: group key,
-// slot (g / a) % b with slot 0 for NULL; 1: signed 128-bit at word a of the record; 2:
-// unsigned 64-bit at word a; 3: signed 64-bit at word a; 4: a SplitSum at word a, the
-// unsigned low-half sum then the signed high-half sum), a, b, flags (1: descending, 2:
-// NULLs first).
-__device__ int tessera_cmp_key(const unsigned long long* x, const unsigned long long* y, const long long* k) {
-    int c = 0;
-    if (k[0] == 0) {
-        const unsigned long long sx = (x[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
-        const unsigned long long sy = (y[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
-        if (sx == 0 || sy == 0) {
-            if (sx == sy) return 0;
-            const int null_first = (k[3] & 2) ? -1 : 1;
-            return sx == 0 ? null_first : -null_first;
-        }
-        c = sx < sy ? -1 : (sx > sy ? 1 : 0);
-    } else if (k[0] == 1) {
-        const long long hx = (long long)x[k[1] + 1], hy = (long long)y[k[1] + 1];
-        c = hx < hy ? -1 : (hx > hy ? 1 : (x[k[1]] < y[k[1]] ? -1 : (x[k[1]] > y[k[1]] ? 1 : 0)));
-    } else if (k[0] == 2) {
-        c = x[k[1]] < y[k[1]] ? -1 : (x[k[1]] > y[k[1]] ? 1 : 0);
-    } else if (k[0] == 4) {
-        const __int128 vx = (__int128)(long long)x[k[1] + 1] * 4294967296LL + (__int128)x[k[1]];
-        const __int128 vy = (__int128)(long long)y[k[1] + 1] * 4294967296LL + (__int128)y[k[1]];
-        c = vx < vy ? -1 : (vx > vy ? 1 : 0);
-    } else {
-        const long long vx = (long long)x[k[1]], vy = (long long)y[k[1]];
-        c = vx < vy ? -1 : (vx > vy ? 1 : 0);
-    }
-    return (k[3] & 1) ? -c : c;
-}
-extern "C" __global__ void tessera_rank_records(const unsigned long long* rec, long long width, const long long* keys, int nkeys, long long max, unsigned long long* dst) {
-    __shared__ unsigned long long rank;
-    const long long n = (long long)rec[0];
-    if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = (unsigned long long)n;
-    // One block per record: its threads compare it with every other record.
-    for (long long i = blockIdx.x; i < n; i += gridDim.x) {
-        const unsigned long long* x = rec + 1 + i * width;
-        if (threadIdx.x == 0) rank = n <= max ? 0ull : (unsigned long long)i;
-        __syncthreads();
-        if (n <= max) {
-            unsigned long long before = 0;
-            for (long long j = threadIdx.x; j < n; j += blockDim.x) {
-                const unsigned long long* y = rec + 1 + j * width;
-                int c = 0;
-                for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys + 4 * k);
-                if (c < 0 || (c == 0 && y[0] < x[0])) ++before;
-            }
-            if (before != 0) atomicAdd(&rank, before);
-        }
-        __syncthreads();
-        for (long long w = threadIdx.x; w < width; w += blockDim.x) dst[1 + (long long)rank * width + w] = x[w];
-        __syncthreads();
-    }
-}
-// Copies the `words` words of each recorded group from src (`words` per group) into
-// words off .. off + words of its record. Reads the record count from rec[0], so it runs
-// right behind the compaction with no host round trip.
-extern "C" __global__ void tessera_gather_records(const unsigned long long* src, long long words, unsigned long long* rec, long long width, long long off) {
-    const long long n = (long long)rec[0] * words;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        unsigned long long* r = rec + 1 + (i / words) * width;
-        r[off + i % words] = src[(long long)r[0] * words + i % words];
-    }
-}
-"#;
-
 impl GpuRuntime {
     /// The GPU runtime, or None on a machine without a GPU (or NVRTC).
     pub fn open(kernel_dir: Option<std::path::PathBuf>) -> Option<GpuRuntime> {
@@ -324,18 +239,11 @@ impl GpuRuntime {
     }
 
     fn measure_bandwidth(&self) -> Result<f64> {
-        const SRC: &str = r#"#include "tessera.cuh"
-extern "C" __global__ void tessera_read(const long long* __restrict__ a, long long n, unsigned long long* out) {
-    long long s = 0;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) s += a[i];
-    if (s == 42) atomicAdd(out, 1ull);
-}
-"#;
         let n: usize = 1 << 27;
         let dev = &self.device;
         let buf = dev.memory().alloc::<i64>(n)?;
         let out = dev.memory().alloc::<u64>(1)?;
-        let module = self.kernels.load(dev, SRC)?;
+        let module = self.kernels.load(dev, BANDWIDTH_SOURCE)?;
         let f = module.load_function("tessera_read").map_err(|e| TesseraError::Internal(format!("{e:?}")))?;
         let blocks = dev.sm_count() * 8;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
@@ -736,9 +644,10 @@ extern "C" __global__ void tessera_read(const long long* __restrict__ a, long lo
         Ok(tiles.min(wave) as u32)
     }
 
-    /// The library kernels (fill, compaction, gather), compiled once per process.
+    /// The device library's group-record kernels (fill, compaction, gather, rank sort:
+    /// `records.cuh`), compiled once per process.
     fn helpers(&self) -> Result<Arc<tessera_cuda::cudarc::driver::CudaModule>> {
-        self.kernels.load(&self.device, HELPERS)
+        self.kernels.load(&self.device, RECORDS_SOURCE)
     }
 
     fn helper(&self, name: &str) -> Result<CudaFunction> {
@@ -1068,12 +977,26 @@ pub fn plan_kernel(
 mod tests {
     use super::*;
 
+    /// Compiles a module the runtime loads (no GPU needed) and checks that it has the
+    /// kernels the runtime looks up by name.
+    fn compiles_with_kernels(source: &str, kernels: &[&str]) {
+        let cubin = tessera_cuda::compile_cubin(source, "sm_90").unwrap_or_else(|e| panic!("{source} does not compile: {e}"));
+        for k in kernels {
+            assert!(cubin.windows(k.len()).any(|w| w == k.as_bytes()), "{k} missing from the CUBIN of {source}");
+        }
+    }
+
     #[test]
     fn helper_kernels_compile_with_nvrtc() {
         if tessera_cuda::test_support::nvrtc_or_skip("helper kernels compile with NVRTC") {
-            if let Err(e) = tessera_cuda::compile_cubin(super::HELPERS, "sm_90") {
-                panic!("the runtime's helper kernels do not compile: {e}");
-            }
+            compiles_with_kernels(RECORDS_SOURCE, &["tessera_fill_u64", "tessera_compact_records", "tessera_gather_records", "tessera_rank_records"]);
+        }
+    }
+
+    #[test]
+    fn bandwidth_kernel_compiles_with_nvrtc() {
+        if tessera_cuda::test_support::nvrtc_or_skip("bandwidth kernel compiles with NVRTC") {
+            compiles_with_kernels(BANDWIDTH_SOURCE, &["tessera_read"]);
         }
     }
 }

@@ -1,0 +1,13 @@
+//! Module sources for the device library's own kernels: the kernels the runtime launches
+//! besides generated pipelines. Each is one `#include` of a header in `cuda/` (embedded
+//! in [`DEVICE_HEADERS`](crate::DEVICE_HEADERS)), so that the CUDA text lives in the
+//! device library and a caller holds none; load one with
+//! [`KernelCache::load`](crate::KernelCache::load) and look its kernels up by name.
+//! These headers are not part of `tessera.cuh`, so generated modules do not carry them.
+
+/// The group-record kernels (`records.cuh`): `tessera_fill_u64`,
+/// `tessera_compact_records`, `tessera_gather_records`, `tessera_rank_records`.
+pub const RECORDS_SOURCE: &str = "#include \"records.cuh\"\n";
+
+/// The bandwidth-measuring kernel (`bandwidth.cuh`): `tessera_read`.
+pub const BANDWIDTH_SOURCE: &str = "#include \"bandwidth.cuh\"\n";
