@@ -19,7 +19,7 @@ use tessera_cpu::{Chunk, CpuBackend, CpuState, STRICT, arrow_err};
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
-use tessera_ir::{Device, Operator, Pipeline, QueryPlan, Sink, Source, Step};
+use tessera_ir::{Device, Operator, QueryPlan, Sink, Source, Step};
 
 use crate::gpu::{GpuPipeline, GpuQueryState, GpuRuntime};
 use tessera_cuda::codegen::{Reason, Site, Unsupported, unsupported::describe};

@@ -138,20 +138,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         }
         write_stages(src, ir, body_stages, &row("tile"), "        ");
         if let Some(d) = deferral {
-            let mut push: String = d.live.iter().map(|v| format!(" tq_{n}[tq_w][at] = {n}[i];", n = ir.value(*v).name)).collect();
-            if d.row {
-                let _ = write!(push, " tq_row[tq_w][at] = {};", row("tile"));
-            }
-            let _ = writeln!(src, "        #pragma unroll");
-            let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
-            let _ = writeln!(src, "            const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);");
-            let _ = writeln!(src, "            if (sel[i]) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} }}");
-            let _ = writeln!(src, "            tq_n += __popc(m);");
-            let _ = writeln!(src, "        }}");
-            let _ = writeln!(src, "        while (tq_n >= 32) {{");
-            let _ = writeln!(src, "            tq_n -= 32;");
-            write_drain(src, ir, d, &decls, tail, "tq_n + (int)tq_lane", "true", "            ");
-            let _ = writeln!(src, "        }}");
+            write_queue(src, ir, d, &decls, tail, &row("tile"));
         }
     };
     if shape.whole_tiles {
@@ -175,6 +162,26 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     src.push_str(&ir.epilogue);
     src.push_str("}\n");
     src
+}
+
+/// After a tile's stages: each warp queues what the rest of the pipeline needs of its
+/// rows still selected (`row`: their row numbers), and runs the rest (`tail`) on 32
+/// queued rows at a time.
+fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], tail: &[Stage], row: &str) {
+    let mut push: String = d.live.iter().map(|v| format!(" tq_{n}[tq_w][at] = {n}[i];", n = ir.value(*v).name)).collect();
+    if d.row {
+        let _ = write!(push, " tq_row[tq_w][at] = {row};");
+    }
+    let _ = writeln!(src, "        #pragma unroll");
+    let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
+    let _ = writeln!(src, "            const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);");
+    let _ = writeln!(src, "            if (sel[i]) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} }}");
+    let _ = writeln!(src, "            tq_n += __popc(m);");
+    let _ = writeln!(src, "        }}");
+    let _ = writeln!(src, "        while (tq_n >= 32) {{");
+    let _ = writeln!(src, "            tq_n -= 32;");
+    write_drain(src, ir, d, decls, tail, "tq_n + (int)tq_lane", "true", "            ");
+    let _ = writeln!(src, "        }}");
 }
 
 /// The tile-scope declarations of the per-item values: `T name[ITEMS];`.

@@ -400,16 +400,7 @@ fn columns_mostly_read_anyway_are_loaded_up_front_and_probed_together() {
 
 #[test]
 fn builds_write_rows_payload_and_a_membership_bitmap() {
-    let mut p = grouped(9, AggFunc::Sum);
-    p.operators.clear();
-    p.sink = Sink::HashBuild(tessera_ir::HashBuild {
-        table: 0,
-        keys: vec![Expr::col(0, "k")],
-        payload: vec![1],
-        strategy: BuildStrategy::Perfect { min: 5, max: 104 },
-        nulls_equal: false,
-        estimated_rows: 100,
-    });
+    let p = build_pipeline();
     let k = generate(&p, &cols(), &[]).unwrap();
     let SinkLayout::Build { table } = &k.sink else { panic!("not a build") };
     assert_eq!((table.min, table.slots, table.payload.len()), (5, 100, 1));
