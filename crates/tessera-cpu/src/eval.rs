@@ -170,6 +170,7 @@ impl Evaluator {
                 }
                 .map_err(arrow_err)?;
                 let out = cast_to(&out, *ty)?;
+                check_decimal_precision(&out)?;
                 if matches!((&l, &r), (Value::Scalar(_), Value::Scalar(_))) { Value::Scalar(out) } else { Value::Array(out) }
             }
             Expr::Cmp { op, left, right } => {
@@ -372,6 +373,21 @@ pub fn cast_to(a: &ArrayRef, ty: Type) -> Result<ArrayRef> {
         return Ok(Arc::clone(a));
     }
     cast_with_options(a, &dt, &STRICT).map_err(arrow_err)
+}
+
+/// A decimal result typed with the widest precision (38 digits, where the planned type
+/// stops growing with its operands) may hold more digits than that and still fit its
+/// 128 bits: that is an overflow too. Narrower results have room for every value their
+/// operands can make.
+fn check_decimal_precision(a: &ArrayRef) -> Result<()> {
+    if let DataType::Decimal128(p, _) = a.data_type() {
+        if *p >= arrow::datatypes::DECIMAL128_MAX_PRECISION {
+            a.as_primitive::<arrow::datatypes::Decimal128Type>()
+                .validate_decimal_precision(*p)
+                .map_err(|e| TesseraError::Execution(format!("arithmetic overflow: {e}")))?;
+        }
+    }
+    Ok(())
 }
 
 /// Brings two operands of a comparison to one arrow type (decimals of one scale but

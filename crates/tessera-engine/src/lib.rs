@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod checked;
 pub mod copy;
 pub mod error;
 pub mod options;

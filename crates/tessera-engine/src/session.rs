@@ -17,6 +17,8 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::logical_expr::{CreateMemoryTable, DdlStatement, DmlStatement, DropTable, LogicalPlan, WriteOp};
 use datafusion::logical_expr::dml::InsertOp;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::optimizer::{Optimizer, OptimizerRule};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::common::TableReference;
 use futures::StreamExt;
@@ -158,7 +160,16 @@ impl Session {
         options.sql_parser.parse_float_as_decimal = true;
         // VARCHAR is Utf8 in the store (dictionary-encoded when loaded), not Utf8View.
         options.sql_parser.map_string_types_to_utf8view = false;
-        let ctx = SessionContext::new_with_config(config).enable_url_table();
+        // Constant arithmetic is checked before DataFusion folds it (see `checked`).
+        let mut rules = Vec::new();
+        for rule in Optimizer::new().rules {
+            if rule.name() == "simplify_expressions" {
+                rules.push(Arc::new(crate::checked::CheckedConstants) as Arc<dyn OptimizerRule + Send + Sync>);
+            }
+            rules.push(rule);
+        }
+        let state = SessionStateBuilder::new().with_config(config).with_default_features().with_optimizer_rules(rules).build();
+        let ctx = SessionContext::new_with_state(state).enable_url_table();
         let catalog = MemoryCatalogProvider::new();
         catalog
             .register_schema(SCHEMA, Arc::new(StoreSchema::new(Arc::clone(&store))))

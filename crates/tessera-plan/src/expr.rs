@@ -12,6 +12,38 @@ use tessera_ir::{ArithOp, CmpOp, DatePart, Expr, Scalar, Type};
 
 use crate::types::{ir_scalar, ir_type};
 
+/// Arithmetic that fails on overflow, as a function: what constant arithmetic that
+/// overflows becomes before DataFusion's constant folding, which wraps (see
+/// tessera-engine's `checked` module). The pipelines run it as their ordinary (checked)
+/// arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CheckedOp {
+    /// `l + r`.
+    Add,
+    /// `l - r`.
+    Sub,
+    /// `l * r`.
+    Mul,
+    /// `-x`.
+    Neg,
+}
+
+impl CheckedOp {
+    /// The function's name.
+    pub fn function_name(self) -> &'static str {
+        match self {
+            CheckedOp::Add => "tessera_checked_add",
+            CheckedOp::Sub => "tessera_checked_sub",
+            CheckedOp::Mul => "tessera_checked_mul",
+            CheckedOp::Neg => "tessera_checked_neg",
+        }
+    }
+
+    fn of_function(name: &str) -> Option<CheckedOp> {
+        [CheckedOp::Add, CheckedOp::Sub, CheckedOp::Mul, CheckedOp::Neg].into_iter().find(|op| op.function_name() == name)
+    }
+}
+
 /// Translates `e`, whose columns refer to `schema`.
 pub fn translate(e: &DfExpr, schema: &DFSchema) -> Result<Expr, String> {
     let ty_of = |x: &DfExpr| -> Result<Type, String> {
@@ -159,6 +191,24 @@ pub fn translate(e: &DfExpr, schema: &DFSchema) -> Result<Expr, String> {
 
 fn scalar_function(e: &DfExpr, name: &str, args: &[DfExpr], schema: &DFSchema) -> Result<Expr, String> {
     let out = ir_type(&e.get_type(schema).map_err(|err| err.to_string())?)?;
+    if let Some(op) = CheckedOp::of_function(name) {
+        let t = |x: &DfExpr| -> Result<Box<Expr>, String> { Ok(Box::new(translate(x, schema)?)) };
+        let numeric = |x: &DfExpr| -> Result<bool, String> {
+            Ok(ir_type(&x.get_type(schema).map_err(|err| err.to_string())?)?.is_numeric())
+        };
+        return match (op, args) {
+            (CheckedOp::Neg, [x]) if numeric(x)? => Ok(Expr::Negate(t(x)?)),
+            (CheckedOp::Add | CheckedOp::Sub | CheckedOp::Mul, [l, r]) if numeric(l)? && numeric(r)? => {
+                let op = match op {
+                    CheckedOp::Add => ArithOp::Add,
+                    CheckedOp::Sub => ArithOp::Sub,
+                    _ => ArithOp::Mul,
+                };
+                Ok(Expr::Arith { op, left: t(l)?, right: t(r)?, ty: out })
+            }
+            _ => Err(format!("{name} over these arguments is not in the IR yet")),
+        };
+    }
     match (name, args) {
         ("date_part" | "datepart", [part, x]) => {
             let DfExpr::Literal(p, _) = strip_alias(part) else {

@@ -30,6 +30,7 @@ use tessera_ir::{
 };
 
 pub use result_table::ResultTable;
+pub use expr::CheckedOp;
 pub use types::{arrow_type, ir_type};
 
 /// A perfect-hash join table is a dense array over the key range; it is used when the
@@ -45,6 +46,12 @@ pub const PERFECT_JOIN_MAX_SPARSITY: u64 = 32;
 /// fits). The CPU backend, which keeps one array per thread, switches to its hash table
 /// above 1 Mi slots (see tessera-cpu).
 pub const PERFECT_AGG_MAX_GROUPS: u64 = 1 << 22;
+
+/// Translates a DataFusion expression whose columns refer to `schema` into the IR, or
+/// says why it has no IR form.
+pub fn translate_expr(e: &DfExpr, schema: &DFSchema) -> Result<Expr, String> {
+    expr::translate(e, schema)
+}
 
 /// What the planner needs to know about a stored table.
 #[derive(Debug, Clone)]
