@@ -270,11 +270,6 @@ impl Stmt {
         self.for_each_use(&mut |x| found |= x == u);
         found
     }
-
-    /// Whether this is a row test: a rejection on the data, not an error check.
-    pub fn is_row_test(&self) -> bool {
-        matches!(self, Stmt::Reject { flag: None, .. })
-    }
 }
 
 /// A kernel before printing: its values and the per-item statements in order, plus the
