@@ -11,7 +11,9 @@
 #             constant in q1.1 in both literal modes
 #   ssb100  — SSB SF100, Tessera alone (fits the H200's memory)
 #   ssb100duck — SSB SF100 beside DuckDB, answers checked against DuckDB's
-#   tpch1   — TPC-H SF1 Tessera beside DuckDB, all answers checked
+#   tpch1   — TPC-H SF1 Tessera beside DuckDB, all answers checked; then with the GPU off
+#   tpch10  — TPC-H SF10 Tessera beside DuckDB (JSON + SVG), then EXPLAIN ANALYZE of each
+#   difftests — $SEEDS (default 8) difftest runs at once, seeds 1.. past the default
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
 #   source  — Nsight Compute's per-SASS-instruction stall samples of the probe kernels in
 #             $SOURCE (default q3.1 and q3.2), reports and CSV into $OUT/ncu
@@ -217,6 +219,26 @@ for section in "$@"; do
   tpch1)
     echo "== TPC-H SF1 tessera + duckdb"
     $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs 3 --engine tessera --engine duckdb --json $OUT/tpch1.json 2>&1 | grep -v '^\s*$'
+    echo "== TPC-H SF1 with tessera.device = 'cpu' (TESSERA_DISABLE_GPU=1)"
+    TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs 3 --engine tessera --json $OUT/tpch1-cpu.json 2>&1 | grep -v '^\s*$'
+    ;;
+  tpch10)
+    echo "== TPC-H SF10 tessera + duckdb"
+    $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 3 --engine tessera --engine duckdb --json $OUT/tpch10.json --plot $OUT/tpch10.svg 2>&1 | grep -v '^\s*$'
+    echo "== TPC-H SF10 EXPLAIN ANALYZE (each query once first: warm)"
+    f=/tmp/tpch10.sql; : > $f
+    for q in benchmarks/tpch/q*.sql; do sed '/^--/d' $q >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' $q >> $f; done
+    $X --data-dir /tmp/tdh10/bench/tpch-sf10 sql $f > $OUT/tpch10-analyze.txt 2>&1
+    echo "pipelines on the GPU: $(grep -cE 'Pipeline [0-9]+ .GPU' $OUT/tpch10-analyze.txt)"; grep -E "rror" $OUT/tpch10-analyze.txt | head
+    ;;
+  difftests)
+    # $SEEDS random-query runs at once, each with its own seed and store (GPU required).
+    for s in $(seq 1 ${SEEDS:-8}); do
+      $X --data-dir /tmp/tdr$s difftest --require-gpu --seed $((0x7e55e7a02026 + s)) > /tmp/difftest$s.txt 2>&1 &
+    done
+    wait
+    for s in $(seq 1 ${SEEDS:-8}); do tail -1 /tmp/difftest$s.txt; grep -E "mismatch|MISMATCH|differ" /tmp/difftest$s.txt | head -20; done
+    cat /tmp/difftest*.txt > $OUT/difftests.txt
     ;;
   esac
 done

@@ -1,13 +1,15 @@
 //! Randomized differential testing of the GPU backend against the CPU backend and plain
 //! DataFusion (`tessera difftest`, and `cargo test` through `tests/difftest.rs`).
 //!
-//! Random tables (a fact table `f`, a dimension `d1` with unique keys and a dimension
-//! `d2` with duplicate keys) are loaded in several sizes chosen around the GPU's tile of
-//! 512 rows (0, 1, 511, 512, 513 rows) and one larger case (200k rows, more than 65536
-//! groups in a GROUP BY). Queries come from templates with random constants: filters,
+//! Random tables (a fact table `f`, a dimension `d1` with unique keys, a dimension `d2`
+//! with duplicate keys and `d3`, d1's keys spread too far apart for a dense table) are
+//! loaded in several sizes chosen around the GPU's tile of 512 rows (0, 1, 511, 512, 513
+//! rows) and one larger case (200k rows, more than 65536 groups in a GROUP BY). Queries come from templates with random constants: filters,
 //! string predicates on dictionary columns, inner/semi/anti joins, joins against
-//! duplicate keys, grouped and scalar aggregates, a nullable column, outer joins, sorts,
-//! exact decimal sums that overflow BIGINT and sums that must fail with an overflow.
+//! duplicate keys, joins and aggregations through open-addressing hash tables (sparse,
+//! two-column and computed keys), grouped and scalar aggregates, a nullable column, outer
+//! joins, sorts, exact decimal sums that overflow BIGINT and sums that must fail with an
+//! overflow.
 //!
 //! Each query runs three ways and the answers (every value as text, rows sorted) must be
 //! equal, or all three must fail:
@@ -108,6 +110,8 @@ const CASES: &[Case] = &[
 const S_VALUES: &[&str] = &["ASIA", "AFRICA", "AMERICA", "EUROPE", "MIDDLE EAST", "under_score", "100% pure"];
 const REGIONS: &[&str] = &["ASIA", "AFRICA", "AMERICA", "EUROPE", "MIDDLE EAST"];
 const TAGS: &[&str] = &["red", "green", "blue", "black"];
+/// The spread of `d3`'s keys (see `load`).
+const SPARSE: i64 = 1_000_003;
 /// Days since 1970-01-01 of 1992-01-01; `f.day` spans 1992..=1998.
 const DAY0: i64 = 8035;
 const DAYS: i64 = 2557;
@@ -174,19 +178,31 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
     let d2_csv = dir.join("d2.csv");
     std::fs::write(&d2_csv, &csv).map_err(|e| format!("writing {}: {e}", d2_csv.display()))?;
 
+    // d3: d1's keys spread far apart (`d3k = d1k × SPARSE`, too sparse for a dense table:
+    // GPU joins on it build open-addressing tables), with a second key column `d3b`.
+    csv = String::from("d3k,d3b,tag3,c3\n");
+    for &key in &d1_keys {
+        let _ = writeln!(csv, "{},{},{},{}", key * SPARSE, key % 50, rng.pick(TAGS), rng.range(0, 9));
+    }
+    let d3_csv = dir.join("d3.csv");
+    std::fs::write(&d3_csv, &csv).map_err(|e| format!("writing {}: {e}", d3_csv.display()))?;
+
     let f_csv = dir.join("f.csv");
     {
         let io = |e: std::io::Error| format!("writing {}: {e}", f_csv.display());
         let file = std::fs::File::create(&f_csv).map_err(io)?;
         let mut out = std::io::BufWriter::new(file);
-        writeln!(out, "id,k1,k2,g,v,m,day,s,n,big,r").map_err(io)?;
+        writeln!(out, "id,k1,k2,g,v,m,day,s,n,big,r,k3").map_err(io)?;
         for id in 1..=case.f_rows as i64 {
             let k2 = if rng.chance(0.8) { 7 } else { rng.range(0, 49) };
+            // Mostly d3's keys (d1's times SPARSE), some in between.
+            let k1_3 = rng.range(k1_min, k1_max);
+            let k3 = if rng.chance(0.9) { k1_3 * SPARSE } else { k1_3 * SPARSE + rng.range(1, 1000) };
             let s = if rng.chance(0.4) { S_VALUES[0] } else { rng.pick(S_VALUES) };
             let n = if rng.chance(0.1) { String::new() } else { rng.range(-100, 100).to_string() };
             writeln!(
                 out,
-                "{id},{},{k2},{},{},{},{},{s},{n},{},{}.{:03}",
+                "{id},{},{k2},{},{},{},{},{s},{n},{},{}.{:03},{k3}",
                 rng.range(k1_min, k1_max),
                 rng.range(0, case.g_range - 1),
                 rng.range(-1_000_000, 1_000_000),
@@ -204,20 +220,22 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
     let ddl = [
         "CREATE TABLE f (id BIGINT NOT NULL, k1 INT NOT NULL, k2 INT NOT NULL, g BIGINT NOT NULL, \
          v BIGINT NOT NULL, m DECIMAL(12,2) NOT NULL, day DATE NOT NULL, s VARCHAR NOT NULL, n INT, \
-         big BIGINT NOT NULL, r DOUBLE NOT NULL)"
+         big BIGINT NOT NULL, r DOUBLE NOT NULL, k3 BIGINT NOT NULL)"
             .to_string(),
         "CREATE TABLE d1 (d1k INT NOT NULL, name VARCHAR NOT NULL, region VARCHAR NOT NULL, cat INT NOT NULL, \
          w DECIMAL(10,2) NOT NULL)"
             .to_string(),
         "CREATE TABLE d2 (d2k INT NOT NULL, tag VARCHAR NOT NULL, z BIGINT NOT NULL, q INT)".to_string(),
+        "CREATE TABLE d3 (d3k BIGINT NOT NULL, d3b INT NOT NULL, tag3 VARCHAR NOT NULL, c3 INT NOT NULL)".to_string(),
         format!("COPY f FROM '{}'", f_csv.display()),
         format!("COPY d1 FROM '{}'", d1_csv.display()),
         format!("COPY d2 FROM '{}'", d2_csv.display()),
+        format!("COPY d3 FROM '{}'", d3_csv.display()),
     ];
     for statement in &ddl {
         session.execute(statement).await.map_err(|e| format!("{statement}: {e}"))?;
     }
-    for (table, rows) in [("f", case.f_rows), ("d1", case.d1_rows), ("d2", case.d2_rows)] {
+    for (table, rows) in [("f", case.f_rows), ("d1", case.d1_rows), ("d2", case.d2_rows), ("d3", case.d1_rows)] {
         let counted = run(session, &format!("SELECT COUNT(*) FROM {table}")).await?;
         if counted != vec![rows.to_string()] {
             return Err(format!("case {}: {counted:?} rows loaded into {table}, not {rows}", case.name));
@@ -234,7 +252,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 51;
+pub const TEMPLATES: usize = 59;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -412,7 +430,37 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             k2(rng),
             cat(rng)
         ),
-        // The last template (t = TEMPLATES - 1).
+        // Open-addressing hash tables: joins on sparse and two-column keys, semi/anti
+        // joins on them, a build with duplicate keys, and aggregations whose groups have
+        // no small dense domain.
+        51 => format!(
+            "SELECT d3.tag3, COUNT(*), SUM(f.v), SUM(d3.c3) FROM f JOIN d3 ON f.k3 = d3.d3k WHERE d3.c3 < {} GROUP BY d3.tag3",
+            rng.range(-1, 10)
+        ),
+        52 => format!(
+            "SELECT COUNT(*), SUM(f.m), MAX(d3.c3) FROM f JOIN d3 ON f.k3 = d3.d3k AND f.k2 = d3.d3b WHERE f.v < {}",
+            v(rng)
+        ),
+        53 => format!(
+            "SELECT COUNT(*), SUM(v) FROM f WHERE k3 {} (SELECT d3k FROM d3 WHERE c3 > {})",
+            rng.pick(&["IN", "NOT IN"]),
+            rng.range(-1, 10)
+        ),
+        54 => format!(
+            "SELECT g, k2, COUNT(*), SUM(v), MIN(m), MAX(day) FROM f WHERE k1 > {} GROUP BY g, k2",
+            k1(rng) / 4
+        ),
+        55 => format!("SELECT big, COUNT(*), SUM(v), AVG(m) FROM f WHERE k2 = {} GROUP BY big", k2(rng)),
+        56 => format!("SELECT k3, s, SUM(m), COUNT(*) FROM f WHERE day < DATE '{}' GROUP BY k3, s", day(rng)),
+        57 => format!(
+            "SELECT f.k3, d3.tag3, SUM(f.v), COUNT(*) FROM f JOIN d3 ON f.k3 = d3.d3k WHERE f.k2 <> {} GROUP BY f.k3, d3.tag3",
+            k2(rng)
+        ),
+        58 => format!(
+            "SELECT COUNT(*), SUM(f.v) FROM f JOIN d2 ON f.k3 = d2.z * {SPARSE} WHERE d2.tag <> '{}'",
+            rng.pick(TAGS)
+        ),
+        // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),
     };
     Query { sql, may_overflow }

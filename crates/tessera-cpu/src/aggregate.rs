@@ -76,7 +76,7 @@ impl GroupTable {
     /// An empty table. Perfect-hash domains over dictionaries are completed from the
     /// first morsel (`first_keys`), since a dictionary's size is known only at run time.
     pub fn new(strategy: &GroupStrategy, aggregates: &[AggExpr], key_types: &[DataType], first_keys: &[ArrayRef]) -> Result<GroupTable> {
-        let hash = GroupStrategy::Hash { estimated_groups: 0 };
+        let hash = GroupStrategy::Hash { estimated_groups: 0, key_ranges: Vec::new() };
         let strategy = match strategy {
             GroupStrategy::Perfect { domains } if perfect_slots(domains, first_keys) > CPU_PERFECT_MAX_SLOTS => &hash,
             s => s,

@@ -248,7 +248,7 @@ mod tests {
     fn every_addressing_finds_duplicates_in_build_order_and_skips_nulls() {
         let keys: ArrayRef = Arc::new(Int32Array::from(vec![Some(5), Some(7), Some(5), None, Some(9)]));
         let probe: ArrayRef = Arc::new(Int32Array::from(vec![Some(5), Some(6), None, Some(9), Some(100)]));
-        for strategy in [BuildStrategy::Perfect { min: 5, max: 9 }, BuildStrategy::Hash] {
+        for strategy in [BuildStrategy::Perfect { min: 5, max: 9 }, BuildStrategy::Hash { key_ranges: vec![None] }] {
             let t = JoinTable::build(vec![Arc::clone(&keys)], vec![], 5, &strategy, false).unwrap();
             assert!(t.has_null_key);
             let heads = t.heads(&[Arc::clone(&probe)], 5, false).unwrap();
@@ -261,7 +261,7 @@ mod tests {
     fn string_keys_match_across_dictionary_and_plain_arrays() {
         let build: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "a"]));
         let dict: arrow::array::DictionaryArray<arrow::datatypes::Int32Type> = vec!["b", "a", "z"].into_iter().collect();
-        let t = JoinTable::build(vec![build], vec![], 3, &BuildStrategy::Hash, false).unwrap();
+        let t = JoinTable::build(vec![build], vec![], 3, &BuildStrategy::Hash { key_ranges: vec![None] }, false).unwrap();
         let heads = t.heads(&[Arc::new(dict) as ArrayRef], 3, false).unwrap();
         assert_eq!(chain(&t, heads[0]), vec![1]);
         assert_eq!(chain(&t, heads[1]), vec![0, 2]);
@@ -271,7 +271,7 @@ mod tests {
     #[test]
     fn nulls_equal_joins_match_null_keys() {
         let keys: ArrayRef = Arc::new(Int32Array::from(vec![None, Some(1)]));
-        let t = JoinTable::build(vec![Arc::clone(&keys)], vec![], 2, &BuildStrategy::Hash, true).unwrap();
+        let t = JoinTable::build(vec![Arc::clone(&keys)], vec![], 2, &BuildStrategy::Hash { key_ranges: vec![None] }, true).unwrap();
         let heads = t.heads(&[keys], 2, true).unwrap();
         assert_eq!(heads, vec![0, 1]);
     }

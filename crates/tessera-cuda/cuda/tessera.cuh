@@ -1,9 +1,10 @@
 // tessera.cuh: Tessera's device library, the only header generated kernels include.
 //
 // What generated pipeline kernels call besides their own prelude (tessera-cuda's
-// codegen.rs) and CUDA's builtins: the fixed-width types and Int128 (types.cuh), warp-level
-// append for materializing rows (compact.cuh), and the atomics of 128-bit and split sums
-// (atomics.cuh). The runtime's own kernels are in headers of their own that this one does
+// codegen) and CUDA's builtins: the fixed-width types and Int128 (types.cuh), warp-level
+// append for materializing rows (compact.cuh), the atomics of 128-bit and split sums
+// (atomics.cuh), expression helpers (expr.cuh) and open-addressing hash tables
+// (hash.cuh). The runtime's own kernels are in headers of their own that this one does
 // not include (records.cuh, bandwidth.cuh; see tessera_cuda::library).
 //
 // Built for NVRTC, which ships no headers: nothing here includes a system header.
@@ -14,3 +15,4 @@
 #include "compact.cuh"
 #include "atomics.cuh"
 #include "expr.cuh"
+#include "hash.cuh"

@@ -149,3 +149,112 @@ fn gpu_device_library_kernels_match_the_cpu() {
 
     device.synchronize().unwrap();
 }
+
+/// The open-addressing tables of `hash.cuh` against a `HashMap`: unique inserts that find
+/// every duplicate, a full table, group counts under heavy skew and all-equal keys, keys
+/// at the extremes of the word, and lookups of present and absent keys.
+#[test]
+fn gpu_hash_tables_match_the_cpu() {
+    use std::collections::HashMap;
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_hash_tables_match_the_cpu") else {
+        return;
+    };
+    let cache = KernelCache::new(None);
+    let module = cache.load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
+    let stream = device.stream().clone();
+    let f = |name: &str| module.load_function(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let empty = |slots: usize| device.upload(&vec![u64::MAX; slots]).unwrap();
+    let mut rng = Rng(7);
+
+    // Unique inserts: 1 Mi keys, a quarter of them repeats of earlier ones, including the
+    // word's extremes (0 and EMPTY − 1).
+    let n = 1 << 20;
+    let mut keys: Vec<u64> = (0..n).map(|_| rng.next() >> 1).collect();
+    for i in 0..n / 4 {
+        let j = rng.range(0, n as i64) as usize;
+        keys[i * 4 + 1] = keys[j];
+    }
+    keys[0] = 0;
+    keys[2] = u64::MAX - 1;
+    let slots = (2 * n).next_power_of_two();
+    let mut table = empty(slots);
+    let mut slot = device.memory().alloc::<i64>(n).unwrap();
+    let d_keys = device.upload(&keys).unwrap();
+    let (n_arg, mask) = (n as i64, (slots - 1) as u64);
+    let kernel = f("hash_insert_unique");
+    let mut l = stream.launch_builder(&kernel);
+    l.arg(&d_keys).arg(&n_arg).arg(&mut table).arg(&mask).arg(&mut slot);
+    unsafe { l.launch(per_row(n)) }.unwrap();
+    let got = device.download(&slot).unwrap();
+    let stored = device.download(&table).unwrap();
+    let mut first: HashMap<u64, usize> = HashMap::new();
+    for &k in &keys {
+        *first.entry(k).or_insert(0) += 1;
+    }
+    // Each distinct key got exactly one slot holding it; every other copy saw -1.
+    let mut inserted: HashMap<u64, i64> = HashMap::new();
+    for (i, &s) in got.iter().enumerate() {
+        assert!(s >= -1, "row {i}: table full at half load ({s})");
+        if s >= 0 {
+            assert_eq!(stored[s as usize], keys[i]);
+            assert!(inserted.insert(keys[i], s).is_none(), "key {} inserted twice", keys[i]);
+        }
+    }
+    assert_eq!(inserted.len(), first.len());
+    assert_eq!(stored.iter().filter(|&&k| k != u64::MAX).count(), first.len());
+
+    // Lookups: every inserted key at its slot, absent keys nowhere.
+    let probes: Vec<u64> = keys.iter().take(1000).copied().chain((0..1000).map(|_| (rng.next() >> 1) | 1 << 62)).collect();
+    let d_probes = device.upload(&probes).unwrap();
+    let mut found = device.memory().alloc::<i64>(probes.len()).unwrap();
+    let p_arg = probes.len() as i64;
+    let kernel = f("hash_find");
+    let mut l = stream.launch_builder(&kernel);
+    l.arg(&d_probes).arg(&p_arg).arg(&table).arg(&mask).arg(&mut found);
+    unsafe { l.launch(per_row(probes.len())) }.unwrap();
+    for (k, s) in probes.iter().zip(device.download(&found).unwrap()) {
+        assert_eq!(inserted.get(k).copied().unwrap_or(-1), s, "key {k}");
+    }
+
+    // A table with room for fewer keys than there are: the overflow is reported, no hang.
+    let small = 1024usize;
+    let mut full = empty(small);
+    let mut slot_small = device.memory().alloc::<i64>(4096).unwrap();
+    let (m_arg, small_mask) = (4096i64, (small - 1) as u64);
+    let distinct: Vec<u64> = (0..4096u64).map(|i| i * 7919).collect();
+    let d_distinct = device.upload(&distinct).unwrap();
+    let kernel = f("hash_insert_unique");
+    let mut l = stream.launch_builder(&kernel);
+    l.arg(&d_distinct).arg(&m_arg).arg(&mut full).arg(&small_mask).arg(&mut slot_small);
+    unsafe { l.launch(per_row(4096)) }.unwrap();
+    let got_small = device.download(&slot_small).unwrap();
+    assert_eq!(got_small.iter().filter(|&&s| s >= 0).count(), small);
+    assert_eq!(got_small.iter().filter(|&&s| s == -2).count(), 4096 - small);
+
+    // Groups: Zipf-like skew (half the rows on one key), then all rows on one key.
+    for skewed in [true, false] {
+        let rows = 1 << 20;
+        let group_keys: Vec<u64> = (0..rows)
+            .map(|_| if !skewed || rng.next() % 2 == 0 { 42 } else { rng.next() % (1 << (rng.next() % 20)) })
+            .collect();
+        let slots = 1 << 21;
+        let mut table = empty(slots);
+        let mut counts = device.memory().alloc::<u64>(slots).unwrap();
+        let mut slot = device.memory().alloc::<i64>(rows).unwrap();
+        let d_keys = device.upload(&group_keys).unwrap();
+        let (r_arg, mask) = (rows as i64, (slots - 1) as u64);
+        let kernel = f("hash_group_count");
+        let mut l = stream.launch_builder(&kernel);
+        l.arg(&d_keys).arg(&r_arg).arg(&mut table).arg(&mask).arg(&mut counts).arg(&mut slot);
+        unsafe { l.launch(per_row(rows)) }.unwrap();
+        let stored = device.download(&table).unwrap();
+        let counted = device.download(&counts).unwrap();
+        let mut want: HashMap<u64, u64> = HashMap::new();
+        for &k in &group_keys {
+            *want.entry(k).or_insert(0) += 1;
+        }
+        let got: HashMap<u64, u64> = stored.iter().zip(&counted).filter(|(k, _)| **k != u64::MAX).map(|(k, c)| (*k, *c)).collect();
+        assert_eq!(got, want, "skewed: {skewed}");
+    }
+    device.synchronize().unwrap();
+}

@@ -123,8 +123,25 @@ impl std::fmt::Debug for GpuRuntime {
 pub struct GpuHashTable {
     shape: GpuTable,
     payload: Vec<GpuBuf>,
-    /// One bit per slot, set where a row is: what probes test.
-    bits: DeviceBuffer<u32>,
+    /// What probes test.
+    index: TableIndex,
+}
+
+/// What probes of a GPU table test.
+enum TableIndex {
+    /// A dense table's membership bitmap: one bit per slot, set where a row is.
+    Bitmap(DeviceBuffer<u32>),
+    /// A hashed table's packed keys, one word per slot.
+    Keys(DeviceBuffer<u64>),
+}
+
+impl TableIndex {
+    fn ptr(&self, device: &GpuDevice) -> u64 {
+        match self {
+            TableIndex::Bitmap(b) => b.as_slice().device_ptr(device.stream()).0,
+            TableIndex::Keys(k) => k.as_slice().device_ptr(device.stream()).0,
+        }
+    }
 }
 
 /// Per query: tables built on the GPU and dictionaries by id.
@@ -173,6 +190,7 @@ enum OutSlot {
     BuildRows,
     BuildPayload(usize),
     BuildBitmap,
+    Keys,
     Accumulators(usize),
     Counts(usize),
     Seen,
@@ -186,6 +204,7 @@ impl OutSlot {
             Out::BuildRows => OutSlot::BuildRows,
             Out::BuildPayload { column, .. } => OutSlot::BuildPayload(*column),
             Out::BuildBitmap => OutSlot::BuildBitmap,
+            Out::Keys => OutSlot::Keys,
             Out::Accumulators { aggregate, .. } => OutSlot::Accumulators(*aggregate),
             Out::Counts { aggregate } => OutSlot::Counts(*aggregate),
             Out::Seen => OutSlot::Seen,
@@ -391,12 +410,13 @@ impl GpuRuntime {
         for op in &p.operators {
             if let Operator::Probe(pr) = op {
                 let t = state.tables.get(&pr.table).ok_or_else(|| TesseraError::Internal("GPU table missing".into()))?;
-                probed.push((t.payload.iter().map(|b| b.ptr(dev)).collect(), t.bits.as_slice().device_ptr(dev.stream()).0));
+                probed.push((t.payload.iter().map(|b| b.ptr(dev)).collect(), t.index.ptr(dev)));
             }
         }
         // Sink outputs. Accumulators are all 64-bit words (MIN/MAX hold i64 bits).
         let mut out_bufs: Vec<GpuBuf> = Vec::new();
-        let mut build_rows: Option<(DeviceBuffer<i32>, DeviceBuffer<u32>)> = None;
+        // A build's row array (dense tables: finds duplicate keys) and its index.
+        let mut build: Option<(Option<DeviceBuffer<i32>>, TableIndex)> = None;
         let mut accs: Vec<DeviceBuffer<u64>> = Vec::new();
         // Words per group of each array in `accs` (aggregations).
         let mut acc_words: Vec<usize> = Vec::new();
@@ -405,8 +425,6 @@ impl GpuRuntime {
         let mut out_ptrs: Vec<(OutSlot, u64)> = Vec::new();
         match &kernel.sink {
             SinkLayout::Build { table: shape } => {
-                let rows = dev.memory().alloc::<i32>(shape.slots)?;
-                out_ptrs.push((OutSlot::BuildRows, rows.as_slice().device_ptr(dev.stream()).0));
                 for (j, pc) in shape.payload.iter().enumerate() {
                     let b = match pc.width {
                         Width::I32 => GpuBuf::I32(dev.memory().alloc::<i32>(shape.slots)?),
@@ -415,11 +433,19 @@ impl GpuRuntime {
                     out_ptrs.push((OutSlot::BuildPayload(j), b.ptr(dev)));
                     out_bufs.push(b);
                 }
-                let bits = dev.memory().alloc::<u32>(tessera_cuda::codegen::bitmap_words(shape.slots))?;
-                out_ptrs.push((OutSlot::BuildBitmap, bits.as_slice().device_ptr(dev.stream()).0));
-                build_rows = Some((rows, bits));
+                if shape.hashed.is_some() {
+                    let keys = self.empty_keys(shape.slots)?;
+                    out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
+                    build = Some((None, TableIndex::Keys(keys)));
+                } else {
+                    let rows = dev.memory().alloc::<i32>(shape.slots)?;
+                    out_ptrs.push((OutSlot::BuildRows, rows.as_slice().device_ptr(dev.stream()).0));
+                    let bits = dev.memory().alloc::<u32>(tessera_cuda::codegen::bitmap_words(shape.slots))?;
+                    out_ptrs.push((OutSlot::BuildBitmap, bits.as_slice().device_ptr(dev.stream()).0));
+                    build = Some((Some(rows), TableIndex::Bitmap(bits)));
+                }
             }
-            SinkLayout::Aggregate { groups, accumulators, .. } => {
+            SinkLayout::Aggregate { groups, accumulators, hashed, .. } => {
                 for (j, acc) in accumulators.iter().enumerate() {
                     for (k, (words, fill)) in acc.arrays().into_iter().enumerate() {
                         let buf = dev.memory().alloc::<u64>(words * groups)?;
@@ -435,6 +461,13 @@ impl GpuRuntime {
                 let s = dev.memory().alloc::<u32>(*groups)?;
                 out_ptrs.push((OutSlot::Seen, s.as_slice().device_ptr(dev.stream()).0));
                 seen = Some(s);
+                if hashed.is_some() {
+                    // The groups' packed keys come back after the accumulators.
+                    let keys = self.empty_keys(*groups)?;
+                    out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
+                    accs.push(keys);
+                    acc_words.push(1);
+                }
             }
             SinkLayout::Materialize { columns } => {
                 // Room for every input row; only the first `count` are written (and read).
@@ -471,6 +504,7 @@ impl GpuRuntime {
                 Param::Column { column, .. } => col_ptrs.get(*column).copied().ok_or_else(|| missing("column")),
                 Param::Payload { probe, column, .. } => probed.get(*probe).and_then(|(p, _)| p.get(*column)).copied().ok_or_else(|| missing("payload")),
                 Param::Bitmap { probe } => probed.get(*probe).map(|(_, b)| *b).ok_or_else(|| missing("bitmap")),
+                Param::Keys { probe } => probed.get(*probe).map(|(_, k)| *k).ok_or_else(|| missing("keys")),
                 Param::Out(o) => {
                     let slot = OutSlot::of(o);
                     out_ptrs.iter().find(|(s, _)| *s == slot).map(|(_, p)| *p).ok_or_else(|| missing("output"))
@@ -507,11 +541,11 @@ impl GpuRuntime {
         if let (SinkLayout::Build { table: shape }, Sink::HashBuild(b)) = (&kernel.sink, &p.sink) {
             // A build's table stays on the GPU for the pipelines probing it, queued behind
             // it on the same stream: nothing to wait for here.
-            let (rows, bits) = build_rows.ok_or_else(|| TesseraError::Internal("build rows".into()))?;
+            let (rows, index) = build.ok_or_else(|| TesseraError::Internal("build arrays".into()))?;
             // The row array only finds duplicate keys during the build (probes test the
-            // bitmap): freed in stream order, after the kernel.
+            // index): freed in stream order, after the kernel.
             drop(rows);
-            state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), payload: out_bufs, bits });
+            state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), payload: out_bufs, index });
             report.rows_out = shape.slots as u64;
             report.host_ms = started.elapsed().as_secs_f64() * 1e3;
             state.pending.push((report, before, after));
@@ -524,9 +558,9 @@ impl GpuRuntime {
             Ok(())
         };
         match (&kernel.sink, &p.sink) {
-            (SinkLayout::Aggregate { groups, accumulators, keys, .. }, Sink::Aggregate(a)) => {
+            (SinkLayout::Aggregate { groups, accumulators, keys, hashed, .. }, Sink::Aggregate(a)) => {
                 let seen = seen.ok_or_else(|| TesseraError::Internal("seen".into()))?;
-                let scalar = keys.is_empty();
+                let scalar = keys.is_empty() && hashed.is_none();
                 let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, accumulators)));
                 let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, sort)?;
                 if groups.sorted {
@@ -554,13 +588,29 @@ impl GpuRuntime {
                     columns.push(col);
                     stride *= k.slots;
                 }
+                if let Some(pack) = hashed {
+                    // The packed keys came back last, one word per group.
+                    let words = groups.values.last().ok_or_else(|| TesseraError::Internal("hash aggregation keys".into()))?;
+                    for (i, part) in pack.parts.iter().enumerate() {
+                        let values = words.iter().map(|&w| part.unpack(w));
+                        let col: ArrayRef = match part.dictionary {
+                            Some(d) => {
+                                let codes = Int32Array::from_iter_values(values.map(|v| v as i32));
+                                let dict = state.dictionaries.get(d.id).cloned().ok_or_else(|| TesseraError::Internal("dictionary id".into()))?;
+                                Arc::new(DictionaryArray::<Int32Type>::try_new(codes, dict).map_err(arrow_err)?)
+                            }
+                            None => int_as(&Int64Array::from_iter_values(values), part.ty, a.fields[i].ty)?,
+                        };
+                        columns.push(col);
+                    }
+                }
                 // A scalar aggregate has its one row even over no input; its SUM/MIN/MAX
                 // are then NULL (`present` false), its COUNT 0.
                 let present = vec![!scalar || groups.any; order.len()];
                 let mut next = groups.values.iter();
                 let mut take = || next.next().ok_or_else(|| TesseraError::Internal("accumulator missing".into()));
                 for (j, acc) in accumulators.iter().enumerate() {
-                    let ty = a.fields[keys.len() + j].ty;
+                    let ty = a.fields[a.group_by.len() + j].ty;
                     let spec = &a.aggregates[j];
                     let col: ArrayRef = match acc {
                         Accumulator::Count => {
@@ -652,6 +702,14 @@ impl GpuRuntime {
 
     fn helper(&self, name: &str) -> Result<CudaFunction> {
         self.helpers()?.load_function(name).map_err(|e| TesseraError::Internal(format!("loading {name}: {e:?}")))
+    }
+
+    /// A hash table's key array of `slots` words, every slot empty.
+    fn empty_keys(&self, slots: usize) -> Result<DeviceBuffer<u64>> {
+        // SAFETY: filled right away, in stream order before any kernel reads it.
+        let keys = unsafe { self.device.memory().alloc_uninit::<u64>(slots) }?;
+        self.fill(&keys, codegen::hash::EMPTY_KEY as i64)?;
+        Ok(keys)
     }
 
     /// Sets every word of `buf` to the bits of `value`.

@@ -83,7 +83,7 @@ impl fmt::Display for Pipeline {
                 let keys: Vec<String> = b.keys.iter().map(|k| k.to_string()).collect();
                 let strategy = match b.strategy {
                     BuildStrategy::Perfect { min, max } => format!("perfect hash [{min}, {max}]"),
-                    BuildStrategy::Hash => "open addressing".to_string(),
+                    BuildStrategy::Hash { .. } => "open addressing".to_string(),
                 };
                 writeln!(f, "  -> HashBuild h{} keys [{}] payload {:?} ({strategy}, ~{} rows)", b.table, keys.join(", "), b.payload, b.estimated_rows)
             }
@@ -110,7 +110,7 @@ impl fmt::Display for Pipeline {
                             .collect();
                         format!("perfect hash {}", d.join(" x "))
                     }
-                    GroupStrategy::Hash { estimated_groups } => format!("hash table, ~{estimated_groups} groups"),
+                    GroupStrategy::Hash { estimated_groups, .. } => format!("hash table, ~{estimated_groups} groups"),
                 };
                 writeln!(f, "  -> Aggregate r{} group by [{}] aggregates [{}] ({strategy})", a.result, keys.join(", "), aggs.join(", "))
             }

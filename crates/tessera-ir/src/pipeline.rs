@@ -265,7 +265,11 @@ pub enum BuildStrategy {
         max: i64,
     },
     /// Open addressing with linear probing.
-    Hash,
+    Hash {
+        /// Per key, its values' range from statistics when known (what lets several keys
+        /// pack into one word; a key outside it sends the query back to the CPU).
+        key_ranges: Vec<Option<(i64, i64)>>,
+    },
 }
 
 /// A hash-table build sink.
@@ -351,6 +355,9 @@ pub enum GroupStrategy {
     Hash {
         /// Estimated number of groups (for sizing).
         estimated_groups: u64,
+        /// Per key, its values' range from statistics when known (see
+        /// [`BuildStrategy::Hash`]).
+        key_ranges: Vec<Option<(i64, i64)>>,
     },
 }
 

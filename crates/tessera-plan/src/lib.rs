@@ -473,13 +473,13 @@ impl Planner<'_> {
                         if slots <= PERFECT_JOIN_MAX_SLOTS && slots <= keys.saturating_mul(PERFECT_JOIN_MAX_SPARSITY).max(1 << 16) {
                             BuildStrategy::Perfect { min, max }
                         } else {
-                            BuildStrategy::Hash
+                            BuildStrategy::Hash { key_ranges: key_ranges(&build_keys, &build) }
                         }
                     }
-                    _ => BuildStrategy::Hash,
+                    _ => BuildStrategy::Hash { key_ranges: key_ranges(&build_keys, &build) },
                 }
             }
-            _ => BuildStrategy::Hash,
+            _ => BuildStrategy::Hash { key_ranges: key_ranges(&build_keys, &build) },
         };
         let build_fields = build.fields.clone();
         let build_stats = build.stats.clone();
@@ -726,6 +726,18 @@ fn group_strategy(keys: &[Expr], s: &Stream) -> (GroupStrategy, f64) {
         (GroupStrategy::Perfect { domains }, (slots as f64).min(distinct_product))
     } else {
         let est = distinct_product.min(s.rows.max(1.0));
-        (GroupStrategy::Hash { estimated_groups: est as u64 }, est)
+        (GroupStrategy::Hash { estimated_groups: est as u64, key_ranges: key_ranges(keys, s) }, est)
     }
+}
+
+/// Per hash key, the range of its values when statistics know it (integer and date
+/// columns).
+fn key_ranges(keys: &[Expr], s: &Stream) -> Vec<Option<(i64, i64)>> {
+    keys.iter()
+        .map(|k| {
+            let ty = k.ty(&s.fields);
+            let range = s.stats_of(k).range.filter(|(min, max)| max >= min);
+            range.filter(|_| matches!(k, Expr::Column { .. }) && (ty.is_integer() || ty == Type::Date32))
+        })
+        .collect()
 }

@@ -28,3 +28,28 @@ extern "C" __global__ void append_where_lt(const int32_t* keys, int64_t n, int32
         out[warp_append(out_count)] = i;
     }
 }
+
+// Inserts every key into a table built for unique keys: `slot[i]` is its slot, or -1 for
+// a key inserted already, or -2 for a full table.
+extern "C" __global__ void hash_insert_unique(const unsigned long long* keys, int64_t n, unsigned long long* table,
+                                              unsigned long long mask, long long* slot) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        slot[i] = tessera_hash_insert_unique(table, mask, keys[i]);
+}
+
+// Finds or inserts every key (a hash aggregation's groups) and counts its rows per slot.
+extern "C" __global__ void hash_group_count(const unsigned long long* keys, int64_t n, unsigned long long* table,
+                                            unsigned long long mask, unsigned long long* counts, long long* slot) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const long long s = tessera_hash_find_or_insert(table, mask, keys[i]);
+        slot[i] = s;
+        if (s >= 0) atomicAdd(&counts[s], 1ull);
+    }
+}
+
+// Looks every key up in a table an earlier launch built: its slot or -1.
+extern "C" __global__ void hash_find(const unsigned long long* keys, int64_t n, const unsigned long long* table,
+                                     unsigned long long mask, long long* slot) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        slot[i] = tessera_hash_find(table, mask, keys[i]);
+}

@@ -8,7 +8,8 @@
 //!   result comes back); `consts` ([`Kernel::consts`], null when empty);
 //! - the source columns `col{i}`;
 //! - per probe, in operator order: its payload arrays `h{p}_p{j}`, then its membership
-//!   bitmap `h{p}_bits` (bit `s` set when slot `s` holds a row: what probes test);
+//!   bitmap `h{p}_bits` (bit `s` set when slot `s` holds a row: what probes test) or, for
+//!   a hashed table, its keys `h{p}_keys`;
 //! - the sink's arrays ([`Out`], as [`super::SinkLayout`] describes them);
 //! - the literals `lit{k}` ([`Kernel::literals`]).
 
@@ -52,6 +53,11 @@ pub enum Param {
         /// The probe (operator order).
         probe: usize,
     },
+    /// The packed keys of the hashed table probe `probe` reads.
+    Keys {
+        /// The probe (operator order).
+        probe: usize,
+    },
     /// An array the sink writes.
     Out(Out),
     /// Literal `k` ([`Kernel::literals`]).
@@ -72,6 +78,8 @@ pub enum Out {
     },
     /// A build's membership bitmap.
     BuildBitmap,
+    /// A hashed build's or a hash aggregation's keys (`uint64_t[slots]`).
+    Keys,
     /// Aggregate `aggregate`'s accumulators (`groups` of them).
     Accumulators {
         /// Index among the aggregates.
@@ -107,10 +115,12 @@ impl Param {
             Param::Column { column, width } => format!("const {}* __restrict__ col{column}", width.c()),
             Param::Payload { probe, column, width } => format!("const {}* __restrict__ h{probe}_p{column}", width.c()),
             Param::Bitmap { probe } => format!("const uint32_t* __restrict__ h{probe}_bits"),
+            Param::Keys { probe } => format!("const unsigned long long* __restrict__ h{probe}_keys"),
             Param::Out(o) => match o {
                 Out::BuildRows => "int32_t* __restrict__ out_rows".into(),
                 Out::BuildPayload { column, width } => format!("{}* __restrict__ out_p{column}", width.c()),
                 Out::BuildBitmap => "uint32_t* __restrict__ out_bits".into(),
+                Out::Keys => "unsigned long long* __restrict__ out_keys".into(),
                 Out::Accumulators { aggregate, accumulator } => format!("{}* __restrict__ out_a{aggregate}", accumulator.c()),
                 Out::Counts { aggregate } => format!("unsigned long long* __restrict__ out_c{aggregate}"),
                 Out::Seen => "uint32_t* __restrict__ out_seen".into(),

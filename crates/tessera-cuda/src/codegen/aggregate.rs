@@ -1,7 +1,8 @@
 //! The aggregation sink: scalar aggregates in registers, reduced per warp; grouped ones
-//! (perfect hash: the group number is computed from the keys' ranges or dictionary codes)
 //! in a per-block shared table or straight into the global arrays ([`GroupTable`]), with
-//! sums as narrow as the rows and the values' bounds allow ([`SumRepr`]).
+//! sums as narrow as the rows and the values' bounds allow ([`SumRepr`]). A group's
+//! number is computed from the keys' ranges or dictionary codes (perfect hash) or is its
+//! slot in a global open-addressing table of packed keys ([`super::hash`]).
 
 use std::fmt::Write;
 
@@ -9,8 +10,9 @@ use tessera_ir::{AggFunc, Aggregate, ArithOp, Expr, GroupStrategy, KeyDomain, Sc
 
 use super::abi::{Out, Param};
 use super::builder::{Builder, Lowered};
-use super::ir::{CExpr, CType};
-use super::layout::{KeyLayout, SinkLayout, bounds, width_of};
+use super::hash::{KeyPack, table_slots};
+use super::ir::{CExpr, CType, Load};
+use super::layout::{KeyLayout, SinkLayout, bounds, value_width};
 use super::options::BLOCK_THREADS;
 use super::unsupported::Reason;
 use crate::cx;
@@ -241,7 +243,7 @@ pub struct Lowering {
 /// `source_rows` rows.
 pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], source_rows: u64) -> Lowered<Lowering> {
     super::scan::prefetch(b, a.group_by.iter().chain(a.aggregates.iter().filter_map(|x| x.arg.as_ref())).flat_map(|e| e.columns()))?;
-    let (groups, keys, grp) = group_number(b, a)?;
+    let (groups, keys, hashed, grp) = group_number(b, a, fields, source_rows)?;
     let scalar = matches!(a.strategy, GroupStrategy::Scalar);
     let mut rows_limit = u64::MAX;
     let mut accumulators = Vec::new();
@@ -287,7 +289,7 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         let value = match &agg.arg {
             Some(e) => {
                 let at = e.ty(fields);
-                if width_of(at).is_none() || at == Type::Utf8 {
+                if value_width(at).is_none() || at == Type::Utf8 {
                     return Err(Reason::ValueType(at));
                 }
                 super::filter::expr(b, e, fields)?
@@ -300,15 +302,22 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         None => scalar_aggregate(b, &accumulators, &values),
         Some(grp) => grouped_aggregate(b, &accumulators, &values, &grp, table),
     }
-    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, table }, rows_limit })
+    if hashed.is_some() {
+        b.params.push(Param::Out(Out::Keys));
+    }
+    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table }, rows_limit })
 }
 
-/// The group slots, the keys' layouts and the item's group number (None: scalar).
-fn group_number(b: &mut Builder<'_>, a: &Aggregate) -> Lowered<(usize, Vec<KeyLayout>, Option<CExpr>)> {
+/// The group slots, the keys' layouts (perfect hash) or packing (hash table), and the
+/// item's group number (None: scalar).
+type Groups = (usize, Vec<KeyLayout>, Option<KeyPack>, Option<CExpr>);
+
+/// See [`Groups`].
+fn group_number(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], source_rows: u64) -> Lowered<Groups> {
     let domains = match &a.strategy {
-        GroupStrategy::Scalar => return Ok((1, Vec::new(), None)),
+        GroupStrategy::Scalar => return Ok((1, Vec::new(), None, None)),
         GroupStrategy::Perfect { domains } => domains,
-        GroupStrategy::Hash { .. } => return Err(Reason::HashAggregation),
+        GroupStrategy::Hash { estimated_groups, key_ranges } => return hashed_group(b, a, key_ranges, *estimated_groups, fields, source_rows),
     };
     let mut stride = 1usize;
     let mut terms = CExpr::default();
@@ -335,7 +344,43 @@ fn group_number(b: &mut Builder<'_>, a: &Aggregate) -> Lowered<(usize, Vec<KeyLa
         return Err(Reason::GroupSlots(Some(stride)));
     }
     let grp = b.var(CType::Int, "grp", cx!["(int)(", terms, ")"]);
-    Ok((stride, keys, Some(grp)))
+    Ok((stride, keys, None, Some(grp)))
+}
+
+/// Groups room is made for beyond the planner's estimate: the table fills up (and the
+/// query goes back to the CPU) only past [`SLOTS_PER_ROW`](super::hash::SLOTS_PER_ROW)
+/// times this many groups. Distinct estimates are HyperLogLog counts (about 3% off) whose
+/// product over several keys overestimates, so 2× covers them and keeps the table
+/// within 4× of the groups it will hold.
+pub const GROUP_ESTIMATE_HEADROOM: u64 = 2;
+
+/// A hash aggregation's group number: the slot of the row's packed keys in a global
+/// table sized from the estimated groups (never more than the rows), found or claimed.
+/// The key in the first slot is loaded in a stage of its own, so a thread's items look
+/// their slots up together; an item finds its group there unless another group took
+/// the slot first.
+fn hashed_group(b: &mut Builder<'_>, a: &Aggregate, ranges: &[Option<(i64, i64)>], estimate: u64, fields: &[tessera_ir::Field], rows: u64) -> Lowered<Groups> {
+    let pack = KeyPack::plan(&a.group_by, ranges, fields, &b.dicts)?;
+    let capacity = rows.min(estimate.saturating_mul(GROUP_ESTIMATE_HEADROOM).max(super::hash::MIN_SLOTS));
+    let slots = usize::try_from(table_slots(capacity)).ok().filter(|&n| n <= MAX_GROUP_SLOTS).ok_or(Reason::GroupSlots(None))?;
+    let mut keys = Vec::new();
+    for k in &a.group_by {
+        keys.push(super::filter::expr(b, k, fields)?);
+    }
+    let (word, in_range) = super::hash::pack(b, &pack, &keys);
+    b.reject_flagged(cx!["!(", in_range, ")"], 1);
+    let mask = slots - 1;
+    let first = b.var(CType::ULongLong, "hs", cx!["tessera_hash_slot(", word.clone(), format!(", {mask}ull)")]);
+    let name = b.fresh("hk");
+    let at = b.def(CType::ULongLong, name, cx!["out_keys[", first.clone(), "]"], Some(Load::GroupKey));
+    let found = cx![
+        "(", at, " == ", word.clone(), ") ? (long long)", first.clone(),
+        format!(" : tessera_hash_find_or_insert_from(out_keys, {mask}ull, "), word, ", ", first, ")"
+    ];
+    let slot = b.var(CType::LongLong, "g", found);
+    b.reject_flagged(cx![&slot, " < 0LL"], 1);
+    let grp = b.var(CType::Int, "grp", cx!["(int)", slot]);
+    Ok((slots, Vec::new(), Some(pack), Some(grp)))
 }
 
 /// Scalar aggregates: per-thread registers over all the thread's rows, reduced per warp

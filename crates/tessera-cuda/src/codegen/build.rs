@@ -1,11 +1,14 @@
-//! The hash-build sink: a dense table (slot = key − min) of the build side's payload
-//! columns, with a membership bitmap that probes test and a row array that finds
-//! duplicate keys (raising `flags[2]`; keys outside the planned range raise `flags[1]`).
+//! The hash-build sink: a table of the build side's payload columns, dense (slot = key −
+//! min, with a membership bitmap that probes test and a row array that finds duplicate
+//! keys) or open addressing over packed keys ([`super::hash`]). A duplicate key raises
+//! `flags[2]`, a key outside the planned range (or a full table) `flags[1]`: the query
+//! then runs on the CPU, whose joins take 1:N matches.
 
-use tessera_ir::{BuildStrategy, Field, HashBuild, Pipeline, Source};
+use tessera_ir::{BuildStrategy, Field, HashBuild, Pipeline, Source, Type};
 
 use super::abi::{Out, Param};
 use super::builder::{Builder, Lowered};
+use super::hash::{KeyPack, table_slots};
 use super::ir::{CExpr, CType};
 use super::layout::{GpuColumn, GpuTable, SinkLayout};
 use super::unsupported::Reason;
@@ -21,12 +24,14 @@ fn pass_permille(estimated_rows: u64, build: &Pipeline) -> u32 {
 
 /// Lowers build `h` of `pipeline` over the current layout (`fields`).
 pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[Field]) -> Lowered<SinkLayout> {
-    let (BuildStrategy::Perfect { min, max }, [key]) = (&h.strategy, h.keys.as_slice()) else {
-        return Err(Reason::BuildStrategy);
-    };
     if h.nulls_equal {
         return Err(Reason::NullEqualBuild);
     }
+    let (min, max, key) = match (&h.strategy, h.keys.as_slice()) {
+        (BuildStrategy::Perfect { min, max }, [key]) => (min, max, key),
+        (BuildStrategy::Perfect { .. }, _) => return Err(Reason::Inconsistent("a perfect-hash build on several keys".into())),
+        (BuildStrategy::Hash { key_ranges }, _) => return hashed(b, h, key_ranges, pipeline, fields),
+    };
     let slots = (max - min + 1) as usize;
     super::scan::prefetch(b, key.columns().into_iter().chain(h.payload.iter().copied()))?;
     let k = super::filter::expr(b, key, fields)?;
@@ -44,5 +49,44 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
         payload.push(GpuColumn { width: w, dictionary });
     }
     b.params.push(Param::Out(Out::BuildBitmap));
-    Ok(SinkLayout::Build { table: GpuTable { min: *min, slots, payload, pass_permille: pass_permille(h.estimated_rows, pipeline) } })
+    Ok(SinkLayout::Build { table: GpuTable { min: *min, slots, hashed: None, payload, pass_permille: pass_permille(h.estimated_rows, pipeline) } })
+}
+
+/// An open-addressing build: each row claims the slot of its packed key and writes its
+/// payload there. The table has room for every row of the source (probes on the way
+/// never add rows: a duplicate build key sends the query to the CPU), so it is never
+/// more than half full.
+fn hashed(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>], pipeline: &Pipeline, fields: &[Field]) -> Lowered<SinkLayout> {
+    // Dictionary codes are comparable within one column only: a probe's strings have
+    // another dictionary.
+    if let Some(k) = h.keys.iter().find(|k| k.ty(fields) == Type::Utf8) {
+        return Err(Reason::HashKey(format!("{k}: strings as join keys")));
+    }
+    let pack = KeyPack::plan(&h.keys, ranges, fields, &b.dicts)?;
+    let rows = match &pipeline.source {
+        Source::Scan(scan) => scan.rows,
+        Source::Result { .. } => return Err(Reason::IntermediateSource),
+    };
+    let slots = usize::try_from(table_slots(rows)).map_err(|_| Reason::TableSlots(usize::MAX))?;
+    super::scan::prefetch(b, h.keys.iter().flat_map(|k| k.columns()).chain(h.payload.iter().copied()))?;
+    let mut keys = Vec::new();
+    for k in &h.keys {
+        keys.push(super::filter::expr(b, k, fields)?);
+    }
+    b.params.push(Param::Out(Out::Keys));
+    let (word, in_range) = super::hash::pack(b, &pack, &keys);
+    b.reject_flagged(cx!["!(", in_range, ")"], 1);
+    let s = b.var(CType::LongLong, "s", cx![format!("tessera_hash_insert_unique(out_keys, {}ull, ", slots - 1), word, ")"]);
+    b.reject_flagged(cx![&s, " == -1LL"], 2);
+    b.reject_flagged(cx![&s, " < 0LL"], 1);
+    let mut payload = Vec::new();
+    for (j, &col) in h.payload.iter().enumerate() {
+        let (v, w) = super::scan::column(b, col)?;
+        b.params.push(Param::Out(Out::BuildPayload { column: j, width: w }));
+        b.effect(cx![format!("out_p{j}["), &s, "] = ", v, ";"]);
+        let dictionary = b.dicts.get(col).copied().flatten();
+        payload.push(GpuColumn { width: w, dictionary });
+    }
+    let table = GpuTable { min: 0, slots, hashed: Some(pack), payload, pass_permille: pass_permille(h.estimated_rows, pipeline) };
+    Ok(SinkLayout::Build { table })
 }

@@ -7,7 +7,7 @@ use tessera_ir::{ArithOp, CmpOp, Expr, Field, Scalar, Type};
 
 use super::builder::{Builder, Lowered, Val};
 use super::ir::{CExpr, CType};
-use super::layout::{Width, bounds, width_of};
+use super::layout::{Width, value_bounds, value_width};
 use super::unsupported::Reason;
 use crate::cx;
 
@@ -43,7 +43,7 @@ pub fn project(b: &mut Builder<'_>, exprs: &[Expr], out: &[Field], fields: &[Fie
         match e {
             Expr::Column { index, .. } => vals.push(b.layout.get(*index).cloned().ok_or_else(|| Reason::Inconsistent(format!("projected column #{index}")))?),
             e => {
-                let w = width_of(f.ty).filter(|_| f.ty != Type::Utf8).ok_or(Reason::ValueType(f.ty))?;
+                let w = value_width(f.ty).filter(|_| f.ty != Type::Utf8).ok_or(Reason::ValueType(f.ty))?;
                 let v = expr(b, e, fields)?;
                 let n = b.var(w.ctype(), "p", cx![format!("({})(", w.c()), v, ")"]);
                 vals.push(Val::Local(n, w));
@@ -62,7 +62,7 @@ pub fn expr(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
         Expr::Literal { value, ty } => match value {
             Scalar::Int(v) => b.literal(*v),
             Scalar::Date32(d) => b.literal(i64::from(*d)),
-            Scalar::Decimal(d) if width_of(*ty) == Some(Width::I64) => b.literal(i64::try_from(*d).map_err(|_| Reason::Literal(format!("decimal {d} wider than 64 bits")))?),
+            Scalar::Decimal(d) if value_width(*ty) == Some(Width::I64) => b.literal(i64::try_from(*d).map_err(|_| Reason::Literal(format!("decimal {d} wider than 64 bits")))?),
             Scalar::Boolean(v) => CExpr::text(v.to_string()),
             other => return Err(Reason::Literal(format!("{other:?}"))),
         },
@@ -97,7 +97,7 @@ pub fn expr(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
         Expr::Cast { expr: x, ty } => cast(b, x, *ty, input)?,
         Expr::DatePart { part: tessera_ir::DatePart::Year, expr: x } => cx!["tessera_year((long long)(", expr(b, x, input)?, "))"],
         Expr::Case { when_then, otherwise, ty } => {
-            if width_of(*ty).is_none() || *ty == Type::Utf8 {
+            if value_width(*ty).is_none() || *ty == Type::Utf8 {
                 return Err(Reason::Case(format!("CASE of type {ty}")));
             }
             // The conditional operator evaluates only the branch taken, as SQL does.
@@ -200,7 +200,7 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
         }
         other => return Err(Reason::Arithmetic(other.to_string())),
     };
-    let (lo, hi) = bounds(ty).ok_or(Reason::ValueType(ty))?;
+    let (lo, hi) = value_bounds(ty).ok_or(Reason::ValueType(ty))?;
     Ok(b.var(CType::LongLong, "a", cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, flags)")]))
 }
 
@@ -223,7 +223,7 @@ fn cast(b: &mut Builder<'_>, x: &Expr, ty: Type, input: &[Field]) -> Lowered<CEx
         }
         (f, t) => return Err(Reason::Cast { from: f, to: t }),
     };
-    let (lo, hi) = bounds(ty).ok_or(Reason::ValueType(ty))?;
+    let (lo, hi) = value_bounds(ty).ok_or(Reason::ValueType(ty))?;
     let value = match scale {
         None => cx!["tessera_checked((__int128)(", v, format!("), {lo}LL, {hi}LL, flags)")],
         Some(k) => cx!["tessera_checked((__int128)(", v, format!(") * {k}, {lo}LL, {hi}LL, flags)")],

@@ -22,8 +22,10 @@ pub enum CType {
     Int32,
     /// `int64_t` (64-bit columns)
     Int64,
-    /// `long long` (computed values)
+    /// `long long` (computed values, hash-table slots)
     LongLong,
+    /// `unsigned long long` (packed hash keys)
+    ULongLong,
 }
 
 impl CType {
@@ -35,6 +37,7 @@ impl CType {
             CType::Int32 => "int32_t",
             CType::Int64 => "int64_t",
             CType::LongLong => "long long",
+            CType::ULongLong => "unsigned long long",
         }
     }
 
@@ -43,7 +46,7 @@ impl CType {
         match self {
             CType::Bool => 1,
             CType::Int | CType::Int32 => 4,
-            CType::Int64 | CType::LongLong => 8,
+            CType::Int64 | CType::LongLong | CType::ULongLong => 8,
         }
     }
 }
@@ -91,6 +94,13 @@ pub enum Load {
         /// The probe (operator order).
         probe: usize,
     },
+    /// The key in a probed hash table's first slot for the item's key.
+    HashKey {
+        /// The probe (operator order).
+        probe: usize,
+    },
+    /// The key in a hash aggregation's first slot for the item's group keys.
+    GroupKey,
 }
 
 /// A piece of a C expression.

@@ -5,6 +5,7 @@
 use tessera_ir::Type;
 
 use super::aggregate::{Accumulator, GroupTable};
+use super::hash::KeyPack;
 
 /// Storage width of a column on the GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,6 +49,27 @@ pub fn width_of(ty: Type) -> Option<Width> {
         Type::Int64 => Some(Width::I64),
         Type::Decimal { precision, .. } if precision <= 18 => Some(Width::I64),
         _ => None,
+    }
+}
+
+/// The width of a value an expression computes: a column's width, and 64 bits for
+/// decimals of more than 18 digits. SQL's decimal result types grow with each operation
+/// (TPC-H's `l_extendedprice * (1 - l_discount)` is DECIMAL(38,4)) while the values rarely
+/// outgrow 64 bits, so kernels compute them in 128 bits and check the result against the
+/// 64-bit range ([`value_bounds`]): a value beyond raises the overflow flag, and the query
+/// runs again on the CPU backend, which is exact in 128 bits.
+pub fn value_width(ty: Type) -> Option<Width> {
+    match ty {
+        Type::Decimal { precision, .. } if precision > 18 => Some(Width::I64),
+        t => width_of(t),
+    }
+}
+
+/// The range a computed value of type `ty` is checked against (see [`value_width`]).
+pub fn value_bounds(ty: Type) -> Option<(i128, i128)> {
+    match ty {
+        Type::Decimal { precision, .. } if precision > 18 => Some((i64::MIN as i128 + 1, i64::MAX as i128)),
+        t => bounds(t),
     }
 }
 
@@ -97,13 +119,16 @@ pub struct KeyLayout {
     pub dictionary: Option<DictRef>,
 }
 
-/// A dense hash table built on the GPU: slot = key − `min`.
+/// A hash table built on the GPU: dense (slot = key − `min`, a membership bitmap) or,
+/// when `hashed`, open addressing over packed keys (`cuda/hash.cuh`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuTable {
-    /// Smallest key.
+    /// Smallest key (dense tables).
     pub min: i64,
-    /// Slots.
+    /// Slots (a power of two when hashed).
     pub slots: usize,
+    /// How the keys pack, for an open-addressing table.
+    pub hashed: Option<KeyPack>,
     /// Payload columns (build pipeline's sink-input layout order, all of them).
     pub payload: Vec<GpuColumn>,
     /// Estimated share of the build side's table that is in the table, per mille: the
@@ -114,20 +139,25 @@ pub struct GpuTable {
 /// The arrays a sink writes (the kernel's `Out` parameters, see `abi.rs`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SinkLayout {
-    /// `rows` then one array per payload column, `slots` long, then the membership
-    /// bitmap, `uint32_t[bitmap_words(slots)]`.
+    /// Dense: `rows` then one array per payload column, `slots` long, then the
+    /// membership bitmap, `uint32_t[bitmap_words(slots)]`. Hashed: the keys
+    /// (`uint64_t[slots]`, all `EMPTY_KEY` before the launch), then the payload arrays.
     Build {
         /// The table's shape.
         table: GpuTable,
     },
-    /// Per aggregate one array of `groups` accumulators, then `uint32_t seen[groups]`.
+    /// Per aggregate one array of `groups` accumulators, then `uint32_t seen[groups]`;
+    /// with a hash table, then its keys (`uint64_t[groups]`, all `EMPTY_KEY` before).
     Aggregate {
         /// Group slots (1 for a scalar aggregate).
         groups: usize,
         /// Per aggregate its accumulator kind.
         accumulators: Vec<Accumulator>,
-        /// Per group key, in mixed-radix order (first key varies fastest).
+        /// Per group key of a perfect hash, in mixed-radix order (first key varies
+        /// fastest); empty with a hash table.
         keys: Vec<KeyLayout>,
+        /// A hash table's key packing (its slots are the groups).
+        hashed: Option<KeyPack>,
         /// Where blocks accumulate before merging into the global arrays.
         table: GroupTable,
     },

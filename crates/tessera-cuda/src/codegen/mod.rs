@@ -32,6 +32,7 @@ pub mod build;
 pub mod builder;
 pub mod defer;
 pub mod filter;
+pub mod hash;
 pub mod ir;
 pub mod layout;
 pub mod materialize;
@@ -52,6 +53,7 @@ use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source};
 
 pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
 pub use aggregate::{Accumulator, GroupTable, MAX_GROUP_SLOTS, SHARED_AGG_BYTES, SumRepr, group_table, magnitude};
+pub use hash::{KeyPack, KeyPart};
 pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, SinkLayout, Width, width_of};
 pub use options::{BLOCK_THREADS, Experiments, ITEMS_PER_THREAD, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 pub use probe::{MAX_TABLE_SLOTS, bitmap_words};
@@ -128,7 +130,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     if fields0.len() != cols.len() {
         return Err(vec![Unsupported::new(Site::Source, Reason::Inconsistent("source columns and GPU columns differ".into()))]);
     }
-    for t in tables.iter().filter(|t| t.slots > MAX_TABLE_SLOTS) {
+    for t in tables.iter().filter(|t| t.hashed.is_none() && t.slots > MAX_TABLE_SLOTS) {
         reasons.push(Unsupported::new(Site::Kernel, Reason::TableSlots(t.slots)));
     }
     for f in fields0.iter().filter(|f| f.nullable) {

@@ -1,7 +1,8 @@
-//! Probes of dense tables built on the GPU (slot = key − min): a membership bitmap test,
-//! then the payload columns gathered at the slot. Probes whose key is a source column
-//! are tested first, the most selective first ([`hoist`]), as a hand-written star join
-//! orders its probes.
+//! Probes of tables built on the GPU: of dense tables (slot = key − min) a membership
+//! bitmap test, of hashed ones ([`super::hash`]) a look at the key's first slot; then the
+//! payload columns gathered at the slot. Probes of dense tables whose key is a source
+//! column are tested first, the most selective first ([`hoist`]), as a hand-written star
+//! join orders its probes.
 
 use std::collections::HashMap;
 
@@ -9,6 +10,7 @@ use tessera_ir::{Expr, Field, JoinKind, Operator, Pipeline, Probe};
 
 use super::abi::Param;
 use super::builder::{Builder, Lowered, Val};
+use super::hash::{EMPTY_KEY as EMPTY, KeyPack};
 use super::ir::{CExpr, CType, Load};
 use super::layout::{GpuTable, Width, width_of};
 use super::unsupported::Reason;
@@ -63,7 +65,8 @@ pub fn hoistable(pipeline: &Pipeline, tables: &[GpuTable]) -> Vec<Hoisted> {
             Operator::Probe(p) => {
                 let simple = p.residual.is_none() && !p.null_aware && !p.nulls_equal && p.keys.len() == 1;
                 let kind_ok = matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti);
-                if let ([Expr::Column { index, .. }], true, true, true) = (p.keys.as_slice(), simple, kind_ok, probe < tables.len()) {
+                let dense = tables.get(probe).is_some_and(|t| t.hashed.is_none());
+                if let ([Expr::Column { index, .. }], true, true, true) = (p.keys.as_slice(), simple, kind_ok, dense) {
                     if let Some(c) = source.get(*index).copied().flatten() {
                         out.push(Hoisted { probe, column: c, anti: p.kind == JoinKind::Anti });
                     }
@@ -160,29 +163,36 @@ pub fn lookup(b: &mut Builder<'_>, t: &GpuTable, probe: usize, key: CExpr, narro
 /// Probe number `probe_no` of the pipeline, reading `t`; `hoisted` holds the slots of
 /// probes whose test ran already.
 pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hoisted: &HashMap<usize, CExpr>, fields: &[Field]) -> Lowered<()> {
-    if p.residual.is_some() || p.null_aware || p.nulls_equal || p.keys.len() != 1 {
+    if p.residual.is_some() || p.null_aware || p.nulls_equal {
         return Err(Reason::ProbeShape);
     }
     if !matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti) {
         return Err(Reason::JoinKind(p.kind));
     }
+    if t.hashed.is_none() && p.keys.len() != 1 {
+        return Err(Reason::Inconsistent("a dense table probed on several keys".into()));
+    }
     for (j, pc) in t.payload.iter().enumerate() {
         b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });
     }
-    b.params.push(Param::Bitmap { probe: probe_no });
+    b.params.push(if t.hashed.is_some() { Param::Keys { probe: probe_no } } else { Param::Bitmap { probe: probe_no } });
     // A hoisted probe's membership test has run already; only its payload is left.
-    let s = match hoisted.get(&probe_no) {
-        Some(s) => s.clone(),
-        None => {
+    let s = match (hoisted.get(&probe_no), &t.hashed) {
+        (Some(s), _) => s.clone(),
+        (None, Some(pack)) => {
+            let mut keys = Vec::new();
+            for k in &p.keys {
+                keys.push(super::filter::expr(b, k, fields)?);
+            }
+            let (s, found) = find(b, t, pack, probe_no, &keys);
+            reject_unmatched(b, p.kind, found, pass_rate(t));
+            s
+        }
+        (None, None) => {
             let k = super::filter::expr(b, &p.keys[0], fields)?;
             let narrow = width_of(p.keys[0].ty(fields)) == Some(Width::I32);
             let (s, found) = lookup(b, t, probe_no, k, narrow);
-            let pass = pass_rate(t);
-            if p.kind == JoinKind::Anti {
-                b.reject_estimated(found, 1.0 - pass);
-            } else {
-                b.reject_estimated(cx!["!", found], pass);
-            }
+            reject_unmatched(b, p.kind, found, pass_rate(t));
             s
         }
     };
@@ -195,4 +205,35 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
         }
     }
     Ok(())
+}
+
+/// Drops the item as join `kind` wants it (inner and semi joins: without a match; anti
+/// joins: with one), `pass` being the estimated share of matches.
+fn reject_unmatched(b: &mut Builder<'_>, kind: JoinKind, found: CExpr, pass: f64) {
+    if kind == JoinKind::Anti {
+        b.reject_estimated(found, 1.0 - pass);
+    } else {
+        b.reject_estimated(cx!["!", found], pass);
+    }
+}
+
+/// The slot of `keys` in hashed table `t` (−1 when absent) and whether it is there. The
+/// key's first slot is loaded for every item in one stage (a load the stage pass waits
+/// for only where it is used, so a thread's items are in flight together, as with
+/// column loads); only items whose first slot holds another key walk on
+/// (`tessera_hash_find_after`), which at a load factor of at most one half is rare.
+/// Keys outside the build's packed ranges cannot be in the table.
+pub fn find(b: &mut Builder<'_>, t: &GpuTable, pack: &KeyPack, probe: usize, keys: &[CExpr]) -> (CExpr, CExpr) {
+    let (word, in_range) = super::hash::pack(b, pack, keys);
+    let mask = t.slots - 1;
+    let first = b.var(CType::ULongLong, "hs", cx![format!("tessera_hash_slot("), word.clone(), format!(", {mask}ull)")]);
+    let name = b.fresh("hk");
+    let at = b.def(CType::ULongLong, name, cx![format!("__ldg(&h{probe}_keys["), first.clone(), "])"], Some(Load::HashKey { probe }));
+    let slot = cx![
+        "!(", in_range, ") ? -1LL : (", at.clone(), " == ", word.clone(), " ? (long long)", first.clone(), " : (", at,
+        format!(" == {EMPTY}ull ? -1LL : tessera_hash_find_after(h{probe}_keys, {mask}ull, "), word, ", ", first, ")))"
+    ];
+    let s = b.var(CType::LongLong, "s", slot);
+    let found = b.var(CType::Bool, "f", cx![&s, " >= 0LL"]);
+    (s, found)
 }

@@ -73,9 +73,12 @@ impl GpuSort {
 /// kernel is `aggregation`, or why it cannot run on the GPU.
 pub fn plan_sort(sort: &Pipeline, aggregation: &Kernel) -> Result<GpuSort, Reason> {
     let why = |s: &str| Err(Reason::SortKeys(s.to_string()));
-    let (Sink::Sort(s), SinkLayout::Aggregate { keys, accumulators, .. }) = (&sort.sink, &aggregation.sink) else {
+    let (Sink::Sort(s), SinkLayout::Aggregate { keys, accumulators, hashed, .. }) = (&sort.sink, &aggregation.sink) else {
         return why("not a sort of an aggregation's groups");
     };
+    if hashed.is_some() {
+        return why("sort of a hash aggregation's groups (the rank sort reads perfect-hash group numbers)");
+    }
     if keys.is_empty() {
         return why("sort of a scalar aggregate's one row");
     }

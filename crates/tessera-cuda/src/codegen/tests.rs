@@ -263,8 +263,8 @@ fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
     };
     let cols = vec![int_col(), int_col(), GpuColumn { width: Width::I64, dictionary: None }];
     let tables = vec![
-        GpuTable { min: 0, slots: 3000, payload: vec![int_col()], pass_permille: 1000 },
-        GpuTable { min: 0, slots: 100, payload: vec![], pass_permille: 5 },
+        GpuTable { min: 0, slots: 3000, hashed: None, payload: vec![int_col()], pass_permille: 1000 },
+        GpuTable { min: 0, slots: 100, hashed: None, payload: vec![], pass_permille: 5 },
     ];
     (p, cols, tables)
 }
@@ -560,4 +560,106 @@ fn every_reason_is_reported_with_its_operator() {
     assert!(matches!(reasons[0].reason, Reason::Arithmetic(_)), "{reasons:?}");
     assert_eq!(reasons[1], Unsupported::new(Site::Sink("aggregate"), Reason::DistinctAggregate));
     assert_eq!(unsupported::describe(&reasons), format!("filter #0: / on the GPU; aggregate: DISTINCT aggregate on the GPU"));
+}
+
+/// An open-addressing build on two keys packed in one word (`k` in the planned range
+/// `[1, 1000]`, `v` in `[-5, 999_994]`): one `atomicCAS` a row; a duplicate key, a key
+/// outside its range or a full table raise flags.
+fn hashed_build_pipeline() -> Pipeline {
+    let mut p = build_pipeline();
+    let Sink::HashBuild(h) = &mut p.sink else { unreachable!() };
+    h.keys = vec![Expr::col(0, "k"), Expr::col(1, "v")];
+    h.payload = vec![0, 1];
+    h.strategy = BuildStrategy::Hash { key_ranges: vec![Some((1, 1000)), Some((-5, 999_994))] };
+    p
+}
+
+#[test]
+fn hashed_builds_pack_their_keys_and_claim_slots() {
+    let kernel = generate(&hashed_build_pipeline(), &cols(), &[]).unwrap();
+    let SinkLayout::Build { table } = &kernel.sink else { panic!("{:?}", kernel.sink) };
+    // Two slots per source row (1000), a power of two.
+    assert_eq!(table.slots, 2048);
+    let pack = table.hashed.as_ref().unwrap();
+    let parts: Vec<(i64, u32, u32)> = pack.parts.iter().map(|p| (p.min, p.shift, p.bits())).collect();
+    assert_eq!(parts, vec![(1, 0, 10), (-5, 10, 20)]);
+    assert!(kernel.source.contains("tessera_hash_insert_unique(out_keys, 2047ull, "), "{}", kernel.source);
+    assert!(kernel.params.contains(&Param::Out(Out::Keys)));
+    assert!(!kernel.params.contains(&Param::Out(Out::BuildBitmap)));
+}
+
+/// The probe pipeline of a hashed table: `f(a, b, v)` joined on `(a, b)` to the table of
+/// [`hashed_build_pipeline`], grouped by a hash table on `v`.
+fn hashed_probe_pipeline(kind: JoinKind) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
+    let build = generate(&hashed_build_pipeline(), &cols(), &[]).unwrap();
+    let SinkLayout::Build { table } = build.sink else { unreachable!() };
+    let fields = vec![Field::new("a", Type::Int32, false), Field::new("b", Type::Int64, false), Field::new("v", Type::Int64, false)];
+    let build_fields = vec![Field::new("k", Type::Int32, false), Field::new("w", Type::Int64, false)];
+    let out_fields = if kind == JoinKind::Inner { 5 } else { 3 };
+    let p = Pipeline {
+        id: 4,
+        source: Source::Scan(Scan { table: "f".into(), version: 1, columns: vec![0, 1, 2], fields: fields.clone(), dictionary: vec![false; 3], rows: 1 << 20 }),
+        operators: vec![Operator::Probe(tessera_ir::Probe {
+            table: 0,
+            kind,
+            keys: vec![Expr::col(0, "a"), Expr::col(1, "b")],
+            build_fields,
+            residual: None,
+            nulls_equal: false,
+            null_aware: false,
+        })],
+        sink: Sink::Aggregate(Aggregate {
+            result: 0,
+            group_by: vec![Expr::col(2, "v")],
+            aggregates: vec![AggExpr { func: AggFunc::Sum, arg: Some(Expr::col(out_fields - 1, "x")), distinct: false, ty: Type::Int64, name: "s".into() }],
+            strategy: GroupStrategy::Hash { estimated_groups: 50_000, key_ranges: vec![None] },
+            fields: vec![Field::new("v", Type::Int64, false), Field::new("s", Type::Int64, true)],
+        }),
+        device: Device::Gpu,
+        device_reason: None,
+    };
+    let cols = vec![int_col(), GpuColumn { width: Width::I64, dictionary: None }, GpuColumn { width: Width::I64, dictionary: None }];
+    (p, cols, vec![table])
+}
+
+#[test]
+fn hashed_probes_test_the_first_slot_with_the_other_loads() {
+    let (p, cols, tables) = hashed_probe_pipeline(JoinKind::Inner);
+    let kernel = generate(&p, &cols, &tables).unwrap();
+    let body = whole_tile_loop(&kernel.source);
+    // The first slot's key is loaded in one stage and compared in a later one.
+    assert!(stage_of(body, "__ldg(&h0_keys[") < stage_of(body, "tessera_hash_find_after(h0_keys"), "{body}");
+    assert!(kernel.params.contains(&Param::Keys { probe: 0 }));
+    // The group table: 2 × 50 000 estimated groups, two slots each.
+    let SinkLayout::Aggregate { groups, hashed, keys, .. } = &kernel.sink else { panic!() };
+    assert_eq!(*groups, 1 << 18);
+    assert!(keys.is_empty());
+    assert_eq!(hashed.as_ref().unwrap().bits(), 64);
+}
+
+/// A hashed build on two packed keys.
+#[test]
+fn golden_hashed_build_kernel() {
+    golden("hashed_build", &generate(&hashed_build_pipeline(), &cols(), &[]).unwrap().source);
+}
+
+/// A probe of a hashed table on two keys into a hash aggregation.
+#[test]
+fn golden_hashed_probe_aggregate_kernel() {
+    let (p, cols, tables) = hashed_probe_pipeline(JoinKind::Inner);
+    golden("hashed_probe_aggregate", &generate(&p, &cols, &tables).unwrap().source);
+}
+
+/// Anti and semi probes of a hashed table keep or drop rows on the same test.
+#[test]
+fn hashed_anti_and_semi_probes_compile() {
+    for kind in [JoinKind::Semi, JoinKind::Anti] {
+        let (p, cols, tables) = hashed_probe_pipeline(kind);
+        let kernel = generate(&p, &cols, &tables).unwrap();
+        let test = if kind == JoinKind::Anti { "if (f" } else { "if (!f" };
+        assert!(whole_tile_loop(&kernel.source).contains(test), "{kind:?}: {}", kernel.source);
+        if crate::test_support::nvrtc_or_skip("hashed probes compile") {
+            crate::compile_cubin(&kernel.source, "sm_90").unwrap_or_else(|e| panic!("{kind:?}: {e}\n{}", kernel.source));
+        }
+    }
 }

@@ -79,7 +79,7 @@ pub enum Reason {
     Case(String),
     /// A value of a type the operator cannot compute on the GPU.
     ValueType(Type),
-    /// A probe with a residual predicate, NULL semantics or several keys.
+    /// A probe with a residual predicate or NULL semantics.
     ProbeShape,
     /// A join kind not probed on the GPU.
     JoinKind(JoinKind),
@@ -87,12 +87,10 @@ pub enum Reason {
     TableOnCpu,
     /// A probed table larger than kernels address.
     TableSlots(usize),
-    /// A build that is not a perfect hash on one key.
-    BuildStrategy,
+    /// Hash keys the generator cannot pack into one word.
+    HashKey(String),
     /// A build whose NULL keys match each other.
     NullEqualBuild,
-    /// An aggregation that needs a hash table.
-    HashAggregation,
     /// A DISTINCT aggregate.
     DistinctAggregate,
     /// A group key that is computed, not a column.
@@ -136,13 +134,12 @@ impl fmt::Display for Reason {
             Reason::Cast { from, to } => write!(f, "CAST from {from} to {to} on the GPU"),
             Reason::Case(what) => write!(f, "{what} on the GPU"),
             Reason::ValueType(ty) => write!(f, "a value of type {ty} on the GPU"),
-            Reason::ProbeShape => write!(f, "probe with residual, NULL semantics or several keys on the GPU"),
+            Reason::ProbeShape => write!(f, "probe with a residual predicate or NULL semantics on the GPU"),
             Reason::JoinKind(k) => write!(f, "{k:?} probe on the GPU"),
             Reason::TableOnCpu => write!(f, "probes a table built on the CPU"),
             Reason::TableSlots(n) => write!(f, "a probed table of {n} slots (at most {} on the GPU)", super::probe::MAX_TABLE_SLOTS),
-            Reason::BuildStrategy => write!(f, "only perfect-hash builds on one key run on the GPU"),
+            Reason::HashKey(what) => write!(f, "hash key {what} on the GPU"),
             Reason::NullEqualBuild => write!(f, "NULL-equal build on the GPU"),
-            Reason::HashAggregation => write!(f, "hash-table aggregation on the GPU (next: global hash table)"),
             Reason::DistinctAggregate => write!(f, "DISTINCT aggregate on the GPU"),
             Reason::ComputedGroupKey => write!(f, "computed group key"),
             Reason::BooleanGroupKey => write!(f, "boolean group key on the GPU"),
