@@ -30,37 +30,38 @@ __device__ __forceinline__ unsigned long long tessera_hash_slot(unsigned long lo
     return key & mask;
 }
 
-// Inserts a key that must not be there yet (a join's build side on unique keys): its
-// slot, or -1 when the key is there already (a duplicate), or -2 when the table is full.
-__device__ __forceinline__ long long tessera_hash_insert_unique(unsigned long long* keys, unsigned long long mask, unsigned long long key) {
-    unsigned long long s = tessera_hash_slot(key, mask);
+// The slot of `key`, looking from slot `s` on and claiming the first empty one unless
+// the key is found first, or -2 when the table is full. `claimed` says whether this call
+// put the key there.
+__device__ __forceinline__ long long tessera_hash_claim_from(unsigned long long* keys, unsigned long long mask, unsigned long long key, unsigned long long s, bool* claimed) {
+    *claimed = false;
     for (unsigned long long n = 0; n <= mask; ++n) {
         const unsigned long long seen = keys[s];
-        if (seen == key) return -1;
+        if (seen == key) return (long long)s;
         if (seen == TESSERA_EMPTY_KEY) {
             const unsigned long long old = atomicCAS(&keys[s], TESSERA_EMPTY_KEY, key);
-            if (old == TESSERA_EMPTY_KEY) return (long long)s;
-            if (old == key) return -1;
+            *claimed = old == TESSERA_EMPTY_KEY;
+            if (old == TESSERA_EMPTY_KEY || old == key) return (long long)s;
         }
         s = (s + 1) & mask;
     }
     return -2;
 }
 
+// Inserts a key that must not be there yet (a join's build side on unique keys): its
+// slot, or -1 when the key is there already (a duplicate), or -2 when the table is full.
+__device__ __forceinline__ long long tessera_hash_insert_unique(unsigned long long* keys, unsigned long long mask, unsigned long long key) {
+    bool claimed;
+    const long long s = tessera_hash_claim_from(keys, mask, key, tessera_hash_slot(key, mask), &claimed);
+    return s < 0 || claimed ? s : -1;
+}
+
 // The slot of `key`, inserted if it is not there yet (a group of a hash aggregation),
 // looking from slot `s` on (generated aggregations read the first slot themselves, see
 // codegen/aggregate.rs), or -2 when the table is full.
 __device__ __forceinline__ long long tessera_hash_find_or_insert_from(unsigned long long* keys, unsigned long long mask, unsigned long long key, unsigned long long s) {
-    for (unsigned long long n = 0; n <= mask; ++n) {
-        const unsigned long long seen = keys[s];
-        if (seen == key) return (long long)s;
-        if (seen == TESSERA_EMPTY_KEY) {
-            const unsigned long long old = atomicCAS(&keys[s], TESSERA_EMPTY_KEY, key);
-            if (old == TESSERA_EMPTY_KEY || old == key) return (long long)s;
-        }
-        s = (s + 1) & mask;
-    }
-    return -2;
+    bool claimed;
+    return tessera_hash_claim_from(keys, mask, key, s, &claimed);
 }
 
 // The slot of `key`, inserted if it is not there yet, or -2 when the table is full.

@@ -575,11 +575,7 @@ impl GpuRuntime {
                 for (i, k) in keys.iter().enumerate() {
                     let slot = |g: usize| (g / stride) % k.slots;
                     let col: ArrayRef = match k.dictionary {
-                        Some(d) => {
-                            let codes: Int32Array = order.iter().map(|&g| (slot(g) > 0).then(|| slot(g) as i32 - 1)).collect();
-                            let values = state.dictionaries.get(d.id).cloned().ok_or_else(|| TesseraError::Internal("dictionary id".into()))?;
-                            Arc::new(DictionaryArray::<Int32Type>::try_new(codes, values).map_err(arrow_err)?)
-                        }
+                        Some(d) => dictionary_column(state, d, order.iter().map(|&g| (slot(g) > 0).then(|| slot(g) as i32 - 1)).collect())?,
                         None => {
                             let v: Int64Array = order.iter().map(|&g| (slot(g) > 0).then(|| k.min + slot(g) as i64 - 1)).collect();
                             cast_to(&(Arc::new(v) as ArrayRef), a.fields[i].ty)?
@@ -594,11 +590,7 @@ impl GpuRuntime {
                     for (i, part) in pack.parts.iter().enumerate() {
                         let values = words.iter().map(|&w| part.unpack(w));
                         let col: ArrayRef = match part.dictionary {
-                            Some(d) => {
-                                let codes = Int32Array::from_iter_values(values.map(|v| v as i32));
-                                let dict = state.dictionaries.get(d.id).cloned().ok_or_else(|| TesseraError::Internal("dictionary id".into()))?;
-                                Arc::new(DictionaryArray::<Int32Type>::try_new(codes, dict).map_err(arrow_err)?)
-                            }
+                            Some(d) => dictionary_column(state, d, Int32Array::from_iter_values(values.map(|v| v as i32)))?,
                             None => int_as(&Int64Array::from_iter_values(values), part.ty, a.fields[i].ty)?,
                         };
                         columns.push(col);
@@ -657,11 +649,7 @@ impl GpuRuntime {
                         GpuBuf::I64(_) => words_of(bytes).into_iter().map(|w| w as i64).collect(),
                     };
                     let col: ArrayRef = match c.dictionary {
-                        Some(d) => {
-                            let codes = Int32Array::from_iter_values(values.iter().map(|&v| v as i32));
-                            let dict = state.dictionaries.get(d.id).cloned().ok_or_else(|| TesseraError::Internal("dictionary id".into()))?;
-                            Arc::new(DictionaryArray::<Int32Type>::try_new(codes, dict).map_err(arrow_err)?)
-                        }
+                        Some(d) => dictionary_column(state, d, Int32Array::from_iter_values(values.iter().map(|&v| v as i32)))?,
                         None => int_as(&Int64Array::from(values), f.ty, f.ty)?,
                     };
                     columns.push(col);
@@ -852,6 +840,12 @@ impl GpuRuntime {
     pub fn table_shape(state: &GpuQueryState, id: HashTableId) -> Option<GpuTable> {
         state.tables.get(&id).map(|t| t.shape.clone())
     }
+}
+
+/// Dictionary codes downloaded from the GPU as a column of dictionary `d`'s values.
+fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Result<ArrayRef> {
+    let values = state.dictionaries.get(d.id).cloned().ok_or_else(|| TesseraError::Internal("dictionary id".into()))?;
+    Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, values).map_err(arrow_err)?))
 }
 
 /// Little-endian 64-bit words of downloaded bytes.

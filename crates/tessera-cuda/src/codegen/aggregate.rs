@@ -363,16 +363,12 @@ fn hashed_group(b: &mut Builder<'_>, a: &Aggregate, ranges: &[Option<(i64, i64)>
     let pack = KeyPack::plan(&a.group_by, ranges, fields, &b.dicts)?;
     let capacity = rows.min(estimate.saturating_mul(GROUP_ESTIMATE_HEADROOM).max(super::hash::MIN_SLOTS));
     let slots = usize::try_from(table_slots(capacity)).ok().filter(|&n| n <= MAX_GROUP_SLOTS).ok_or(Reason::GroupSlots(None))?;
-    let mut keys = Vec::new();
-    for k in &a.group_by {
-        keys.push(super::filter::expr(b, k, fields)?);
-    }
-    let (word, in_range) = super::hash::pack(b, &pack, &keys);
+    let (word, in_range) = super::hash::pack(b, &pack, &a.group_by, fields)?;
     b.reject_flagged(cx!["!(", in_range, ")"], 1);
     let mask = slots - 1;
-    let first = b.var(CType::ULongLong, "hs", cx!["tessera_hash_slot(", word.clone(), format!(", {mask}ull)")]);
-    let name = b.fresh("hk");
-    let at = b.def(CType::ULongLong, name, cx!["out_keys[", first.clone(), "]"], Some(Load::GroupKey));
+    // The table is written by this kernel: a plain read (a stale "empty" only sends the
+    // item to the claiming loop).
+    let (first, at) = super::hash::first_slot(b, &word, mask, "out_keys", false, Load::GroupKey);
     let found = cx![
         "(", at, " == ", word.clone(), ") ? (long long)", first.clone(),
         format!(" : tessera_hash_find_or_insert_from(out_keys, {mask}ull, "), word, ", ", first, ")"

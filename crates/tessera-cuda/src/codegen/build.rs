@@ -40,14 +40,7 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
     b.reject_flagged(cx![&s, " < 0 || ", &s, format!(" >= {slots}LL")], 1);
     b.reject_flagged(cx!["atomicCAS((int*)&out_rows[", &s, "], 0, (int)(", CExpr::row(), " + 1)) != 0"], 2);
     b.effect(cx!["atomicOr(&out_bits[", &s, " >> 5], 1u << (", &s, " & 31));"]);
-    let mut payload = Vec::new();
-    for (j, &col) in h.payload.iter().enumerate() {
-        let (v, w) = super::scan::column(b, col)?;
-        b.params.push(Param::Out(Out::BuildPayload { column: j, width: w }));
-        b.effect(cx![format!("out_p{j}["), &s, "] = ", v, ";"]);
-        let dictionary = b.dicts.get(col).copied().flatten();
-        payload.push(GpuColumn { width: w, dictionary });
-    }
+    let payload = write_payload(b, h, &s)?;
     b.params.push(Param::Out(Out::BuildBitmap));
     Ok(SinkLayout::Build { table: GpuTable { min: *min, slots, hashed: None, payload, pass_permille: pass_permille(h.estimated_rows, pipeline) } })
 }
@@ -69,24 +62,27 @@ fn hashed(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>], pip
     };
     let slots = usize::try_from(table_slots(rows)).map_err(|_| Reason::TableSlots(usize::MAX))?;
     super::scan::prefetch(b, h.keys.iter().flat_map(|k| k.columns()).chain(h.payload.iter().copied()))?;
-    let mut keys = Vec::new();
-    for k in &h.keys {
-        keys.push(super::filter::expr(b, k, fields)?);
-    }
+    let (word, in_range) = super::hash::pack(b, &pack, &h.keys, fields)?;
     b.params.push(Param::Out(Out::Keys));
-    let (word, in_range) = super::hash::pack(b, &pack, &keys);
     b.reject_flagged(cx!["!(", in_range, ")"], 1);
     let s = b.var(CType::LongLong, "s", cx![format!("tessera_hash_insert_unique(out_keys, {}ull, ", slots - 1), word, ")"]);
     b.reject_flagged(cx![&s, " == -1LL"], 2);
     b.reject_flagged(cx![&s, " < 0LL"], 1);
+    let payload = write_payload(b, h, &s)?;
+    let table = GpuTable { min: 0, slots, hashed: Some(pack), payload, pass_permille: pass_permille(h.estimated_rows, pipeline) };
+    Ok(SinkLayout::Build { table })
+}
+
+/// Writes the row's payload columns at slot `s` of the table's payload arrays; their
+/// layouts.
+fn write_payload(b: &mut Builder<'_>, h: &HashBuild, s: &CExpr) -> Lowered<Vec<GpuColumn>> {
     let mut payload = Vec::new();
     for (j, &col) in h.payload.iter().enumerate() {
         let (v, w) = super::scan::column(b, col)?;
         b.params.push(Param::Out(Out::BuildPayload { column: j, width: w }));
-        b.effect(cx![format!("out_p{j}["), &s, "] = ", v, ";"]);
+        b.effect(cx![format!("out_p{j}["), s, "] = ", v, ";"]);
         let dictionary = b.dicts.get(col).copied().flatten();
         payload.push(GpuColumn { width: w, dictionary });
     }
-    let table = GpuTable { min: 0, slots, hashed: Some(pack), payload, pass_permille: pass_permille(h.estimated_rows, pipeline) };
-    Ok(SinkLayout::Build { table })
+    Ok(payload)
 }

@@ -14,7 +14,7 @@
 use tessera_ir::{Expr, Field, Type};
 
 use super::builder::{Builder, Lowered};
-use super::ir::{CExpr, CType};
+use super::ir::{CExpr, CType, Load};
 use super::layout::{DictRef, bounds};
 use super::unsupported::Reason;
 use crate::cx;
@@ -105,11 +105,6 @@ impl KeyPack {
     pub fn bits(&self) -> u32 {
         self.parts.iter().map(KeyPart::bits).sum()
     }
-
-    /// Whether two tables' keys pack alike (a probe packs its keys the build's way).
-    pub fn same_shape(&self, other: &KeyPack) -> bool {
-        self.parts.len() == other.parts.len() && self.parts.iter().zip(&other.parts).all(|(a, b)| a.min == b.min && a.span == b.span)
-    }
 }
 
 /// The slots of a table that may receive `rows` keys: a power of two (slots are found
@@ -118,12 +113,16 @@ pub fn table_slots(rows: u64) -> u64 {
     rows.saturating_mul(SLOTS_PER_ROW).max(MIN_SLOTS).checked_next_power_of_two().unwrap_or(1 << 63)
 }
 
-/// The packed word of key values `values` (one per part, any integer C type) and whether
+/// The packed word of keys `keys` (over the layout `fields`, one per part) and whether
 /// every key is within its part's range (and the word is not [`EMPTY_KEY`]).
-pub fn pack(b: &mut Builder<'_>, pack: &KeyPack, values: &[CExpr]) -> (CExpr, CExpr) {
+pub fn pack(b: &mut Builder<'_>, pack: &KeyPack, keys: &[Expr], fields: &[Field]) -> Lowered<(CExpr, CExpr)> {
+    let mut values = Vec::new();
+    for k in keys {
+        values.push(super::filter::expr(b, k, fields)?);
+    }
     let mut word = CExpr::default();
     let mut in_range = CExpr::default();
-    for (part, v) in pack.parts.iter().zip(values) {
+    for (part, v) in pack.parts.iter().zip(&values) {
         // The offset in unsigned arithmetic: below `min` it wraps past `span`.
         let offset = b.var(CType::ULongLong, "k", cx!["(unsigned long long)(long long)(", v.clone(), format!(") - {}ull", part.min as u64)]);
         if !word.0.is_empty() {
@@ -143,12 +142,23 @@ pub fn pack(b: &mut Builder<'_>, pack: &KeyPack, values: &[CExpr]) -> (CExpr, CE
         if !in_range.0.is_empty() {
             in_range = cx![in_range, " && "];
         }
-        in_range = cx![in_range, word.clone(), " != 0xffffffffffffffffull"];
+        in_range = cx![in_range, word.clone(), format!(" != {EMPTY_KEY:#x}ull")];
     }
     if in_range.0.is_empty() {
         in_range = CExpr::text("true");
     }
-    (word, in_range)
+    Ok((word, in_range))
+}
+
+/// The first slot for packed key `word` in a table of `mask + 1` slots, and the key held
+/// there, read from `array` (`__ldg` when no thread of the kernel writes it) as a `load`:
+/// the stage pass issues the read for all a thread's items before any item uses it.
+pub fn first_slot(b: &mut Builder<'_>, word: &CExpr, mask: usize, array: &str, ldg: bool, load: Load) -> (CExpr, CExpr) {
+    let first = b.var(CType::ULongLong, "hs", cx!["tessera_hash_slot(", word.clone(), format!(", {mask}ull)")]);
+    let name = b.fresh("hk");
+    let read = if ldg { cx![format!("__ldg(&{array}["), first.clone(), "])"] } else { cx![format!("{array}["), first.clone(), "]"] };
+    let at = b.def(CType::ULongLong, name, read, Some(load));
+    (first, at)
 }
 
 /// Whether a part's range is the whole range of its type's stored values.

@@ -180,11 +180,7 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
     let s = match (hoisted.get(&probe_no), &t.hashed) {
         (Some(s), _) => s.clone(),
         (None, Some(pack)) => {
-            let mut keys = Vec::new();
-            for k in &p.keys {
-                keys.push(super::filter::expr(b, k, fields)?);
-            }
-            let (s, found) = find(b, t, pack, probe_no, &keys);
+            let (s, found) = find(b, t, pack, probe_no, &p.keys, fields)?;
             reject_unmatched(b, p.kind, found, pass_rate(t));
             s
         }
@@ -223,17 +219,15 @@ fn reject_unmatched(b: &mut Builder<'_>, kind: JoinKind, found: CExpr, pass: f64
 /// column loads); only items whose first slot holds another key walk on
 /// (`tessera_hash_find_after`), which at a load factor of at most one half is rare.
 /// Keys outside the build's packed ranges cannot be in the table.
-pub fn find(b: &mut Builder<'_>, t: &GpuTable, pack: &KeyPack, probe: usize, keys: &[CExpr]) -> (CExpr, CExpr) {
-    let (word, in_range) = super::hash::pack(b, pack, keys);
+pub fn find(b: &mut Builder<'_>, t: &GpuTable, pack: &KeyPack, probe: usize, keys: &[Expr], fields: &[Field]) -> Lowered<(CExpr, CExpr)> {
+    let (word, in_range) = super::hash::pack(b, pack, keys, fields)?;
     let mask = t.slots - 1;
-    let first = b.var(CType::ULongLong, "hs", cx![format!("tessera_hash_slot("), word.clone(), format!(", {mask}ull)")]);
-    let name = b.fresh("hk");
-    let at = b.def(CType::ULongLong, name, cx![format!("__ldg(&h{probe}_keys["), first.clone(), "])"], Some(Load::HashKey { probe }));
+    let (first, at) = super::hash::first_slot(b, &word, mask, &format!("h{probe}_keys"), true, Load::HashKey { probe });
     let slot = cx![
         "!(", in_range, ") ? -1LL : (", at.clone(), " == ", word.clone(), " ? (long long)", first.clone(), " : (", at,
         format!(" == {EMPTY}ull ? -1LL : tessera_hash_find_after(h{probe}_keys, {mask}ull, "), word, ", ", first, ")))"
     ];
     let s = b.var(CType::LongLong, "s", slot);
     let found = b.var(CType::Bool, "f", cx![&s, " >= 0LL"]);
-    (s, found)
+    Ok((s, found))
 }
