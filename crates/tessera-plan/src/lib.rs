@@ -1,18 +1,21 @@
 //! The planner: DataFusion's optimized `LogicalPlan` → Tessera's pipeline DAG.
 //!
-//! DataFusion has already pushed down projections and filters, decorrelated subqueries
-//! and ordered joins. The planner walks that tree bottom-up, growing one pipeline per
-//! stream of rows and cutting it at each pipeline breaker: a join's build side ends in a
-//! hash-table build and the probe side continues (so a star join becomes one pipeline
-//! with chained probes), an aggregation or sort ends its pipeline and starts a new one
-//! over its result. A node the IR cannot express becomes an [`External`] step that
-//! DataFusion runs, its inputs being the results of the pipelines below it, so every
-//! query DataFusion answers is answered, and the fallbacks are listed with their reason.
+//! DataFusion has already pushed down projections and filters and decorrelated
+//! subqueries; it keeps inner joins in the order the query lists them, so the planner
+//! orders each tree of inner equi-joins itself from statistics ([`reorder`]). It walks
+//! the tree bottom-up, growing one pipeline per stream of rows and cutting it at each
+//! pipeline breaker: a join's build side ends in a hash-table build and the probe side
+//! continues (so a star join becomes one pipeline with chained probes), an aggregation
+//! or sort ends its pipeline and starts a new one over its result. A node the IR cannot
+//! express becomes an [`External`] step that DataFusion runs, its inputs being the
+//! results of the pipelines below it, so every query DataFusion answers is answered, and
+//! the fallbacks are listed with their reason.
 //!
 //! Entry point: [`plan`].
 #![warn(missing_docs)]
 
 mod expr;
+mod reorder;
 mod result_table;
 mod selectivity;
 mod types;
@@ -236,6 +239,9 @@ impl Planner<'_> {
     }
 
     fn node(&mut self, node: &LogicalPlan) -> Stream {
+        if let Some(region) = self.reorderable_region(node) {
+            return self.reordered_joins(node, region);
+        }
         match node {
             LogicalPlan::TableScan(scan) => match self.scan(scan) {
                 Ok(s) => s,
@@ -532,6 +538,70 @@ impl Planner<'_> {
         }
         probe.fields = fields;
         probe
+    }
+
+    /// The tree of inner equi-joins at `root` taken apart (see [`reorder`]), if it has
+    /// three or more relations and its outputs, keys and conditions have an IR form.
+    fn reorderable_region<'p>(&self, root: &'p LogicalPlan) -> Option<reorder::JoinRegion<'p>> {
+        let region = reorder::region(root)?;
+        fields_of(root.schema()).ok()?;
+        fields_of(&region.schema).ok()?;
+        for key in region.edges.iter().flat_map(|e| &e.keys) {
+            expr::translate(&key.expr, region.relations.get(key.relation)?.schema()).ok()?;
+        }
+        for condition in region.conditions() {
+            expr::translate(condition, &region.schema).ok()?;
+        }
+        Some(region)
+    }
+
+    /// Plans the relations of a join tree and joins them in the order
+    /// [`reorder::greedy`] picks from their estimates (the query's order if that cannot
+    /// be built), with `root`'s columns at the end.
+    fn reordered_joins(&mut self, root: &LogicalPlan, region: reorder::JoinRegion<'_>) -> Stream {
+        let mut streams: Vec<Option<Stream>> = region.relations.iter().map(|r| Some(self.node(r))).collect();
+        let estimates = reorder::Estimates {
+            rows: streams.iter().map(|s| s.as_ref().map_or(1.0, |s| s.rows)).collect(),
+            distinct: region
+                .edges
+                .iter()
+                .map(|e| {
+                    e.keys.each_ref().map(|k| {
+                        let stats = &streams.get(k.relation)?.as_ref()?.stats;
+                        stats.get(k.column?)?.distinct.map(|d| d as f64)
+                    })
+                })
+                .collect(),
+        };
+        let built = reorder::greedy(&region.ends(), &estimates)
+            .and_then(|tree| region.build(&tree, &estimates.rows))
+            .or_else(|| region.build(&region.written, &estimates.rows));
+        match built.and_then(|b| self.joined(b, &mut streams)) {
+            Some(mut stream) => {
+                stream.fields = fields_of(root.schema()).unwrap_or(stream.fields);
+                stream
+            }
+            // Not expected (the region was checked): DataFusion runs the tree as written.
+            None => self.external(root, Vec::new(), "join order could not be rebuilt".into()),
+        }
+    }
+
+    /// Plans joins that [`reorder`] rebuilt, over their relations' planned streams.
+    fn joined(&mut self, built: reorder::Built, streams: &mut [Option<Stream>]) -> Option<Stream> {
+        let (join, probe, build, keep) = match built {
+            reorder::Built::Relation(i) => return streams.get_mut(i)?.take(),
+            reorder::Built::Join { join, probe, build, keep } => (join, probe, build, keep),
+        };
+        let left = self.joined(*probe, streams)?;
+        let right = self.joined(*build, streams)?;
+        let fields = fields_of(&join.schema).ok()?;
+        let mut stream = self.join(&join, left, right, fields);
+        if let Some(keep) = keep {
+            let fields: Vec<Field> = keep.iter().map(|&i| stream.fields.get(i).cloned()).collect::<Option<_>>()?;
+            let exprs = keep.iter().zip(&fields).map(|(&i, f)| Expr::col(i, f.name.clone())).collect();
+            stream.project(exprs, fields);
+        }
+        Some(stream)
     }
 
     /// Hands `node` to DataFusion, its children being the results of `children`.
