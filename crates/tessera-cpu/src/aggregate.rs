@@ -1,12 +1,20 @@
 //! Grouped aggregation: a group table that maps rows to group numbers, and one
 //! accumulator array per aggregate indexed by group number.
 //!
-//! Each worker thread aggregates its morsels into its own table; the tables are merged
-//! at the end. Group numbers come from either
+//! Each worker thread aggregates its morsels into its own table. Group numbers come
+//! from either
 //! - a **perfect hash**: every key has a small known domain (dictionary codes, an
 //!   integer range from statistics, booleans), and the group number is the mixed-radix
 //!   number of the keys — an array index, no hashing, no comparisons; or
-//! - an **open-addressing hash table** over the keys in arrow's row format.
+//! - an **open-addressing hash table** ([`GroupIndex`]) over the keys, stored as
+//!   fixed-width 64-bit words where every key has a fixed width (integers, dates,
+//!   decimals, booleans: [`WordLayout`]), else in arrow's row format.
+//!
+//! The workers' tables are merged at the end. Hashed tables with many groups are merged
+//! the way DuckDB's radix-partitioned aggregation does: every group goes to a partition
+//! by the high bits of its hash, and the partitions are merged in parallel, each into
+//! a table of its own, so no table is shared and no merge runs on one thread
+//! ([`Partitions`]).
 //!
 //! Sums of integers and decimals are exact (128-bit); a result that does not fit its
 //! SQL type is an error.
@@ -15,8 +23,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Decimal128Array, DictionaryArray, Float64Array, Int64Array, StringArray,
-    new_null_array,
+    Array, ArrayRef, AsArray, BooleanArray, Decimal128Array, DictionaryArray, Float64Array,
+    Int64Array, StringArray, new_null_array,
 };
 use arrow::datatypes::{DataType, Int32Type};
 use arrow::row::{RowConverter, Rows};
@@ -24,7 +32,9 @@ use tessera_common::{Result, TesseraError};
 use tessera_ir::{AggExpr, AggFunc, Field, GroupStrategy, KeyDomain, Type};
 
 use crate::eval::{Evaluator, arrow_err, cast_to};
-use crate::hash::{hash_bytes, int_values, normalize, plain_type, row_converter, to_rows};
+use crate::hash::{
+    WordLayout, hash_bytes, hash_words, int_values, normalize, plain_type, row_converter,
+};
 use crate::types::arrow_type;
 
 /// The CPU keeps a perfect-hash group array per worker thread, so it uses one only up
@@ -32,6 +42,15 @@ use crate::types::arrow_type;
 /// larger perfect domains (the planner allows 4 Mi for the GPU, which has one shared
 /// array) are grouped through the hash table instead.
 const CPU_PERFECT_MAX_SLOTS: usize = 1 << 20;
+
+/// Below this many groups in all the workers' tables together, they are merged into
+/// one table on one thread: that takes well under a millisecond and keeps the result in
+/// one piece. Above it the merge is partitioned and parallel.
+const PARTITIONED_MERGE_MIN_GROUPS: usize = 1 << 16;
+
+/// Partitions per worker thread in a partitioned merge: several, so a partition that
+/// happens to hold more groups does not leave the other threads idle.
+const PARTITIONS_PER_THREAD: usize = 4;
 
 /// One key's domain as known at run time.
 #[derive(Debug, Clone)]
@@ -52,10 +71,311 @@ impl Domain {
     }
 }
 
+/// How hashed keys are encoded; one per aggregation, shared by its workers' tables so
+/// their keys compare when the tables are merged.
+#[derive(Debug)]
+enum KeyCodec {
+    Words(WordLayout),
+    Rows(RowConverter),
+}
+
+/// The keys of a hashed table's groups, group after group.
+enum KeyStore {
+    Words(Vec<u64>),
+    Rows(Rows),
+}
+
+/// Open addressing (linear probing, load factor at most 1/2) from a key's hash to its
+/// group number. A slot holds the group number and the high half of its hash, so most
+/// mismatches are told apart without reading the stored key; each group's full hash is
+/// kept for growing the table and for partitioning it.
+struct GroupIndex {
+    slots: Vec<u64>,
+    mask: usize,
+    hashes: Vec<u64>,
+}
+
+const EMPTY_SLOT: u64 = u64::MAX;
+
+impl GroupIndex {
+    fn new() -> GroupIndex {
+        GroupIndex {
+            slots: vec![EMPTY_SLOT; 1024],
+            mask: 1023,
+            hashes: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// The group whose key hashes to `hash` and for which `same` holds, or a new group
+    /// (`true`) that the caller must store the key of.
+    #[inline]
+    fn find_or_insert(&mut self, hash: u64, mut same: impl FnMut(usize) -> bool) -> (u32, bool) {
+        if (self.hashes.len() + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let tag = hash >> 32;
+        let mut s = hash as usize & self.mask;
+        loop {
+            let v = self.slots[s];
+            if v == EMPTY_SLOT {
+                let g = self.hashes.len() as u32;
+                self.slots[s] = (tag << 32) | g as u64;
+                self.hashes.push(hash);
+                return (g, true);
+            }
+            if v >> 32 == tag && same(v as u32 as usize) {
+                return (v as u32, false);
+            }
+            s = (s + 1) & self.mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = self.slots.len() * 2;
+        self.mask = size - 1;
+        self.slots = vec![EMPTY_SLOT; size];
+        for (g, &h) in self.hashes.iter().enumerate() {
+            let mut s = h as usize & self.mask;
+            while self.slots[s] != EMPTY_SLOT {
+                s = (s + 1) & self.mask;
+            }
+            self.slots[s] = ((h >> 32) << 32) | g as u64;
+        }
+    }
+}
+
+/// A hashed table's groups: their index and keys.
+struct HashGroups {
+    codec: Arc<KeyCodec>,
+    index: GroupIndex,
+    keys: KeyStore,
+}
+
+impl HashGroups {
+    fn new(codec: &Arc<KeyCodec>) -> HashGroups {
+        let keys = match &**codec {
+            KeyCodec::Words(_) => KeyStore::Words(Vec::new()),
+            KeyCodec::Rows(c) => KeyStore::Rows(c.empty_rows(0, 0)),
+        };
+        HashGroups {
+            codec: Arc::clone(codec),
+            index: GroupIndex::new(),
+            keys,
+        }
+    }
+
+    /// The group number of each of `rows` rows of `keys` (plain types), adding groups.
+    fn group_ids(&mut self, keys: &[ArrayRef], rows: usize) -> Result<Vec<u32>> {
+        let mut ids = Vec::with_capacity(rows);
+        let index = &mut self.index;
+        match (&*self.codec, &mut self.keys) {
+            (KeyCodec::Words(layout), KeyStore::Words(stored)) => {
+                let w = layout.width;
+                let encoded = layout.encode(keys, rows, false)?;
+                let hashes: Vec<u64> = encoded.chunks_exact(w).map(hash_words).collect();
+                for (key, &h) in encoded.chunks_exact(w).zip(&hashes) {
+                    let (g, new) = index.find_or_insert(h, |g| &stored[g * w..g * w + w] == key);
+                    if new {
+                        stored.extend_from_slice(key);
+                    }
+                    ids.push(g);
+                }
+            }
+            (KeyCodec::Rows(converter), KeyStore::Rows(stored)) => {
+                let encoded = converter.convert_columns(keys).map_err(arrow_err)?;
+                for row in encoded.iter() {
+                    let (g, new) =
+                        index.find_or_insert(hash_bytes(row.as_ref()), |g| stored.row(g) == row);
+                    if new {
+                        stored.push(row);
+                    }
+                    ids.push(g);
+                }
+            }
+            _ => {
+                return Err(TesseraError::Internal(
+                    "group keys stored unlike their codec".into(),
+                ));
+            }
+        }
+        check_group_count(index.len())?;
+        Ok(ids)
+    }
+
+    /// Adds the groups `groups` of `other` (same codec) that are not here yet; returns
+    /// their numbers here.
+    fn absorb(
+        &mut self,
+        other: &HashGroups,
+        groups: impl Iterator<Item = usize>,
+    ) -> Result<Vec<u32>> {
+        let index = &mut self.index;
+        let mut out = Vec::new();
+        match (&*self.codec, &mut self.keys, &other.keys) {
+            (KeyCodec::Words(layout), KeyStore::Words(stored), KeyStore::Words(theirs)) => {
+                let w = layout.width;
+                for g in groups {
+                    let key = &theirs[g * w..g * w + w];
+                    let (id, new) = index.find_or_insert(other.index.hashes[g], |h| {
+                        &stored[h * w..h * w + w] == key
+                    });
+                    if new {
+                        stored.extend_from_slice(key);
+                    }
+                    out.push(id);
+                }
+            }
+            (KeyCodec::Rows(_), KeyStore::Rows(stored), KeyStore::Rows(theirs)) => {
+                for g in groups {
+                    let row = theirs.row(g);
+                    let (id, new) =
+                        index.find_or_insert(other.index.hashes[g], |h| stored.row(h) == row);
+                    if new {
+                        stored.push(row);
+                    }
+                    out.push(id);
+                }
+            }
+            _ => {
+                return Err(TesseraError::Internal(
+                    "merging group keys of different codecs".into(),
+                ));
+            }
+        }
+        check_group_count(index.len())?;
+        Ok(out)
+    }
+
+    /// The key columns of the groups `order`.
+    fn key_columns(&self, order: &[usize]) -> Result<Vec<ArrayRef>> {
+        match (&*self.codec, &self.keys) {
+            (KeyCodec::Words(layout), KeyStore::Words(words)) => layout.decode(words, order),
+            (KeyCodec::Rows(converter), KeyStore::Rows(rows)) => converter
+                .convert_rows(order.iter().map(|&g| rows.row(g)))
+                .map_err(arrow_err),
+            _ => Err(TesseraError::Internal(
+                "group keys stored unlike their codec".into(),
+            )),
+        }
+    }
+}
+
+/// Group numbers are `u32`s.
+fn check_group_count(groups: usize) -> Result<()> {
+    if groups >= u32::MAX as usize {
+        return Err(TesseraError::ResourcesExhausted(format!(
+            "more than {} groups",
+            u32::MAX - 1
+        )));
+    }
+    Ok(())
+}
+
 enum Groups {
     Scalar,
-    Perfect { domains: Vec<Domain>, seen: Vec<bool> },
-    Hash { converter: RowConverter, key_types: Vec<DataType>, keys: Rows, slots: Vec<u32>, mask: usize },
+    Perfect {
+        domains: Vec<Domain>,
+        seen: Vec<bool>,
+    },
+    Hash(HashGroups),
+}
+
+/// What one aggregation's workers share: its plan and the encoding of hashed keys.
+#[derive(Debug)]
+pub struct GroupPlan {
+    strategy: GroupStrategy,
+    aggregates: Vec<AggExpr>,
+    codec: Arc<KeyCodec>,
+    key_types: Vec<DataType>,
+}
+
+impl GroupPlan {
+    /// The plan for grouping keys of `key_types` (`nullable` when any may be NULL).
+    pub fn new(
+        strategy: &GroupStrategy,
+        aggregates: &[AggExpr],
+        key_types: &[DataType],
+        nullable: bool,
+    ) -> Result<GroupPlan> {
+        let key_types: Vec<DataType> = key_types.iter().map(plain_type).collect();
+        let codec = match WordLayout::new(&key_types, nullable) {
+            Some(layout) => KeyCodec::Words(layout),
+            None => KeyCodec::Rows(row_converter(&key_types)?),
+        };
+        Ok(GroupPlan {
+            strategy: strategy.clone(),
+            aggregates: aggregates.to_vec(),
+            codec: Arc::new(codec),
+            key_types,
+        })
+    }
+
+    /// An empty table. Perfect-hash domains over dictionaries are completed from the
+    /// first morsel (`first_keys`), since a dictionary's size is known only at run time.
+    pub fn table(&self, first_keys: &[ArrayRef]) -> Result<GroupTable> {
+        let (groups, count) = match &self.strategy {
+            GroupStrategy::Scalar => (Groups::Scalar, 1),
+            GroupStrategy::Perfect { domains }
+                if perfect_slots(domains, first_keys) <= CPU_PERFECT_MAX_SLOTS =>
+            {
+                let mut rt = Vec::with_capacity(domains.len());
+                for (i, d) in domains.iter().enumerate() {
+                    rt.push(match d {
+                        KeyDomain::Range { min, max } => Domain::Range {
+                            min: *min,
+                            size: (max - min + 1) as usize,
+                        },
+                        KeyDomain::Boolean => Domain::Boolean,
+                        KeyDomain::Dictionary { .. } => {
+                            let values = first_keys
+                                .get(i)
+                                .and_then(|k| k.as_dictionary_opt::<Int32Type>())
+                                .map(|d| Arc::clone(d.values()))
+                                .ok_or_else(|| {
+                                    TesseraError::Internal(
+                                        "dictionary group key is not dictionary-encoded".into(),
+                                    )
+                                })?;
+                            Domain::Dictionary { values }
+                        }
+                    });
+                }
+                let slots = rt
+                    .iter()
+                    .try_fold(1usize, |acc, d| acc.checked_mul(d.slots()))
+                    .unwrap_or(usize::MAX);
+                (
+                    Groups::Perfect {
+                        domains: rt,
+                        seen: vec![false; slots],
+                    },
+                    slots,
+                )
+            }
+            GroupStrategy::Perfect { .. } | GroupStrategy::Hash { .. } => {
+                (Groups::Hash(HashGroups::new(&self.codec)), 0)
+            }
+        };
+        let mut accs: Vec<Acc> = self
+            .aggregates
+            .iter()
+            .map(Acc::new)
+            .collect::<Result<_>>()?;
+        for a in &mut accs {
+            a.resize(count);
+        }
+        Ok(GroupTable {
+            groups,
+            count,
+            accs,
+            specs: self.aggregates.clone(),
+            key_types: self.key_types.clone(),
+        })
+    }
 }
 
 /// A worker's aggregation state.
@@ -64,60 +384,26 @@ pub struct GroupTable {
     count: usize,
     accs: Vec<Acc>,
     specs: Vec<AggExpr>,
+    key_types: Vec<DataType>,
 }
 
 impl std::fmt::Debug for GroupTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GroupTable").field("groups", &self.count).finish()
+        f.debug_struct("GroupTable")
+            .field("groups", &self.count)
+            .finish()
     }
 }
 
 impl GroupTable {
-    /// An empty table. Perfect-hash domains over dictionaries are completed from the
-    /// first morsel (`first_keys`), since a dictionary's size is known only at run time.
-    pub fn new(strategy: &GroupStrategy, aggregates: &[AggExpr], key_types: &[DataType], first_keys: &[ArrayRef]) -> Result<GroupTable> {
-        let hash = GroupStrategy::Hash { estimated_groups: 0, key_ranges: Vec::new() };
-        let strategy = match strategy {
-            GroupStrategy::Perfect { domains } if perfect_slots(domains, first_keys) > CPU_PERFECT_MAX_SLOTS => &hash,
-            s => s,
-        };
-        let (groups, count) = match strategy {
-            GroupStrategy::Scalar => (Groups::Scalar, 1),
-            GroupStrategy::Perfect { domains } => {
-                let mut rt = Vec::with_capacity(domains.len());
-                for (i, d) in domains.iter().enumerate() {
-                    rt.push(match d {
-                        KeyDomain::Range { min, max } => Domain::Range { min: *min, size: (max - min + 1) as usize },
-                        KeyDomain::Boolean => Domain::Boolean,
-                        KeyDomain::Dictionary { .. } => {
-                            let values = first_keys
-                                .get(i)
-                                .and_then(|k| k.as_dictionary_opt::<Int32Type>())
-                                .map(|d| Arc::clone(d.values()))
-                                .ok_or_else(|| TesseraError::Internal("dictionary group key is not dictionary-encoded".into()))?;
-                            Domain::Dictionary { values }
-                        }
-                    });
-                }
-                let slots = rt.iter().try_fold(1usize, |acc, d| acc.checked_mul(d.slots())).unwrap_or(usize::MAX);
-                (Groups::Perfect { domains: rt, seen: vec![false; slots] }, slots)
-            }
-            GroupStrategy::Hash { .. } => {
-                let key_types: Vec<DataType> = key_types.iter().map(plain_type).collect();
-                let converter = row_converter(&key_types)?;
-                let keys = converter.empty_rows(0, 0);
-                (Groups::Hash { converter, key_types, keys, slots: vec![u32::MAX; 1024], mask: 1023 }, 0)
-            }
-        };
-        let mut accs: Vec<Acc> = aggregates.iter().map(Acc::new).collect::<Result<_>>()?;
-        for a in &mut accs {
-            a.resize(count);
-        }
-        Ok(GroupTable { groups, count, accs, specs: aggregates.to_vec() })
-    }
-
     /// Aggregates one morsel: `keys` are the evaluated group keys, `columns` the input.
-    pub fn update(&mut self, keys: &[ArrayRef], columns: &[ArrayRef], rows: usize, eval: &Evaluator) -> Result<()> {
+    pub fn update(
+        &mut self,
+        keys: &[ArrayRef],
+        columns: &[ArrayRef],
+        rows: usize,
+        eval: &Evaluator,
+    ) -> Result<()> {
         let ids = self.group_ids(keys, rows)?;
         for (acc, spec) in self.accs.iter_mut().zip(&self.specs) {
             match &spec.arg {
@@ -159,9 +445,17 @@ impl GroupTable {
                             }
                         }
                         Domain::Boolean => {
-                            let b = k.as_boolean_opt().ok_or_else(|| TesseraError::Internal("boolean key expected".into()))?;
+                            let b = k.as_boolean_opt().ok_or_else(|| {
+                                TesseraError::Internal("boolean key expected".into())
+                            })?;
                             for r in 0..rows {
-                                let slot = if b.is_null(r) { 0 } else if b.value(r) { 2 } else { 1 };
+                                let slot = if b.is_null(r) {
+                                    0
+                                } else if b.value(r) {
+                                    2
+                                } else {
+                                    1
+                                };
                                 ids[r] += (slot * stride) as u32;
                             }
                         }
@@ -180,13 +474,10 @@ impl GroupTable {
                 }
                 Ok(ids)
             }
-            Groups::Hash { converter, key_types, keys: group_keys, slots, mask } => {
-                let keys = normalize(keys, key_types)?;
-                let rows_enc = to_rows(converter, &keys)?;
-                let mut ids = Vec::with_capacity(rows);
-                for r in 0..rows {
-                    ids.push(group_of(rows_enc.row(r), group_keys, slots, mask, &mut self.count));
-                }
+            Groups::Hash(h) => {
+                let keys = normalize(keys, &self.key_types)?;
+                let ids = h.group_ids(&keys, rows)?;
+                self.count = h.index.len();
                 for a in &mut self.accs {
                     a.resize(self.count);
                 }
@@ -195,40 +486,75 @@ impl GroupTable {
         }
     }
 
-    /// Folds another worker's table (same plan) into this one.
-    pub fn merge(&mut self, other: GroupTable) -> Result<()> {
-        let mapping: Vec<u32> = match (&mut self.groups, other.groups) {
-            (Groups::Scalar, Groups::Scalar) => vec![0],
-            (Groups::Perfect { seen, .. }, Groups::Perfect { seen: other_seen, .. }) => {
-                for (s, o) in seen.iter_mut().zip(&other_seen) {
+    /// An empty table like this one (for a partition of a merge).
+    fn empty_like(&self) -> Result<GroupTable> {
+        let groups = match &self.groups {
+            Groups::Hash(h) => Groups::Hash(HashGroups::new(&h.codec)),
+            _ => {
+                return Err(TesseraError::Internal(
+                    "only hashed group tables are partitioned".into(),
+                ));
+            }
+        };
+        let accs = self.specs.iter().map(Acc::new).collect::<Result<_>>()?;
+        Ok(GroupTable {
+            groups,
+            count: 0,
+            accs,
+            specs: self.specs.clone(),
+            key_types: self.key_types.clone(),
+        })
+    }
+
+    /// Folds the groups `only` (all when None) of another table of the same plan into
+    /// this one.
+    fn absorb(&mut self, other: &GroupTable, only: Option<&[u32]>) -> Result<()> {
+        let all: Vec<u32>;
+        let src: &[u32] = match only {
+            Some(g) => g,
+            None => {
+                all = (0..other.count as u32).collect();
+                &all
+            }
+        };
+        let dst: Vec<u32> = match (&mut self.groups, &other.groups) {
+            (Groups::Scalar, Groups::Scalar) => src.to_vec(),
+            (
+                Groups::Perfect { seen, .. },
+                Groups::Perfect {
+                    seen: other_seen, ..
+                },
+            ) => {
+                for (s, o) in seen.iter_mut().zip(other_seen) {
                     *s |= *o;
                 }
-                (0..other.count as u32).collect()
+                src.to_vec()
             }
-            (
-                Groups::Hash { converter, keys: group_keys, slots, mask, .. },
-                Groups::Hash { converter: other_converter, keys: other_keys, .. },
-            ) => {
-                // Rows are only comparable within one converter: re-encode the other's.
-                let arrays = other_converter.convert_rows(other_keys.iter()).map_err(arrow_err)?;
-                let other_keys = converter.convert_columns(&arrays).map_err(arrow_err)?;
-                let mut mapping = Vec::with_capacity(other.count);
-                for row in other_keys.iter() {
-                    mapping.push(group_of(row, group_keys, slots, mask, &mut self.count));
-                }
-                mapping
+            (Groups::Hash(mine), Groups::Hash(theirs)) => {
+                let dst = mine.absorb(theirs, src.iter().map(|&g| g as usize))?;
+                self.count = mine.index.len();
+                dst
             }
-            _ => return Err(TesseraError::Internal("merging group tables of different kinds".into())),
+            _ => {
+                return Err(TesseraError::Internal(
+                    "merging group tables of different kinds".into(),
+                ));
+            }
         };
-        for (a, b) in self.accs.iter_mut().zip(other.accs) {
+        for (a, b) in self.accs.iter_mut().zip(&other.accs) {
             a.resize(self.count);
-            a.merge(b, &mapping)?;
+            a.merge_pairs(b, src, &dst)?;
         }
         Ok(())
     }
 
+    /// Folds another worker's table (same plan) into this one.
+    pub fn merge(&mut self, other: GroupTable) -> Result<()> {
+        self.absorb(&other, None)
+    }
+
     /// The result: group keys, then aggregates, typed as `fields`.
-    pub fn finish(self, fields: &[Field]) -> Result<Vec<ArrayRef>> {
+    pub fn finish(&self, fields: &[Field]) -> Result<Vec<ArrayRef>> {
         let (key_columns, order): (Vec<ArrayRef>, Vec<usize>) = match &self.groups {
             Groups::Scalar => (vec![], vec![0]),
             Groups::Perfect { domains, seen } => {
@@ -240,8 +566,10 @@ impl GroupTable {
                     let slot_of = |g: usize| (g / stride) % slots;
                     let col: ArrayRef = match d {
                         Domain::Range { min, .. } => {
-                            let v: Int64Array =
-                                order.iter().map(|&g| (slot_of(g) > 0).then(|| min + slot_of(g) as i64 - 1)).collect();
+                            let v: Int64Array = order
+                                .iter()
+                                .map(|&g| (slot_of(g) > 0).then(|| min + slot_of(g) as i64 - 1))
+                                .collect();
                             cast_to(&(Arc::new(v) as ArrayRef), fields[i].ty)?
                         }
                         Domain::Boolean => {
@@ -255,9 +583,14 @@ impl GroupTable {
                             Arc::new(v)
                         }
                         Domain::Dictionary { values } => {
-                            let codes: arrow::array::Int32Array =
-                                order.iter().map(|&g| (slot_of(g) > 0).then(|| slot_of(g) as i32 - 1)).collect();
-                            Arc::new(DictionaryArray::<Int32Type>::try_new(codes, Arc::clone(values)).map_err(arrow_err)?)
+                            let codes: arrow::array::Int32Array = order
+                                .iter()
+                                .map(|&g| (slot_of(g) > 0).then(|| slot_of(g) as i32 - 1))
+                                .collect();
+                            Arc::new(
+                                DictionaryArray::<Int32Type>::try_new(codes, Arc::clone(values))
+                                    .map_err(arrow_err)?,
+                            )
                         }
                     };
                     cols.push(col);
@@ -265,17 +598,90 @@ impl GroupTable {
                 }
                 (cols, order)
             }
-            Groups::Hash { converter, keys, .. } => {
-                let cols = converter.convert_rows(keys.iter()).map_err(arrow_err)?;
-                (cols, (0..self.count).collect())
+            Groups::Hash(h) => {
+                let order: Vec<usize> = (0..self.count).collect();
+                (h.key_columns(&order)?, order)
             }
         };
         let nkeys = key_columns.len();
         let mut out = key_columns;
-        for (i, acc) in self.accs.into_iter().enumerate() {
+        for (i, acc) in self.accs.iter().enumerate() {
             out.push(acc.finish(&order, fields[nkeys + i].ty)?);
         }
         Ok(out)
+    }
+}
+
+/// The workers' tables of one aggregation, ready to be merged: into one table, or —
+/// when they are hashed and hold many groups — into partitions by the high bits of the
+/// keys' hashes, which [`Partitions::finish`] merges independently (in parallel).
+pub struct Partitions {
+    tables: Vec<GroupTable>,
+    /// Per table, per partition: its groups in that partition (empty when merged).
+    groups: Vec<Vec<Vec<u32>>>,
+    count: usize,
+}
+
+impl Partitions {
+    /// Prepares `tables` (at least one) for merging on `threads` threads.
+    pub fn new(mut tables: Vec<GroupTable>, threads: usize) -> Result<Partitions> {
+        let groups: usize = tables.iter().map(|t| t.count).sum();
+        let hashed = tables.iter().all(|t| matches!(t.groups, Groups::Hash(_)));
+        if tables.len() <= 1 || !hashed || groups < PARTITIONED_MERGE_MIN_GROUPS || threads <= 1 {
+            let mut rest = tables.split_off(1.min(tables.len()));
+            if let Some(first) = tables.first_mut() {
+                for t in rest.drain(..) {
+                    first.merge(t)?;
+                }
+            }
+            let count = tables.len();
+            return Ok(Partitions {
+                tables,
+                groups: Vec::new(),
+                count,
+            });
+        }
+        let count = (threads * PARTITIONS_PER_THREAD).next_power_of_two();
+        let shift = 64 - count.trailing_zeros();
+        let groups = tables
+            .iter()
+            .map(|t| {
+                let mut parts = vec![Vec::new(); count];
+                if let Groups::Hash(h) = &t.groups {
+                    for (g, &hash) in h.index.hashes.iter().enumerate() {
+                        parts[(hash >> shift) as usize].push(g as u32);
+                    }
+                }
+                parts
+            })
+            .collect();
+        Ok(Partitions {
+            tables,
+            groups,
+            count,
+        })
+    }
+
+    /// How many partitions there are.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether there are none (no tables).
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Partition `p`'s groups merged, as result columns typed as `fields`.
+    pub fn finish(&self, p: usize, fields: &[Field]) -> Result<Vec<ArrayRef>> {
+        if self.groups.is_empty() {
+            return self.tables[p].finish(fields);
+        }
+        let mut merged = self.tables[0].empty_like()?;
+        for (t, parts) in self.tables.iter().zip(&self.groups) {
+            merged.absorb(t, Some(&parts[p]))?;
+        }
+        merged.finish(fields)
     }
 }
 
@@ -287,50 +693,14 @@ fn perfect_slots(domains: &[KeyDomain], first_keys: &[ArrayRef]) -> usize {
         .map(|(i, d)| match d {
             KeyDomain::Range { min, max } => (max - min + 2) as usize,
             KeyDomain::Boolean => 3,
-            KeyDomain::Dictionary { .. } => {
-                first_keys.get(i).and_then(|k| k.as_dictionary_opt::<Int32Type>()).map(|d| d.values().len() + 1).unwrap_or(usize::MAX)
-            }
+            KeyDomain::Dictionary { .. } => first_keys
+                .get(i)
+                .and_then(|k| k.as_dictionary_opt::<Int32Type>())
+                .map(|d| d.values().len() + 1)
+                .unwrap_or(usize::MAX),
         })
         .try_fold(1usize, |acc, n| acc.checked_mul(n))
         .unwrap_or(usize::MAX)
-}
-
-/// The group number of `row` in an open-addressing table (linear probing) over the
-/// group keys `keys`, adding a new group when it is not there; doubles the table to
-/// keep the load factor at most 1/2.
-fn group_of(row: arrow::row::Row<'_>, keys: &mut Rows, slots: &mut Vec<u32>, mask: &mut usize, count: &mut usize) -> u32 {
-    if (*count + 1) * 2 > slots.len() {
-        let (s, m) = rehash(keys, slots.len() * 2);
-        *slots = s;
-        *mask = m;
-    }
-    let mut s = hash_bytes(row.as_ref()) as usize & *mask;
-    loop {
-        let g = slots[s];
-        if g == u32::MAX {
-            keys.push(row);
-            slots[s] = *count as u32;
-            *count += 1;
-            return *count as u32 - 1;
-        }
-        if keys.row(g as usize) == row {
-            return g;
-        }
-        s = (s + 1) & *mask;
-    }
-}
-
-fn rehash(keys: &Rows, size: usize) -> (Vec<u32>, usize) {
-    let mask = size - 1;
-    let mut slots = vec![u32::MAX; size];
-    for (g, row) in keys.iter().enumerate() {
-        let mut s = hash_bytes(row.as_ref()) as usize & mask;
-        while slots[s] != u32::MAX {
-            s = (s + 1) & mask;
-        }
-        slots[s] = g as u32;
-    }
-    (slots, mask)
 }
 
 /// Codes of `k` in the dictionary `values` (remapping through the strings when `k`
@@ -343,16 +713,21 @@ fn dictionary_codes(k: &ArrayRef, values: &ArrayRef) -> Result<Vec<Option<u32>>>
     }
     let strings = arrow::compute::cast(k, &DataType::Utf8).map_err(arrow_err)?;
     let strings = strings.as_string::<i32>();
-    let dict = values.as_string_opt::<i32>().ok_or_else(|| TesseraError::Internal("dictionary of non-strings".into()))?;
-    let lookup: HashMap<&str, u32> = dict.iter().enumerate().filter_map(|(i, v)| v.map(|v| (v, i as u32))).collect();
+    let dict = values
+        .as_string_opt::<i32>()
+        .ok_or_else(|| TesseraError::Internal("dictionary of non-strings".into()))?;
+    let lookup: HashMap<&str, u32> = dict
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.map(|v| (v, i as u32)))
+        .collect();
     strings
         .iter()
         .map(|s| match s {
             None => Ok(None),
-            Some(s) => lookup
-                .get(s)
-                .map(|&c| Some(c))
-                .ok_or_else(|| TesseraError::Internal(format!("group key '{s}' not in the column's dictionary"))),
+            Some(s) => lookup.get(s).map(|&c| Some(c)).ok_or_else(|| {
+                TesseraError::Internal(format!("group key '{s}' not in the column's dictionary"))
+            }),
         })
         .collect()
 }
@@ -363,8 +738,17 @@ fn for_each_int(a: &ArrayRef, mut f: impl FnMut(usize, i128)) -> Result<()> {
         ($t:ty) => {{
             let p = a.as_primitive::<$t>();
             match p.nulls() {
-                None => p.values().iter().enumerate().for_each(|(i, v)| f(i, *v as i128)),
-                Some(n) => p.values().iter().enumerate().filter(|(i, _)| n.is_valid(*i)).for_each(|(i, v)| f(i, *v as i128)),
+                None => p
+                    .values()
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, v)| f(i, *v as i128)),
+                Some(n) => p
+                    .values()
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| n.is_valid(*i))
+                    .for_each(|(i, v)| f(i, *v as i128)),
             }
         }};
     }
@@ -380,7 +764,11 @@ fn for_each_int(a: &ArrayRef, mut f: impl FnMut(usize, i128)) -> Result<()> {
         DataType::UInt64 => each!(t::UInt64Type),
         DataType::Date32 => each!(t::Date32Type),
         DataType::Decimal128(..) => each!(t::Decimal128Type),
-        other => return Err(TesseraError::Internal(format!("integer aggregate over {other}"))),
+        other => {
+            return Err(TesseraError::Internal(format!(
+                "integer aggregate over {other}"
+            )));
+        }
     }
     Ok(())
 }
@@ -397,7 +785,10 @@ fn for_each_f64(a: &ArrayRef, mut f: impl FnMut(usize, f64)) -> Result<()> {
 }
 
 fn is_float(dt: &DataType) -> bool {
-    matches!(dt, DataType::Float16 | DataType::Float32 | DataType::Float64)
+    matches!(
+        dt,
+        DataType::Float16 | DataType::Float32 | DataType::Float64
+    )
 }
 
 fn decimal_scale(dt: &DataType) -> i8 {
@@ -410,17 +801,36 @@ fn decimal_scale(dt: &DataType) -> i8 {
 /// One aggregate's per-group state.
 enum Acc {
     Count(Vec<i64>),
-    Sum { func: AggFunc, ints: Vec<i128>, floats: Vec<f64>, counts: Vec<i64>, float: Option<bool>, scale: i8 },
-    MinMax { min: bool, ints: Vec<Option<i128>>, floats: Vec<Option<f64>>, strings: Vec<Option<String>>, bools: Vec<Option<bool>>, kind: Option<u8> },
+    Sum {
+        func: AggFunc,
+        ints: Vec<i128>,
+        floats: Vec<f64>,
+        counts: Vec<i64>,
+        float: Option<bool>,
+        scale: i8,
+    },
+    MinMax {
+        min: bool,
+        ints: Vec<Option<i128>>,
+        floats: Vec<Option<f64>>,
+        strings: Vec<Option<String>>,
+        bools: Vec<Option<bool>>,
+        kind: Option<u8>,
+    },
 }
 
 impl Acc {
     fn new(spec: &AggExpr) -> Result<Acc> {
         Ok(match spec.func {
             AggFunc::CountStar | AggFunc::Count => Acc::Count(Vec::new()),
-            AggFunc::Sum | AggFunc::Avg => {
-                Acc::Sum { func: spec.func, ints: Vec::new(), floats: Vec::new(), counts: Vec::new(), float: None, scale: 0 }
-            }
+            AggFunc::Sum | AggFunc::Avg => Acc::Sum {
+                func: spec.func,
+                ints: Vec::new(),
+                floats: Vec::new(),
+                counts: Vec::new(),
+                float: None,
+                scale: 0,
+            },
             AggFunc::Min | AggFunc::Max => Acc::MinMax {
                 min: spec.func == AggFunc::Min,
                 ints: Vec::new(),
@@ -435,12 +845,23 @@ impl Acc {
     fn resize(&mut self, n: usize) {
         match self {
             Acc::Count(c) => c.resize(n, 0),
-            Acc::Sum { ints, floats, counts, .. } => {
+            Acc::Sum {
+                ints,
+                floats,
+                counts,
+                ..
+            } => {
                 ints.resize(n, 0);
                 floats.resize(n, 0.0);
                 counts.resize(n, 0);
             }
-            Acc::MinMax { ints, floats, strings, bools, .. } => {
+            Acc::MinMax {
+                ints,
+                floats,
+                strings,
+                bools,
+                ..
+            } => {
                 ints.resize(n, None);
                 floats.resize(n, None);
                 strings.resize(n, None);
@@ -462,11 +883,22 @@ impl Acc {
             Acc::Count(c) => {
                 match values.logical_nulls() {
                     None => ids.iter().for_each(|&g| c[g as usize] += 1),
-                    Some(n) => ids.iter().enumerate().filter(|(i, _)| n.is_valid(*i)).for_each(|(_, &g)| c[g as usize] += 1),
+                    Some(n) => ids
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| n.is_valid(*i))
+                        .for_each(|(_, &g)| c[g as usize] += 1),
                 }
                 Ok(())
             }
-            Acc::Sum { ints, floats, counts, float, scale, .. } => {
+            Acc::Sum {
+                ints,
+                floats,
+                counts,
+                float,
+                scale,
+                ..
+            } => {
                 let is_f = is_float(values.data_type());
                 float.get_or_insert(is_f);
                 *scale = decimal_scale(values.data_type());
@@ -492,8 +924,17 @@ impl Acc {
                     Ok(())
                 }
             }
-            Acc::MinMax { min, ints, floats, strings, bools, kind } => {
-                let better_i = |old: Option<i128>, v: i128| old.is_none_or(|o| if *min { v < o } else { v > o });
+            Acc::MinMax {
+                min,
+                ints,
+                floats,
+                strings,
+                bools,
+                kind,
+            } => {
+                let better_i = |old: Option<i128>, v: i128| {
+                    old.is_none_or(|o| if *min { v < o } else { v > o })
+                };
                 match values.data_type() {
                     DataType::Boolean => {
                         *kind = Some(3);
@@ -518,13 +959,18 @@ impl Acc {
                             }
                         })
                     }
-                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Dictionary(..) => {
+                    DataType::Utf8
+                    | DataType::LargeUtf8
+                    | DataType::Utf8View
+                    | DataType::Dictionary(..) => {
                         *kind = Some(2);
                         let s = arrow::compute::cast(values, &DataType::Utf8).map_err(arrow_err)?;
                         for (i, v) in s.as_string::<i32>().iter().enumerate() {
                             if let Some(v) = v {
                                 let g = ids[i] as usize;
-                                let better = strings[g].as_deref().is_none_or(|o| if *min { v < o } else { v > o });
+                                let better = strings[g]
+                                    .as_deref()
+                                    .is_none_or(|o| if *min { v < o } else { v > o });
                                 if better {
                                     strings[g] = Some(v.to_string());
                                 }
@@ -546,111 +992,187 @@ impl Acc {
         }
     }
 
-    fn merge(&mut self, other: Acc, mapping: &[u32]) -> Result<()> {
+    /// Folds group `src[i]` of `other` into group `dst[i]` here, for every `i`.
+    fn merge_pairs(&mut self, other: &Acc, src: &[u32], dst: &[u32]) -> Result<()> {
+        let pairs = src.iter().zip(dst).map(|(&s, &d)| (s as usize, d as usize));
         match (self, other) {
             (Acc::Count(a), Acc::Count(b)) => {
-                for (i, v) in b.into_iter().enumerate() {
-                    a[mapping[i] as usize] += v;
+                for (s, d) in pairs {
+                    a[d] += b[s];
                 }
             }
-            (Acc::Sum { ints, floats, counts, float, scale, .. }, Acc::Sum { ints: bi, floats: bf, counts: bc, float: bfl, scale: bs, .. }) => {
+            (
+                Acc::Sum {
+                    ints,
+                    floats,
+                    counts,
+                    float,
+                    scale,
+                    ..
+                },
+                Acc::Sum {
+                    ints: bi,
+                    floats: bf,
+                    counts: bc,
+                    float: bfl,
+                    scale: bs,
+                    ..
+                },
+            ) => {
                 if float.is_none() {
-                    *float = bfl;
-                    *scale = bs;
+                    *float = *bfl;
+                    *scale = *bs;
                 }
-                for i in 0..bc.len() {
-                    let g = mapping[i] as usize;
-                    ints[g] = ints[g]
-                        .checked_add(bi[i])
-                        .ok_or_else(|| TesseraError::Execution("arithmetic overflow in SUM".into()))?;
-                    floats[g] += bf[i];
-                    counts[g] += bc[i];
+                for (s, d) in pairs {
+                    ints[d] = ints[d].checked_add(bi[s]).ok_or_else(|| {
+                        TesseraError::Execution("arithmetic overflow in SUM".into())
+                    })?;
+                    floats[d] += bf[s];
+                    counts[d] += bc[s];
                 }
             }
-            (Acc::MinMax { min, ints, floats, strings, bools, kind }, Acc::MinMax { ints: bi, floats: bf, strings: bs, bools: bb, kind: bk, .. }) => {
+            (
+                Acc::MinMax {
+                    min,
+                    ints,
+                    floats,
+                    strings,
+                    bools,
+                    kind,
+                },
+                Acc::MinMax {
+                    ints: bi,
+                    floats: bf,
+                    strings: bs,
+                    bools: bb,
+                    kind: bk,
+                    ..
+                },
+            ) => {
                 if kind.is_none() {
-                    *kind = bk;
+                    *kind = *bk;
                 }
                 let min = *min;
-                for i in 0..bi.len() {
-                    let g = mapping[i] as usize;
-                    if let Some(v) = bi[i] {
-                        if ints[g].is_none_or(|o| if min { v < o } else { v > o }) {
-                            ints[g] = Some(v);
+                for (s, d) in pairs {
+                    if let Some(v) = bi[s] {
+                        if ints[d].is_none_or(|o| if min { v < o } else { v > o }) {
+                            ints[d] = Some(v);
                         }
                     }
-                    if let Some(v) = bf[i] {
-                        if floats[g].is_none_or(|o| if min { v < o } else { v > o }) {
-                            floats[g] = Some(v);
+                    if let Some(v) = bf[s] {
+                        if floats[d].is_none_or(|o| if min { v < o } else { v > o }) {
+                            floats[d] = Some(v);
                         }
                     }
-                    if let Some(v) = &bs[i] {
-                        if strings[g].as_deref().is_none_or(|o| if min { v.as_str() < o } else { v.as_str() > o }) {
-                            strings[g] = Some(v.clone());
+                    if let Some(v) = &bs[s] {
+                        if strings[d]
+                            .as_deref()
+                            .is_none_or(|o| if min { v.as_str() < o } else { v.as_str() > o })
+                        {
+                            strings[d] = Some(v.clone());
                         }
                     }
-                    if let Some(v) = bb[i] {
-                        if bools[g].is_none_or(|o| if min { !v & o } else { v & !o }) {
-                            bools[g] = Some(v);
+                    if let Some(v) = bb[s] {
+                        if bools[d].is_none_or(|o| if min { !v & o } else { v & !o }) {
+                            bools[d] = Some(v);
                         }
                     }
                 }
             }
-            _ => return Err(TesseraError::Internal("merging different accumulators".into())),
+            _ => {
+                return Err(TesseraError::Internal(
+                    "merging different accumulators".into(),
+                ));
+            }
         }
         Ok(())
     }
 
-    fn finish(self, order: &[usize], ty: Type) -> Result<ArrayRef> {
+    fn finish(&self, order: &[usize], ty: Type) -> Result<ArrayRef> {
         let dt = arrow_type(ty);
         match self {
-            Acc::Count(c) => Ok(cast_to(&(Arc::new(Int64Array::from_iter_values(order.iter().map(|&g| c[g]))) as ArrayRef), ty)?),
-            Acc::Sum { func, ints, floats, counts, float, scale } => {
-                let float = float.unwrap_or(false);
+            Acc::Count(c) => Ok(cast_to(
+                &(Arc::new(Int64Array::from_iter_values(order.iter().map(|&g| c[g]))) as ArrayRef),
+                ty,
+            )?),
+            Acc::Sum {
+                func,
+                ints,
+                floats,
+                counts,
+                float,
+                scale,
+            } => {
+                let (func, float, scale) = (*func, float.unwrap_or(false), *scale);
                 match (func, float) {
                     (AggFunc::Sum, true) => {
-                        let v: Float64Array = order.iter().map(|&g| (counts[g] > 0).then_some(floats[g])).collect();
+                        let v: Float64Array = order
+                            .iter()
+                            .map(|&g| (counts[g] > 0).then_some(floats[g]))
+                            .collect();
                         cast_to(&(Arc::new(v) as ArrayRef), ty)
                     }
-                    (AggFunc::Sum, false) => int_result(order.iter().map(|&g| (counts[g] > 0).then_some(ints[g])), ty, &dt),
+                    (AggFunc::Sum, false) => int_result(
+                        order.iter().map(|&g| (counts[g] > 0).then_some(ints[g])),
+                        ty,
+                        &dt,
+                    ),
                     (_, true) => {
-                        let v: Float64Array =
-                            order.iter().map(|&g| (counts[g] > 0).then(|| floats[g] / counts[g] as f64)).collect();
+                        let v: Float64Array = order
+                            .iter()
+                            .map(|&g| (counts[g] > 0).then(|| floats[g] / counts[g] as f64))
+                            .collect();
                         cast_to(&(Arc::new(v) as ArrayRef), ty)
                     }
                     (_, false) => match ty {
-                        Type::Decimal { precision, scale: out_scale } => {
+                        Type::Decimal {
+                            precision,
+                            scale: out_scale,
+                        } => {
                             let mul = 10i128
                                 .checked_pow((out_scale - scale).max(0) as u32)
-                                .ok_or_else(|| TesseraError::Execution("arithmetic overflow in AVG".into()))?;
+                                .ok_or_else(|| {
+                                    TesseraError::Execution("arithmetic overflow in AVG".into())
+                                })?;
                             let mut vals = Vec::with_capacity(order.len());
                             for &g in order {
                                 if counts[g] == 0 {
                                     vals.push(None);
                                     continue;
                                 }
-                                let v = ints[g]
-                                    .checked_mul(mul)
-                                    .ok_or_else(|| TesseraError::Execution("arithmetic overflow in AVG".into()))?
-                                    / counts[g] as i128;
+                                let v = ints[g].checked_mul(mul).ok_or_else(|| {
+                                    TesseraError::Execution("arithmetic overflow in AVG".into())
+                                })? / counts[g] as i128;
                                 vals.push(Some(v));
                             }
-                            let a = Decimal128Array::from(vals).with_precision_and_scale(precision, out_scale).map_err(arrow_err)?;
-                            a.validate_decimal_precision(precision)
-                                .map_err(|e| TesseraError::Execution(format!("arithmetic overflow in AVG: {e}")))?;
+                            let a = Decimal128Array::from(vals)
+                                .with_precision_and_scale(precision, out_scale)
+                                .map_err(arrow_err)?;
+                            a.validate_decimal_precision(precision).map_err(|e| {
+                                TesseraError::Execution(format!("arithmetic overflow in AVG: {e}"))
+                            })?;
                             Ok(Arc::new(a))
                         }
                         _ => {
                             let v: Float64Array = order
                                 .iter()
-                                .map(|&g| (counts[g] > 0).then(|| ints[g] as f64 / counts[g] as f64))
+                                .map(|&g| {
+                                    (counts[g] > 0).then(|| ints[g] as f64 / counts[g] as f64)
+                                })
                                 .collect();
                             cast_to(&(Arc::new(v) as ArrayRef), ty)
                         }
                     },
                 }
             }
-            Acc::MinMax { ints, floats, strings, bools, kind, .. } => match kind {
+            Acc::MinMax {
+                ints,
+                floats,
+                strings,
+                bools,
+                kind,
+                ..
+            } => match kind {
                 None => Ok(new_null_array(&dt, order.len())),
                 Some(0) => int_result(order.iter().map(|&g| ints[g]), ty, &dt),
                 Some(1) => {
@@ -671,10 +1193,16 @@ impl Acc {
 }
 
 /// An exact integer result as the SQL type `ty`; a value that does not fit is an error.
-fn int_result(values: impl Iterator<Item = Option<i128>>, ty: Type, dt: &DataType) -> Result<ArrayRef> {
+fn int_result(
+    values: impl Iterator<Item = Option<i128>>,
+    ty: Type,
+    dt: &DataType,
+) -> Result<ArrayRef> {
     match ty {
         Type::Decimal { precision, scale } => {
-            let a = Decimal128Array::from_iter(values).with_precision_and_scale(precision, scale).map_err(arrow_err)?;
+            let a = Decimal128Array::from_iter(values)
+                .with_precision_and_scale(precision, scale)
+                .map_err(arrow_err)?;
             a.validate_decimal_precision(precision)
                 .map_err(|e| TesseraError::Execution(format!("arithmetic overflow: {e}")))?;
             Ok(Arc::new(a))
@@ -685,7 +1213,9 @@ fn int_result(values: impl Iterator<Item = Option<i128>>, ty: Type, dt: &DataTyp
                 v.push(match x {
                     None => None,
                     Some(x) => Some(i64::try_from(x).map_err(|_| {
-                        TesseraError::Execution(format!("arithmetic overflow: {x} does not fit in {ty}"))
+                        TesseraError::Execution(format!(
+                            "arithmetic overflow: {x} does not fit in {ty}"
+                        ))
                     })?),
                 });
             }
@@ -697,5 +1227,261 @@ fn int_result(values: impl Iterator<Item = Option<i128>>, ty: Type, dt: &DataTyp
                     .map_err(|e| TesseraError::Execution(format!("arithmetic overflow: {e}")))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{Date32Array, Int32Array};
+    use arrow::buffer::NullBuffer;
+    use arrow::compute::{SortColumn, lexsort_to_indices, take};
+    use tessera_ir::Expr;
+
+    use super::*;
+
+    fn decimal(values: Vec<Option<i128>>, p: u8, s: i8) -> ArrayRef {
+        Arc::new(
+            Decimal128Array::from(values)
+                .with_precision_and_scale(p, s)
+                .unwrap(),
+        )
+    }
+
+    #[test]
+    fn word_layout_round_trips_extremes_and_nulls() {
+        let keys: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(vec![
+                Some(i64::MIN),
+                Some(i64::MAX),
+                None,
+                Some(0),
+                Some(-1),
+            ])),
+            decimal(
+                vec![
+                    Some(i128::MAX / 10),
+                    None,
+                    Some(i128::MIN / 10),
+                    Some(-1),
+                    Some(0),
+                ],
+                38,
+                2,
+            ),
+            decimal(
+                vec![
+                    Some(999_999_999_999_999_999),
+                    Some(-999_999_999_999_999_999),
+                    Some(0),
+                    None,
+                    Some(5),
+                ],
+                18,
+                0,
+            ),
+            Arc::new(BooleanArray::from(vec![
+                Some(true),
+                None,
+                Some(false),
+                Some(true),
+                None,
+            ])),
+            Arc::new(Date32Array::from(vec![
+                Some(i32::MIN),
+                Some(i32::MAX),
+                Some(0),
+                None,
+                Some(19_000),
+            ])),
+        ];
+        let types: Vec<DataType> = keys.iter().map(|k| k.data_type().clone()).collect();
+        let layout = WordLayout::new(&types, true).unwrap();
+        assert_eq!(layout.width, 1 + 2 + 1 + 1 + 1 + 1);
+        let words = layout.encode(&keys, 5, false).unwrap();
+        let back = layout.decode(&words, &[0, 1, 2, 3, 4]).unwrap();
+        for (k, b) in keys.iter().zip(&back) {
+            assert_eq!(k.as_ref(), b.as_ref());
+        }
+        // A NULL key's words do not depend on the value slot under it.
+        let a: ArrayRef = Arc::new(Int32Array::new(
+            vec![7, 8].into(),
+            Some(NullBuffer::from(vec![false, false])),
+        ));
+        let one = WordLayout::new(&[DataType::Int32], true).unwrap();
+        let w = one.encode(&[a], 2, false).unwrap();
+        assert_eq!(w[0..2], w[2..4]);
+    }
+
+    #[test]
+    fn non_nullable_layout_refuses_nulls_and_strings_use_rows() {
+        let layout = WordLayout::new(&[DataType::Int32], false).unwrap();
+        assert_eq!(layout.width, 1);
+        let a: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None]));
+        assert!(layout.encode(&[Arc::clone(&a)], 2, false).is_err());
+        assert!(layout.encode(&[a], 2, true).is_ok());
+        assert!(WordLayout::new(&[DataType::Int32, DataType::Utf8], false).is_none());
+        assert!(WordLayout::new(&[DataType::Float64], false).is_none());
+    }
+
+    /// Rows sorted by every column, to compare results whose group order differs.
+    fn sorted(columns: &[ArrayRef]) -> Vec<ArrayRef> {
+        let keys: Vec<SortColumn> = columns
+            .iter()
+            .map(|c| SortColumn {
+                values: Arc::clone(c),
+                options: None,
+            })
+            .collect();
+        let idx = lexsort_to_indices(&keys, None).unwrap();
+        columns
+            .iter()
+            .map(|c| take(c.as_ref(), &idx, None).unwrap())
+            .collect()
+    }
+
+    /// Groups `rows` rows (key `i % groups`, a string key from it when `strings`) in
+    /// `tables` tables merged through [`Partitions`] and in one table; both must agree.
+    fn check_partitioned_merge(
+        strings: bool,
+        rows: usize,
+        groups: usize,
+        tables: usize,
+        threads: usize,
+    ) {
+        let key_i: Vec<Option<i64>> = (0..rows)
+            .map(|i| ((i * 7) % (groups + 1) != 0).then_some((i % groups) as i64 * 3 - 5))
+            .collect();
+        let key: ArrayRef = if strings {
+            Arc::new(StringArray::from_iter(
+                key_i.iter().map(|k| k.map(|k| format!("k{k}"))),
+            ))
+        } else {
+            Arc::new(Int64Array::from(key_i.clone()))
+        };
+        let value: ArrayRef = decimal(
+            (0..rows)
+                .map(|i| (i % 5 != 0).then_some(i as i128 * 1_000_003))
+                .collect(),
+            38,
+            2,
+        );
+        let ty = Type::Decimal {
+            precision: 38,
+            scale: 2,
+        };
+        let aggregates = vec![
+            AggExpr {
+                func: AggFunc::CountStar,
+                arg: None,
+                distinct: false,
+                ty: Type::Int64,
+                name: "n".into(),
+            },
+            AggExpr {
+                func: AggFunc::Sum,
+                arg: Some(Expr::col(1, "v")),
+                distinct: false,
+                ty,
+                name: "s".into(),
+            },
+            AggExpr {
+                func: AggFunc::Max,
+                arg: Some(Expr::col(1, "v")),
+                distinct: false,
+                ty,
+                name: "m".into(),
+            },
+        ];
+        let key_ty = if strings { Type::Utf8 } else { Type::Int64 };
+        let fields = vec![
+            Field::new("k", key_ty, true),
+            Field::new("n", Type::Int64, false),
+            Field::new("s", ty, true),
+            Field::new("m", ty, true),
+        ];
+        let strategy = GroupStrategy::Hash {
+            estimated_groups: groups as u64,
+            key_ranges: Vec::new(),
+        };
+        let plan =
+            GroupPlan::new(&strategy, &aggregates, &[key.data_type().clone()], true).unwrap();
+        let eval = Evaluator::new();
+        let update = |t: &mut GroupTable, from: usize, to: usize| {
+            let columns = vec![key.slice(from, to - from), value.slice(from, to - from)];
+            t.update(&columns[..1], &columns, to - from, &eval).unwrap();
+        };
+        let mut whole = plan.table(&[]).unwrap();
+        update(&mut whole, 0, rows);
+        let expected = sorted(&whole.finish(&fields).unwrap());
+
+        let per = rows.div_ceil(tables);
+        let parts: Vec<GroupTable> = (0..tables)
+            .map(|t| {
+                let mut table = plan.table(&[]).unwrap();
+                update(&mut table, t * per, ((t + 1) * per).min(rows));
+                table
+            })
+            .collect();
+        let merged = Partitions::new(parts, threads).unwrap();
+        let pieces: Vec<Vec<ArrayRef>> = (0..merged.len())
+            .map(|p| merged.finish(p, &fields).unwrap())
+            .collect();
+        let columns: Vec<ArrayRef> = (0..fields.len())
+            .map(|c| {
+                let arrays: Vec<&dyn Array> = pieces.iter().map(|p| p[c].as_ref()).collect();
+                arrow::compute::concat(&arrays).unwrap()
+            })
+            .collect();
+        assert_eq!(
+            sorted(&columns),
+            expected,
+            "strings {strings}, {groups} groups"
+        );
+    }
+
+    #[test]
+    fn partitioned_merge_matches_one_table() {
+        // Above the partitioning threshold (several partitions) and below it (one).
+        check_partitioned_merge(false, 300_000, 100_000, 3, 4);
+        check_partitioned_merge(true, 300_000, 100_000, 3, 4);
+        check_partitioned_merge(false, 5_000, 1_000, 3, 4);
+        check_partitioned_merge(true, 5_000, 1_000, 2, 1);
+    }
+
+    #[test]
+    fn partitioned_merge_spreads_groups() {
+        let aggregates = vec![AggExpr {
+            func: AggFunc::CountStar,
+            arg: None,
+            distinct: false,
+            ty: Type::Int64,
+            name: "n".into(),
+        }];
+        let strategy = GroupStrategy::Hash {
+            estimated_groups: 0,
+            key_ranges: Vec::new(),
+        };
+        let plan = GroupPlan::new(&strategy, &aggregates, &[DataType::Int64], false).unwrap();
+        let eval = Evaluator::new();
+        let tables: Vec<GroupTable> = (0..2)
+            .map(|_| {
+                let mut t = plan.table(&[]).unwrap();
+                let k: ArrayRef = Arc::new(Int64Array::from_iter_values(0..200_000));
+                t.update(&[Arc::clone(&k)], &[k], 200_000, &eval).unwrap();
+                t
+            })
+            .collect();
+        let parts = Partitions::new(tables, 4).unwrap();
+        assert_eq!(parts.len(), 16);
+        let fields = vec![
+            Field::new("k", Type::Int64, false),
+            Field::new("n", Type::Int64, false),
+        ];
+        let sizes: Vec<usize> = (0..parts.len())
+            .map(|p| parts.finish(p, &fields).unwrap()[0].len())
+            .collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 200_000);
+        // Each partition holds about 1/16 of the groups.
+        assert!(sizes.iter().all(|&n| n > 10_000 && n < 15_000), "{sizes:?}");
     }
 }

@@ -2,12 +2,18 @@
 //! threads.
 //!
 //! Rows with equal keys are chained (`first[slot]` → `next[row]` → …, in build order),
-//! so duplicate build keys need no special case. Three addressings:
+//! so duplicate build keys need no special case. Two addressings:
 //! - **perfect**: one integer key whose range is known from statistics; the slot is
 //!   `key - min`, no hashing and no key comparison (SSB's dimension keys);
-//! - **integer hash**: one integer key, open addressing with linear probing;
-//! - **row hash**: any other keys, encoded in arrow's row format, open addressing on
-//!   the bytes' hash.
+//! - **hashed**: any keys — as 64-bit words when all have a fixed width, else in arrow's
+//!   row format ([`crate::hash`]) — in open-addressing tables (linear probing) whose
+//!   slots hold a chain's head and its key's hash. The keys are cut into partitions by
+//!   the hash's high bits, each with a table of its own that one thread fills and grows
+//!   with its distinct keys (not its rows: a build with many duplicates stays small), so
+//!   a large build runs on every thread without sharing a slot — the build-side half of
+//!   a radix-partitioned join, without moving the rows.
+
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::DataType;
@@ -15,16 +21,193 @@ use arrow::row::{RowConverter, Rows};
 use tessera_common::{Result, TesseraError};
 use tessera_ir::BuildStrategy;
 
-use crate::hash::{any_null, hash_bytes, hash_i64, int_values, is_int_key, normalize, plain_type, row_converter, to_rows};
+use crate::hash::{WordLayout, any_null, hash_bytes, hash_words, int_values, is_int_key, normalize, plain_type, row_converter};
 
 const NONE: u32 = u32::MAX;
+
+/// A build side of fewer rows than this is inserted on one thread: below it, starting
+/// threads costs more than the inserts.
+const PARALLEL_BUILD_MIN_ROWS: usize = 1 << 17;
+
+/// Partitions per build thread: several, so one crowded partition does not hold up
+/// the others.
+const PARTITIONS_PER_THREAD: usize = 4;
+
+/// The build side's keys, one row after the other.
+enum Keys {
+    /// Fixed-width keys as words (see [`WordLayout`]); no NULL bits, as rows with a NULL
+    /// key never match.
+    Words { layout: WordLayout, words: Vec<u64> },
+    /// Any keys in arrow's row format.
+    Rows { converter: RowConverter, rows: Rows },
+}
+
+/// Probe keys encoded like the build side's.
+enum ProbeKeys {
+    Words(Vec<u64>),
+    Rows(Rows),
+}
+
+impl Keys {
+    fn encode(key_types: &[DataType], keys: &[ArrayRef], rows: usize, nulls_equal: bool) -> Result<(Keys, Vec<u64>)> {
+        // Word keys carry no NULL bits, so NULL = NULL joins go through the row format.
+        let layout = if nulls_equal { None } else { WordLayout::new(key_types, false) };
+        let keys = match layout {
+            Some(layout) => {
+                let words = layout.encode(keys, rows, true)?;
+                Keys::Words { layout, words }
+            }
+            None => {
+                let converter = row_converter(key_types)?;
+                let rows = converter.convert_columns(keys).map_err(crate::eval::arrow_err)?;
+                Keys::Rows { converter, rows }
+            }
+        };
+        let hashes = keys.hashes_of(&keys.probe_view());
+        Ok((keys, hashes))
+    }
+
+    /// The build side's own keys, as probe keys are held (borrowed).
+    fn probe_view(&self) -> ProbeView<'_> {
+        match self {
+            Keys::Words { layout, words } => ProbeView::Words(words, layout.width),
+            Keys::Rows { rows, .. } => ProbeView::Rows(rows),
+        }
+    }
+
+    fn encode_probe(&self, keys: &[ArrayRef], rows: usize) -> Result<ProbeKeys> {
+        Ok(match self {
+            Keys::Words { layout, .. } => ProbeKeys::Words(layout.encode(keys, rows, true)?),
+            Keys::Rows { converter, .. } => ProbeKeys::Rows(converter.convert_columns(keys).map_err(crate::eval::arrow_err)?),
+        })
+    }
+
+    fn hashes_of(&self, view: &ProbeView<'_>) -> Vec<u64> {
+        match view {
+            ProbeView::Words(words, w) => words.chunks_exact(*w).map(hash_words).collect(),
+            ProbeView::Rows(rows) => rows.iter().map(|r| hash_bytes(r.as_ref())).collect(),
+        }
+    }
+
+    /// Whether build row `b` has probe row `r`'s key. One word is its own hash (the
+    /// word hash is a bijection), so equal hashes are equal keys.
+    #[inline]
+    fn same(&self, b: usize, view: &ProbeView<'_>, r: usize) -> bool {
+        match (self, view) {
+            (Keys::Words { words, .. }, ProbeView::Words(theirs, w)) => *w == 1 || words[b * w..b * w + w] == theirs[r * w..r * w + w],
+            (Keys::Rows { rows, .. }, ProbeView::Rows(theirs)) => rows.row(b) == theirs.row(r),
+            _ => false,
+        }
+    }
+}
+
+/// Keys as [`Keys::same`] reads them.
+enum ProbeView<'a> {
+    Words(&'a [u64], usize),
+    Rows(&'a Rows),
+}
+
+impl ProbeKeys {
+    fn view(&self, keys: &Keys) -> ProbeView<'_> {
+        match (self, keys) {
+            (ProbeKeys::Words(w), Keys::Words { layout, .. }) => ProbeView::Words(w, layout.width),
+            (ProbeKeys::Rows(r), _) => ProbeView::Rows(r),
+            (ProbeKeys::Words(w), _) => ProbeView::Words(w, 1),
+        }
+    }
+}
+
+/// One partition's open-addressing table (linear probing, load factor at most 1/2).
+struct Part {
+    /// Per slot: the head of its chain (`NONE` when empty).
+    first: Vec<u32>,
+    /// Per slot: the hash of its chain's key.
+    hashes: Vec<u64>,
+    /// Distinct keys held.
+    used: usize,
+}
+
+/// Slots a partition's table starts with; it doubles as its keys need.
+const PART_INITIAL_SLOTS: usize = 1024;
+
+impl Part {
+    fn new() -> Part {
+        Part { first: vec![NONE; PART_INITIAL_SLOTS], hashes: vec![0; PART_INITIAL_SLOTS], used: 0 }
+    }
+
+    /// Puts build row `r` (hash `h`) at the head of its key's chain; `same(head)`
+    /// tells whether row `head` has `r`'s key.
+    #[inline]
+    fn insert(&mut self, r: u32, h: u64, next: &[AtomicU32], same: impl Fn(usize) -> bool) {
+        if (self.used + 1) * 2 > self.first.len() {
+            self.grow();
+        }
+        let mask = self.first.len() - 1;
+        let mut s = h as usize & mask;
+        loop {
+            let head = self.first[s];
+            if head == NONE {
+                self.first[s] = r;
+                self.hashes[s] = h;
+                self.used += 1;
+                return;
+            }
+            if self.hashes[s] == h && same(head as usize) {
+                next[r as usize].store(head, Ordering::Relaxed);
+                self.first[s] = r;
+                return;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = self.first.len() * 2;
+        let mask = size - 1;
+        let mut first = vec![NONE; size];
+        let mut hashes = vec![0u64; size];
+        for (&head, &h) in self.first.iter().zip(&self.hashes) {
+            if head != NONE {
+                let mut s = h as usize & mask;
+                while first[s] != NONE {
+                    s = (s + 1) & mask;
+                }
+                first[s] = head;
+                hashes[s] = h;
+            }
+        }
+        self.first = first;
+        self.hashes = hashes;
+    }
+
+    /// The head of the chain whose key hashes to `h` and satisfies `same`.
+    #[inline]
+    fn find(&self, h: u64, same: impl Fn(usize) -> bool) -> u32 {
+        let mask = self.first.len() - 1;
+        let mut s = h as usize & mask;
+        loop {
+            let head = self.first[s];
+            if head == NONE || (self.hashes[s] == h && same(head as usize)) {
+                return head;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+}
 
 enum Index {
     /// Every build row matches every probe row (a join without keys).
     All,
-    Perfect { min: i64, first: Vec<u32> },
-    Int { keys: Vec<i64>, first: Vec<u32>, mask: usize },
-    Rows { converter: RowConverter, rows: Rows, first: Vec<u32>, mask: usize },
+    Perfect {
+        min: i64,
+        first: Vec<u32>,
+    },
+    Hashed {
+        keys: Keys,
+        /// `1 << part_bits` partitions by the hash's high bits.
+        parts: Vec<Part>,
+        part_bits: u32,
+    },
 }
 
 /// A built join hash table with its payload columns.
@@ -37,7 +220,8 @@ pub struct JoinTable {
     pub has_null_key: bool,
     key_types: Vec<DataType>,
     index: Index,
-    next: Vec<u32>,
+    /// Per build row: the next row of its chain (written by the partitions' threads).
+    next: Vec<AtomicU32>,
 }
 
 impl std::fmt::Debug for JoinTable {
@@ -46,14 +230,23 @@ impl std::fmt::Debug for JoinTable {
     }
 }
 
-fn table_size(rows: usize) -> usize {
-    // Load factor at most 1/2.
-    (rows.max(1) * 2).next_power_of_two()
+/// The partition of a hash (its high `bits` bits).
+#[inline]
+fn partition(hash: u64, bits: u32) -> usize {
+    if bits == 0 { 0 } else { (hash >> (64 - bits)) as usize }
 }
 
 impl JoinTable {
-    /// Builds a table over `keys` (one array per key, all build rows) and `payload`.
-    pub fn build(keys: Vec<ArrayRef>, payload: Vec<ArrayRef>, rows: usize, strategy: &BuildStrategy, nulls_equal: bool) -> Result<JoinTable> {
+    /// Builds a table over `keys` (one array per key, all build rows) and `payload`,
+    /// on up to `threads` threads.
+    pub fn build(
+        keys: Vec<ArrayRef>,
+        payload: Vec<ArrayRef>,
+        rows: usize,
+        strategy: &BuildStrategy,
+        nulls_equal: bool,
+        threads: usize,
+    ) -> Result<JoinTable> {
         if rows >= NONE as usize {
             return Err(TesseraError::ResourcesExhausted(format!("join build side of {rows} rows is too large")));
         }
@@ -62,7 +255,7 @@ impl JoinTable {
         let nulls = any_null(&keys, rows);
         let has_null_key = nulls.iter().any(|&n| n);
         let skip = |r: usize| nulls[r] && !nulls_equal;
-        let mut next = vec![NONE; rows];
+        let next: Vec<AtomicU32> = (0..rows).map(|_| AtomicU32::new(NONE)).collect();
         let single_int = keys.len() == 1 && is_int_key(&key_types[0]) && !nulls_equal;
         let index = if keys.is_empty() {
             Index::All
@@ -80,64 +273,65 @@ impl JoinTable {
                     )));
                 }
                 let s = (v - min) as usize;
-                next[r] = first[s];
+                next[r].store(first[s], Ordering::Relaxed);
                 first[s] = r as u32;
             }
             Index::Perfect { min: *min, first }
-        } else if single_int {
-            let (vals, _) = int_values(&keys[0])?;
-            let size = table_size(rows);
-            let mask = size - 1;
-            let mut slot_keys = vec![0i64; size];
-            let mut first = vec![NONE; size];
-            for r in (0..rows).rev() {
-                if skip(r) {
-                    continue;
-                }
-                let v = vals[r];
-                let mut s = hash_i64(v) as usize & mask;
-                loop {
-                    if first[s] == NONE {
-                        slot_keys[s] = v;
-                        first[s] = r as u32;
-                        break;
-                    }
-                    if slot_keys[s] == v {
-                        next[r] = first[s];
-                        first[s] = r as u32;
-                        break;
-                    }
-                    s = (s + 1) & mask;
-                }
-            }
-            Index::Int { keys: slot_keys, first, mask }
         } else {
-            let converter = row_converter(&key_types)?;
-            let rows_enc = to_rows(&converter, &keys)?;
-            let size = table_size(rows);
-            let mask = size - 1;
-            let mut first = vec![NONE; size];
+            let (encoded, row_hashes) = Keys::encode(&key_types, &keys, rows, nulls_equal)?;
+            let threads = if rows < PARALLEL_BUILD_MIN_ROWS { 1 } else { threads.max(1) };
+            let count = if threads == 1 { 1 } else { (threads * PARTITIONS_PER_THREAD).next_power_of_two() };
+            let part_bits = count.trailing_zeros();
+            // Each partition's rows, in descending order (chains end in build order).
+            let mut members: Vec<Vec<u32>> = vec![Vec::new(); count];
             for r in (0..rows).rev() {
-                if skip(r) {
-                    continue;
-                }
-                let row = rows_enc.row(r);
-                let mut s = hash_bytes(row.as_ref()) as usize & mask;
-                loop {
-                    let head = first[s];
-                    if head == NONE {
-                        first[s] = r as u32;
-                        break;
-                    }
-                    if rows_enc.row(head as usize) == row {
-                        next[r] = head;
-                        first[s] = r as u32;
-                        break;
-                    }
-                    s = (s + 1) & mask;
+                if !skip(r) {
+                    members[partition(row_hashes[r], part_bits)].push(r as u32);
                 }
             }
-            Index::Rows { converter, rows: rows_enc, first, mask }
+            let view = encoded.probe_view();
+            let fill = |rows_of: &[u32]| {
+                let mut part = Part::new();
+                for &r in rows_of {
+                    part.insert(r, row_hashes[r as usize], &next, |head| encoded.same(head, &view, r as usize));
+                }
+                part
+            };
+            let parts: Vec<Part> = if threads == 1 {
+                members.iter().map(|m| fill(m)).collect()
+            } else {
+                // Threads take partitions from a shared counter.
+                let taken = AtomicUsize::new(0);
+                let mut built: Vec<(usize, Part)> = std::thread::scope(|scope| {
+                    let workers: Vec<_> = (0..threads.min(count))
+                        .map(|_| {
+                            scope.spawn(|| {
+                                let mut mine = Vec::new();
+                                loop {
+                                    let p = taken.fetch_add(1, Ordering::Relaxed);
+                                    let Some(m) = members.get(p) else { break };
+                                    mine.push((p, fill(m)));
+                                }
+                                mine
+                            })
+                        })
+                        .collect();
+                    workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+                });
+                if built.len() != count {
+                    return Err(TesseraError::Internal("a join build thread failed".into()));
+                }
+                built.sort_by_key(|b| b.0);
+                built.into_iter().map(|b| b.1).collect()
+            };
+            let mut encoded = encoded;
+            if let Keys::Words { layout, words } = &mut encoded {
+                // One word is its own hash, kept in the slots: the rows' copy is not read.
+                if layout.width == 1 {
+                    *words = Vec::new();
+                }
+            }
+            Index::Hashed { keys: encoded, parts, part_bits }
         };
         Ok(JoinTable { payload, rows, has_null_key, key_types, index, next })
     }
@@ -164,45 +358,14 @@ impl JoinTable {
                     }
                 }
             }
-            Index::Int { keys: slot_keys, first, mask } => {
-                let (vals, _) = int_values(&keys[0])?;
+            Index::Hashed { keys: build, parts, part_bits } => {
+                let probe = build.encode_probe(&keys, rows)?;
+                let view = probe.view(build);
+                let probe_hashes = build.hashes_of(&view);
                 for r in 0..rows {
-                    if nulls[r] {
-                        continue;
-                    }
-                    let v = vals[r];
-                    let mut s = hash_i64(v) as usize & mask;
-                    loop {
-                        let head = first[s];
-                        if head == NONE {
-                            break;
-                        }
-                        if slot_keys[s] == v {
-                            out[r] = head;
-                            break;
-                        }
-                        s = (s + 1) & mask;
-                    }
-                }
-            }
-            Index::Rows { converter, rows: build_rows, first, mask } => {
-                let probe_rows = to_rows(converter, &keys)?;
-                for r in 0..rows {
-                    if nulls[r] {
-                        continue;
-                    }
-                    let row = probe_rows.row(r);
-                    let mut s = hash_bytes(row.as_ref()) as usize & mask;
-                    loop {
-                        let head = first[s];
-                        if head == NONE {
-                            break;
-                        }
-                        if build_rows.row(head as usize) == row {
-                            out[r] = head;
-                            break;
-                        }
-                        s = (s + 1) & mask;
+                    if !nulls[r] {
+                        let h = probe_hashes[r];
+                        out[r] = parts[partition(h, *part_bits)].find(h, |head| build.same(head, &view, r));
                     }
                 }
             }
@@ -218,7 +381,7 @@ impl JoinTable {
             Index::All => {
                 if (row as usize) + 1 < self.rows { row + 1 } else { NONE }
             }
-            _ => self.next[row as usize],
+            _ => self.next[row as usize].load(Ordering::Relaxed),
         }
     }
 }
@@ -230,7 +393,9 @@ pub const END: u32 = NONE;
 mod tests {
     use std::sync::Arc;
 
-    use arrow::array::{Int32Array, StringArray};
+    use std::collections::HashMap;
+
+    use arrow::array::{Decimal128Array, Int32Array, Int64Array, StringArray};
 
     use super::*;
 
@@ -249,7 +414,7 @@ mod tests {
         let keys: ArrayRef = Arc::new(Int32Array::from(vec![Some(5), Some(7), Some(5), None, Some(9)]));
         let probe: ArrayRef = Arc::new(Int32Array::from(vec![Some(5), Some(6), None, Some(9), Some(100)]));
         for strategy in [BuildStrategy::Perfect { min: 5, max: 9 }, BuildStrategy::Hash { key_ranges: vec![None] }] {
-            let t = JoinTable::build(vec![Arc::clone(&keys)], vec![], 5, &strategy, false).unwrap();
+            let t = JoinTable::build(vec![Arc::clone(&keys)], vec![], 5, &strategy, false, 1).unwrap();
             assert!(t.has_null_key);
             let heads = t.heads(&[Arc::clone(&probe)], 5, false).unwrap();
             let chains: Vec<Vec<u32>> = heads.iter().map(|&h| chain(&t, h)).collect();
@@ -261,7 +426,7 @@ mod tests {
     fn string_keys_match_across_dictionary_and_plain_arrays() {
         let build: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "a"]));
         let dict: arrow::array::DictionaryArray<arrow::datatypes::Int32Type> = vec!["b", "a", "z"].into_iter().collect();
-        let t = JoinTable::build(vec![build], vec![], 3, &BuildStrategy::Hash { key_ranges: vec![None] }, false).unwrap();
+        let t = JoinTable::build(vec![build], vec![], 3, &BuildStrategy::Hash { key_ranges: vec![None] }, false, 1).unwrap();
         let heads = t.heads(&[Arc::new(dict) as ArrayRef], 3, false).unwrap();
         assert_eq!(chain(&t, heads[0]), vec![1]);
         assert_eq!(chain(&t, heads[1]), vec![0, 2]);
@@ -271,8 +436,42 @@ mod tests {
     #[test]
     fn nulls_equal_joins_match_null_keys() {
         let keys: ArrayRef = Arc::new(Int32Array::from(vec![None, Some(1)]));
-        let t = JoinTable::build(vec![Arc::clone(&keys)], vec![], 2, &BuildStrategy::Hash { key_ranges: vec![None] }, true).unwrap();
+        let t = JoinTable::build(vec![Arc::clone(&keys)], vec![], 2, &BuildStrategy::Hash { key_ranges: vec![None] }, true, 1).unwrap();
         let heads = t.heads(&[keys], 2, true).unwrap();
         assert_eq!(heads, vec![0, 1]);
+    }
+
+    /// A build of many rows (partitioned, on several threads) with duplicate and NULL
+    /// keys of two columns finds, for every probe key, exactly its build rows in order.
+    #[test]
+    fn partitioned_builds_chain_every_duplicate_in_order() {
+        let rows = 300_000;
+        let a: Vec<Option<i64>> = (0..rows).map(|i| (i % 97 != 0).then_some(((i * 31) % 50_000) as i64 - 25_000)).collect();
+        let b: Vec<Option<i128>> = (0..rows).map(|i| Some((i % 3) as i128 * i128::from(u64::MAX))).collect();
+        let expected = {
+            let mut m: HashMap<(i64, i128), Vec<u32>> = HashMap::new();
+            for i in 0..rows {
+                if let (Some(x), Some(y)) = (a[i], b[i]) {
+                    m.entry((x, y)).or_default().push(i as u32);
+                }
+            }
+            m
+        };
+        let strings = |v: &[Option<i64>]| -> ArrayRef { Arc::new(StringArray::from_iter(v.iter().map(|x| x.map(|x| format!("s{x}"))))) };
+        let dec = |v: &[Option<i128>]| -> ArrayRef { Arc::new(Decimal128Array::from(v.to_vec()).with_precision_and_scale(38, 0).unwrap()) };
+        let probe_a: Vec<Option<i64>> = (-25_010..25_010).map(Some).chain([None]).collect();
+        for (words, threads) in [(true, 4), (false, 3), (true, 1)] {
+            let first: ArrayRef = if words { Arc::new(Int64Array::from(a.clone())) } else { strings(&a) };
+            let t = JoinTable::build(vec![first, dec(&b)], vec![], rows, &BuildStrategy::Hash { key_ranges: vec![None, None] }, false, threads).unwrap();
+            for y in [0i128, i128::from(u64::MAX), 2 * i128::from(u64::MAX), 7] {
+                let pb: Vec<Option<i128>> = vec![Some(y); probe_a.len()];
+                let pa: ArrayRef = if words { Arc::new(Int64Array::from(probe_a.clone())) } else { strings(&probe_a) };
+                let heads = t.heads(&[pa, dec(&pb)], probe_a.len(), false).unwrap();
+                for (x, &h) in probe_a.iter().zip(&heads) {
+                    let want = x.and_then(|x| expected.get(&(x, y))).cloned().unwrap_or_default();
+                    assert_eq!(chain(&t, h), want, "key ({x:?}, {y}), words {words}, {threads} threads");
+                }
+            }
+        }
     }
 }

@@ -24,9 +24,9 @@ use std::sync::{Arc, Mutex};
 use arrow::array::{Array, ArrayRef, BooleanArray, UInt32Array};
 use arrow::compute::{FilterBuilder, SortColumn, SortOptions, concat, lexsort_to_indices, take};
 use tessera_common::{Result, TesseraError};
-use tessera_ir::{HashTableId, JoinKind, Operator, Pipeline, Probe, ResultId, Sink};
+use tessera_ir::{HashTableId, JoinKind, MarkBuild, Operator, Pipeline, Probe, ResultId, Sink};
 
-pub use aggregate::GroupTable;
+pub use aggregate::{GroupPlan, GroupTable, Partitions};
 pub use eval::{Evaluator, STRICT, arrow_err, cast_to};
 pub use join::JoinTable;
 pub use types::{arrow_type, ir_type, scalar_array};
@@ -65,14 +65,20 @@ pub struct CpuBackend {
 
 impl Default for CpuBackend {
     fn default() -> Self {
-        CpuBackend::new(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        CpuBackend::new(
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        )
     }
 }
 
 impl CpuBackend {
     /// A backend using `threads` worker threads.
     pub fn new(threads: usize) -> Self {
-        CpuBackend { threads: threads.max(1) }
+        CpuBackend {
+            threads: threads.max(1),
+        }
     }
 
     /// Runs `pipeline` over `input` (its source's morsels), leaving its sink's product
@@ -81,9 +87,16 @@ impl CpuBackend {
         let eval = Evaluator::new();
         let ops = &pipeline.operators;
         let shared: &CpuState = state;
-        let step = |chunk: &Chunk| -> Result<Option<Chunk>> { apply_operators(ops, chunk.clone(), &eval, shared) };
+        let live = live_columns(pipeline);
+        let step = |chunk: &Chunk| -> Result<Option<Chunk>> {
+            apply_operators(ops, &live, chunk.clone(), &eval, shared)
+        };
         match &pipeline.sink {
-            Sink::Materialize { result, skip, fetch } => {
+            Sink::Materialize {
+                result,
+                skip,
+                fetch,
+            } => {
                 let chunks = self.collect(input, &step)?;
                 let chunks = limit(chunks, *skip, *fetch)?;
                 state.results.insert(*result, Arc::new(chunks));
@@ -99,8 +112,16 @@ impl CpuBackend {
                     || Ok(Vec::new()),
                     |acc: &mut Vec<(usize, Vec<ArrayRef>, Vec<ArrayRef>, usize)>, i| {
                         if let Some(c) = step(&input[i])? {
-                            let keys = build.keys.iter().map(|k| eval.eval(k, &c.columns, c.rows)).collect::<Result<Vec<_>>>()?;
-                            let payload = build.payload.iter().map(|&p| Arc::clone(&c.columns[p])).collect();
+                            let keys = build
+                                .keys
+                                .iter()
+                                .map(|k| eval.eval(k, &c.columns, c.rows))
+                                .collect::<Result<Vec<_>>>()?;
+                            let payload = build
+                                .payload
+                                .iter()
+                                .map(|&p| Arc::clone(&c.columns[p]))
+                                .collect();
                             acc.push((i, keys, payload, c.rows));
                         }
                         Ok(())
@@ -114,21 +135,42 @@ impl CpuBackend {
                     arrow_type(build.keys[k].ty(&fields))
                 })?;
                 let payload =
-                    concat_columns(parts.iter().map(|p| &p.2), build.payload.len(), |k| arrow_type(fields[build.payload[k]].ty))?;
-                let table = JoinTable::build(keys, payload, rows, &build.strategy, build.nulls_equal)?;
+                    concat_columns(parts.iter().map(|p| &p.2), build.payload.len(), |k| {
+                        arrow_type(fields[build.payload[k]].ty)
+                    })?;
+                let table = JoinTable::build(
+                    keys,
+                    payload,
+                    rows,
+                    &build.strategy,
+                    build.nulls_equal,
+                    self.threads,
+                )?;
                 state.tables.insert(build.table, Arc::new(table));
             }
             Sink::Aggregate(agg) => {
                 let fields = pipeline.sink_input_fields();
-                let key_types: Vec<_> = agg.group_by.iter().map(|k| arrow_type(k.ty(&fields))).collect();
+                let key_types: Vec<_> = agg
+                    .group_by
+                    .iter()
+                    .map(|k| arrow_type(k.ty(&fields)))
+                    .collect();
+                let nullable = agg.group_by.iter().any(|k| k.nullable(&fields));
+                let plan = GroupPlan::new(&agg.strategy, &agg.aggregates, &key_types, nullable)?;
                 let tables = self.for_each_morsel(
                     input.len(),
                     || Ok(None::<GroupTable>),
                     |table, i| {
-                        let Some(c) = step(&input[i])? else { return Ok(()) };
-                        let keys = agg.group_by.iter().map(|k| eval.eval(k, &c.columns, c.rows)).collect::<Result<Vec<_>>>()?;
+                        let Some(c) = step(&input[i])? else {
+                            return Ok(());
+                        };
+                        let keys = agg
+                            .group_by
+                            .iter()
+                            .map(|k| eval.eval(k, &c.columns, c.rows))
+                            .collect::<Result<Vec<_>>>()?;
                         if table.is_none() {
-                            *table = Some(GroupTable::new(&agg.strategy, &agg.aggregates, &key_types, &keys)?);
+                            *table = Some(plan.table(&keys)?);
                         }
                         if let Some(t) = table.as_mut() {
                             t.update(&keys, &c.columns, c.rows, &eval)?;
@@ -136,30 +178,79 @@ impl CpuBackend {
                         Ok(())
                     },
                 )?;
-                let mut merged: Option<GroupTable> = None;
-                for t in tables.into_iter().flatten() {
-                    match merged.as_mut() {
-                        None => merged = Some(t),
-                        Some(m) => m.merge(t)?,
+                let tables: Vec<GroupTable> = tables.into_iter().flatten().collect();
+                let chunks = if tables.is_empty() {
+                    if agg.group_by.is_empty() {
+                        vec![Chunk::new(plan.table(&[])?.finish(&agg.fields)?, 1)]
+                    } else {
+                        Vec::new()
                     }
-                }
-                let columns = match merged {
-                    Some(t) => t.finish(&agg.fields)?,
-                    None if agg.group_by.is_empty() => {
-                        GroupTable::new(&agg.strategy, &agg.aggregates, &key_types, &[])?.finish(&agg.fields)?
-                    }
-                    None => agg.fields.iter().map(|f| arrow::array::new_empty_array(&arrow_type(f.ty))).collect(),
+                } else {
+                    // Partitions of the groups merge in parallel, each into one chunk.
+                    let parts = Partitions::new(tables, self.threads)?;
+                    let done = self.for_each_morsel(
+                        parts.len(),
+                        || Ok(Vec::new()),
+                        |acc: &mut Vec<(usize, Vec<ArrayRef>)>, p| {
+                            acc.push((p, parts.finish(p, &agg.fields)?));
+                            Ok(())
+                        },
+                    )?;
+                    let mut done: Vec<_> = done.into_iter().flatten().collect();
+                    done.sort_by_key(|d| d.0);
+                    let scalar = agg.group_by.is_empty();
+                    done.into_iter()
+                        .map(|(_, columns)| Chunk::new(columns, if scalar { 1 } else { 0 }))
+                        .filter(|c| c.rows > 0)
+                        .collect()
                 };
-                let chunk = Chunk::new(columns, if agg.group_by.is_empty() { 1 } else { 0 });
-                let chunks = if chunk.rows == 0 { Vec::new() } else { vec![chunk] };
                 state.results.insert(agg.result, Arc::new(chunks));
+            }
+            Sink::MarkBuild(m) => {
+                let table = state.tables.get(&m.table).cloned().ok_or_else(|| {
+                    TesseraError::Internal(format!(
+                        "hash table h{} probed before it was built",
+                        m.table
+                    ))
+                })?;
+                let marks: Vec<AtomicBool> =
+                    (0..table.rows).map(|_| AtomicBool::new(false)).collect();
+                self.for_each_morsel(
+                    input.len(),
+                    || Ok(()),
+                    |_, i| match step(&input[i])? {
+                        Some(c) => mark_matches(m, &table, &c, &eval, &marks),
+                        None => Ok(()),
+                    },
+                )?;
+                let kept: Vec<u32> = (0..table.rows)
+                    .filter(|&r| marks[r].load(Ordering::Relaxed) != m.anti)
+                    .map(|r| r as u32)
+                    .collect();
+                let columns = take_all(&table.payload, &UInt32Array::from(kept))?;
+                let rows = columns.first().map_or(0, |c| c.len());
+                let chunks = (0..rows)
+                    .step_by(RESULT_CHUNK_ROWS)
+                    .map(|at| {
+                        let n = RESULT_CHUNK_ROWS.min(rows - at);
+                        Chunk {
+                            columns: columns.iter().map(|c| c.slice(at, n)).collect(),
+                            rows: n,
+                        }
+                    })
+                    .collect();
+                state.results.insert(m.result, Arc::new(chunks));
             }
         }
         Ok(())
     }
 
     /// Runs `step` over every morsel and returns the non-empty outputs in input order.
-    fn collect(&self, input: &[Chunk], step: &(dyn Fn(&Chunk) -> Result<Option<Chunk>> + Sync)) -> Result<Vec<Chunk>> {
+    fn collect(
+        &self,
+        input: &[Chunk],
+        step: &(dyn Fn(&Chunk) -> Result<Option<Chunk>> + Sync),
+    ) -> Result<Vec<Chunk>> {
         let parts = self.for_each_morsel(
             input.len(),
             || Ok(Vec::new()),
@@ -207,8 +298,14 @@ impl CpuBackend {
                     return Some(state);
                 }
                 // A panic in a kernel is a bug, reported as an error, never a crash.
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut state, i)))
-                    .unwrap_or_else(|p| Err(TesseraError::Internal(format!("panic in a CPU pipeline: {}", panic_message(&p)))));
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut state, i)))
+                        .unwrap_or_else(|p| {
+                            Err(TesseraError::Internal(format!(
+                                "panic in a CPU pipeline: {}",
+                                panic_message(&p)
+                            )))
+                        });
                 if let Err(e) = outcome {
                     record(&failed, &first_error, e);
                     return None;
@@ -225,7 +322,11 @@ impl CpuBackend {
                     .map(|h| match h.join() {
                         Ok(s) => s,
                         Err(_) => {
-                            record(&failed, &first_error, TesseraError::Internal("a worker thread panicked".into()));
+                            record(
+                                &failed,
+                                &first_error,
+                                TesseraError::Internal("a worker thread panicked".into()),
+                            );
                             None
                         }
                     })
@@ -240,7 +341,10 @@ impl CpuBackend {
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }
 
 fn record(failed: &AtomicBool, slot: &Mutex<Option<TesseraError>>, e: TesseraError) {
@@ -252,38 +356,147 @@ fn record(failed: &AtomicBool, slot: &Mutex<Option<TesseraError>>, e: TesseraErr
     }
 }
 
-/// Pushes one morsel through the operators; None when every row was filtered out.
-fn apply_operators(ops: &[Operator], mut chunk: Chunk, eval: &Evaluator, state: &CpuState) -> Result<Option<Chunk>> {
+/// For each operator, which of its output columns a later operator or the sink reads
+/// (None: all of them). A filter or probe leaves the others unfiltered and ungathered
+/// (empty placeholders of type Null), so a chain of probes moves only what is used.
+fn live_columns(pipeline: &Pipeline) -> Vec<Option<Vec<bool>>> {
+    let ops = &pipeline.operators;
+    let mut widths = vec![pipeline.source_fields().len()];
+    let mut fields = pipeline.source_fields().to_vec();
     for op in ops {
+        fields = op.output_fields(&fields);
+        widths.push(fields.len());
+    }
+    let mark = |v: &mut Vec<bool>, columns: Vec<usize>| {
+        for c in columns {
+            if let Some(x) = v.get_mut(c) {
+                *x = true;
+            }
+        }
+    };
+    let mut need: Option<Vec<bool>> = match &pipeline.sink {
+        Sink::Materialize { .. } | Sink::Sort(_) => None,
+        Sink::HashBuild(b) => {
+            let mut v = vec![false; widths[ops.len()]];
+            b.keys.iter().for_each(|k| mark(&mut v, k.columns()));
+            mark(&mut v, b.payload.clone());
+            Some(v)
+        }
+        Sink::MarkBuild(m) => {
+            let mut v = vec![false; widths[ops.len()]];
+            m.keys.iter().for_each(|k| mark(&mut v, k.columns()));
+            if let Some(r) = &m.residual {
+                mark(&mut v, r.columns());
+            }
+            Some(v)
+        }
+        Sink::Aggregate(a) => {
+            let mut v = vec![false; widths[ops.len()]];
+            a.group_by.iter().for_each(|k| mark(&mut v, k.columns()));
+            a.aggregates
+                .iter()
+                .filter_map(|x| x.arg.as_ref())
+                .for_each(|e| mark(&mut v, e.columns()));
+            Some(v)
+        }
+    };
+    let mut out = vec![None; ops.len()];
+    for (i, op) in ops.iter().enumerate().rev() {
+        let needed = |c: usize| {
+            need.as_ref()
+                .is_none_or(|n| n.get(c).copied().unwrap_or(false))
+        };
+        let mut input = vec![false; widths[i]];
+        match op {
+            Operator::Filter(pred) => {
+                input
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(c, x)| *x = needed(c));
+                mark(&mut input, pred.columns());
+            }
+            Operator::Project { exprs, .. } => {
+                for (j, e) in exprs.iter().enumerate() {
+                    if needed(j) {
+                        mark(&mut input, e.columns());
+                    }
+                }
+            }
+            Operator::Probe(p) => {
+                input
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(c, x)| *x = needed(c));
+                p.keys.iter().for_each(|k| mark(&mut input, k.columns()));
+                if let Some(r) = &p.residual {
+                    mark(&mut input, r.columns());
+                }
+            }
+        }
+        out[i] = need.take();
+        need = Some(input);
+    }
+    out
+}
+
+/// Pushes one morsel through the operators; None when every row was filtered out.
+/// `live` is [`live_columns`] of the pipeline.
+fn apply_operators(
+    ops: &[Operator],
+    live: &[Option<Vec<bool>>],
+    mut chunk: Chunk,
+    eval: &Evaluator,
+    state: &CpuState,
+) -> Result<Option<Chunk>> {
+    for (op, live) in ops.iter().zip(live) {
         if chunk.rows == 0 {
             return Ok(None);
         }
+        let live = live.as_deref();
         chunk = match op {
             Operator::Filter(pred) => {
                 let mask = eval.predicate(pred, &chunk.columns, chunk.rows)?;
-                match filter_chunk(chunk, &mask)? {
+                match filter_chunk(chunk, &mask, live)? {
                     Some(c) => c,
                     None => return Ok(None),
                 }
             }
             Operator::Project { exprs, .. } => {
-                let columns = exprs.iter().map(|e| eval.eval(e, &chunk.columns, chunk.rows)).collect::<Result<Vec<_>>>()?;
-                Chunk { columns, rows: chunk.rows }
+                let columns = exprs
+                    .iter()
+                    .map(|e| eval.eval(e, &chunk.columns, chunk.rows))
+                    .collect::<Result<Vec<_>>>()?;
+                Chunk {
+                    columns,
+                    rows: chunk.rows,
+                }
             }
             Operator::Probe(p) => {
-                let table = state
-                    .tables
-                    .get(&p.table)
-                    .ok_or_else(|| TesseraError::Internal(format!("hash table h{} probed before it was built", p.table)))?;
-                probe(p, table, chunk, eval)?
+                let table = state.tables.get(&p.table).ok_or_else(|| {
+                    TesseraError::Internal(format!(
+                        "hash table h{} probed before it was built",
+                        p.table
+                    ))
+                })?;
+                probe(p, table, chunk, eval, live)?
             }
         };
     }
     Ok((chunk.rows > 0).then_some(chunk))
 }
 
-/// Keeps the rows where `mask` is true (NULL counts as false).
-fn filter_chunk(chunk: Chunk, mask: &BooleanArray) -> Result<Option<Chunk>> {
+/// Whether column `c` is read later (`live` from [`live_columns`]; None: all are).
+fn is_live(live: Option<&[bool]>, c: usize) -> bool {
+    live.is_none_or(|l| l.get(c).copied().unwrap_or(true))
+}
+
+/// A placeholder for a column nobody reads.
+fn dead(rows: usize) -> ArrayRef {
+    Arc::new(arrow::array::NullArray::new(rows))
+}
+
+/// Keeps the rows where `mask` is true (NULL counts as false), in the live columns.
+fn filter_chunk(chunk: Chunk, mask: &BooleanArray, live: Option<&[bool]>) -> Result<Option<Chunk>> {
     let kept = mask.true_count();
     if kept == 0 {
         return Ok(None);
@@ -292,21 +505,70 @@ fn filter_chunk(chunk: Chunk, mask: &BooleanArray) -> Result<Option<Chunk>> {
         return Ok(Some(chunk));
     }
     let f = FilterBuilder::new(mask).optimize().build();
-    let columns = chunk.columns.iter().map(|c| f.filter(c.as_ref()).map_err(arrow_err)).collect::<Result<Vec<_>>>()?;
-    Ok(Some(Chunk { columns, rows: kept }))
+    let columns = chunk
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if is_live(live, i) {
+                f.filter(c.as_ref()).map_err(arrow_err)
+            } else {
+                Ok(dead(kept))
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(Chunk {
+        columns,
+        rows: kept,
+    }))
+}
+
+/// Gathers `idx` of each column whose position (from `first` on) is live.
+fn take_live<I: arrow::array::ArrowPrimitiveType>(
+    columns: &[ArrayRef],
+    idx: &arrow::array::PrimitiveArray<I>,
+    live: Option<&[bool]>,
+    first: usize,
+) -> Result<Vec<ArrayRef>> {
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if is_live(live, first + i) {
+                take(c.as_ref(), idx, None).map_err(arrow_err)
+            } else {
+                Ok(dead(idx.len()))
+            }
+        })
+        .collect()
 }
 
 fn take_all(columns: &[ArrayRef], idx: &UInt32Array) -> Result<Vec<ArrayRef>> {
-    columns.iter().map(|c| take(c.as_ref(), idx, None).map_err(arrow_err)).collect()
+    columns
+        .iter()
+        .map(|c| take(c.as_ref(), idx, None).map_err(arrow_err))
+        .collect()
 }
 
-/// One hash probe over a morsel.
-fn probe(p: &Probe, table: &JoinTable, chunk: Chunk, eval: &Evaluator) -> Result<Chunk> {
+/// One hash probe over a morsel; only `live` output columns are gathered.
+fn probe(
+    p: &Probe,
+    table: &JoinTable,
+    chunk: Chunk,
+    eval: &Evaluator,
+    live: Option<&[bool]>,
+) -> Result<Chunk> {
     let rows = chunk.rows;
-    let keys = p.keys.iter().map(|k| eval.eval(k, &chunk.columns, rows)).collect::<Result<Vec<_>>>()?;
+    let width = chunk.columns.len();
+    let keys = p
+        .keys
+        .iter()
+        .map(|k| eval.eval(k, &chunk.columns, rows))
+        .collect::<Result<Vec<_>>>()?;
     let heads = table.heads(&keys, rows, p.nulls_equal)?;
     // Candidate pairs (probe row, build row), in probe order.
-    let needs_pairs = matches!(p.kind, JoinKind::Inner | JoinKind::LeftOuter) || p.residual.is_some();
+    let needs_pairs =
+        matches!(p.kind, JoinKind::Inner | JoinKind::LeftOuter) || p.residual.is_some();
     let (mut pr, mut br): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
     if needs_pairs {
         pr.reserve(rows);
@@ -321,10 +583,14 @@ fn probe(p: &Probe, table: &JoinTable, chunk: Chunk, eval: &Evaluator) -> Result
         }
     }
     if let Some(residual) = &p.residual {
+        // The residual reads a few columns of the probe row and the build row.
+        let used = residual.columns();
+        let reads = |c: usize| used.contains(&c);
+        let read: Vec<bool> = (0..width + table.payload.len()).map(reads).collect();
         let pi = UInt32Array::from(pr.clone());
         let bi = UInt32Array::from(br.clone());
-        let mut cols = take_all(&chunk.columns, &pi)?;
-        cols.extend(take_all(&table.payload, &bi)?);
+        let mut cols = take_live(&chunk.columns, &pi, Some(&read), 0)?;
+        cols.extend(take_live(&table.payload, &bi, Some(&read), width)?);
         let ok = eval::null_as_false(&eval.predicate(residual, &cols, pr.len())?);
         let keep: Vec<usize> = (0..pr.len()).filter(|&i| ok.value(i)).collect();
         pr = keep.iter().map(|&i| pr[i]).collect();
@@ -340,8 +606,13 @@ fn probe(p: &Probe, table: &JoinTable, chunk: Chunk, eval: &Evaluator) -> Result
     match p.kind {
         JoinKind::Inner => {
             let n = pr.len();
-            let mut columns = take_all(&chunk.columns, &UInt32Array::from(pr))?;
-            columns.extend(take_all(&table.payload, &UInt32Array::from(br))?);
+            let mut columns = take_live(&chunk.columns, &UInt32Array::from(pr), live, 0)?;
+            columns.extend(take_live(
+                &table.payload,
+                &UInt32Array::from(br),
+                live,
+                width,
+            )?);
             Ok(Chunk::new(columns, n))
         }
         JoinKind::LeftOuter => {
@@ -360,8 +631,13 @@ fn probe(p: &Probe, table: &JoinTable, chunk: Chunk, eval: &Evaluator) -> Result
                 }
             }
             let n = po.len();
-            let mut columns = take_all(&chunk.columns, &UInt32Array::from(po))?;
-            columns.extend(take_all(&table.payload, &UInt32Array::from(bo))?);
+            let mut columns = take_live(&chunk.columns, &UInt32Array::from(po), live, 0)?;
+            columns.extend(take_live(
+                &table.payload,
+                &UInt32Array::from(bo),
+                live,
+                width,
+            )?);
             Ok(Chunk::new(columns, n))
         }
         JoinKind::Semi | JoinKind::Anti => {
@@ -376,15 +652,95 @@ fn probe(p: &Probe, table: &JoinTable, chunk: Chunk, eval: &Evaluator) -> Result
                 }
             }
             let mask = BooleanArray::from(keep);
-            let empty = Chunk { columns: chunk.columns.iter().map(|c| c.slice(0, 0)).collect(), rows: 0 };
-            Ok(filter_chunk(chunk, &mask)?.unwrap_or(empty))
+            let empty = Chunk {
+                columns: chunk.columns.iter().map(|c| c.slice(0, 0)).collect(),
+                rows: 0,
+            };
+            Ok(filter_chunk(chunk, &mask, live)?.unwrap_or(empty))
         }
-        JoinKind::Mark => Err(TesseraError::NotImplemented("mark joins on the CPU backend".into())),
+        JoinKind::Mark => Err(TesseraError::NotImplemented(
+            "mark joins on the CPU backend".into(),
+        )),
     }
 }
 
+/// Rows per chunk of a result the backend makes from a table (the store's morsel size,
+/// so a later pipeline reading it spreads over the workers as a scan does).
+const RESULT_CHUNK_ROWS: usize = 1 << 16;
+
+/// Marks the build rows of `table` that the rows of `chunk` match (see
+/// [`tessera_ir::MarkBuild`]). Without a residual every row of a chain has the same key,
+/// so a chain whose head is marked is skipped whole.
+fn mark_matches(
+    m: &MarkBuild,
+    table: &JoinTable,
+    chunk: &Chunk,
+    eval: &Evaluator,
+    marks: &[AtomicBool],
+) -> Result<()> {
+    let rows = chunk.rows;
+    let keys = m
+        .keys
+        .iter()
+        .map(|k| eval.eval(k, &chunk.columns, rows))
+        .collect::<Result<Vec<_>>>()?;
+    let heads = table.heads(&keys, rows, false)?;
+    let marked = |b: u32| marks[b as usize].load(Ordering::Relaxed);
+    let Some(residual) = &m.residual else {
+        for &h in &heads {
+            if h != join::END && !marked(h) {
+                let mut b = h;
+                while b != join::END {
+                    marks[b as usize].store(true, Ordering::Relaxed);
+                    b = table.next(b);
+                }
+            }
+        }
+        return Ok(());
+    };
+    // Pairs with build rows not marked yet, checked against the residual.
+    let (mut pr, mut br): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    for (r, &h) in heads.iter().enumerate() {
+        let mut b = h;
+        while b != join::END {
+            if !marked(b) {
+                pr.push(r as u32);
+                br.push(b);
+            }
+            b = table.next(b);
+        }
+    }
+    if pr.is_empty() {
+        return Ok(());
+    }
+    let width = chunk.columns.len();
+    let used = residual.columns();
+    let read: Vec<bool> = (0..width + table.payload.len())
+        .map(|c| used.contains(&c))
+        .collect();
+    let n = pr.len();
+    let mut cols = take_live(&chunk.columns, &UInt32Array::from(pr), Some(&read), 0)?;
+    cols.extend(take_live(
+        &table.payload,
+        &UInt32Array::from(br.clone()),
+        Some(&read),
+        width,
+    )?);
+    let ok = eval::null_as_false(&eval.predicate(residual, &cols, n)?);
+    for (i, &b) in br.iter().enumerate() {
+        if ok.value(i) {
+            marks[b as usize].store(true, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
 /// Concatenates column `k` of every part, for `n` columns.
-fn concat_columns<'a>(parts: impl Iterator<Item = &'a Vec<ArrayRef>> + Clone, n: usize, ty: impl Fn(usize) -> arrow::datatypes::DataType) -> Result<Vec<ArrayRef>> {
+fn concat_columns<'a>(
+    parts: impl Iterator<Item = &'a Vec<ArrayRef>> + Clone,
+    n: usize,
+    ty: impl Fn(usize) -> arrow::datatypes::DataType,
+) -> Result<Vec<ArrayRef>> {
     (0..n)
         .map(|k| {
             let arrays: Vec<&dyn Array> = parts.clone().map(|p| p[k].as_ref()).collect();
@@ -437,12 +793,18 @@ pub fn limit(chunks: Vec<Chunk>, skip: usize, fetch: Option<usize>) -> Result<Ve
 }
 
 /// Sorts all rows (top-N when limited).
-fn sort_chunks(chunks: Vec<Chunk>, sort: &tessera_ir::Sort, eval: &Evaluator) -> Result<Vec<Chunk>> {
+fn sort_chunks(
+    chunks: Vec<Chunk>,
+    sort: &tessera_ir::Sort,
+    eval: &Evaluator,
+) -> Result<Vec<Chunk>> {
     if chunks.is_empty() {
         return Ok(chunks);
     }
     let n = chunks[0].columns.len();
-    let columns = concat_columns(chunks.iter().map(|c| &c.columns), n, |_| arrow::datatypes::DataType::Null)?;
+    let columns = concat_columns(chunks.iter().map(|c| &c.columns), n, |_| {
+        arrow::datatypes::DataType::Null
+    })?;
     let rows = columns.first().map(|c| c.len()).unwrap_or(0);
     let keys = sort
         .keys
@@ -450,7 +812,10 @@ fn sort_chunks(chunks: Vec<Chunk>, sort: &tessera_ir::Sort, eval: &Evaluator) ->
         .map(|k| {
             Ok(SortColumn {
                 values: eval.eval(&k.expr, &columns, rows)?,
-                options: Some(SortOptions { descending: k.descending, nulls_first: k.nulls_first }),
+                options: Some(SortOptions {
+                    descending: k.descending,
+                    nulls_first: k.nulls_first,
+                }),
             })
         })
         .collect::<Result<Vec<_>>>()?;

@@ -169,7 +169,8 @@ impl Executor {
             for pipe in plan.pipelines() {
                 if let (Sink::HashBuild(b), true) = (&pipe.sink, p.kernels.contains_key(&pipe.id)) {
                     let consumers_on_gpu = plan.pipelines().all(|q| {
-                        let probes = q.operators.iter().any(|o| matches!(o, Operator::Probe(pr) if pr.table == b.table));
+                        let probes = q.operators.iter().any(|o| matches!(o, Operator::Probe(pr) if pr.table == b.table))
+                            || matches!(&q.sink, Sink::MarkBuild(m) if m.table == b.table);
                         !probes || p.kernels.contains_key(&q.id)
                     });
                     if !consumers_on_gpu && banned.insert(pipe.id) {

@@ -129,6 +129,20 @@ impl fmt::Display for Pipeline {
                 }
                 writeln!(f, "{line}")
             }
+            Sink::MarkBuild(m) => {
+                let keys: Vec<String> = m.keys.iter().map(|k| k.to_string()).collect();
+                let mut line = format!(
+                    "  -> MarkBuild h{} keys [{}] keep {} build rows as r{}",
+                    m.table,
+                    keys.join(", "),
+                    if m.anti { "unmatched" } else { "matched" },
+                    m.result
+                );
+                if let Some(r) = &m.residual {
+                    let _ = write!(line, " residual {r}");
+                }
+                writeln!(f, "{line}")
+            }
             Sink::Materialize { result, skip, fetch } => {
                 let mut line = format!("  -> Materialize r{result}");
                 if let Some(n) = fetch {

@@ -239,6 +239,32 @@ pub enum Sink {
         /// Row limit.
         fetch: Option<usize>,
     },
+    /// Probes a table and marks the build rows matched: a semi or anti join run from its
+    /// other side.
+    MarkBuild(MarkBuild),
+}
+
+/// A semi or anti join run from its other side, for when the side whose rows it keeps
+/// is much smaller than the side it looks them up in (TPC-H q4's orders `EXISTS` in
+/// lineitem): that small side is built into `table`, this pipeline's rows — the large
+/// side — probe it and mark the build rows they match, and the build rows that were
+/// marked (semi) or not (anti) become `result`. The large side is read once and never
+/// built into a table. Not for `NOT IN` (NULL-aware) joins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MarkBuild {
+    /// The table probed (its payload is every column of the kept side).
+    pub table: HashTableId,
+    /// Probe keys over the input layout.
+    pub keys: Vec<Expr>,
+    /// A condition a matching pair must also meet, over this pipeline's layout followed
+    /// by the table's payload.
+    pub residual: Option<Expr>,
+    /// Keep the build rows without a match (anti join) instead of those with one.
+    pub anti: bool,
+    /// The result produced: the kept build rows, with the payload's columns.
+    pub result: ResultId,
+    /// The payload's columns.
+    pub fields: Vec<Field>,
 }
 
 impl Sink {
@@ -249,6 +275,7 @@ impl Sink {
             Sink::Aggregate(a) => Some(a.result),
             Sink::Sort(s) => Some(s.result),
             Sink::Materialize { result, .. } => Some(*result),
+            Sink::MarkBuild(m) => Some(m.result),
         }
     }
 }

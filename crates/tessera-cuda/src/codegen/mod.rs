@@ -193,6 +193,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         Sink::HashBuild(h) => build::lower(&mut b, h, pipeline, &fields).map(|l| (l, u64::MAX)),
         Sink::Aggregate(a) => aggregate::lower(&mut b, a, &fields, source_rows).map(|l| (l.layout, l.rows_limit)),
         Sink::Sort(_) => Err(Reason::Sort),
+        Sink::MarkBuild(_) => Err(Reason::MarkBuild),
         Sink::Materialize { skip, fetch, .. } => materialize::lower(&mut b, &fields, *skip > 0 || fetch.is_some()).map(|l| (l, u64::MAX)),
     };
     let (sink, rows_limit, group_table) = match sink {
@@ -231,5 +232,6 @@ fn sink_kind(sink: &Sink) -> &'static str {
         Sink::Aggregate(_) => "aggregate",
         Sink::Sort(_) => "sort",
         Sink::Materialize { .. } => "materialize",
+        Sink::MarkBuild(_) => "mark build rows",
     }
 }

@@ -103,6 +103,8 @@ pub enum Reason {
     GroupSlots(Option<usize>),
     /// A sort (not on the GPU yet, see `sort.rs`).
     Sort,
+    /// A semi or anti join run from its other side (the probe side marks build rows).
+    MarkBuild,
     /// LIMIT/OFFSET without ORDER BY: which rows is up to the order, and blocks append
     /// in whatever order they finish.
     LimitWithoutOrder,
@@ -147,6 +149,7 @@ impl fmt::Display for Reason {
             Reason::GroupSlots(Some(n)) => write!(f, "{n} group slots on the GPU (at most {})", super::aggregate::MAX_GROUP_SLOTS),
             Reason::GroupSlots(None) => write!(f, "group domain too large"),
             Reason::Sort => write!(f, "sort on the GPU (next: radix sort)"),
+            Reason::MarkBuild => write!(f, "marking build rows (a semi/anti join from its other side) on the GPU"),
             Reason::LimitWithoutOrder => write!(f, "LIMIT/OFFSET without ORDER BY on the GPU (which rows is up to the order)"),
             Reason::ItemsPerThread(n) => write!(f, "{n} items per thread (1 to {})", super::options::MAX_ITEMS_PER_THREAD),
             Reason::Parameters(n) => write!(f, "{n} kernel parameters (at most {})", super::abi::MAX_KERNEL_PARAMS),
