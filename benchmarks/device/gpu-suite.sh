@@ -13,6 +13,7 @@
 #   ssb100duck — SSB SF100 beside DuckDB, answers checked against DuckDB's
 #   tpch1   — TPC-H SF1 Tessera beside DuckDB, all answers checked; then with the GPU off
 #   tpch10  — TPC-H SF10 Tessera beside DuckDB (JSON + SVG), then EXPLAIN ANALYZE of each
+#   cpu16   — TPC-H SF10 and SSB SF20 through the CPU backend only (GPU off) beside DuckDB
 #   difftests — $SEEDS (default 8) difftest runs at once, seeds 1.. past the default
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
 #   source  — Nsight Compute's per-SASS-instruction stall samples of the probe kernels in
@@ -230,6 +231,14 @@ for section in "$@"; do
     for q in benchmarks/tpch/q*.sql; do sed '/^--/d' $q >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' $q >> $f; done
     $X --data-dir /tmp/tdh10/bench/tpch-sf10 sql $f > $OUT/tpch10-analyze.txt 2>&1
     echo "pipelines on the GPU: $(grep -cE 'Pipeline [0-9]+ .GPU' $OUT/tpch10-analyze.txt)"; grep -E "rror" $OUT/tpch10-analyze.txt | head
+    ;;
+  cpu16)
+    # The CPU backend on the host's cores, GPU off, beside DuckDB (issue #20's figures);
+    # uses the stores tpch10 and ssb20 make (generates them when missing).
+    echo "== TPC-H SF10, TESSERA_DISABLE_GPU=1, tessera + duckdb"
+    TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 3 --engine tessera --engine duckdb --json $OUT/tpch10-cpu.json --plot $OUT/tpch10-cpu.svg 2>&1 | grep -v '^\s*$'
+    echo "== SSB SF20, TESSERA_DISABLE_GPU=1, tessera + duckdb"
+    TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 3 --engine tessera --engine duckdb --json $OUT/ssb20-cpu.json --plot $OUT/ssb20-cpu.svg 2>&1 | grep -v '^\s*$'
     ;;
   difftests)
     # $SEEDS random-query runs at once, each with its own seed and store (GPU required).

@@ -17,6 +17,7 @@
 mod expr;
 mod reorder;
 mod result_table;
+mod semi;
 mod selectivity;
 mod types;
 
@@ -125,7 +126,8 @@ impl PlannedQuery {
 /// Plans an optimized logical plan.
 pub fn plan(root: &LogicalPlan, catalog: &dyn Catalog) -> PlannedQuery {
     let mut p = Planner { catalog, steps: Vec::new(), externals: Vec::new(), next_result: 0, next_table: 0 };
-    let stream = p.node(root);
+    let pushed = semi::push_semi_joins(root, &|scan| catalog.table(scan).map(|t| t.rows));
+    let stream = p.node(pushed.as_ref().unwrap_or(root));
     let fields = stream.fields.clone();
     let output = p.materialize(stream);
     PlannedQuery {
