@@ -219,3 +219,26 @@ fn semi_joins_move_below_inner_joins() {
     assert!(semi_over("orders"), "the semi join should filter orders:\n{q18}");
     assert!(!semi_over("lineitem"), "the semi join should not run over lineitem:\n{q18}");
 }
+
+/// TPC-H q17 and q20 compare each row with an aggregate of lineitem per part (per part
+/// and supplier): the aggregation reads only the lineitems of the parts the filtered
+/// outer side has (a semi probe before it), not all of lineitem.
+#[test]
+fn grouped_subqueries_read_only_the_keys_their_join_keeps() {
+    let plans = plans(Suite::Tpch);
+    for q in ["q17", "q20"] {
+        let (_, plan) = plans.iter().find(|(n, _)| *n == q).unwrap();
+        let aggregation = plan
+            .pipelines()
+            .find(|p| {
+                matches!(&p.source, tessera_ir::Source::Scan(s) if s.table == "lineitem")
+                    && matches!(&p.sink, Sink::Aggregate(a) if !a.group_by.is_empty())
+            })
+            .unwrap_or_else(|| panic!("{q}: no grouped aggregation over lineitem:\n{plan}"));
+        let semi = aggregation
+            .operators
+            .iter()
+            .any(|o| matches!(o, Operator::Probe(p) if p.kind == tessera_ir::JoinKind::Semi));
+        assert!(semi, "{q}: lineitem is aggregated whole:\n{plan}");
+    }
+}
