@@ -11,8 +11,9 @@
 //! columns back to the order of the query's tree.
 //!
 //! [`greedy`] is greedy operator ordering, what DuckDB's join-order optimizer falls back
-//! to for large queries: join the two connected parts whose estimated result is smallest,
-//! until one part is left. A star join comes out as the fact table joined first to its
+//! to for large queries: join the two connected parts whose estimated cost — the
+//! result plus the smaller input, which is built into a hash table — is smallest, until
+//! one part is left. A star join comes out as the fact table joined first to its
 //! most selective dimension and then to each next one; a snowflake's filtered outer
 //! dimension joins its dimension first. Which side of a join builds is the planner's
 //! usual rule: the side whose input is smaller, so the fact table's pipeline keeps
@@ -464,25 +465,30 @@ fn join_rows(ends: &[[usize; 2]], est: &Estimates, a: (u64, f64), b: (u64, f64))
 }
 
 /// Greedy operator ordering: starting from the relations, join the two connected parts
-/// whose estimated result is smallest — a join that multiplies rows (see [`EXPANDING`])
+/// whose estimated result plus smaller input (the side built) is smallest — a join
+/// that multiplies rows (see [`EXPANDING`])
 /// only when no other is left — until one part remains. None when the equalities leave
 /// parts unconnected.
 pub(crate) fn greedy(ends: &[[usize; 2]], est: &Estimates) -> Option<JoinTree> {
     let mut parts: Vec<(u64, f64, JoinTree)> =
         est.rows.iter().enumerate().map(|(i, &r)| (1u64 << i, r.max(1.0), JoinTree::Relation(i))).collect();
     while parts.len() > 1 {
-        let mut best: Option<((bool, f64), usize, usize)> = None;
+        let mut best: Option<((bool, f64), usize, usize, f64)> = None;
         for i in 0..parts.len() {
             for j in i + 1..parts.len() {
                 let (a, b) = (&parts[i], &parts[j]);
                 let Some(rows) = join_rows(ends, est, (a.0, a.1), (b.0, b.1)) else { continue };
-                let cost = (rows > EXPANDING * a.1.max(b.1), rows);
-                if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
-                    best = Some((cost, i, j));
+                // A join costs its result and the hash table built on its smaller input:
+                // of two joins with results alike, the one that builds a dimension goes
+                // before the one that builds a fact table (TPC-H q7: orders joins its
+                // few customers before lineitem meets it, rather than being built whole).
+                let cost = (rows > EXPANDING * a.1.max(b.1), rows + a.1.min(b.1));
+                if best.as_ref().is_none_or(|(c, ..)| cost < *c) {
+                    best = Some((cost, i, j, rows));
                 }
             }
         }
-        let ((_, rows), i, j) = best?;
+        let (_, i, j, rows) = best?;
         let b = parts.remove(j);
         let a = parts.remove(i);
         parts.insert(i, (a.0 | b.0, rows, JoinTree::Join(Box::new(a.2), Box::new(b.2))));
@@ -527,6 +533,25 @@ mod tests {
             ],
         };
         (ends, est)
+    }
+
+    /// TPC-H q7 at SF 1, its nations folded into their tables: lineitem 0 (two years),
+    /// supplier 1 and customer 3 of two nations, orders 2. Joining lineitem to its
+    /// suppliers and then to orders keeps every result near 144 thousand rows but
+    /// builds all 1.5 million orders; orders joins its 12 thousand customers first.
+    #[test]
+    fn a_large_relation_meets_its_filtered_dimension_before_it_is_built() {
+        let ends = vec![[0, 1], [0, 2], [2, 3]];
+        let est = Estimates {
+            rows: vec![1_800_000.0, 800.0, 1_500_000.0, 12_000.0],
+            distinct: vec![
+                [Some(10_000.0), Some(800.0)],
+                [Some(1_500_000.0), Some(1_500_000.0)],
+                [Some(100_000.0), Some(12_000.0)],
+            ],
+        };
+        let tree = greedy(&ends, &est).unwrap();
+        assert!(sets(&tree).contains(&((1 << 2) | (1 << 3))), "{tree:?}");
     }
 
     #[test]
