@@ -562,7 +562,7 @@ impl GpuRuntime {
                 let seen = seen.ok_or_else(|| TesseraError::Internal("seen".into()))?;
                 let scalar = keys.is_empty() && hashed.is_none();
                 let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, accumulators)));
-                let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, sort)?;
+                let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, hashed.is_some(), sort)?;
                 if groups.sorted {
                     if let Some(s) = state.sorts.get(&p.id) {
                         state.sorted.insert(s.pipeline);
@@ -737,7 +737,7 @@ impl GpuRuntime {
         Ok(got)
     }
 
-    /// The groups an aggregation saw, in group-number order, with the words of each
+    /// The groups an aggregation saw, in group-number order (any order when `hashed`), with the words of each
     /// accumulator array (`accs`, each a whole number of words per group) for them. Small
     /// domains download `seen` and the arrays whole, in one round trip. Large ones (SSB
     /// q4.3: 2 M slots, 800 present) are compacted on the GPU into records (group number,
@@ -747,9 +747,11 @@ impl GpuRuntime {
     ///
     /// With a `sort` (keys as [`GpuSort::descriptors`] gives them), the records are also
     /// ranked on the GPU and come back in its order, when there are at most
-    /// [`GPU_SORT_MAX_ROWS`] of them.
+    /// [`GPU_SORT_MAX_ROWS`] of them. `hashed`: the group numbers are hash-table slots,
+    /// whose order means nothing, so compacted records are not sorted by them on the host
+    /// (TPC-H q18 at SF 10: 15 M groups).
     #[allow(clippy::too_many_arguments)]
-    fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, sort: Option<(usize, Vec<i64>)>) -> Result<FetchedGroups> {
+    fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, hashed: bool, sort: Option<(usize, Vec<i64>)>) -> Result<FetchedGroups> {
         let dev = &self.device;
         let stream = dev.stream();
         if sort.is_none() && (scalar || groups < COMPACT_MIN_GROUPS) {
@@ -823,7 +825,7 @@ impl GpuRuntime {
                 (r.rows, r.rows_out, r.bytes) = (present as u64, present as u64, (present * width * 8) as u64);
             }
         }
-        if !sorted {
+        if !sorted && !hashed {
             records.sort_unstable_by_key(|r| r[0]);
         }
         let order = records.iter().map(|r| r[0] as usize).collect();
