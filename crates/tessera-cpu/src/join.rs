@@ -48,14 +48,46 @@ enum ProbeKeys {
     Rows(Rows),
 }
 
+/// Runs `f(start, len)` over `ranges` contiguous ranges of `rows` rows on as many
+/// threads; the results in range order.
+fn in_ranges<T: Send>(rows: usize, ranges: usize, f: impl Fn(usize, usize) -> Result<T> + Sync) -> Result<Vec<T>> {
+    let per = rows.div_ceil(ranges.max(1)).max(1);
+    let starts: Vec<usize> = (0..rows).step_by(per).collect();
+    if starts.len() <= 1 {
+        return Ok(vec![f(0, rows)?]);
+    }
+    std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = starts.iter().map(|&a| scope.spawn(move || f(a, per.min(rows - a)))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(TesseraError::Internal("a join build thread panicked".into()))))
+            .collect()
+    })
+}
+
 impl Keys {
-    fn encode(key_types: &[DataType], keys: &[ArrayRef], rows: usize, nulls_equal: bool) -> Result<(Keys, Vec<u64>)> {
+    /// The build side's keys and each row's hash; word keys are encoded and hashed on
+    /// `threads` threads, a range of rows each.
+    fn encode(key_types: &[DataType], keys: &[ArrayRef], rows: usize, nulls_equal: bool, threads: usize) -> Result<(Keys, Vec<u64>)> {
         // Word keys carry no NULL bits, so NULL = NULL joins go through the row format.
         let layout = if nulls_equal { None } else { WordLayout::new(key_types, false) };
         let keys = match layout {
             Some(layout) => {
-                let words = layout.encode(keys, rows, true)?;
-                Keys::Words { layout, words }
+                let w = layout.width;
+                let pieces = in_ranges(rows, threads, |a, n| {
+                    let sliced: Vec<ArrayRef> = keys.iter().map(|k| k.slice(a, n)).collect();
+                    let words = layout.encode(&sliced, n, true)?;
+                    let hashes: Vec<u64> = words.chunks_exact(w).map(hash_words).collect();
+                    Ok((words, hashes))
+                })?;
+                let mut words = Vec::with_capacity(rows * w);
+                let mut hashes = Vec::with_capacity(rows);
+                for (ws, hs) in pieces {
+                    words.extend_from_slice(&ws);
+                    hashes.extend_from_slice(&hs);
+                }
+                return Ok((Keys::Words { layout, words }, hashes));
             }
             None => {
                 let converter = row_converter(key_types)?;
@@ -278,27 +310,31 @@ impl JoinTable {
             }
             Index::Perfect { min: *min, first }
         } else {
-            let (encoded, row_hashes) = Keys::encode(&key_types, &keys, rows, nulls_equal)?;
             let threads = if rows < PARALLEL_BUILD_MIN_ROWS { 1 } else { threads.max(1) };
+            let (encoded, row_hashes) = Keys::encode(&key_types, &keys, rows, nulls_equal, threads)?;
             let count = if threads == 1 { 1 } else { (threads * PARTITIONS_PER_THREAD).next_power_of_two() };
             let part_bits = count.trailing_zeros();
-            // Each partition's rows, in descending order (chains end in build order).
-            let mut members: Vec<Vec<u32>> = vec![Vec::new(); count];
-            for r in (0..rows).rev() {
-                if !skip(r) {
-                    members[partition(row_hashes[r], part_bits)].push(r as u32);
+            // Per range of rows, each partition's rows in descending order; partitions take
+            // the ranges last to first, so chains end in build order.
+            let members: Vec<Vec<Vec<u32>>> = in_ranges(rows, threads, |a, n| {
+                let mut lists: Vec<Vec<u32>> = vec![Vec::new(); count];
+                for r in (a..a + n).rev() {
+                    if !skip(r) {
+                        lists[partition(row_hashes[r], part_bits)].push(r as u32);
+                    }
                 }
-            }
+                Ok(lists)
+            })?;
             let view = encoded.probe_view();
-            let fill = |rows_of: &[u32]| {
+            let fill = |p: usize| {
                 let mut part = Part::new();
-                for &r in rows_of {
+                for &r in members.iter().rev().flat_map(|lists| lists[p].iter()) {
                     part.insert(r, row_hashes[r as usize], &next, |head| encoded.same(head, &view, r as usize));
                 }
                 part
             };
             let parts: Vec<Part> = if threads == 1 {
-                members.iter().map(|m| fill(m)).collect()
+                (0..count).map(fill).collect()
             } else {
                 // Threads take partitions from a shared counter.
                 let taken = AtomicUsize::new(0);
@@ -309,8 +345,10 @@ impl JoinTable {
                                 let mut mine = Vec::new();
                                 loop {
                                     let p = taken.fetch_add(1, Ordering::Relaxed);
-                                    let Some(m) = members.get(p) else { break };
-                                    mine.push((p, fill(m)));
+                                    if p >= count {
+                                        break;
+                                    }
+                                    mine.push((p, fill(p)));
                                 }
                                 mine
                             })
