@@ -183,6 +183,10 @@ fn reduce_grouped_side(node: LogicalPlan, rows: &dyn Fn(&TableScan) -> Option<u6
     for (l, r) in &j.on {
         let (Expr::Column(l), Expr::Column(r)) = (l, r) else { continue };
         let Some((source, source_column)) = key_source(&j.left, l) else { continue };
+        // The source is planned a second time: it must give the same rows both times.
+        if is_volatile(&source) {
+            continue;
+        }
         let (Some(small), Some(large)) = (largest_table(&source, rows), grouped_input_rows(&j.right, rows)) else { continue };
         if small.saturating_mul(REDUCER_MAX_FRACTION) > large {
             continue;
@@ -212,4 +216,9 @@ fn contains_semi_reduction(plan: &LogicalPlan) -> bool {
         LogicalPlan::Aggregate(agg) => is_semi(&agg.input).is_some(),
         _ => false,
     }
+}
+
+/// Whether any expression of `plan` or below it is volatile (`random()`).
+fn is_volatile(plan: &LogicalPlan) -> bool {
+    plan.expressions().iter().any(|e| e.is_volatile()) || plan.inputs().into_iter().any(is_volatile)
 }
