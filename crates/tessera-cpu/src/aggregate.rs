@@ -178,22 +178,13 @@ impl HashGroups {
                 let encoded = layout.encode(keys, rows, false)?;
                 let hashes: Vec<u64> = encoded.chunks_exact(w).map(hash_words).collect();
                 for (key, &h) in encoded.chunks_exact(w).zip(&hashes) {
-                    let (g, new) = index.find_or_insert(h, |g| &stored[g * w..g * w + w] == key);
-                    if new {
-                        stored.extend_from_slice(key);
-                    }
-                    ids.push(g);
+                    ids.push(words_group(index, stored, w, key, h));
                 }
             }
             (KeyCodec::Rows(converter), KeyStore::Rows(stored)) => {
                 let encoded = converter.convert_columns(keys).map_err(arrow_err)?;
                 for row in encoded.iter() {
-                    let (g, new) =
-                        index.find_or_insert(hash_bytes(row.as_ref()), |g| stored.row(g) == row);
-                    if new {
-                        stored.push(row);
-                    }
-                    ids.push(g);
+                    ids.push(row_group(index, stored, row, hash_bytes(row.as_ref())));
                 }
             }
             _ => {
@@ -219,25 +210,12 @@ impl HashGroups {
             (KeyCodec::Words(layout), KeyStore::Words(stored), KeyStore::Words(theirs)) => {
                 let w = layout.width;
                 for g in groups {
-                    let key = &theirs[g * w..g * w + w];
-                    let (id, new) = index.find_or_insert(other.index.hashes[g], |h| {
-                        &stored[h * w..h * w + w] == key
-                    });
-                    if new {
-                        stored.extend_from_slice(key);
-                    }
-                    out.push(id);
+                    out.push(words_group(index, stored, w, &theirs[g * w..g * w + w], other.index.hashes[g]));
                 }
             }
             (KeyCodec::Rows(_), KeyStore::Rows(stored), KeyStore::Rows(theirs)) => {
                 for g in groups {
-                    let row = theirs.row(g);
-                    let (id, new) =
-                        index.find_or_insert(other.index.hashes[g], |h| stored.row(h) == row);
-                    if new {
-                        stored.push(row);
-                    }
-                    out.push(id);
+                    out.push(row_group(index, stored, theirs.row(g), other.index.hashes[g]));
                 }
             }
             _ => {
@@ -262,6 +240,27 @@ impl HashGroups {
             )),
         }
     }
+}
+
+/// The group of the `w`-word key `key` (hash `hash`), added to `index` and `stored`
+/// when new.
+#[inline]
+fn words_group(index: &mut GroupIndex, stored: &mut Vec<u64>, w: usize, key: &[u64], hash: u64) -> u32 {
+    let (g, new) = index.find_or_insert(hash, |g| &stored[g * w..g * w + w] == key);
+    if new {
+        stored.extend_from_slice(key);
+    }
+    g
+}
+
+/// The group of the row-format key `row` (hash `hash`), added when new.
+#[inline]
+fn row_group(index: &mut GroupIndex, stored: &mut Rows, row: arrow::row::Row<'_>, hash: u64) -> u32 {
+    let (g, new) = index.find_or_insert(hash, |g| stored.row(g) == row);
+    if new {
+        stored.push(row);
+    }
+    g
 }
 
 /// Group numbers are `u32`s.

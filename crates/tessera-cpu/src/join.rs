@@ -411,6 +411,24 @@ impl JoinTable {
         Ok(out)
     }
 
+    /// Candidate pairs (probe row, build row) of the chains at `heads` (from
+    /// [`JoinTable::heads`]), in probe order and chain order, the build rows `keep`
+    /// accepts.
+    pub fn pairs(&self, heads: &[u32], keep: impl Fn(u32) -> bool) -> (Vec<u32>, Vec<u32>) {
+        let (mut pr, mut br) = (Vec::with_capacity(heads.len()), Vec::with_capacity(heads.len()));
+        for (r, &h) in heads.iter().enumerate() {
+            let mut b = h;
+            while b != NONE {
+                if keep(b) {
+                    pr.push(r as u32);
+                    br.push(b);
+                }
+                b = self.next(b);
+            }
+        }
+        (pr, br)
+    }
+
     /// The build row after `row` in its chain (`u32::MAX` at the end).
     #[inline]
     pub fn next(&self, row: u32) -> u32 {

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use arrow::array::{Array, ArrayRef, BooleanArray, UInt32Array};
 use arrow::compute::{FilterBuilder, SortColumn, SortOptions, concat, lexsort_to_indices, take};
 use tessera_common::{Result, TesseraError};
-use tessera_ir::{HashTableId, JoinKind, MarkBuild, Operator, Pipeline, Probe, ResultId, Sink};
+use tessera_ir::{Expr, HashTableId, JoinKind, MarkBuild, Operator, Pipeline, Probe, ResultId, Sink};
 
 pub use aggregate::{GroupPlan, GroupTable, Partitions};
 pub use eval::{Evaluator, STRICT, arrow_err, cast_to};
@@ -569,29 +569,9 @@ fn probe(
     // Candidate pairs (probe row, build row), in probe order.
     let needs_pairs =
         matches!(p.kind, JoinKind::Inner | JoinKind::LeftOuter) || p.residual.is_some();
-    let (mut pr, mut br): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-    if needs_pairs {
-        pr.reserve(rows);
-        br.reserve(rows);
-        for (r, &h) in heads.iter().enumerate() {
-            let mut b = h;
-            while b != join::END {
-                pr.push(r as u32);
-                br.push(b);
-                b = table.next(b);
-            }
-        }
-    }
+    let (mut pr, mut br) = if needs_pairs { table.pairs(&heads, |_| true) } else { (Vec::new(), Vec::new()) };
     if let Some(residual) = &p.residual {
-        // The residual reads a few columns of the probe row and the build row.
-        let used = residual.columns();
-        let reads = |c: usize| used.contains(&c);
-        let read: Vec<bool> = (0..width + table.payload.len()).map(reads).collect();
-        let pi = UInt32Array::from(pr.clone());
-        let bi = UInt32Array::from(br.clone());
-        let mut cols = take_live(&chunk.columns, &pi, Some(&read), 0)?;
-        cols.extend(take_live(&table.payload, &bi, Some(&read), width)?);
-        let ok = eval::null_as_false(&eval.predicate(residual, &cols, pr.len())?);
+        let ok = residual_holds(residual, &chunk.columns, table, &pr, &br, eval)?;
         let keep: Vec<usize> = (0..pr.len()).filter(|&i| ok.value(i)).collect();
         pr = keep.iter().map(|&i| pr[i]).collect();
         br = keep.iter().map(|&i| br[i]).collect();
@@ -699,40 +679,35 @@ fn mark_matches(
         return Ok(());
     };
     // Pairs with build rows not marked yet, checked against the residual.
-    let (mut pr, mut br): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-    for (r, &h) in heads.iter().enumerate() {
-        let mut b = h;
-        while b != join::END {
-            if !marked(b) {
-                pr.push(r as u32);
-                br.push(b);
-            }
-            b = table.next(b);
-        }
-    }
+    let (pr, br) = table.pairs(&heads, |b| !marked(b));
     if pr.is_empty() {
         return Ok(());
     }
-    let width = chunk.columns.len();
-    let used = residual.columns();
-    let read: Vec<bool> = (0..width + table.payload.len())
-        .map(|c| used.contains(&c))
-        .collect();
-    let n = pr.len();
-    let mut cols = take_live(&chunk.columns, &UInt32Array::from(pr), Some(&read), 0)?;
-    cols.extend(take_live(
-        &table.payload,
-        &UInt32Array::from(br.clone()),
-        Some(&read),
-        width,
-    )?);
-    let ok = eval::null_as_false(&eval.predicate(residual, &cols, n)?);
+    let ok = residual_holds(residual, &chunk.columns, table, &pr, &br, eval)?;
     for (i, &b) in br.iter().enumerate() {
         if ok.value(i) {
             marks[b as usize].store(true, Ordering::Relaxed);
         }
     }
     Ok(())
+}
+
+/// Whether `residual` holds (NULL: no) for each pair of probe row `pr[i]` of `columns`
+/// and build row `br[i]` of `table`; only the columns it reads are gathered.
+fn residual_holds(
+    residual: &Expr,
+    columns: &[ArrayRef],
+    table: &JoinTable,
+    pr: &[u32],
+    br: &[u32],
+    eval: &Evaluator,
+) -> Result<BooleanArray> {
+    let width = columns.len();
+    let used = residual.columns();
+    let read: Vec<bool> = (0..width + table.payload.len()).map(|c| used.contains(&c)).collect();
+    let mut cols = take_live(columns, &UInt32Array::from(pr.to_vec()), Some(&read), 0)?;
+    cols.extend(take_live(&table.payload, &UInt32Array::from(br.to_vec()), Some(&read), width)?);
+    Ok(eval::null_as_false(&eval.predicate(residual, &cols, pr.len())?))
 }
 
 /// Concatenates column `k` of every part, for `n` columns.

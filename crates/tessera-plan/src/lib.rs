@@ -488,24 +488,7 @@ impl Planner<'_> {
         }
 
         // Build side.
-        let table = self.next_table;
-        self.next_table += 1;
-        let strategy = build_strategy(&build_keys, &build);
-        let build_fields = build.fields.clone();
-        let build_stats = build.stats.clone();
-        let build_rows = build.rows;
-        let payload: Vec<usize> = (0..build_fields.len()).collect();
-        self.push_pipeline(
-            build,
-            Sink::HashBuild(HashBuild {
-                table,
-                keys: build_keys,
-                payload,
-                strategy,
-                nulls_equal: j.null_equality == NullEquality::NullEqualsNull,
-                estimated_rows: build_rows.max(0.0) as u64,
-            }),
-        );
+        let (table, build_fields, build_stats, build_rows) = self.build_table(build, build_keys, nulls_equal);
 
         // Probe side.
         probe.operators.push(Operator::Probe(Probe {
@@ -514,7 +497,7 @@ impl Planner<'_> {
             keys: probe_keys,
             build_fields: build_fields.clone(),
             residual,
-            nulls_equal: j.null_equality == NullEquality::NullEqualsNull,
+            nulls_equal,
             null_aware: j.null_aware,
         }));
         match kind {
@@ -544,6 +527,19 @@ impl Planner<'_> {
         probe
     }
 
+    /// Ends `build` in a hash table on `keys` that keeps every column; returns the
+    /// table and what the stream was: its columns, their statistics and its rows.
+    fn build_table(&mut self, build: Stream, keys: Vec<Expr>, nulls_equal: bool) -> (usize, Vec<Field>, Vec<ColStats>, f64) {
+        let table = self.next_table;
+        self.next_table += 1;
+        let strategy = build_strategy(&keys, &build);
+        let (fields, stats, rows) = (build.fields.clone(), build.stats.clone(), build.rows);
+        let payload: Vec<usize> = (0..fields.len()).collect();
+        let estimated_rows = rows.max(0.0) as u64;
+        self.push_pipeline(build, Sink::HashBuild(HashBuild { table, keys, payload, strategy, nulls_equal, estimated_rows }));
+        (table, fields, stats, rows)
+    }
+
     /// A semi (anti) join run from its other side (see [`MarkBuild`]): `kept` — the
     /// side whose rows the join keeps — is built into a table, `large` probes it and
     /// marks the rows it matches, and the rows marked (not marked) are the result the
@@ -559,22 +555,7 @@ impl Planner<'_> {
         residual: Option<Expr>,
         fields: Vec<Field>,
     ) -> Stream {
-        let table = self.next_table;
-        self.next_table += 1;
-        let strategy = build_strategy(&kept_keys, &kept);
-        let (kept_fields, stats, rows) = (kept.fields.clone(), kept.stats.clone(), kept.rows);
-        let payload: Vec<usize> = (0..kept_fields.len()).collect();
-        self.push_pipeline(
-            kept,
-            Sink::HashBuild(HashBuild {
-                table,
-                keys: kept_keys,
-                payload,
-                strategy,
-                nulls_equal: false,
-                estimated_rows: rows.max(0.0) as u64,
-            }),
-        );
+        let (table, kept_fields, stats, rows) = self.build_table(kept, kept_keys, false);
         let result = self.new_result();
         self.push_pipeline(
             large,

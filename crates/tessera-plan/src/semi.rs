@@ -177,7 +177,9 @@ fn reduce_grouped(plan: &LogicalPlan, column: &Column, source: &LogicalPlan, sou
 /// reduced to the keys the left side can have (see the module documentation).
 fn reduce_grouped_side(node: LogicalPlan, rows: &dyn Fn(&TableScan) -> Option<u64>) -> Transformed<LogicalPlan> {
     let LogicalPlan::Join(j) = &node else { return Transformed::no(node) };
-    if !matches!(j.join_type, JoinType::Inner | JoinType::LeftSemi) || contains_semi_reduction(&j.right) {
+    // A grouped side whose aggregation reads a semi join was reduced already.
+    let Some(aggregate) = grouped_aggregate(&j.right) else { return Transformed::no(node) };
+    if !matches!(j.join_type, JoinType::Inner | JoinType::LeftSemi) || is_semi(&aggregate.input).is_some() {
         return Transformed::no(node);
     }
     for (l, r) in &j.on {
@@ -187,7 +189,7 @@ fn reduce_grouped_side(node: LogicalPlan, rows: &dyn Fn(&TableScan) -> Option<u6
         if is_volatile(&source) {
             continue;
         }
-        let (Some(small), Some(large)) = (largest_table(&source, rows), grouped_input_rows(&j.right, rows)) else { continue };
+        let (Some(small), Some(large)) = (largest_table(&source, rows), largest_table(&aggregate.input, rows)) else { continue };
         if small.saturating_mul(REDUCER_MAX_FRACTION) > large {
             continue;
         }
@@ -198,23 +200,13 @@ fn reduce_grouped_side(node: LogicalPlan, rows: &dyn Fn(&TableScan) -> Option<u6
     Transformed::no(node)
 }
 
-/// The largest table under the aggregation of a grouped side.
-fn grouped_input_rows(plan: &LogicalPlan, rows: &dyn Fn(&TableScan) -> Option<u64>) -> Option<u64> {
+/// The aggregation of a grouped side: under aliases and projections.
+fn grouped_aggregate(plan: &LogicalPlan) -> Option<&Aggregate> {
     match plan {
-        LogicalPlan::SubqueryAlias(a) => grouped_input_rows(&a.input, rows),
-        LogicalPlan::Projection(p) => grouped_input_rows(&p.input, rows),
-        LogicalPlan::Aggregate(agg) => largest_table(&agg.input, rows),
+        LogicalPlan::SubqueryAlias(a) => grouped_aggregate(&a.input),
+        LogicalPlan::Projection(p) => grouped_aggregate(&p.input),
+        LogicalPlan::Aggregate(agg) => Some(agg),
         _ => None,
-    }
-}
-
-/// Whether a grouped side was reduced already (its aggregation reads a semi join).
-fn contains_semi_reduction(plan: &LogicalPlan) -> bool {
-    match plan {
-        LogicalPlan::SubqueryAlias(a) => contains_semi_reduction(&a.input),
-        LogicalPlan::Projection(p) => contains_semi_reduction(&p.input),
-        LogicalPlan::Aggregate(agg) => is_semi(&agg.input).is_some(),
-        _ => false,
     }
 }
 
