@@ -14,6 +14,8 @@
 #   tpch1   — TPC-H SF1 Tessera beside DuckDB, all answers checked; then with the GPU off
 #   tpch10  — TPC-H SF10 Tessera beside DuckDB (JSON + SVG), then EXPLAIN ANALYZE of each
 #   cpu16   — TPC-H SF10 and SSB SF20 through the CPU backend only (GPU off) beside DuckDB
+#   cpuanalyze — EXPLAIN ANALYZE of every TPC-H SF10 query (or those in $QUERIES, e.g.
+#             "q09 q13"), GPU off: each CPU pipeline's rows and times
 #   difftests — $SEEDS (default 8) difftest runs at once, seeds 1.. past the default
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
 #   source  — Nsight Compute's per-SASS-instruction stall samples of the probe kernels in
@@ -239,6 +241,15 @@ for section in "$@"; do
     TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 3 --engine tessera --engine duckdb --json $OUT/tpch10-cpu.json --plot $OUT/tpch10-cpu.svg 2>&1 | grep -v '^\s*$'
     echo "== SSB SF20, TESSERA_DISABLE_GPU=1, tessera + duckdb"
     TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 3 --engine tessera --engine duckdb --json $OUT/ssb20-cpu.json --plot $OUT/ssb20-cpu.svg 2>&1 | grep -v '^\s*$'
+    ;;
+  cpuanalyze)
+    [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10/bench/tpch-sf10 gen tpch --sf 10 --load 2>&1 | tail -1
+    f=/tmp/cpuanalyze.sql; : > $f
+    for q in ${QUERIES:-$(cd benchmarks/tpch && ls q*.sql | sed 's/.sql//')}; do
+      sed '/^--/d' benchmarks/tpch/$q.sql >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' benchmarks/tpch/$q.sql >> $f
+    done
+    TESSERA_DISABLE_GPU=1 $X --format csv --data-dir /tmp/tdh10/bench/tpch-sf10 sql $f > $OUT/cpuanalyze.txt 2>&1
+    grep -E "query:|rror" $OUT/cpuanalyze.txt
     ;;
   difftests)
     # $SEEDS random-query runs at once, each with its own seed and store (GPU required).

@@ -33,7 +33,7 @@ use tessera_ir::{AggExpr, AggFunc, Field, GroupStrategy, KeyDomain, Type};
 
 use crate::eval::{Evaluator, arrow_err, cast_to};
 use crate::hash::{
-    WordLayout, hash_bytes, hash_words, int_values, normalize, plain_type, row_converter,
+    WordLayout, hash_bytes, hash_words, int_values, normalize, plain_type, row_converter, same_words,
 };
 use crate::types::arrow_type;
 
@@ -98,11 +98,13 @@ struct GroupIndex {
 const EMPTY_SLOT: u64 = u64::MAX;
 
 impl GroupIndex {
-    fn new() -> GroupIndex {
+    /// An index with room for `groups` groups before it grows.
+    fn with_capacity(groups: usize) -> GroupIndex {
+        let slots = (groups * 2).next_power_of_two().max(1024);
         GroupIndex {
-            slots: vec![EMPTY_SLOT; 1024],
-            mask: 1023,
-            hashes: Vec::new(),
+            slots: vec![EMPTY_SLOT; slots],
+            mask: slots - 1,
+            hashes: Vec::with_capacity(groups),
         }
     }
 
@@ -157,13 +159,18 @@ struct HashGroups {
 
 impl HashGroups {
     fn new(codec: &Arc<KeyCodec>) -> HashGroups {
+        HashGroups::with_capacity(codec, 0)
+    }
+
+    /// Groups with room for `groups` before they grow.
+    fn with_capacity(codec: &Arc<KeyCodec>, groups: usize) -> HashGroups {
         let keys = match &**codec {
-            KeyCodec::Words(_) => KeyStore::Words(Vec::new()),
-            KeyCodec::Rows(c) => KeyStore::Rows(c.empty_rows(0, 0)),
+            KeyCodec::Words(layout) => KeyStore::Words(Vec::with_capacity(groups * layout.width)),
+            KeyCodec::Rows(c) => KeyStore::Rows(c.empty_rows(groups, 0)),
         };
         HashGroups {
             codec: Arc::clone(codec),
-            index: GroupIndex::new(),
+            index: GroupIndex::with_capacity(groups),
             keys,
         }
     }
@@ -176,15 +183,28 @@ impl HashGroups {
             (KeyCodec::Words(layout), KeyStore::Words(stored)) => {
                 let w = layout.width;
                 let encoded = layout.encode(keys, rows, false)?;
-                let hashes: Vec<u64> = encoded.chunks_exact(w).map(hash_words).collect();
-                for (key, &h) in encoded.chunks_exact(w).zip(&hashes) {
-                    ids.push(words_group(index, stored, w, key, h));
+                // A row with the previous row's key is in its group (data clustered or
+                // sorted by the key: TPC-H's lineitem by l_orderkey) with no lookup.
+                let mut previous: Option<(&[u64], u32)> = None;
+                for key in encoded.chunks_exact(w) {
+                    let g = match previous {
+                        Some((k, g)) if same_words(k, key) => g,
+                        _ => words_group(index, stored, w, key, hash_words(key)),
+                    };
+                    previous = Some((key, g));
+                    ids.push(g);
                 }
             }
             (KeyCodec::Rows(converter), KeyStore::Rows(stored)) => {
                 let encoded = converter.convert_columns(keys).map_err(arrow_err)?;
+                let mut previous: Option<(arrow::row::Row<'_>, u32)> = None;
                 for row in encoded.iter() {
-                    ids.push(row_group(index, stored, row, hash_bytes(row.as_ref())));
+                    let g = match previous {
+                        Some((k, g)) if k == row => g,
+                        _ => row_group(index, stored, row, hash_bytes(row.as_ref())),
+                    };
+                    previous = Some((row, g));
+                    ids.push(g);
                 }
             }
             _ => {
@@ -246,7 +266,7 @@ impl HashGroups {
 /// when new.
 #[inline]
 fn words_group(index: &mut GroupIndex, stored: &mut Vec<u64>, w: usize, key: &[u64], hash: u64) -> u32 {
-    let (g, new) = index.find_or_insert(hash, |g| &stored[g * w..g * w + w] == key);
+    let (g, new) = index.find_or_insert(hash, |g| same_words(&stored[g * w..g * w + w], key));
     if new {
         stored.extend_from_slice(key);
     }
@@ -485,10 +505,11 @@ impl GroupTable {
         }
     }
 
-    /// An empty table like this one (for a partition of a merge).
-    fn empty_like(&self) -> Result<GroupTable> {
+    /// An empty table like this one (for a partition of a merge), with room for
+    /// `groups` groups.
+    fn empty_like(&self, groups: usize) -> Result<GroupTable> {
         let groups = match &self.groups {
-            Groups::Hash(h) => Groups::Hash(HashGroups::new(&h.codec)),
+            Groups::Hash(h) => Groups::Hash(HashGroups::with_capacity(&h.codec, groups)),
             _ => {
                 return Err(TesseraError::Internal(
                     "only hashed group tables are partitioned".into(),
@@ -642,18 +663,23 @@ impl Partitions {
         }
         let count = (threads * PARTITIONS_PER_THREAD).next_power_of_two();
         let shift = 64 - count.trailing_zeros();
-        let groups = tables
-            .iter()
-            .map(|t| {
-                let mut parts = vec![Vec::new(); count];
-                if let Groups::Hash(h) = &t.groups {
-                    for (g, &hash) in h.index.hashes.iter().enumerate() {
-                        parts[(hash >> shift) as usize].push(g as u32);
-                    }
+        // Each table's groups split on a thread of its own.
+        let split = |t: &GroupTable| {
+            let mut parts = vec![Vec::new(); count];
+            if let Groups::Hash(h) = &t.groups {
+                for (g, &hash) in h.index.hashes.iter().enumerate() {
+                    parts[(hash >> shift) as usize].push(g as u32);
                 }
-                parts
-            })
-            .collect();
+            }
+            parts
+        };
+        let groups = std::thread::scope(|scope| {
+            let handles: Vec<_> = tables.iter().map(|t| scope.spawn(move || split(t))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().map_err(|_| TesseraError::Internal("a merge thread panicked".into())))
+                .collect::<Result<Vec<_>>>()
+        })?;
         Ok(Partitions {
             tables,
             groups,
@@ -676,7 +702,10 @@ impl Partitions {
         if self.groups.is_empty() {
             return self.tables[p].finish(fields);
         }
-        let mut merged = self.tables[0].empty_like()?;
+        // The partition's groups of every table, an upper bound of its distinct
+        // groups (exact when the workers saw different keys, as with clustered keys).
+        let most: usize = self.groups.iter().map(|parts| parts[p].len()).sum();
+        let mut merged = self.tables[0].empty_like(most)?;
         for (t, parts) in self.tables.iter().zip(&self.groups) {
             merged.absorb(t, Some(&parts[p]))?;
         }

@@ -46,6 +46,13 @@ pub fn hash_words(words: &[u64]) -> u64 {
     fmix64(h)
 }
 
+/// Whether two keys of words are equal, compared inline (a slice `==` calls `memcmp`,
+/// which costs more than the one or two words a key has: ~6% of a group-by's time).
+#[inline]
+pub fn same_words(a: &[u64], b: &[u64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// MurmurHash3's finalizer: every input bit affects every output bit, so the low bits
 /// used as a table index are well mixed (the multiply above only mixes upwards).
 #[inline]
@@ -142,7 +149,7 @@ impl WordLayout {
             }
             match kind {
                 WordKey::Int => {
-                    let (vals, _) = int_values(k)?;
+                    let vals = int_slice(k)?;
                     for (r, v) in vals.iter().enumerate() {
                         out[r * w + at] = *v as u64;
                     }
@@ -256,6 +263,18 @@ pub fn int_values(a: &ArrayRef) -> Result<(Arc<[i64]>, Option<NullBuffer>)> {
     };
     let p = a.as_primitive::<Int64Type>();
     Ok((p.values().to_vec().into(), p.nulls().cloned()))
+}
+
+/// The values of an integer key column as `i64`, borrowed when the column holds `i64`s
+/// (a NULL's value is unspecified: callers check validity).
+pub fn int_slice(a: &ArrayRef) -> Result<std::borrow::Cow<'_, [i64]>> {
+    use std::borrow::Cow;
+    Ok(match a.data_type() {
+        DataType::Int64 => Cow::Borrowed(a.as_primitive::<Int64Type>().values().as_ref()),
+        DataType::Int32 => Cow::Owned(a.as_primitive::<arrow::datatypes::Int32Type>().values().iter().map(|&x| i64::from(x)).collect()),
+        DataType::Date32 => Cow::Owned(a.as_primitive::<arrow::datatypes::Date32Type>().values().iter().map(|&x| i64::from(x)).collect()),
+        _ => Cow::Owned(int_values(a)?.0.to_vec()),
+    })
 }
 
 /// The plain (non-dictionary) type of a key column.

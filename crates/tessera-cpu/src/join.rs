@@ -21,7 +21,7 @@ use arrow::row::{RowConverter, Rows};
 use tessera_common::{Result, TesseraError};
 use tessera_ir::BuildStrategy;
 
-use crate::hash::{WordLayout, any_null, hash_bytes, hash_words, int_values, is_int_key, normalize, plain_type, row_converter};
+use crate::hash::{WordLayout, any_null, hash_bytes, hash_words, int_slice, same_words, is_int_key, normalize, plain_type, row_converter};
 
 const NONE: u32 = u32::MAX;
 
@@ -66,6 +66,53 @@ fn in_ranges<T: Send>(rows: usize, ranges: usize, f: impl Fn(usize, usize) -> Re
     })
 }
 
+/// Runs `f` on each item, one thread each (the calling thread alone for one item).
+fn run_all<T: Send>(items: Vec<T>, f: impl Fn(T) -> Result<()> + Sync) -> Result<()> {
+    if items.len() <= 1 {
+        return items.into_iter().try_for_each(&f);
+    }
+    std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = items.into_iter().map(|item| scope.spawn(move || f(item))).collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|_| Err(TesseraError::Internal("a join build thread panicked".into()))))
+    })
+}
+
+/// Runs `f(p)` for partitions `0..count` on up to `threads` threads taking partitions
+/// from a shared counter (so one crowded partition does not hold up the others); the
+/// results in partition order.
+fn per_partition<T: Send>(count: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Result<Vec<T>> {
+    if threads <= 1 || count <= 1 {
+        return Ok((0..count).map(f).collect());
+    }
+    let taken = AtomicUsize::new(0);
+    let mut built: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.min(count))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let p = taken.fetch_add(1, Ordering::Relaxed);
+                        if p >= count {
+                            break;
+                        }
+                        mine.push((p, f(p)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+    });
+    if built.len() != count {
+        return Err(TesseraError::Internal("a join build thread failed".into()));
+    }
+    built.sort_by_key(|b| b.0);
+    Ok(built.into_iter().map(|b| b.1).collect())
+}
+
 impl Keys {
     /// The build side's keys and each row's hash; word keys are encoded and hashed on
     /// `threads` threads, a range of rows each.
@@ -75,18 +122,21 @@ impl Keys {
         let keys = match layout {
             Some(layout) => {
                 let w = layout.width;
-                let pieces = in_ranges(rows, threads, |a, n| {
+                // Each thread encodes and hashes its range of rows in place.
+                let mut words = vec![0u64; rows * w];
+                let mut hashes = vec![0u64; rows];
+                let per = rows.div_ceil(threads.max(1)).max(1);
+                let pieces: Vec<(usize, &mut [u64], &mut [u64])> =
+                    words.chunks_mut(per * w).zip(hashes.chunks_mut(per)).enumerate().map(|(i, (ws, hs))| (i * per, ws, hs)).collect();
+                run_all(pieces, |(a, ws, hs)| {
+                    let n = hs.len();
                     let sliced: Vec<ArrayRef> = keys.iter().map(|k| k.slice(a, n)).collect();
-                    let words = layout.encode(&sliced, n, true)?;
-                    let hashes: Vec<u64> = words.chunks_exact(w).map(hash_words).collect();
-                    Ok((words, hashes))
+                    ws.copy_from_slice(&layout.encode(&sliced, n, true)?);
+                    for (h, key) in hs.iter_mut().zip(ws.chunks_exact(w)) {
+                        *h = hash_words(key);
+                    }
+                    Ok(())
                 })?;
-                let mut words = Vec::with_capacity(rows * w);
-                let mut hashes = Vec::with_capacity(rows);
-                for (ws, hs) in pieces {
-                    words.extend_from_slice(&ws);
-                    hashes.extend_from_slice(&hs);
-                }
                 return Ok((Keys::Words { layout, words }, hashes));
             }
             None => {
@@ -126,7 +176,7 @@ impl Keys {
     #[inline]
     fn same(&self, b: usize, view: &ProbeView<'_>, r: usize) -> bool {
         match (self, view) {
-            (Keys::Words { words, .. }, ProbeView::Words(theirs, w)) => *w == 1 || words[b * w..b * w + w] == theirs[r * w..r * w + w],
+            (Keys::Words { words, .. }, ProbeView::Words(theirs, w)) => *w == 1 || same_words(&words[b * w..b * w + w], &theirs[r * w..r * w + w]),
             (Keys::Rows { rows, .. }, ProbeView::Rows(theirs)) => rows.row(b) == theirs.row(r),
             _ => false,
         }
@@ -137,6 +187,17 @@ impl Keys {
 enum ProbeView<'a> {
     Words(&'a [u64], usize),
     Rows(&'a Rows),
+}
+
+impl ProbeView<'_> {
+    /// Whether rows `a` and `b` have the same key.
+    #[inline]
+    fn same_rows(&self, a: usize, b: usize) -> bool {
+        match self {
+            ProbeView::Words(words, w) => same_words(&words[a * w..a * w + w], &words[b * w..b * w + w]),
+            ProbeView::Rows(rows) => rows.row(a) == rows.row(b),
+        }
+    }
 }
 
 impl ProbeKeys {
@@ -159,12 +220,17 @@ struct Part {
     used: usize,
 }
 
-/// Slots a partition's table starts with; it doubles as its keys need.
+/// Slots a partition's table starts with at least; it doubles as its keys need.
 const PART_INITIAL_SLOTS: usize = 1024;
 
 impl Part {
-    fn new() -> Part {
-        Part { first: vec![NONE; PART_INITIAL_SLOTS], hashes: vec![0; PART_INITIAL_SLOTS], used: 0 }
+    /// A table for a partition of `rows` build rows: room for them all at a load of
+    /// at most one half if at least half of them have distinct keys (the usual join on
+    /// a key), so such a build grows at most once; one with many duplicates stays at
+    /// most twice as large as it needs.
+    fn new(rows: usize) -> Part {
+        let slots = rows.next_power_of_two().max(PART_INITIAL_SLOTS);
+        Part { first: vec![NONE; slots], hashes: vec![0; slots], used: 0 }
     }
 
     /// Puts build row `r` (hash `h`) at the head of its key's chain; `same(head)`
@@ -289,28 +355,47 @@ impl JoinTable {
         let skip = |r: usize| nulls[r] && !nulls_equal;
         let next: Vec<AtomicU32> = (0..rows).map(|_| AtomicU32::new(NONE)).collect();
         let single_int = keys.len() == 1 && is_int_key(&key_types[0]) && !nulls_equal;
+        let threads = if rows < PARALLEL_BUILD_MIN_ROWS { 1 } else { threads.max(1) };
         let index = if keys.is_empty() {
             Index::All
         } else if let (BuildStrategy::Perfect { min, max }, true) = (strategy, single_int) {
-            let (vals, _) = int_values(&keys[0])?;
-            let mut first = vec![NONE; (max - min + 1) as usize];
-            for r in (0..rows).rev() {
-                if skip(r) {
-                    continue;
+            let (min, max) = (*min, *max);
+            let vals = int_slice(&keys[0])?;
+            let slots = (max - min + 1) as usize;
+            // Partitions of adjacent slots, `1 << shift` each, filled in parallel (each
+            // writes its own part of `first`).
+            let count = if threads == 1 { 1 } else { (threads * PARTITIONS_PER_THREAD).next_power_of_two() };
+            let slot_bits = usize::BITS - slots.saturating_sub(1).leading_zeros();
+            let shift = slot_bits.saturating_sub(count.trailing_zeros());
+            let members = in_ranges(rows, threads, |a, n| {
+                let mut lists: Vec<Vec<u32>> = vec![Vec::new(); count];
+                for r in (a..a + n).rev() {
+                    if skip(r) {
+                        continue;
+                    }
+                    let v = vals[r];
+                    if v < min || v > max {
+                        return Err(TesseraError::Internal(format!("join key {v} outside the range [{min}, {max}] the statistics promised")));
+                    }
+                    lists[((v - min) as usize) >> shift].push(r as u32);
                 }
-                let v = vals[r];
-                if v < *min || v > *max {
-                    return Err(TesseraError::Internal(format!(
-                        "join key {v} outside the range [{min}, {max}] the statistics promised"
-                    )));
+                Ok(lists)
+            })?;
+            let mut first = vec![NONE; slots];
+            let pieces: Vec<std::sync::Mutex<&mut [u32]>> = first.chunks_mut(1 << shift).map(std::sync::Mutex::new).collect();
+            per_partition(pieces.len(), threads, |p| {
+                let Ok(mut piece) = pieces[p].lock() else { return };
+                let base = p << shift;
+                // Ranges last to first, each's rows descending: chains end in build order.
+                for &r in members.iter().rev().flat_map(|lists| lists[p].iter()) {
+                    let s = (vals[r as usize] - min) as usize - base;
+                    next[r as usize].store(piece[s], Ordering::Relaxed);
+                    piece[s] = r;
                 }
-                let s = (v - min) as usize;
-                next[r].store(first[s], Ordering::Relaxed);
-                first[s] = r as u32;
-            }
-            Index::Perfect { min: *min, first }
+            })?;
+            drop(pieces);
+            Index::Perfect { min, first }
         } else {
-            let threads = if rows < PARALLEL_BUILD_MIN_ROWS { 1 } else { threads.max(1) };
             let (encoded, row_hashes) = Keys::encode(&key_types, &keys, rows, nulls_equal, threads)?;
             let count = if threads == 1 { 1 } else { (threads * PARTITIONS_PER_THREAD).next_power_of_two() };
             let part_bits = count.trailing_zeros();
@@ -326,42 +411,13 @@ impl JoinTable {
                 Ok(lists)
             })?;
             let view = encoded.probe_view();
-            let fill = |p: usize| {
-                let mut part = Part::new();
+            let parts: Vec<Part> = per_partition(count, threads, |p| {
+                let mut part = Part::new(members.iter().map(|lists| lists[p].len()).sum());
                 for &r in members.iter().rev().flat_map(|lists| lists[p].iter()) {
                     part.insert(r, row_hashes[r as usize], &next, |head| encoded.same(head, &view, r as usize));
                 }
                 part
-            };
-            let parts: Vec<Part> = if threads == 1 {
-                (0..count).map(fill).collect()
-            } else {
-                // Threads take partitions from a shared counter.
-                let taken = AtomicUsize::new(0);
-                let mut built: Vec<(usize, Part)> = std::thread::scope(|scope| {
-                    let workers: Vec<_> = (0..threads.min(count))
-                        .map(|_| {
-                            scope.spawn(|| {
-                                let mut mine = Vec::new();
-                                loop {
-                                    let p = taken.fetch_add(1, Ordering::Relaxed);
-                                    if p >= count {
-                                        break;
-                                    }
-                                    mine.push((p, fill(p)));
-                                }
-                                mine
-                            })
-                        })
-                        .collect();
-                    workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
-                });
-                if built.len() != count {
-                    return Err(TesseraError::Internal("a join build thread failed".into()));
-                }
-                built.sort_by_key(|b| b.0);
-                built.into_iter().map(|b| b.1).collect()
-            };
+            })?;
             let mut encoded = encoded;
             if let Keys::Words { layout, words } = &mut encoded {
                 // One word is its own hash, kept in the slots: the rows' copy is not read.
@@ -387,7 +443,7 @@ impl JoinTable {
                 }
             }
             Index::Perfect { min, first } => {
-                let (vals, _) = int_values(&keys[0])?;
+                let vals = int_slice(&keys[0])?;
                 let n = first.len() as u64;
                 for r in 0..rows {
                     let s = vals[r].wrapping_sub(*min) as u64;
@@ -401,10 +457,17 @@ impl JoinTable {
                 let view = probe.view(build);
                 let probe_hashes = build.hashes_of(&view);
                 for r in 0..rows {
-                    if !nulls[r] {
-                        let h = probe_hashes[r];
-                        out[r] = parts[partition(h, *part_bits)].find(h, |head| build.same(head, &view, r));
+                    if nulls[r] {
+                        continue;
                     }
+                    // A row with the previous row's key has its chain (probe sides
+                    // clustered by the key: lineitem by l_orderkey).
+                    out[r] = if r > 0 && !nulls[r - 1] && probe_hashes[r] == probe_hashes[r - 1] && view.same_rows(r - 1, r) {
+                        out[r - 1]
+                    } else {
+                        let h = probe_hashes[r];
+                        parts[partition(h, *part_bits)].find(h, |head| build.same(head, &view, r))
+                    };
                 }
             }
         }
@@ -495,6 +558,35 @@ mod tests {
         let t = JoinTable::build(vec![Arc::clone(&keys)], vec![], 2, &BuildStrategy::Hash { key_ranges: vec![None] }, true, 1).unwrap();
         let heads = t.heads(&[keys], 2, true).unwrap();
         assert_eq!(heads, vec![0, 1]);
+    }
+
+    /// A perfect-hash build of many rows (slot ranges filled on several threads) chains
+    /// every duplicate in build order, skips NULL keys, and refuses a key outside the
+    /// promised range.
+    #[test]
+    fn parallel_perfect_builds_chain_every_duplicate_in_order() {
+        let rows = 400_000;
+        let (min, max) = (-1_000i64, 99_000i64);
+        let keys: Vec<Option<i64>> = (0..rows).map(|i| (i % 101 != 0).then_some(min + ((i * 7919) % 60_000) as i64)).collect();
+        let mut expected: HashMap<i64, Vec<u32>> = HashMap::new();
+        for (i, k) in keys.iter().enumerate() {
+            if let Some(k) = k {
+                expected.entry(*k).or_default().push(i as u32);
+            }
+        }
+        let array: ArrayRef = Arc::new(Int64Array::from(keys.clone()));
+        let probe: Vec<Option<i64>> = (min - 5..=max + 5).map(Some).chain([None]).collect();
+        for threads in [1, 3, 16] {
+            let t = JoinTable::build(vec![Arc::clone(&array)], vec![], rows, &BuildStrategy::Perfect { min, max }, false, threads).unwrap();
+            assert!(t.has_null_key);
+            let heads = t.heads(&[Arc::new(Int64Array::from(probe.clone())) as ArrayRef], probe.len(), false).unwrap();
+            for (k, &h) in probe.iter().zip(&heads) {
+                let want = k.and_then(|k| expected.get(&k)).cloned().unwrap_or_default();
+                assert_eq!(chain(&t, h), want, "key {k:?}, {threads} threads");
+            }
+        }
+        let outside: ArrayRef = Arc::new(Int64Array::from_iter_values((0..rows as i64).map(|i| if i == 300_000 { max + 1 } else { 0 })));
+        assert!(JoinTable::build(vec![outside], vec![], rows, &BuildStrategy::Perfect { min, max }, false, 4).is_err());
     }
 
     /// A build of many rows (partitioned, on several threads) with duplicate and NULL

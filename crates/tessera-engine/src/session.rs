@@ -275,7 +275,8 @@ impl Session {
     }
 
     /// EXPLAIN ANALYZE: runs the query through pipelines and reports the plan with its
-    /// placement, the wall time, and per GPU pipeline its kernel time, the bytes it must
+    /// placement, the wall time, per CPU pipeline its rows and times (the parallel
+    /// morsels, then the sink's finish), and per GPU pipeline its kernel time, the bytes it must
     /// read (the bandwidth model) and the achieved bandwidth against the measured peak.
     async fn explain_analyze(&self, plan: LogicalPlan) -> Result<QueryOutput> {
         let start = std::time::Instant::now();
@@ -296,6 +297,23 @@ impl Session {
         let mut lines = vec![format!(
             "query: {wall:.3} ms wall to run, {rows} rows; planning {planning:.3} ms (DataFusion's optimizer and pipeline planning; skipped when the plan is cached)"
         )];
+        let threads = self.executor.cpu_threads();
+        for r in self.executor.last_runs() {
+            let run = &r.run;
+            lines.push(if r.cpu {
+                format!(
+                    "{} [CPU]: {} rows in, {} rows out, {:.3} ms: morsels {:.3} ms on {threads} threads, sink's finish {:.3} ms",
+                    r.step,
+                    run.rows_in,
+                    run.rows_out,
+                    run.morsels_ms + run.finish_ms,
+                    run.morsels_ms,
+                    run.finish_ms
+                )
+            } else {
+                format!("{} [DataFusion]: {} rows out, {:.3} ms", r.step, run.rows_out, run.morsels_ms)
+            });
+        }
         if let Some(gpu) = self.executor.gpu() {
             let peak = gpu.bandwidth_gbs();
             lines.push(format!(

@@ -8,7 +8,7 @@ pub mod gpu;
 /// How literals reach GPU kernels (re-exported for the session settings).
 pub use tessera_cuda::codegen::{KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
@@ -36,6 +36,19 @@ pub struct Executor {
     pipelines: AtomicU64,
     /// Placements of the plans run so far (see [`PlacementCache`]).
     placements: PlacementCache,
+    /// The last query's steps run on the CPU and DataFusion, for EXPLAIN ANALYZE.
+    last_runs: Mutex<Vec<StepRun>>,
+}
+
+/// A step of the last query run on the CPU backend or DataFusion, with its times.
+#[derive(Debug, Clone)]
+pub struct StepRun {
+    /// "pipeline 3" or "fallback 0".
+    pub step: String,
+    /// The CPU backend's pipeline (false: a DataFusion fallback).
+    pub cpu: bool,
+    /// Rows and times (a fallback has only `morsels_ms`, its whole time, and `rows_out`).
+    pub run: tessera_cpu::PipelineRun,
 }
 
 /// GPU placements (kernels generated, reasons, the GPU sorts) by plan, so that a query
@@ -57,12 +70,23 @@ impl Executor {
             fallbacks: AtomicU64::new(0),
             pipelines: AtomicU64::new(0),
             placements: PlacementCache::new(PLACEMENT_CACHE_ENTRIES),
+            last_runs: Mutex::new(Vec::new()),
         }
     }
 
     /// DataFusion subtrees run so far (the fallback counter).
     pub fn fallback_count(&self) -> u64 {
         self.fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// The CPU and DataFusion steps of the query run last, with their times.
+    pub fn last_runs(&self) -> Vec<StepRun> {
+        self.last_runs.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// CPU worker threads.
+    pub fn cpu_threads(&self) -> usize {
+        self.cpu.threads()
     }
 
     /// Pipelines run so far.
@@ -237,6 +261,14 @@ impl Executor {
         mut gpu: Option<(&GpuRuntime, Placement)>,
     ) -> Result<Vec<RecordBatch>> {
         let mut state = CpuState::default();
+        if let Ok(mut r) = self.last_runs.lock() {
+            r.clear();
+        }
+        let record = |run: StepRun| {
+            if let Ok(mut r) = self.last_runs.lock() {
+                r.push(run);
+            }
+        };
         for step in &planned.plan.steps {
             match step {
                 Step::Pipeline(p) => {
@@ -259,7 +291,8 @@ impl Executor {
                         state.results.insert(sort.result, Arc::new(out));
                     } else {
                         let input = self.source(&p.source, &state)?;
-                        self.cpu.run(p, &input, &mut state)?;
+                        let run = self.cpu.run(p, &input, &mut state)?;
+                        record(StepRun { step: format!("pipeline {}", p.id), cpu: true, run });
                     }
                     self.pipelines.fetch_add(1, Ordering::Relaxed);
                 }
@@ -272,8 +305,15 @@ impl Executor {
                         let chunks = result(&state, *rid)?;
                         slot.fill(to_batches(&chunks, slot.schema_ref())?);
                     }
+                    let started = std::time::Instant::now();
                     let df = ctx.execute_logical_plan(ext.plan.clone()).await.map_err(df_err)?;
                     let batches = df.collect().await.map_err(df_err)?;
+                    let run = tessera_cpu::PipelineRun {
+                        rows_out: batches.iter().map(|b| b.num_rows() as u64).sum(),
+                        morsels_ms: started.elapsed().as_secs_f64() * 1e3,
+                        ..Default::default()
+                    };
+                    record(StepRun { step: format!("fallback {}", e.id), cpu: false, run });
                     let chunks = batches.iter().filter(|b| b.num_rows() > 0).map(|b| Chunk::new(b.columns().to_vec(), b.num_rows())).collect();
                     state.results.insert(e.result, Arc::new(chunks));
                     self.fallbacks.fetch_add(1, Ordering::Relaxed);
