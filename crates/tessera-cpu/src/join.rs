@@ -66,6 +66,27 @@ fn in_ranges<T: Send>(rows: usize, ranges: usize, f: impl Fn(usize, usize) -> Re
     })
 }
 
+/// `n` atomics holding `value`, written by `threads` threads: filling a 15 M-row build's
+/// 60 MB on one core took 25-45 ms, most of it page faults (TPC-H SF 10 on 16 cores).
+fn atomics(n: usize, value: u32, threads: usize) -> Vec<AtomicU32> {
+    if threads <= 1 {
+        return (0..n).map(|_| AtomicU32::new(value)).collect();
+    }
+    let mut v: Vec<AtomicU32> = Vec::with_capacity(n);
+    let per = n.div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        for piece in v.spare_capacity_mut()[..n].chunks_mut(per) {
+            scope.spawn(move || piece.iter_mut().for_each(|x| {
+                x.write(AtomicU32::new(value));
+            }));
+        }
+    });
+    // SAFETY: the threads above initialized each of the first `n` elements (a panic in
+    // one would have propagated out of the scope before this point).
+    unsafe { v.set_len(n) };
+    v
+}
+
 /// Runs `f` on each item, one thread each (the calling thread alone for one item).
 fn run_all<T: Send>(items: Vec<T>, f: impl Fn(T) -> Result<()> + Sync) -> Result<()> {
     if items.len() <= 1 {
@@ -348,14 +369,14 @@ impl JoinTable {
         if rows >= NONE as usize {
             return Err(TesseraError::ResourcesExhausted(format!("join build side of {rows} rows is too large")));
         }
+        let threads = if rows < PARALLEL_BUILD_MIN_ROWS { 1 } else { threads.max(1) };
         let key_types: Vec<DataType> = keys.iter().map(|k| plain_type(k.data_type())).collect();
         let keys = normalize(&keys, &key_types)?;
         let nulls = any_null(&keys, rows);
         let has_null_key = nulls.iter().any(|&n| n);
         let skip = |r: usize| nulls[r] && !nulls_equal;
-        let next: Vec<AtomicU32> = (0..rows).map(|_| AtomicU32::new(NONE)).collect();
+        let next = atomics(rows, NONE, threads);
         let single_int = keys.len() == 1 && is_int_key(&key_types[0]) && !nulls_equal;
-        let threads = if rows < PARALLEL_BUILD_MIN_ROWS { 1 } else { threads.max(1) };
         let index = if keys.is_empty() {
             Index::All
         } else if let (BuildStrategy::Perfect { min, max }, true) = (strategy, single_int) {
