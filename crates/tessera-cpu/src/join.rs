@@ -233,7 +233,8 @@ impl ProbeKeys {
 
 /// One partition's open-addressing table (linear probing, load factor at most 1/2).
 struct Part {
-    /// Per slot: the head of its chain (`NONE` when empty).
+    /// Per slot: the head of its chain plus one (0: empty, so a new table is a zeroed
+    /// allocation with no pass writing every slot).
     first: Vec<u32>,
     /// Per slot: the hash of its chain's key.
     hashes: Vec<u64>,
@@ -251,7 +252,7 @@ impl Part {
     /// most twice as large as it needs.
     fn new(rows: usize) -> Part {
         let slots = rows.next_power_of_two().max(PART_INITIAL_SLOTS);
-        Part { first: vec![NONE; slots], hashes: vec![0; slots], used: 0 }
+        Part { first: vec![0; slots], hashes: vec![0; slots], used: 0 }
     }
 
     /// Puts build row `r` (hash `h`) at the head of its key's chain; `same(head)`
@@ -265,15 +266,15 @@ impl Part {
         let mut s = h as usize & mask;
         loop {
             let head = self.first[s];
-            if head == NONE {
-                self.first[s] = r;
+            if head == 0 {
+                self.first[s] = r + 1;
                 self.hashes[s] = h;
                 self.used += 1;
                 return;
             }
-            if self.hashes[s] == h && same(head as usize) {
-                next[r as usize].store(head, Ordering::Relaxed);
-                self.first[s] = r;
+            if self.hashes[s] == h && same(head as usize - 1) {
+                next[r as usize].store(head - 1, Ordering::Relaxed);
+                self.first[s] = r + 1;
                 return;
             }
             s = (s + 1) & mask;
@@ -283,12 +284,12 @@ impl Part {
     fn grow(&mut self) {
         let size = self.first.len() * 2;
         let mask = size - 1;
-        let mut first = vec![NONE; size];
+        let mut first = vec![0u32; size];
         let mut hashes = vec![0u64; size];
         for (&head, &h) in self.first.iter().zip(&self.hashes) {
-            if head != NONE {
+            if head != 0 {
                 let mut s = h as usize & mask;
-                while first[s] != NONE {
+                while first[s] != 0 {
                     s = (s + 1) & mask;
                 }
                 first[s] = head;
@@ -299,15 +300,19 @@ impl Part {
         self.hashes = hashes;
     }
 
-    /// The head of the chain whose key hashes to `h` and satisfies `same`.
+    /// The head of the chain whose key hashes to `h` and satisfies `same` (`NONE`
+    /// when there is none).
     #[inline]
     fn find(&self, h: u64, same: impl Fn(usize) -> bool) -> u32 {
         let mask = self.first.len() - 1;
         let mut s = h as usize & mask;
         loop {
             let head = self.first[s];
-            if head == NONE || (self.hashes[s] == h && same(head as usize)) {
-                return head;
+            if head == 0 {
+                return NONE;
+            }
+            if self.hashes[s] == h && same(head as usize - 1) {
+                return head - 1;
             }
             s = (s + 1) & mask;
         }
