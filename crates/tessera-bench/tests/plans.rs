@@ -242,3 +242,35 @@ fn grouped_subqueries_read_only_the_keys_their_join_keeps() {
         assert!(semi, "{q}: lineitem is aggregated whole:\n{plan}");
     }
 }
+
+/// Under `tessera.device = 'auto'`, an aggregation straight over a scan expecting a
+/// group for every few rows (q18's lineitem by l_orderkey at SF 10: 15 M of 60 M) is kept
+/// off the GPU, whose host side would convert every group; fewer groups, or an
+/// aggregation behind joins (whose estimate runs far high: q03), keep the GPU. At this
+/// test's scale both aggregate through perfect hashes, so their estimates are set here.
+#[test]
+fn aggregations_of_many_groups_straight_over_a_scan_stay_on_the_cpu() {
+    use tessera_exec::gpu::{GPU_MAX_GROUP_FRACTION, too_many_groups};
+    let plans = plans(Suite::Tpch);
+    let aggregation_over_lineitem = |q: &str| {
+        let (_, plan) = plans.iter().find(|(n, _)| *n == q).unwrap();
+        plan.pipelines()
+            .find(|p| matches!(&p.source, tessera_ir::Source::Scan(s) if s.table == "lineitem") && matches!(p.sink, Sink::Aggregate(_)))
+            .unwrap_or_else(|| panic!("{q} aggregates no lineitem scan:\n{plan}"))
+            .clone()
+    };
+    let with_estimate = |mut p: tessera_ir::Pipeline, groups: u64| {
+        if let Sink::Aggregate(a) = &mut p.sink {
+            a.strategy = GroupStrategy::Hash { estimated_groups: groups, key_ranges: vec![None; a.group_by.len()] };
+        }
+        p
+    };
+    let rows = 60_000_000;
+    let q18 = aggregation_over_lineitem("q18");
+    assert!(q18.operators.iter().all(|o| matches!(o, Operator::Project { .. })), "{q18:?}");
+    assert_eq!(too_many_groups(&with_estimate(q18.clone(), rows / 4), rows), Some(rows / 4));
+    assert_eq!(too_many_groups(&with_estimate(q18, rows / (2 * GPU_MAX_GROUP_FRACTION)), rows), None);
+    let q03 = aggregation_over_lineitem("q03");
+    assert!(q03.operators.iter().any(|o| matches!(o, Operator::Probe(_))));
+    assert_eq!(too_many_groups(&with_estimate(q03, rows / 2), rows), None);
+}

@@ -33,6 +33,26 @@ use tessera_storage::LoadedTable;
 /// CPU core needs for the whole pipeline.
 pub const GPU_MIN_ROWS: u64 = 1 << 20;
 
+/// Under `tessera.device = 'auto'`, an aggregation straight over a scan (projections
+/// only: its group estimate is then the grouped columns' distinct count from the
+/// statistics, not a guess through filters and joins) expecting more groups than
+/// 1/`GPU_MAX_GROUP_FRACTION` of its rows stays on the CPU: the GPU's groups are
+/// downloaded and turned into Arrow on the host at about 55 ns a group, while the CPU
+/// backend aggregates them in parallel. TPC-H SF 10 q18 on the H200 host (2026-11-25):
+/// 15 M groups of `l_orderkey` from 60 M rows took 822 ms on the host after a 5.6 ms
+/// kernel, the CPU backend's whole aggregation 414 ms on 16 cores. (Filtered or joined
+/// inputs keep the GPU: their estimates run far high, e.g. q03's 32 M for 114 K groups.)
+pub const GPU_MAX_GROUP_FRACTION: u64 = 8;
+
+/// The estimated groups of `pipe` if it is such an aggregation (see
+/// [`GPU_MAX_GROUP_FRACTION`]) over `rows` rows.
+pub fn too_many_groups(pipe: &Pipeline, rows: u64) -> Option<u64> {
+    let Sink::Aggregate(a) = &pipe.sink else { return None };
+    let tessera_ir::GroupStrategy::Hash { estimated_groups, .. } = &a.strategy else { return None };
+    let straight = pipe.operators.iter().all(|o| matches!(o, Operator::Project { .. }));
+    (straight && *estimated_groups > rows / GPU_MAX_GROUP_FRACTION).then_some(*estimated_groups)
+}
+
 /// A column uploaded to the GPU.
 pub enum GpuBuf {
     /// 32-bit values.

@@ -166,8 +166,11 @@ impl Executor {
                     Some(vec![Unsupported::new(Site::Placement, Reason::ProbedOnCpu)])
                 } else if let Source::Scan(scan) = &pipe.source {
                     let is_build = matches!(pipe.sink, Sink::HashBuild(_));
+                    let many_groups = if device == DevicePref::Auto { gpu::too_many_groups(pipe, scan.rows) } else { None };
                     if device == DevicePref::Auto && !is_build && scan.rows < gpu::GPU_MIN_ROWS {
                         Some(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::GPU_MIN_ROWS))])
+                    } else if let Some(groups) = many_groups {
+                        Some(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows: scan.rows })])
                     } else {
                         let table = self.load(&scan.table)?;
                         match gpu.plan(pipe, Some(&table), &mut p.state, &shapes) {

@@ -114,6 +114,14 @@ pub enum Reason {
     Parameters(usize),
     /// Input too small for a launch to pay off.
     SmallInput(u64),
+    /// An aggregation expecting so many groups that the host's share (downloading them
+    /// and building Arrow columns) costs more than the CPU's aggregation.
+    ManyGroups {
+        /// Estimated groups.
+        groups: u64,
+        /// Rows aggregated.
+        rows: u64,
+    },
     /// A build whose probes run on the CPU (its table must be on the CPU too).
     ProbedOnCpu,
     /// An ORDER BY the GPU does not rank.
@@ -154,6 +162,9 @@ impl fmt::Display for Reason {
             Reason::ItemsPerThread(n) => write!(f, "{n} items per thread (1 to {})", super::options::MAX_ITEMS_PER_THREAD),
             Reason::Parameters(n) => write!(f, "{n} kernel parameters (at most {})", super::abi::MAX_KERNEL_PARAMS),
             Reason::SmallInput(rows) => write!(f, "input below {rows} rows"),
+            Reason::ManyGroups { groups, rows } => {
+                write!(f, "~{groups} groups from {rows} rows: bringing that many groups back to the host costs more than aggregating on the CPU")
+            }
             Reason::ProbedOnCpu => write!(f, "a pipeline probing its table runs on the CPU"),
             Reason::SortKeys(why) => write!(f, "{why}"),
             Reason::Inconsistent(what) => write!(f, "internal: {what}"),
