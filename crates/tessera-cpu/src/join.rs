@@ -4,14 +4,19 @@
 //! Rows with equal keys are chained (`first[slot]` → `next[row]` → …, in build order),
 //! so duplicate build keys need no special case. Two addressings:
 //! - **perfect**: one integer key whose range is known from statistics; the slot is
-//!   `key - min`, no hashing and no key comparison (SSB's dimension keys);
+//!   `key - min`, no hashing and no key comparison (SSB's dimension keys). Large builds
+//!   are cut into ranges of adjacent slots, each filled by one thread;
 //! - **hashed**: any keys — as 64-bit words when all have a fixed width, else in arrow's
 //!   row format ([`crate::hash`]) — in open-addressing tables (linear probing) whose
 //!   slots hold a chain's head and its key's hash. The keys are cut into partitions by
 //!   the hash's high bits, each with a table of its own that one thread fills and grows
 //!   with its distinct keys (not its rows: a build with many duplicates stays small), so
 //!   a large build runs on every thread without sharing a slot — the build-side half of
-//!   a radix-partitioned join, without moving the rows.
+//!   a radix-partitioned join, without moving the rows. A build of many keys also gets
+//!   a Bloom filter that probes check first ([`Bloom`]).
+//!
+//! Every serial step of a large build was measured on 16 cores (TPC-H SF 10) and made
+//! parallel or removed: see the constants and helpers below for the figures.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
