@@ -989,6 +989,35 @@ mod tests {
             .collect()
     }
 
+    /// Columns concatenated by several threads equal arrow's own concatenation: values,
+    /// NULLs and decimal types kept, strings (not fixed width) included.
+    #[test]
+    fn parallel_concatenation_matches_arrow() {
+        use arrow::array::{Decimal128Array, StringArray};
+        let ints: Vec<ArrayRef> = (0..5)
+            .map(|p| Arc::new(Int64Array::from_iter((0..70_000i64).map(|i| (i % 7 != p).then_some(i * p)))) as ArrayRef)
+            .collect();
+        let decimals: Vec<ArrayRef> = (0..5)
+            .map(|p| Arc::new(Decimal128Array::from_iter_values((0..70_000i128).map(|i| i * 10 + p)).with_precision_and_scale(20, 2).unwrap()) as ArrayRef)
+            .collect();
+        let strings: Vec<ArrayRef> = (0..5).map(|p| Arc::new(StringArray::from_iter_values((0..70_000).map(|i| format!("{p}-{i}")))) as ArrayRef).collect();
+        fn refs(v: &[ArrayRef]) -> Vec<&dyn Array> {
+            v.iter().map(|a| a.as_ref()).collect()
+        }
+        let columns = vec![
+            (refs(&ints), arrow::datatypes::DataType::Int64),
+            (refs(&decimals), arrow::datatypes::DataType::Decimal128(20, 2)),
+            (refs(&strings), arrow::datatypes::DataType::Utf8),
+            (Vec::new(), arrow::datatypes::DataType::Int32),
+        ];
+        let got = concat_in_parallel(columns, 350_000, 4).unwrap();
+        assert_eq!(got[0].as_ref(), concat(&refs(&ints)).unwrap().as_ref());
+        assert_eq!(got[1].as_ref(), concat(&refs(&decimals)).unwrap().as_ref());
+        assert_eq!(got[2].as_ref(), concat(&refs(&strings)).unwrap().as_ref());
+        assert_eq!((got[3].len(), got[3].data_type()), (0, &arrow::datatypes::DataType::Int32));
+        assert!(got[0].null_count() > 0);
+    }
+
     /// A source of few large morsels is cut into enough smaller ones, every row once and
     /// in order; one with enough morsels, or with small ones, is kept.
     #[test]
