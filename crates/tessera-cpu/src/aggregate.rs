@@ -678,13 +678,7 @@ impl Partitions {
             }
             parts
         };
-        let groups = std::thread::scope(|scope| {
-            let handles: Vec<_> = tables.iter().map(|t| scope.spawn(move || split(t))).collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().map_err(|_| TesseraError::Internal("a merge thread panicked".into())))
-                .collect::<Result<Vec<_>>>()
-        })?;
+        let groups = crate::parallel::on_threads(tables.iter().collect(), |t| Ok(split(t)))?;
         Ok(Partitions {
             tables,
             groups,

@@ -18,7 +18,7 @@
 //! Every serial step of a large build was measured on 16 cores (TPC-H SF 10) and made
 //! parallel or removed: see the constants and helpers below for the figures.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::DataType;
@@ -26,6 +26,7 @@ use arrow::row::{RowConverter, Rows};
 use tessera_common::{Result, TesseraError};
 use tessera_ir::BuildStrategy;
 
+use crate::parallel::{atomics, in_ranges, on_threads, per_partition};
 use crate::hash::{WordLayout, any_null, hash_bytes, hash_words, int_slice, same_words, is_int_key, normalize, plain_type, row_converter};
 
 const NONE: u32 = u32::MAX;
@@ -53,92 +54,6 @@ enum ProbeKeys {
     Rows(Rows),
 }
 
-/// Runs `f(start, len)` over `ranges` contiguous ranges of `rows` rows on as many
-/// threads; the results in range order.
-fn in_ranges<T: Send>(rows: usize, ranges: usize, f: impl Fn(usize, usize) -> Result<T> + Sync) -> Result<Vec<T>> {
-    let per = rows.div_ceil(ranges.max(1)).max(1);
-    let starts: Vec<usize> = (0..rows).step_by(per).collect();
-    if starts.len() <= 1 {
-        return Ok(vec![f(0, rows)?]);
-    }
-    std::thread::scope(|scope| {
-        let f = &f;
-        let handles: Vec<_> = starts.iter().map(|&a| scope.spawn(move || f(a, per.min(rows - a)))).collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(TesseraError::Internal("a join build thread panicked".into()))))
-            .collect()
-    })
-}
-
-/// `n` atomics holding `value`, written by `threads` threads: filling a 15 M-row build's
-/// 60 MB on one core took 25-45 ms, most of it page faults (TPC-H SF 10 on 16 cores).
-fn atomics(n: usize, value: u32, threads: usize) -> Vec<AtomicU32> {
-    if threads <= 1 {
-        return (0..n).map(|_| AtomicU32::new(value)).collect();
-    }
-    let mut v: Vec<AtomicU32> = Vec::with_capacity(n);
-    let per = n.div_ceil(threads.max(1)).max(1);
-    std::thread::scope(|scope| {
-        for piece in v.spare_capacity_mut()[..n].chunks_mut(per) {
-            scope.spawn(move || piece.iter_mut().for_each(|x| {
-                x.write(AtomicU32::new(value));
-            }));
-        }
-    });
-    // SAFETY: the threads above initialized each of the first `n` elements (a panic in
-    // one would have propagated out of the scope before this point).
-    unsafe { v.set_len(n) };
-    v
-}
-
-/// Runs `f` on each item, one thread each (the calling thread alone for one item).
-fn run_all<T: Send>(items: Vec<T>, f: impl Fn(T) -> Result<()> + Sync) -> Result<()> {
-    if items.len() <= 1 {
-        return items.into_iter().try_for_each(&f);
-    }
-    std::thread::scope(|scope| {
-        let f = &f;
-        let handles: Vec<_> = items.into_iter().map(|item| scope.spawn(move || f(item))).collect();
-        handles
-            .into_iter()
-            .try_for_each(|h| h.join().unwrap_or_else(|_| Err(TesseraError::Internal("a join build thread panicked".into()))))
-    })
-}
-
-/// Runs `f(p)` for partitions `0..count` on up to `threads` threads taking partitions
-/// from a shared counter (so one crowded partition does not hold up the others); the
-/// results in partition order.
-fn per_partition<T: Send>(count: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Result<Vec<T>> {
-    if threads <= 1 || count <= 1 {
-        return Ok((0..count).map(f).collect());
-    }
-    let taken = AtomicUsize::new(0);
-    let mut built: Vec<(usize, T)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.min(count))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let p = taken.fetch_add(1, Ordering::Relaxed);
-                        if p >= count {
-                            break;
-                        }
-                        mine.push((p, f(p)));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
-    });
-    if built.len() != count {
-        return Err(TesseraError::Internal("a join build thread failed".into()));
-    }
-    built.sort_by_key(|b| b.0);
-    Ok(built.into_iter().map(|b| b.1).collect())
-}
-
 impl Keys {
     /// The build side's keys and each row's hash; word keys are encoded and hashed on
     /// `threads` threads, a range of rows each.
@@ -154,7 +69,7 @@ impl Keys {
                 let per = rows.div_ceil(threads.max(1)).max(1);
                 let pieces: Vec<(usize, &mut [u64], &mut [u64])> =
                     words.chunks_mut(per * w).zip(hashes.chunks_mut(per)).enumerate().map(|(i, (ws, hs))| (i * per, ws, hs)).collect();
-                run_all(pieces, |(a, ws, hs)| {
+                on_threads(pieces, |(a, ws, hs)| {
                     let n = hs.len();
                     let sliced: Vec<ArrayRef> = keys.iter().map(|k| k.slice(a, n)).collect();
                     ws.copy_from_slice(&layout.encode(&sliced, n, true)?);
@@ -233,6 +148,39 @@ impl ProbeKeys {
             (ProbeKeys::Rows(r), _) => ProbeView::Rows(r),
             (ProbeKeys::Words(w), _) => ProbeView::Words(w, 1),
         }
+    }
+}
+
+/// A build's rows by partition, for the partitions' threads to take: per contiguous
+/// range of rows (each gathered on a thread of its own), each partition's rows in
+/// descending order.
+struct Members(Vec<Vec<Vec<u32>>>);
+
+impl Members {
+    /// The rows `0..rows` in `count` partitions; `partition_of(r)` is row `r`'s (None: the
+    /// row is left out).
+    fn of(rows: usize, threads: usize, count: usize, partition_of: impl Fn(usize) -> Result<Option<usize>> + Sync) -> Result<Members> {
+        let ranges = in_ranges(rows, threads, |a, n| {
+            let mut lists: Vec<Vec<u32>> = vec![Vec::new(); count];
+            for r in (a..a + n).rev() {
+                if let Some(p) = partition_of(r)? {
+                    lists[p].push(r as u32);
+                }
+            }
+            Ok(lists)
+        })?;
+        Ok(Members(ranges))
+    }
+
+    /// Partition `p`'s rows, last to first: pushing each at the head of its chain leaves
+    /// the chains in build order.
+    fn rows(&self, p: usize) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().rev().flat_map(move |lists| lists[p].iter().copied())
+    }
+
+    /// How many rows partition `p` has.
+    fn len(&self, p: usize) -> usize {
+        self.0.iter().map(|lists| lists[p].len()).sum()
     }
 }
 
@@ -426,6 +374,8 @@ impl JoinTable {
         let skip = |r: usize| nulls[r] && !nulls_equal;
         let next = atomics(rows, NONE, threads);
         let single_int = keys.len() == 1 && is_int_key(&key_types[0]) && !nulls_equal;
+        // Partitions a large build is cut into, each filled by one thread.
+        let count = if threads == 1 { 1 } else { (threads * PARTITIONS_PER_THREAD).next_power_of_two() };
         let index = if keys.is_empty() {
             Index::All
         } else if let (BuildStrategy::Perfect { min, max }, true) = (strategy, single_int) {
@@ -434,30 +384,24 @@ impl JoinTable {
             let slots = (max - min + 1) as usize;
             // Partitions of adjacent slots, `1 << shift` each, filled in parallel (each
             // writes its own part of `first`).
-            let count = if threads == 1 { 1 } else { (threads * PARTITIONS_PER_THREAD).next_power_of_two() };
             let slot_bits = usize::BITS - slots.saturating_sub(1).leading_zeros();
             let shift = slot_bits.saturating_sub(count.trailing_zeros());
-            let members = in_ranges(rows, threads, |a, n| {
-                let mut lists: Vec<Vec<u32>> = vec![Vec::new(); count];
-                for r in (a..a + n).rev() {
-                    if skip(r) {
-                        continue;
-                    }
-                    let v = vals[r];
-                    if v < min || v > max {
-                        return Err(TesseraError::Internal(format!("join key {v} outside the range [{min}, {max}] the statistics promised")));
-                    }
-                    lists[((v - min) as usize) >> shift].push(r as u32);
+            let members = Members::of(rows, threads, count, |r| {
+                if skip(r) {
+                    return Ok(None);
                 }
-                Ok(lists)
+                let v = vals[r];
+                if v < min || v > max {
+                    return Err(TesseraError::Internal(format!("join key {v} outside the range [{min}, {max}] the statistics promised")));
+                }
+                Ok(Some(((v - min) as usize) >> shift))
             })?;
             let mut first = vec![NONE; slots];
             let pieces: Vec<std::sync::Mutex<&mut [u32]>> = first.chunks_mut(1 << shift).map(std::sync::Mutex::new).collect();
             per_partition(pieces.len(), threads, |p| {
                 let Ok(mut piece) = pieces[p].lock() else { return };
                 let base = p << shift;
-                // Ranges last to first, each's rows descending: chains end in build order.
-                for &r in members.iter().rev().flat_map(|lists| lists[p].iter()) {
+                for r in members.rows(p) {
                     let s = (vals[r as usize] - min) as usize - base;
                     next[r as usize].store(piece[s], Ordering::Relaxed);
                     piece[s] = r;
@@ -467,23 +411,12 @@ impl JoinTable {
             Index::Perfect { min, first }
         } else {
             let (encoded, row_hashes) = Keys::encode(&key_types, &keys, rows, nulls_equal, threads)?;
-            let count = if threads == 1 { 1 } else { (threads * PARTITIONS_PER_THREAD).next_power_of_two() };
             let part_bits = count.trailing_zeros();
-            // Per range of rows, each partition's rows in descending order; partitions take
-            // the ranges last to first, so chains end in build order.
-            let members: Vec<Vec<Vec<u32>>> = in_ranges(rows, threads, |a, n| {
-                let mut lists: Vec<Vec<u32>> = vec![Vec::new(); count];
-                for r in (a..a + n).rev() {
-                    if !skip(r) {
-                        lists[partition(row_hashes[r], part_bits)].push(r as u32);
-                    }
-                }
-                Ok(lists)
-            })?;
+            let members = Members::of(rows, threads, count, |r| Ok((!skip(r)).then(|| partition(row_hashes[r], part_bits))))?;
             let view = encoded.probe_view();
             let parts: Vec<Part> = per_partition(count, threads, |p| {
-                let mut part = Part::new(members.iter().map(|lists| lists[p].len()).sum());
-                for &r in members.iter().rev().flat_map(|lists| lists[p].iter()) {
+                let mut part = Part::new(members.len(p));
+                for r in members.rows(p) {
                     part.insert(r, row_hashes[r as usize], &next, |head| encoded.same(head, &view, r as usize));
                 }
                 part
@@ -496,18 +429,20 @@ impl JoinTable {
                 }
             }
             let keys_held: usize = parts.iter().map(|p| p.used).sum();
-            let bloom = (keys_held >= BLOOM_MIN_KEYS).then(|| {
+            let bloom = if keys_held >= BLOOM_MIN_KEYS {
                 let bloom = Bloom::new(keys_held);
                 per_partition(parts.len(), threads, |p| {
-                    for s in 0..parts[p].first.len() {
-                        if parts[p].first[s] != 0 {
-                            bloom.insert(parts[p].hashes[s]);
+                    let part = &parts[p];
+                    for (&head, &h) in part.first.iter().zip(&part.hashes) {
+                        if head != 0 {
+                            bloom.insert(h);
                         }
                     }
-                })
-                .map(|_| bloom)
-            });
-            let bloom = bloom.transpose()?;
+                })?;
+                Some(bloom)
+            } else {
+                None
+            };
             Index::Hashed { keys: encoded, bloom, parts, part_bits }
         };
         Ok(JoinTable { payload, rows, has_null_key, key_types, index, next })

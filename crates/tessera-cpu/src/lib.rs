@@ -15,6 +15,7 @@ mod aggregate;
 mod eval;
 mod hash;
 mod join;
+mod parallel;
 mod types;
 
 use std::collections::HashMap;
@@ -818,29 +819,21 @@ fn concat_in_parallel(columns: Vec<(Vec<&dyn Array>, arrow::datatypes::DataType)
     if rows < PARALLEL_CONCAT_MIN_ROWS || threads <= 1 {
         return columns.iter().map(one).collect();
     }
-    let mut out: Vec<Option<ArrayRef>> = columns.iter().map(|(arrays, _)| concat_fixed_width(arrays, threads)).collect();
-    std::thread::scope(|scope| {
-        let one = &one;
-        let handles: Vec<_> = columns
-            .iter()
-            .zip(&out)
-            .enumerate()
-            .filter(|(_, (_, done))| done.is_none())
-            .map(|(i, (c, _))| (i, scope.spawn(move || one(c))))
-            .collect();
-        for (i, h) in handles {
-            out[i] = Some(h.join().unwrap_or_else(|_| Err(TesseraError::Internal("a concatenation thread panicked".into())))?);
-        }
-        Ok::<(), TesseraError>(())
-    })?;
+    let mut out: Vec<Option<ArrayRef>> = columns.iter().map(|(arrays, _)| concat_fixed_width(arrays, threads)).collect::<Result<_>>()?;
+    let rest: Vec<usize> = (0..columns.len()).filter(|&i| out[i].is_none()).collect();
+    let done = parallel::on_threads(rest.clone(), |i| one(&columns[i]))?;
+    for (i, column) in rest.into_iter().zip(done) {
+        out[i] = Some(column);
+    }
     out.into_iter().map(|c| c.ok_or_else(|| TesseraError::Internal("column not concatenated".into()))).collect()
 }
 
 /// `arrays` (of one fixed-width type) concatenated by `threads` threads; None for other
 /// types, mixed types or no arrays.
-fn concat_fixed_width(arrays: &[&dyn Array], threads: usize) -> Option<ArrayRef> {
+fn concat_fixed_width(arrays: &[&dyn Array], threads: usize) -> Result<Option<ArrayRef>> {
     use arrow::datatypes::*;
-    match arrays.first()?.data_type() {
+    let Some(first) = arrays.first() else { return Ok(None) };
+    match first.data_type() {
         DataType::Int8 => concat_primitive::<Int8Type>(arrays, threads),
         DataType::Int16 => concat_primitive::<Int16Type>(arrays, threads),
         DataType::Int32 => concat_primitive::<Int32Type>(arrays, threads),
@@ -852,17 +845,17 @@ fn concat_fixed_width(arrays: &[&dyn Array], threads: usize) -> Option<ArrayRef>
         DataType::Date32 => concat_primitive::<Date32Type>(arrays, threads),
         DataType::Date64 => concat_primitive::<Date64Type>(arrays, threads),
         DataType::Decimal128(..) => concat_primitive::<Decimal128Type>(arrays, threads),
-        _ => None,
+        _ => Ok(None),
     }
 }
 
-fn concat_primitive<T: arrow::datatypes::ArrowPrimitiveType>(arrays: &[&dyn Array], threads: usize) -> Option<ArrayRef> {
+fn concat_primitive<T: arrow::datatypes::ArrowPrimitiveType>(arrays: &[&dyn Array], threads: usize) -> Result<Option<ArrayRef>> {
     use arrow::array::{AsArray, PrimitiveArray};
-    let ty = arrays.first()?.data_type();
-    if arrays.iter().any(|a| a.data_type() != ty) {
-        return None;
-    }
-    let parts: Vec<&PrimitiveArray<T>> = arrays.iter().map(|a| a.as_primitive_opt::<T>()).collect::<Option<_>>()?;
+    let Some(first) = arrays.first() else { return Ok(None) };
+    let ty = first.data_type();
+    let parts: Option<Vec<&PrimitiveArray<T>>> =
+        arrays.iter().map(|a| if a.data_type() == ty { a.as_primitive_opt::<T>() } else { None }).collect();
+    let Some(parts) = parts else { return Ok(None) };
     let total: usize = parts.iter().map(|p| p.len()).sum();
     // Zeroed lazily by the allocator: pages are first touched by the copying threads.
     let mut values = vec![T::Native::default(); total];
@@ -875,16 +868,16 @@ fn concat_primitive<T: arrow::datatypes::ArrowPrimitiveType>(arrays: &[&dyn Arra
             rest = after;
         }
         let per = pieces.len().div_ceil(threads.max(1)).max(1);
-        std::thread::scope(|scope| {
-            for group in pieces.chunks_mut(per) {
-                scope.spawn(move || group.iter_mut().for_each(|(to, from)| to.copy_from_slice(from)));
-            }
-        });
+        let groups: Vec<_> = pieces.chunks_mut(per).collect();
+        parallel::on_threads(groups, |group| {
+            group.iter_mut().for_each(|(to, from)| to.copy_from_slice(from));
+            Ok(())
+        })?;
     }
     let nulls = parts.iter().any(|p| p.null_count() > 0).then(|| {
         arrow::buffer::NullBuffer::from_iter(parts.iter().flat_map(|p| (0..p.len()).map(move |i| p.is_valid(i))))
     });
-    Some(Arc::new(PrimitiveArray::<T>::new(values.into(), nulls).with_data_type(ty.clone())))
+    Ok(Some(Arc::new(PrimitiveArray::<T>::new(values.into(), nulls).with_data_type(ty.clone()))))
 }
 
 /// Concatenates column `k` of every part, for `n` columns.
