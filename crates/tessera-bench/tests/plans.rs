@@ -114,20 +114,16 @@ fn every_ssb_query_is_pipelines_only_and_q2_1_is_one_star_join_pipeline() {
 }
 
 #[test]
-fn tpch_fallbacks_are_the_listed_ones() {
+fn tpch_runs_without_fallbacks() {
     let mut listed = Vec::new();
     for (name, plan) in plans(Suite::Tpch) {
         for e in plan.externals() {
             listed.push(format!("{name}: {} ({})", e.operator, e.reason));
         }
     }
-    // Keep README.md's "TPC-H through pipelines" list in step with this one.
-    // Uncorrelated scalar subqueries stay in DataFusion's Filter (the filter alone falls
-    // back: its input is still pipelines, the subquery inside it runs on DataFusion).
-    let expected: Vec<String> = ["q11", "q15", "q22"]
-        .iter()
-        .map(|q| format!("{q}: Filter (expression ScalarSubquery is not in the IR yet)"))
-        .collect();
+    // Keep README.md's "TPC-H through pipelines" list in step with this one. Uncorrelated
+    // scalar subqueries (q11, q15, q22) are pipelines of their own.
+    let expected: Vec<String> = Vec::new();
     assert_eq!(listed, expected, "TPC-H fallbacks changed:\n{}", listed.join("\n"));
 }
 

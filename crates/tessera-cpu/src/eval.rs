@@ -281,6 +281,9 @@ impl Evaluator {
                     Ok(Arc::new(out) as ArrayRef)
                 })?
             }
+            Expr::Subquery { result, .. } => {
+                return Err(TesseraError::Internal(format!("scalar subquery r{result} was not bound before the pipeline ran")));
+            }
         })
     }
 

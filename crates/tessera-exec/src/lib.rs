@@ -19,7 +19,8 @@ use tessera_cpu::{Chunk, CpuBackend, CpuState, STRICT, arrow_err};
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
-use tessera_ir::{Device, Operator, QueryPlan, Sink, Source, Step};
+use datafusion::common::ScalarValue;
+use tessera_ir::{Device, Expr, Operator, Pipeline, QueryPlan, Scalar, Sink, Source, Step};
 
 use crate::gpu::{GpuPipeline, GpuQueryState, GpuRuntime};
 use tessera_cuda::codegen::{Reason, Site, Unsupported, unsupported::describe};
@@ -275,6 +276,13 @@ impl Executor {
         for step in &planned.plan.steps {
             match step {
                 Step::Pipeline(p) => {
+                    let bound;
+                    let p = if p.subqueries().is_empty() {
+                        p
+                    } else {
+                        bound = bind_subqueries(p, &state)?;
+                        &bound
+                    };
                     let on_gpu = gpu.as_mut().and_then(|(rt, pl)| pl.kernels.get(&p.id).map(|k| (*rt, Arc::clone(k), &mut pl.state)));
                     if let Some((rt, k, gstate)) = on_gpu {
                         let Source::Scan(scan) = &p.source else { return Err(TesseraError::Internal("GPU pipeline without scan".into())) };
@@ -408,6 +416,31 @@ fn plan_gpu_sorts(plan: &QueryPlan, p: &mut Placement) {
             }
         }
     }
+}
+
+/// `p` with the value of each scalar subquery it reads in place of the subquery: the
+/// one value of its result, NULL when the result has no row; more than one row is an
+/// error (as in DataFusion and PostgreSQL).
+fn bind_subqueries(p: &Pipeline, state: &CpuState) -> Result<Pipeline> {
+    let mut values = HashMap::new();
+    for rid in p.subqueries() {
+        let chunks = result(state, rid)?;
+        let rows: usize = chunks.iter().map(|c| c.rows).sum();
+        let value = match rows {
+            0 => Scalar::Null,
+            1 => {
+                let chunk = chunks.iter().find(|c| c.rows == 1).ok_or_else(|| TesseraError::Internal("subquery row".into()))?;
+                let column = chunk.columns.first().ok_or_else(|| TesseraError::Internal("subquery without a column".into()))?;
+                let v = ScalarValue::try_from_array(column, 0).map_err(df_err)?;
+                tessera_plan::ir_scalar(&v).map_err(TesseraError::Internal)?.0
+            }
+            _ => return Err(TesseraError::Execution("Scalar subquery returned more than one row".into())),
+        };
+        values.insert(rid, value);
+    }
+    let mut bound = p.clone();
+    bound.bind_subqueries(&|rid, ty| Expr::Literal { value: values.get(&rid).cloned().unwrap_or(Scalar::Null), ty });
+    Ok(bound)
 }
 
 fn result(state: &CpuState, id: usize) -> Result<Arc<Vec<Chunk>>> {

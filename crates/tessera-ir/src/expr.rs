@@ -164,6 +164,16 @@ pub enum Expr {
         /// Number of characters.
         length: Option<i64>,
     },
+    /// The value of an uncorrelated scalar subquery: the one column of an earlier
+    /// step's result, NULL when that result has no row (more than one row is an error).
+    /// The executor replaces it with a literal before the pipeline runs
+    /// ([`crate::Pipeline::bind_subqueries`]), so backends never evaluate it.
+    Subquery {
+        /// The result holding the subquery's rows.
+        result: crate::ResultId,
+        /// Its type.
+        ty: Type,
+    },
 }
 
 impl Expr {
@@ -181,7 +191,11 @@ impl Expr {
     pub fn ty(&self, input: &[Field]) -> Type {
         match self {
             Expr::Column { index, .. } => input.get(*index).map(|f| f.ty).unwrap_or(Type::Null),
-            Expr::Literal { ty, .. } | Expr::Arith { ty, .. } | Expr::Case { ty, .. } | Expr::Cast { ty, .. } => *ty,
+            Expr::Literal { ty, .. }
+            | Expr::Arith { ty, .. }
+            | Expr::Case { ty, .. }
+            | Expr::Cast { ty, .. }
+            | Expr::Subquery { ty, .. } => *ty,
             Expr::Cmp { .. }
             | Expr::And(..)
             | Expr::Or(..)
@@ -203,7 +217,7 @@ impl Expr {
             Expr::Literal { value, .. } => matches!(value, Scalar::Null),
             Expr::IsNull(_) | Expr::IsNotNull(_) => false,
             Expr::Cmp { op: CmpOp::NotDistinct | CmpOp::Distinct, .. } => false,
-            Expr::Case { .. } => true,
+            Expr::Case { .. } | Expr::Subquery { .. } => true,
             Expr::Arith { op: ArithOp::Div | ArithOp::Mod, left, right, .. } => {
                 left.nullable(input) || right.nullable(input)
             }
@@ -214,7 +228,7 @@ impl Expr {
     /// Direct sub-expressions.
     pub fn children(&self) -> Vec<&Expr> {
         match self {
-            Expr::Column { .. } | Expr::Literal { .. } => vec![],
+            Expr::Column { .. } | Expr::Literal { .. } | Expr::Subquery { .. } => vec![],
             Expr::Arith { left, right, .. } | Expr::Cmp { left, right, .. } => vec![left, right],
             Expr::And(a, b) | Expr::Or(a, b) => vec![a, b],
             Expr::Not(e) | Expr::IsNull(e) | Expr::IsNotNull(e) | Expr::Negate(e) => vec![e],
@@ -253,10 +267,39 @@ impl Expr {
 
     /// The same expression with every column index mapped through `f`.
     pub fn map_columns(&self, f: &dyn Fn(usize) -> usize) -> Expr {
-        let m = |e: &Expr| Box::new(e.map_columns(f));
+        self.rewrite(&|e| match e {
+            Expr::Column { index, name } => Some(Expr::Column { index: f(*index), name: name.clone() }),
+            _ => None,
+        })
+    }
+
+    /// The results of the scalar subqueries it reads.
+    pub fn subqueries(&self) -> Vec<crate::ResultId> {
+        let mut out = Vec::new();
+        self.collect_subqueries(&mut out);
+        out
+    }
+
+    fn collect_subqueries(&self, out: &mut Vec<crate::ResultId>) {
+        if let Expr::Subquery { result, .. } = self {
+            if !out.contains(result) {
+                out.push(*result);
+            }
+        }
+        for c in self.children() {
+            c.collect_subqueries(out);
+        }
+    }
+
+    /// The same expression with every sub-expression for which `f` returns a
+    /// replacement replaced (top-down: a replaced node's children are not visited).
+    pub fn rewrite(&self, f: &dyn Fn(&Expr) -> Option<Expr>) -> Expr {
+        if let Some(new) = f(self) {
+            return new;
+        }
+        let m = |e: &Expr| Box::new(e.rewrite(f));
         match self {
-            Expr::Column { index, name } => Expr::Column { index: f(*index), name: name.clone() },
-            Expr::Literal { .. } => self.clone(),
+            Expr::Column { .. } | Expr::Literal { .. } | Expr::Subquery { .. } => self.clone(),
             Expr::Arith { op, left, right, ty } => Expr::Arith { op: *op, left: m(left), right: m(right), ty: *ty },
             Expr::Cmp { op, left, right } => Expr::Cmp { op: *op, left: m(left), right: m(right) },
             Expr::And(a, b) => Expr::And(m(a), m(b)),
@@ -276,7 +319,7 @@ impl Expr {
             Expr::DatePart { part, expr } => Expr::DatePart { part: *part, expr: m(expr) },
             Expr::Substring { expr, start, length } => Expr::Substring { expr: m(expr), start: *start, length: *length },
             Expr::Case { when_then, otherwise, ty } => Expr::Case {
-                when_then: when_then.iter().map(|(w, t)| (w.map_columns(f), t.map_columns(f))).collect(),
+                when_then: when_then.iter().map(|(w, t)| (w.rewrite(f), t.rewrite(f))).collect(),
                 otherwise: otherwise.as_ref().map(|o| m(o)),
                 ty: *ty,
             },
@@ -368,6 +411,7 @@ impl fmt::Display for Expr {
                 Some(l) => write!(f, "SUBSTRING({expr} FROM {start} FOR {l})"),
                 None => write!(f, "SUBSTRING({expr} FROM {start})"),
             },
+            Expr::Subquery { result, .. } => write!(f, "(subquery r{result})"),
         }
     }
 }

@@ -98,6 +98,59 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
+    /// Every expression of its operators and sink, mutably.
+    fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        let mut out: Vec<&mut Expr> = Vec::new();
+        for op in &mut self.operators {
+            match op {
+                Operator::Filter(e) => out.push(e),
+                Operator::Project { exprs, .. } => out.extend(exprs.iter_mut()),
+                Operator::Probe(p) => {
+                    out.extend(p.keys.iter_mut());
+                    out.extend(p.residual.iter_mut());
+                }
+            }
+        }
+        match &mut self.sink {
+            Sink::HashBuild(h) => out.extend(h.keys.iter_mut()),
+            Sink::Aggregate(a) => {
+                out.extend(a.group_by.iter_mut());
+                out.extend(a.aggregates.iter_mut().filter_map(|g| g.arg.as_mut()));
+            }
+            Sink::Sort(s) => out.extend(s.keys.iter_mut().map(|k| &mut k.expr)),
+            Sink::Materialize { .. } => {}
+            Sink::MarkBuild(m) => {
+                out.extend(m.keys.iter_mut());
+                out.extend(m.residual.iter_mut());
+            }
+        }
+        out
+    }
+
+    /// The results of the scalar subqueries its expressions read ([`Expr::Subquery`]).
+    pub fn subqueries(&self) -> Vec<ResultId> {
+        let mut copy = self.clone();
+        let mut out = Vec::new();
+        for e in copy.exprs_mut() {
+            for r in e.subqueries() {
+                if !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+        }
+        out
+    }
+
+    /// Replaces every [`Expr::Subquery`] with the literal `value` gives for it.
+    pub fn bind_subqueries(&mut self, value: &dyn Fn(ResultId, Type) -> Expr) {
+        for e in self.exprs_mut() {
+            *e = e.rewrite(&|x| match x {
+                Expr::Subquery { result, ty } => Some(value(*result, *ty)),
+                _ => None,
+            });
+        }
+    }
+
     /// The row layout after the source.
     pub fn source_fields(&self) -> &[Field] {
         match &self.source {

@@ -5,10 +5,13 @@
 //! without an IR form returns `Err(reason)`, and the plan node holding it is handed to
 //! DataFusion.
 
+use std::sync::Arc;
+
 use datafusion::arrow::datatypes::DataType;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, ScalarValue};
-use datafusion::logical_expr::{BinaryExpr, Expr as DfExpr, ExprSchemable, Operator as DfOp};
-use tessera_ir::{ArithOp, CmpOp, DatePart, Expr, Scalar, Type};
+use datafusion::logical_expr::{BinaryExpr, Expr as DfExpr, ExprSchemable, Operator as DfOp, Subquery};
+use tessera_ir::{ArithOp, CmpOp, DatePart, Expr, ResultId, Scalar, Type};
 
 use crate::types::{ir_scalar, ir_type};
 
@@ -44,8 +47,65 @@ impl CheckedOp {
     }
 }
 
-/// Translates `e`, whose columns refer to `schema`.
+/// The uncorrelated scalar subqueries an expression may read: each one planned into a
+/// result of its own, found by the address of its plan (which outlives the planning).
+#[derive(Debug, Clone, Default)]
+pub struct Subqueries {
+    planned: Vec<(usize, ResultId)>,
+    /// Accept every uncorrelated subquery, as a placeholder result.
+    any: bool,
+}
+
+impl Subqueries {
+    /// The uncorrelated scalar subqueries in `exprs`, each once, in order.
+    pub fn in_exprs(exprs: &[DfExpr]) -> Vec<Subquery> {
+        let mut out: Vec<Subquery> = Vec::new();
+        for e in exprs {
+            let _ = e.apply(|x| {
+                if let DfExpr::ScalarSubquery(sq) = x {
+                    if sq.outer_ref_columns.is_empty() && !out.iter().any(|o| Arc::ptr_eq(&o.subquery, &sq.subquery)) {
+                        out.push(sq.clone());
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            });
+        }
+        out
+    }
+
+    /// These, accepting every other uncorrelated subquery too (as a placeholder result):
+    /// for checking whether an expression has an IR form before its subqueries are
+    /// planned.
+    pub fn or_any(&self) -> Subqueries {
+        Subqueries { planned: self.planned.clone(), any: true }
+    }
+
+    /// Records that `sq` was planned into `result`.
+    pub fn add(&mut self, sq: &Subquery, result: ResultId) {
+        self.planned.push((Arc::as_ptr(&sq.subquery) as usize, result));
+    }
+
+    fn result_of(&self, sq: &Subquery) -> Option<ResultId> {
+        if !sq.outer_ref_columns.is_empty() {
+            return None;
+        }
+        let key = Arc::as_ptr(&sq.subquery) as usize;
+        match self.planned.iter().find(|(k, _)| *k == key) {
+            Some((_, r)) => Some(*r),
+            None => self.any.then_some(ResultId::MAX),
+        }
+    }
+}
+
+/// Translates `e`, whose columns refer to `schema` (scalar subqueries have no IR form).
 pub fn translate(e: &DfExpr, schema: &DFSchema) -> Result<Expr, String> {
+    translate_in(e, schema, &Subqueries::default())
+}
+
+/// Translates `e`, whose columns refer to `schema` and whose uncorrelated scalar
+/// subqueries are those of `sq`.
+pub fn translate_in(e: &DfExpr, schema: &DFSchema, sq: &Subqueries) -> Result<Expr, String> {
+    let translate = |x: &DfExpr, schema: &DFSchema| translate_in(x, schema, sq);
     let ty_of = |x: &DfExpr| -> Result<Type, String> {
         let dt = x.get_type(schema).map_err(|err| err.to_string())?;
         ir_type(&dt)
@@ -184,12 +244,17 @@ pub fn translate(e: &DfExpr, schema: &DFSchema) -> Result<Expr, String> {
             }
             Expr::Cast { expr: t(&c.expr)?, ty: to }
         }
-        DfExpr::ScalarFunction(f) => scalar_function(e, f.name(), &f.args, schema)?,
+        DfExpr::ScalarFunction(f) => scalar_function(e, f.name(), &f.args, schema, sq)?,
+        DfExpr::ScalarSubquery(subquery) => match sq.result_of(subquery) {
+            Some(result) => Expr::Subquery { result, ty: ty_of(e)? },
+            None => return Err("a correlated scalar subquery is not in the IR yet".into()),
+        },
         other => return Err(format!("expression {} is not in the IR yet", other.variant_name())),
     })
 }
 
-fn scalar_function(e: &DfExpr, name: &str, args: &[DfExpr], schema: &DFSchema) -> Result<Expr, String> {
+fn scalar_function(e: &DfExpr, name: &str, args: &[DfExpr], schema: &DFSchema, sq: &Subqueries) -> Result<Expr, String> {
+    let translate = |x: &DfExpr, schema: &DFSchema| translate_in(x, schema, sq);
     let out = ir_type(&e.get_type(schema).map_err(|err| err.to_string())?)?;
     if let Some(op) = CheckedOp::of_function(name) {
         let t = |x: &DfExpr| -> Result<Box<Expr>, String> { Ok(Box::new(translate(x, schema)?)) };

@@ -35,7 +35,7 @@ use tessera_ir::{
 
 pub use result_table::ResultTable;
 pub use expr::CheckedOp;
-pub use types::{arrow_type, ir_type};
+pub use types::{arrow_type, ir_scalar, ir_type};
 
 /// A perfect-hash join table is a dense array over the key range; it is used when the
 /// range has at most this many slots (16 MiB of 4-byte row indices)…
@@ -125,7 +125,14 @@ impl PlannedQuery {
 
 /// Plans an optimized logical plan.
 pub fn plan(root: &LogicalPlan, catalog: &dyn Catalog) -> PlannedQuery {
-    let mut p = Planner { catalog, steps: Vec::new(), externals: Vec::new(), next_result: 0, next_table: 0 };
+    let mut p = Planner {
+        catalog,
+        steps: Vec::new(),
+        externals: Vec::new(),
+        next_result: 0,
+        next_table: 0,
+        subqueries: expr::Subqueries::default(),
+    };
     let pushed = semi::push_semi_joins(root, &|scan| catalog.table(scan).map(|t| t.rows));
     let stream = p.node(pushed.as_ref().unwrap_or(root));
     let fields = stream.fields.clone();
@@ -203,6 +210,8 @@ struct Planner<'a> {
     externals: Vec<ExternalPlan>,
     next_result: ResultId,
     next_table: usize,
+    /// The uncorrelated scalar subqueries planned so far.
+    subqueries: expr::Subqueries,
 }
 
 /// The layout of a DataFusion schema.
@@ -266,7 +275,10 @@ impl Planner<'_> {
             | LogicalPlan::Join(_) => {
                 let children: Vec<Stream> = node.inputs().into_iter().map(|c| self.node(c)).collect();
                 match self.check(node, &children) {
-                    Ok(()) => self.apply(node, children),
+                    Ok(()) => {
+                        self.plan_subqueries(&node.expressions());
+                        self.apply(node, children)
+                    }
                     Err(reason) => self.external(node, children, reason),
                 }
             }
@@ -313,26 +325,47 @@ impl Planner<'_> {
             stats,
             rows: info.rows as f64,
         };
+        let any = self.subqueries.or_any();
         for f in &scan.filters {
-            let e = expr::translate(f, &scan.projected_schema)?;
+            expr::translate_in(f, &scan.projected_schema, &any)?;
+        }
+        self.plan_subqueries(&scan.filters);
+        for f in &scan.filters {
+            let e = expr::translate_in(f, &scan.projected_schema, &self.subqueries)?;
             stream.rows *= selectivity::selectivity(&e, &stream.stats);
             stream.operators.push(Operator::Filter(e));
         }
         Ok(stream)
     }
 
-    /// Checks that `node` itself has an IR form (its children are planned already).
+    /// Plans each uncorrelated scalar subquery in `exprs` not planned yet into a result
+    /// of its own, which the expressions then read as [`Expr::Subquery`].
+    fn plan_subqueries(&mut self, exprs: &[DfExpr]) {
+        for sq in expr::Subqueries::in_exprs(exprs) {
+            if expr::translate_in(&DfExpr::ScalarSubquery(sq.clone()), &DFSchema::empty(), &self.subqueries).is_ok() {
+                continue;
+            }
+            let stream = self.node(&sq.subquery);
+            let result = self.materialize(stream);
+            self.subqueries.add(&sq, result);
+        }
+    }
+
+    /// Checks that `node` itself has an IR form (its children are planned already, its
+    /// uncorrelated scalar subqueries not yet: projections, filters and sorts accept
+    /// them, as [`Planner::apply`] translates those with the planned subqueries).
     fn check(&self, node: &LogicalPlan, children: &[Stream]) -> Result<(), String> {
         let _ = children;
         fields_of(node.schema())?;
+        let any = self.subqueries.or_any();
         match node {
             LogicalPlan::Projection(p) => {
                 for e in &p.expr {
-                    expr::translate(e, p.input.schema())?;
+                    expr::translate_in(e, p.input.schema(), &any)?;
                 }
             }
             LogicalPlan::Filter(f) => {
-                expr::translate(&f.predicate, f.input.schema())?;
+                expr::translate_in(&f.predicate, f.input.schema(), &any)?;
             }
             LogicalPlan::Aggregate(a) => {
                 for e in &a.group_expr {
@@ -344,7 +377,7 @@ impl Planner<'_> {
             }
             LogicalPlan::Sort(s) => {
                 for k in &s.expr {
-                    expr::translate(&k.expr, s.input.schema())?;
+                    expr::translate_in(&k.expr, s.input.schema(), &any)?;
                 }
             }
             LogicalPlan::Limit(l) => {
@@ -369,7 +402,8 @@ impl Planner<'_> {
     /// Applies a node that [`Planner::check`] accepted.
     fn apply(&mut self, node: &LogicalPlan, mut children: Vec<Stream>) -> Stream {
         let fields = fields_of(node.schema()).unwrap_or_default();
-        let tr = translated;
+        let subqueries = self.subqueries.clone();
+        let tr = |e: &DfExpr, s: &DFSchema| translated(e, s, &subqueries);
         match node {
             LogicalPlan::Projection(p) => {
                 let mut s = children.remove(0);
@@ -461,7 +495,7 @@ impl Planner<'_> {
         // Inner joins build on the smaller side (estimated from statistics).
         let probe_left = if kind == JoinKind::Inner { left.rows >= right.rows } else { probe_left };
         let (left_len, right_len) = (left.fields.len(), right.fields.len());
-        let tr = translated;
+        let tr = |e: &DfExpr, s: &DFSchema| translated(e, s, &expr::Subqueries::default());
         let left_keys: Vec<Expr> = j.on.iter().map(|(l, _)| tr(l, j.left.schema())).collect();
         let right_keys: Vec<Expr> = j.on.iter().map(|(_, r)| tr(r, j.right.schema())).collect();
         let (mut probe, build, probe_keys, build_keys) =
@@ -677,8 +711,8 @@ impl Planner<'_> {
 /// An expression [`Planner::check`] already translated successfully; a failure here
 /// cannot happen, and would only leave a placeholder column that the executor's type
 /// checks reject.
-fn translated(e: &DfExpr, s: &DFSchema) -> Expr {
-    expr::translate(e, s).unwrap_or(Expr::Column { index: 0, name: "?".into() })
+fn translated(e: &DfExpr, s: &DFSchema, subqueries: &expr::Subqueries) -> Expr {
+    expr::translate_in(e, s, subqueries).unwrap_or(Expr::Column { index: 0, name: "?".into() })
 }
 
 /// A DataFusion plan reading result `rid` with exactly the (qualified) columns of `schema`.

@@ -110,6 +110,7 @@ pub fn expr(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
             }
             s
         }
+        Expr::Subquery { .. } => return Err(Reason::Subquery),
         other => return Err(Reason::Expression(other.to_string())),
     })
 }

@@ -124,6 +124,9 @@ pub enum Reason {
     },
     /// A build whose probes run on the CPU (its table must be on the CPU too).
     ProbedOnCpu,
+    /// An expression reading a scalar subquery's value, known only when the query runs
+    /// (kernels are generated before).
+    Subquery,
     /// An ORDER BY the GPU does not rank.
     SortKeys(String),
     /// The pipeline and the columns given for it disagree (a bug).
@@ -166,6 +169,7 @@ impl fmt::Display for Reason {
                 write!(f, "~{groups} groups from {rows} rows: bringing that many groups back to the host costs more than aggregating on the CPU")
             }
             Reason::ProbedOnCpu => write!(f, "a pipeline probing its table runs on the CPU"),
+            Reason::Subquery => write!(f, "a scalar subquery's value in a kernel (known only when the query runs)"),
             Reason::SortKeys(why) => write!(f, "{why}"),
             Reason::Inconsistent(what) => write!(f, "internal: {what}"),
         }
