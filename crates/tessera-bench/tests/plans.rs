@@ -270,3 +270,25 @@ fn aggregations_of_many_groups_straight_over_a_scan_stay_on_the_cpu() {
     assert!(q03.operators.iter().any(|o| matches!(o, Operator::Probe(_))));
     assert_eq!(too_many_groups(&with_estimate(q03, rows / 2), rows), None);
 }
+
+/// A semi join probe goes ahead of the inner probes before it when it keeps fewer rows:
+/// TPC-H q18's orders are looked up in the set of large orders (its `IN`) before their
+/// customers, so only the orders kept probe the customer table.
+#[test]
+fn selective_semi_probes_run_before_inner_probes() {
+    let plans = plans(Suite::Tpch);
+    let (_, q18) = plans.iter().find(|(name, _)| *name == "q18").unwrap();
+    let orders = q18
+        .pipelines()
+        .find(|p| matches!(&p.source, tessera_ir::Source::Scan(s) if s.table == "orders"))
+        .expect("a pipeline over orders");
+    let probes: Vec<tessera_ir::JoinKind> = orders
+        .operators
+        .iter()
+        .filter_map(|o| match o {
+            Operator::Probe(p) => Some(p.kind),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(probes, [tessera_ir::JoinKind::Semi, tessera_ir::JoinKind::Inner], "{orders:?}");
+}

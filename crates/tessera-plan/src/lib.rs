@@ -132,6 +132,7 @@ pub fn plan(root: &LogicalPlan, catalog: &dyn Catalog) -> PlannedQuery {
         next_result: 0,
         next_table: 0,
         subqueries: expr::Subqueries::default(),
+        match_fraction: std::collections::HashMap::new(),
     };
     let pushed = semi::push_semi_joins(root, &|scan| catalog.table(scan).map(|t| t.rows));
     let stream = p.node(pushed.as_ref().unwrap_or(root));
@@ -212,6 +213,9 @@ struct Planner<'a> {
     next_table: usize,
     /// The uncorrelated scalar subqueries planned so far.
     subqueries: expr::Subqueries,
+    /// Per hash table probed by an inner join, the estimated share of probe rows that
+    /// find a match (see [`match_fraction`]).
+    match_fraction: std::collections::HashMap<usize, f64>,
 }
 
 /// The layout of a DataFusion schema.
@@ -522,9 +526,11 @@ impl Planner<'_> {
         }
 
         // Build side.
+        let matched = match_fraction(&probe, &probe_keys, build.rows);
         let (table, build_fields, build_stats, build_rows) = self.build_table(build, build_keys, nulls_equal);
 
         // Probe side.
+        let filtering = matches!(kind, JoinKind::Semi | JoinKind::Anti) && residual.is_none();
         probe.operators.push(Operator::Probe(Probe {
             table,
             kind,
@@ -557,8 +563,83 @@ impl Planner<'_> {
                 probe.stats.push(ColStats::default());
             }
         }
+        match kind {
+            JoinKind::Inner => {
+                self.match_fraction.insert(table, matched);
+            }
+            JoinKind::Semi | JoinKind::Anti if filtering => {
+                let kept = if kind == JoinKind::Semi { matched } else { 1.0 - matched };
+                self.hoist_filtering_probe(&mut probe, kept);
+            }
+            _ => {}
+        }
         probe.fields = fields;
         probe
+    }
+
+    /// Moves the semi or anti probe just added (the stream's last operator, without a
+    /// residual) ahead of the inner probes before it, through projections of plain
+    /// columns, when it keeps a smaller share of the rows than such a probe does: each
+    /// probe costs about one lookup a row it sees, so the more selective goes first
+    /// (TPC-H q18 keeps 624 of 15 million orders by its `IN` before looking up their
+    /// customers, instead of after). It moves only as far as its keys' columns exist.
+    fn hoist_filtering_probe(&self, stream: &mut Stream, kept: f64) {
+        let Some(Operator::Probe(semi)) = stream.operators.last() else { return };
+        let mut semi = semi.clone();
+        let source_fields = match &stream.source {
+            Source::Scan(s) => s.fields.clone(),
+            Source::Result { fields, .. } => fields.clone(),
+        };
+        // The layout entering each operator.
+        let mut layouts = vec![source_fields];
+        for op in &stream.operators {
+            let next = op.output_fields(layouts.last().expect("one layout an operator"));
+            layouts.push(next);
+        }
+        let last = stream.operators.len() - 1;
+        let (mut at, mut best) = (last, None);
+        let mut keys = semi.keys.clone();
+        while at > 0 {
+            match &stream.operators[at - 1] {
+                Operator::Probe(p) if p.kind == JoinKind::Inner => {
+                    let before = layouts[at - 1].len();
+                    let passes = self.match_fraction.get(&p.table).is_some_and(|&m| kept < m);
+                    if !passes || keys.iter().any(|k| k.columns().iter().any(|&c| c >= before)) {
+                        break;
+                    }
+                    best = Some((at - 1, keys.clone()));
+                }
+                Operator::Project { exprs, .. } => {
+                    let plain: Option<Vec<usize>> = keys
+                        .iter()
+                        .flat_map(|k| k.columns())
+                        .map(|c| match exprs.get(c) {
+                            Some(Expr::Column { index, .. }) => Some(*index),
+                            _ => None,
+                        })
+                        .collect();
+                    if plain.is_none() {
+                        break;
+                    }
+                    keys = keys
+                        .iter()
+                        .map(|k| {
+                            k.map_columns(&|c| match exprs.get(c) {
+                                Some(Expr::Column { index, .. }) => *index,
+                                _ => c,
+                            })
+                        })
+                        .collect();
+                }
+                _ => break,
+            }
+            at -= 1;
+        }
+        if let Some((position, keys)) = best {
+            stream.operators.pop();
+            semi.keys = keys;
+            stream.operators.insert(position, Operator::Probe(semi));
+        }
     }
 
     /// Ends `build` in a hash table on `keys` that keeps every column; returns the
@@ -732,6 +813,20 @@ fn placeholder(schema: &DFSchema, rid: ResultId) -> datafusion::error::Result<(L
         .collect();
     let plan = LogicalPlanBuilder::scan(format!("__tessera_r{rid}"), source, None)?.project(exprs)?.build()?;
     Ok((plan, slot))
+}
+
+/// The estimated share of `probe`'s rows that find a match among `build_rows` rows when
+/// joined on `keys`: the build side's rows over the probe key's distinct values (a
+/// foreign key into an unfiltered table matches always, into a filtered one as often
+/// as the filter keeps), 1 when that is not known (several keys, no statistics).
+fn match_fraction(probe: &Stream, keys: &[Expr], build_rows: f64) -> f64 {
+    match keys {
+        [key] => match probe.stats_of(key).distinct {
+            Some(d) if d > 0 => (build_rows / d as f64).clamp(0.0, 1.0),
+            _ => 1.0,
+        },
+        _ => 1.0,
+    }
 }
 
 fn unreachable_roles() -> (JoinKind, bool) {
