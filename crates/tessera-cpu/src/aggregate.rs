@@ -14,7 +14,11 @@
 //! the way DuckDB's radix-partitioned aggregation does: every group goes to a partition
 //! by the high bits of its hash, and the partitions are merged in parallel, each into
 //! a table of its own, so no table is shared and no merge runs on one thread
-//! ([`Partitions`]).
+//! ([`Partitions`]). As in DuckDB, a worker's hashed table is also bounded
+//! ([`LOCAL_MAX_GROUPS`]): when it is full its groups are moved out into partitions by
+//! the same hash bits ([`AggregateWorker`]) and it starts empty again, so the table it
+//! looks rows up in stays in cache however many groups there are; a group's parts
+//! meet only in the merge, one cache-sized partition at a time, read in sequence.
 //!
 //! Sums of integers and decimals are exact (128-bit); a result that does not fit its
 //! SQL type is an error.
@@ -51,6 +55,19 @@ const PARTITIONED_MERGE_MIN_GROUPS: usize = 1 << 16;
 /// Partitions per worker thread in a partitioned merge: several, so a partition that
 /// happens to hold more groups does not leave the other threads idle.
 const PARTITIONS_PER_THREAD: usize = 4;
+
+/// A worker's hashed group table is full at this many groups: its groups then move out
+/// into [`SPILL_PARTITIONS`] partitions and it starts empty. 64 Ki groups are a few MB
+/// (index, keys, hashes, accumulators), which stay in the L2/L3 cache where lookups are
+/// cheap, where one table of millions of groups makes every new group a miss to DRAM
+/// (TPC-H q18's 15 M orders at SF 10; DuckDB bounds its thread-local tables the same
+/// way). Aggregations with fewer groups never spill and merge as before.
+const LOCAL_MAX_GROUPS: usize = 1 << 16;
+
+/// Partitions of spilled groups: 256 keep a partition's merged table cache-sized up to
+/// ~15 M groups (60 Ki a partition at TPC-H SF 10's q18), while a spill of 64 Ki groups
+/// still moves runs of ~256 groups into each.
+const SPILL_PARTITIONS: usize = 256;
 
 /// One key's domain as known at run time.
 #[derive(Debug, Clone)]
@@ -112,6 +129,12 @@ impl GroupIndex {
         }
     }
 
+    /// An index that only lists its groups' hashes: for a table that groups are
+    /// appended to and read from in order, never looked up in (a spill partition).
+    fn unindexed() -> GroupIndex {
+        GroupIndex { slots: Vec::new(), mask: 0, hashes: Vec::new() }
+    }
+
     fn len(&self) -> usize {
         self.hashes.len()
     }
@@ -163,10 +186,6 @@ struct HashGroups {
 }
 
 impl HashGroups {
-    fn new(codec: &Arc<KeyCodec>) -> HashGroups {
-        HashGroups::with_capacity(codec, 0)
-    }
-
     /// Groups with room for `groups` before they grow.
     fn with_capacity(codec: &Arc<KeyCodec>, groups: usize) -> HashGroups {
         let keys = match &**codec {
@@ -251,6 +270,28 @@ impl HashGroups {
         }
         check_group_count(index.len())?;
         Ok(out)
+    }
+
+    /// Appends the groups `groups` of `other` (same codec) as new groups, without
+    /// looking them up (an unindexed table).
+    fn append(&mut self, other: &HashGroups, groups: &[u32]) -> Result<()> {
+        match (&*self.codec, &mut self.keys, &other.keys) {
+            (KeyCodec::Words(layout), KeyStore::Words(stored), KeyStore::Words(theirs)) => {
+                let w = layout.width;
+                for &g in groups {
+                    let g = g as usize;
+                    stored.extend_from_slice(&theirs[g * w..g * w + w]);
+                }
+            }
+            (KeyCodec::Rows(_), KeyStore::Rows(stored), KeyStore::Rows(theirs)) => {
+                for &g in groups {
+                    stored.push(theirs.row(g as usize));
+                }
+            }
+            _ => return Err(TesseraError::Internal("appending group keys of different codecs".into())),
+        }
+        self.index.hashes.extend(groups.iter().map(|&g| other.index.hashes[g as usize]));
+        Ok(())
     }
 
     /// The key columns of the groups `order`.
@@ -338,9 +379,10 @@ impl GroupPlan {
         })
     }
 
-    /// An empty table. Perfect-hash domains over dictionaries are completed from the
-    /// first morsel (`first_keys`), since a dictionary's size is known only at run time.
-    pub fn table(&self, first_keys: &[ArrayRef]) -> Result<GroupTable> {
+    /// An empty table, a hashed one with room for `groups` groups. Perfect-hash domains
+    /// over dictionaries are completed from the first morsel (`first_keys`), since a
+    /// dictionary's size is known only at run time.
+    pub fn table(&self, first_keys: &[ArrayRef], groups: usize) -> Result<GroupTable> {
         let (groups, count) = match &self.strategy {
             GroupStrategy::Scalar => (Groups::Scalar, 1),
             GroupStrategy::Perfect { domains }
@@ -381,7 +423,7 @@ impl GroupPlan {
                 )
             }
             GroupStrategy::Perfect { .. } | GroupStrategy::Hash { .. } => {
-                (Groups::Hash(HashGroups::new(&self.codec)), 0)
+                (Groups::Hash(HashGroups::with_capacity(&self.codec, groups)), 0)
             }
         };
         let mut accs: Vec<Acc> = self
@@ -420,6 +462,48 @@ impl std::fmt::Debug for GroupTable {
 }
 
 impl GroupTable {
+    /// Whether this is a hashed table that holds [`LOCAL_MAX_GROUPS`] groups or more.
+    fn is_full(&self) -> bool {
+        matches!(self.groups, Groups::Hash(_)) && self.count >= LOCAL_MAX_GROUPS
+    }
+
+    /// An empty unindexed table like this hashed one (a spill partition).
+    fn unindexed_like(&self) -> Result<GroupTable> {
+        let mut t = self.empty_like(0)?;
+        if let Groups::Hash(h) = &mut t.groups {
+            h.index = GroupIndex::unindexed();
+        }
+        Ok(t)
+    }
+
+    /// Appends the groups `groups` of `other` (same plan, hashed) as new groups.
+    fn append(&mut self, other: &GroupTable, groups: &[u32]) -> Result<()> {
+        let (Groups::Hash(mine), Groups::Hash(theirs)) = (&mut self.groups, &other.groups) else {
+            return Err(TesseraError::Internal("only hashed group tables spill".into()));
+        };
+        mine.append(theirs, groups)?;
+        let first = self.count as u32;
+        self.count += groups.len();
+        let dst: Vec<u32> = (first..self.count as u32).collect();
+        for (a, b) in self.accs.iter_mut().zip(&other.accs) {
+            a.resize(self.count);
+            a.merge_pairs(b, groups, &dst)?;
+        }
+        Ok(())
+    }
+
+    /// This hashed table's groups by partition: the high bits of their hashes.
+    fn groups_by_partition(&self, partitions: usize) -> Vec<Vec<u32>> {
+        let shift = 64 - partitions.trailing_zeros();
+        let mut parts = vec![Vec::new(); partitions];
+        if let Groups::Hash(h) = &self.groups {
+            for (g, &hash) in h.index.hashes.iter().enumerate() {
+                parts[(hash >> shift) as usize].push(g as u32);
+            }
+        }
+        parts
+    }
+
     /// Aggregates one morsel: `keys` are the evaluated group keys, `columns` the input.
     pub fn update(
         &mut self,
@@ -644,7 +728,48 @@ pub struct Partitions {
     tables: Vec<GroupTable>,
     /// Per table, per partition: its groups in that partition (empty when merged).
     groups: Vec<Vec<Vec<u32>>>,
+    /// Per worker that spilled, its [`SPILL_PARTITIONS`] unindexed partitions (then
+    /// `tables` is empty).
+    spilled: Vec<Vec<GroupTable>>,
     count: usize,
+}
+
+/// One worker's share of an aggregation: the table it aggregates its morsels into and,
+/// once that has been full, the groups it spilled, by partition.
+#[derive(Default)]
+pub struct AggregateWorker {
+    table: Option<GroupTable>,
+    spilled: Vec<GroupTable>,
+}
+
+impl AggregateWorker {
+    /// Aggregates one morsel (`keys` evaluated, `columns` the input) into the worker's
+    /// table, spilling it when it is full.
+    pub fn update(&mut self, plan: &GroupPlan, keys: &[ArrayRef], columns: &[ArrayRef], rows: usize, eval: &Evaluator) -> Result<()> {
+        if self.table.is_none() {
+            // After a spill the table is known to fill up: room for all of it at once.
+            let groups = if self.spilled.is_empty() { 0 } else { LOCAL_MAX_GROUPS };
+            self.table = Some(plan.table(keys, groups)?);
+        }
+        let Some(table) = self.table.as_mut() else { return Ok(()) };
+        table.update(keys, columns, rows, eval)?;
+        if table.is_full() {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Moves the table's groups into the spill partitions (leaving no table).
+    fn spill(&mut self) -> Result<()> {
+        let Some(table) = self.table.take() else { return Ok(()) };
+        if self.spilled.is_empty() {
+            self.spilled = (0..SPILL_PARTITIONS).map(|_| table.unindexed_like()).collect::<Result<_>>()?;
+        }
+        for (part, groups) in self.spilled.iter_mut().zip(table.groups_by_partition(SPILL_PARTITIONS)) {
+            part.append(&table, &groups)?;
+        }
+        Ok(())
+    }
 }
 
 impl Partitions {
@@ -663,27 +788,33 @@ impl Partitions {
             return Ok(Partitions {
                 tables,
                 groups: Vec::new(),
+                spilled: Vec::new(),
                 count,
             });
         }
         let count = (threads * PARTITIONS_PER_THREAD).next_power_of_two();
-        let shift = 64 - count.trailing_zeros();
         // Each table's groups split on a thread of its own.
-        let split = |t: &GroupTable| {
-            let mut parts = vec![Vec::new(); count];
-            if let Groups::Hash(h) = &t.groups {
-                for (g, &hash) in h.index.hashes.iter().enumerate() {
-                    parts[(hash >> shift) as usize].push(g as u32);
-                }
-            }
-            parts
-        };
-        let groups = crate::parallel::on_threads(tables.iter().collect(), |t| Ok(split(t)))?;
+        let groups = crate::parallel::on_threads(tables.iter().collect(), |t| Ok(t.groups_by_partition(count)))?;
         Ok(Partitions {
             tables,
             groups,
+            spilled: Vec::new(),
             count,
         })
+    }
+
+    /// The workers' groups for merging on `threads` threads: by spill partition when
+    /// any worker spilled (the others' tables are spilled now too), else their tables.
+    pub fn of_workers(workers: Vec<AggregateWorker>, threads: usize) -> Result<Partitions> {
+        if workers.iter().all(|w| w.spilled.is_empty()) {
+            return Partitions::new(workers.into_iter().filter_map(|w| w.table).collect(), threads);
+        }
+        let spilled = crate::parallel::on_threads(workers, |mut w| {
+            w.spill()?;
+            Ok(w.spilled)
+        })?;
+        let spilled: Vec<Vec<GroupTable>> = spilled.into_iter().filter(|s| !s.is_empty()).collect();
+        Ok(Partitions { tables: Vec::new(), groups: Vec::new(), spilled, count: SPILL_PARTITIONS })
     }
 
     /// How many partitions there are.
@@ -698,6 +829,14 @@ impl Partitions {
 
     /// Partition `p`'s groups merged, as result columns typed as `fields`.
     pub fn finish(&self, p: usize, fields: &[Field]) -> Result<Vec<ArrayRef>> {
+        if !self.spilled.is_empty() {
+            let most: usize = self.spilled.iter().map(|parts| parts[p].count).sum();
+            let mut merged = self.spilled[0][p].empty_like(most)?;
+            for parts in &self.spilled {
+                merged.absorb(&parts[p], None)?;
+            }
+            return merged.finish(fields);
+        }
         if self.groups.is_empty() {
             return self.tables[p].finish(fields);
         }
@@ -1382,6 +1521,7 @@ mod tests {
     /// Groups `rows` rows (key `i % groups`, a string key from it when `strings`) in
     /// `tables` tables merged through [`Partitions`] and in one table; both must agree.
     fn check_partitioned_merge(
+        spill: bool,
         strings: bool,
         rows: usize,
         groups: usize,
@@ -1450,19 +1590,33 @@ mod tests {
             let columns = vec![key.slice(from, to - from), value.slice(from, to - from)];
             t.update(&columns[..1], &columns, to - from, &eval).unwrap();
         };
-        let mut whole = plan.table(&[]).unwrap();
+        let mut whole = plan.table(&[], 0).unwrap();
         update(&mut whole, 0, rows);
         let expected = sorted(&whole.finish(&fields).unwrap());
 
-        let per = rows.div_ceil(tables);
-        let parts: Vec<GroupTable> = (0..tables)
-            .map(|t| {
-                let mut table = plan.table(&[]).unwrap();
-                update(&mut table, t * per, ((t + 1) * per).min(rows));
-                table
-            })
-            .collect();
-        let merged = Partitions::new(parts, threads).unwrap();
+        let merged = if spill {
+            // Morsels of 4096 rows to the workers in turn, except that the last worker
+            // gets only the first morsel (it never fills its table, the others spill).
+            let mut workers: Vec<AggregateWorker> = (0..tables).map(|_| AggregateWorker::default()).collect();
+            for (m, from) in (0..rows).step_by(4096).enumerate() {
+                let to = (from + 4096).min(rows);
+                let w = if m == 0 || tables == 1 { tables - 1 } else { m % (tables - 1) };
+                let columns = vec![key.slice(from, to - from), value.slice(from, to - from)];
+                workers[w].update(&plan, &columns[..1], &columns, to - from, &eval).unwrap();
+            }
+            assert!(workers.iter().any(|w| !w.spilled.is_empty()), "no worker spilled");
+            Partitions::of_workers(workers, threads).unwrap()
+        } else {
+            let per = rows.div_ceil(tables);
+            let parts: Vec<GroupTable> = (0..tables)
+                .map(|t| {
+                    let mut table = plan.table(&[], 0).unwrap();
+                    update(&mut table, t * per, ((t + 1) * per).min(rows));
+                    table
+                })
+                .collect();
+            Partitions::new(parts, threads).unwrap()
+        };
         let pieces: Vec<Vec<ArrayRef>> = (0..merged.len())
             .map(|p| merged.finish(p, &fields).unwrap())
             .collect();
@@ -1482,10 +1636,20 @@ mod tests {
     #[test]
     fn partitioned_merge_matches_one_table() {
         // Above the partitioning threshold (several partitions) and below it (one).
-        check_partitioned_merge(false, 300_000, 100_000, 3, 4);
-        check_partitioned_merge(true, 300_000, 100_000, 3, 4);
-        check_partitioned_merge(false, 5_000, 1_000, 3, 4);
-        check_partitioned_merge(true, 5_000, 1_000, 2, 1);
+        check_partitioned_merge(false, false, 300_000, 100_000, 3, 4);
+        check_partitioned_merge(false, true, 300_000, 100_000, 3, 4);
+        check_partitioned_merge(false, false, 5_000, 1_000, 3, 4);
+        check_partitioned_merge(false, true, 5_000, 1_000, 2, 1);
+    }
+
+    #[test]
+    fn spilled_groups_merge_like_one_table() {
+        // Workers whose tables fill (> LOCAL_MAX_GROUPS groups) spill them into
+        // partitions, several times, a group's parts in several spills and workers;
+        // one worker never spills.
+        check_partitioned_merge(true, false, 400_000, 150_000, 3, 2);
+        check_partitioned_merge(true, true, 400_000, 150_000, 3, 2);
+        check_partitioned_merge(true, false, 300_000, 100_000, 1, 1);
     }
 
     #[test]
@@ -1505,7 +1669,7 @@ mod tests {
         let eval = Evaluator::new();
         let tables: Vec<GroupTable> = (0..2)
             .map(|_| {
-                let mut t = plan.table(&[]).unwrap();
+                let mut t = plan.table(&[], 0).unwrap();
                 let k: ArrayRef = Arc::new(Int64Array::from_iter_values(0..200_000));
                 t.update(&[Arc::clone(&k)], &[k], 200_000, &eval).unwrap();
                 t

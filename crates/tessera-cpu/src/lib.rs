@@ -27,7 +27,7 @@ use arrow::compute::{FilterBuilder, SortColumn, SortOptions, concat, lexsort_to_
 use tessera_common::{Result, TesseraError};
 use tessera_ir::{Expr, HashTableId, JoinKind, MarkBuild, Operator, Pipeline, Probe, ResultId, Sink};
 
-pub use aggregate::{GroupPlan, GroupTable, Partitions};
+pub use aggregate::{AggregateWorker, GroupPlan, GroupTable, Partitions};
 pub use eval::{Evaluator, STRICT, arrow_err, cast_to};
 pub use join::JoinTable;
 pub use types::{arrow_type, ir_type, scalar_array};
@@ -215,10 +215,10 @@ impl CpuBackend {
                     .collect();
                 let nullable = agg.group_by.iter().any(|k| k.nullable(&fields));
                 let plan = GroupPlan::new(&agg.strategy, &agg.aggregates, &key_types, nullable)?;
-                let tables = self.for_each_morsel(
+                let workers = self.for_each_morsel(
                     input.len(),
-                    || Ok(None::<GroupTable>),
-                    |table, i| {
+                    || Ok(AggregateWorker::default()),
+                    |worker, i| {
                         let Some(c) = step(&input[i])? else {
                             return Ok(());
                         };
@@ -227,26 +227,19 @@ impl CpuBackend {
                             .iter()
                             .map(|k| eval.eval(k, &c.columns, c.rows))
                             .collect::<Result<Vec<_>>>()?;
-                        if table.is_none() {
-                            *table = Some(plan.table(&keys)?);
-                        }
-                        if let Some(t) = table.as_mut() {
-                            t.update(&keys, &c.columns, c.rows, &eval)?;
-                        }
-                        Ok(())
+                        worker.update(&plan, &keys, &c.columns, c.rows, &eval)
                     },
                 )?;
                 morsels_done(&mut run);
-                let tables: Vec<GroupTable> = tables.into_iter().flatten().collect();
-                let chunks = if tables.is_empty() {
+                // Partitions of the groups merge in parallel, each into one chunk.
+                let parts = Partitions::of_workers(workers, self.threads)?;
+                let chunks = if parts.is_empty() {
                     if agg.group_by.is_empty() {
-                        vec![Chunk::new(plan.table(&[])?.finish(&agg.fields)?, 1)]
+                        vec![Chunk::new(plan.table(&[], 0)?.finish(&agg.fields)?, 1)]
                     } else {
                         Vec::new()
                     }
                 } else {
-                    // Partitions of the groups merge in parallel, each into one chunk.
-                    let parts = Partitions::new(tables, self.threads)?;
                     let done = self.for_each_morsel(
                         parts.len(),
                         || Ok(Vec::new()),
