@@ -292,3 +292,21 @@ fn selective_semi_probes_run_before_inner_probes() {
         .collect();
     assert_eq!(probes, [tessera_ir::JoinKind::Semi, tessera_ir::JoinKind::Inner], "{orders:?}");
 }
+
+/// TPC-H q13 counts orders per customer over `customer LEFT JOIN orders`: the orders are
+/// counted by customer key first (eager aggregation) and the join builds those counts,
+/// not the orders themselves.
+#[test]
+fn q13_counts_orders_before_joining_customers() {
+    let plans = plans(Suite::Tpch);
+    let (_, q13) = plans.iter().find(|(name, _)| *name == "q13").unwrap();
+    let orders = q13
+        .pipelines()
+        .find(|p| matches!(&p.source, tessera_ir::Source::Scan(s) if s.table == "orders"))
+        .expect("a pipeline over orders");
+    assert!(matches!(orders.sink, Sink::Aggregate(_)), "{orders:?}");
+    let builds_a_scan = q13
+        .pipelines()
+        .any(|p| matches!(p.sink, Sink::HashBuild(_)) && matches!(p.source, tessera_ir::Source::Scan(_)));
+    assert!(!builds_a_scan, "q13 builds a table straight from a scan:\n{q13}");
+}

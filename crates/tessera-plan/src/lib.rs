@@ -14,6 +14,7 @@
 //! Entry point: [`plan`].
 #![warn(missing_docs)]
 
+mod eager;
 mod expr;
 mod reorder;
 mod result_table;
@@ -135,7 +136,9 @@ pub fn plan(root: &LogicalPlan, catalog: &dyn Catalog) -> PlannedQuery {
         match_fraction: std::collections::HashMap::new(),
     };
     let pushed = semi::push_semi_joins(root, &|scan| catalog.table(scan).map(|t| t.rows));
-    let stream = p.node(pushed.as_ref().unwrap_or(root));
+    let root = pushed.as_ref().unwrap_or(root);
+    let eager = eager::push_aggregates(root, catalog);
+    let stream = p.node(eager.as_ref().unwrap_or(root));
     let fields = stream.fields.clone();
     let output = p.materialize(stream);
     PlannedQuery {
