@@ -252,7 +252,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 59;
+pub const TEMPLATES: usize = 61;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -459,6 +459,18 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
         58 => format!(
             "SELECT COUNT(*), SUM(f.v) FROM f JOIN d2 ON f.k3 = d2.z * {SPARSE} WHERE d2.tag <> '{}'",
             rng.pick(TAGS)
+        ),
+        // Aggregations over joins computed below the join (eager aggregation): grouped
+        // by the left side, aggregates of the right side, left and inner joins.
+        59 => format!(
+            "SELECT d1.d1k, COUNT(*), COUNT(f.n), SUM(f.m), MIN(f.day), MAX(f.v) FROM d1 LEFT JOIN f ON f.k1 = d1.d1k \
+             WHERE d1.cat < {} GROUP BY d1.d1k",
+            rng.range(0, 12)
+        ),
+        60 => format!(
+            "SELECT d1.region, d1.cat, COUNT(f.id), SUM(f.v), MAX(f.m) FROM d1 JOIN f ON f.k1 = d1.d1k \
+             WHERE f.k2 <> {} GROUP BY d1.region, d1.cat",
+            k2(rng)
         ),
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),
