@@ -950,6 +950,23 @@ fn for_each_f64(a: &ArrayRef, mut f: impl FnMut(usize, f64)) -> Result<()> {
     Ok(())
 }
 
+/// Whether every value of this type is below 2^63 in magnitude (integers of up to 64
+/// bits, dates, decimals of up to 18 digits).
+fn fits_i64(dt: &DataType) -> bool {
+    match dt {
+        DataType::Decimal128(p, _) => *p <= 18,
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::Date32 => true,
+        _ => false,
+    }
+}
+
 fn is_float(dt: &DataType) -> bool {
     matches!(
         dt,
@@ -1079,6 +1096,14 @@ impl Acc {
                     for_each_f64(values, |i, v| {
                         let g = ids[i] as usize;
                         floats[g] += v;
+                        counts[g] += 1;
+                    })
+                } else if fits_i64(values.data_type()) {
+                    // Values below 2^63 in magnitude: fewer than 2^64 rows cannot take a
+                    // 128-bit sum past 2^127, so no check is needed.
+                    for_each_int(values, |i, v| {
+                        let g = ids[i] as usize;
+                        ints[g] = ints[g].wrapping_add(v);
                         counts[g] += 1;
                     })
                 } else {

@@ -169,8 +169,11 @@ impl Evaluator {
                     ArithOp::Mod => numeric::rem(l.datum().as_ref(), r.datum().as_ref()),
                 }
                 .map_err(arrow_err)?;
+                let fits = operands_fit(*op, l.data_type(), r.data_type());
                 let out = cast_to(&out, *ty)?;
-                check_decimal_precision(&out)?;
+                if !fits {
+                    check_decimal_precision(&out)?;
+                }
                 if matches!((&l, &r), (Value::Scalar(_), Value::Scalar(_))) { Value::Scalar(out) } else { Value::Array(out) }
             }
             Expr::Cmp { op, left, right } => {
@@ -393,6 +396,22 @@ fn check_decimal_precision(a: &ArrayRef) -> Result<()> {
     Ok(())
 }
 
+/// Whether `op` over decimals of these types always gives a value of at most 38 digits,
+/// so the result needs no precision check: |l| < 10^(p1-s1) and |r| < 10^(p2-s2) bound
+/// a product by 10^(p1+p2) scaled digits and a sum or difference by one digit more than
+/// the wider operand (TPC-H q01's `l_extendedprice * (1 - l_discount)`, 15 + 23 digits,
+/// is typed DECIMAL(38,4) but cannot reach 10^38).
+fn operands_fit(op: ArithOp, l: &DataType, r: &DataType) -> bool {
+    let (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) = (l, r) else { return false };
+    let (p1, s1, p2, s2) = (i32::from(*p1), i32::from(*s1), i32::from(*p2), i32::from(*s2));
+    let digits = match op {
+        ArithOp::Mul => p1 + p2,
+        ArithOp::Add | ArithOp::Sub => (p1 - s1).max(p2 - s2) + s1.max(s2) + 1,
+        ArithOp::Div | ArithOp::Mod => return false,
+    };
+    digits <= i32::from(arrow::datatypes::DECIMAL128_MAX_PRECISION)
+}
+
 /// Brings two operands of a comparison to one arrow type (decimals of one scale but
 /// different precisions, NULL literals, dictionary leftovers).
 fn same_type(l: Value, r: Value) -> Result<(Value, Value)> {
@@ -427,4 +446,34 @@ fn align_decimals(l: Value, r: Value, _op: ArithOp) -> Result<(Value, Value)> {
 /// The IR type of an arrow column type (for literals compared with it).
 fn tessera_ty(dt: &DataType) -> Type {
     crate::types::ir_type(dt).unwrap_or(Type::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::Decimal128Array;
+
+    #[test]
+    fn decimal_results_skip_the_precision_check_only_when_their_operands_bound_them() {
+        let d = |p: u8, s: i8| DataType::Decimal128(p, s);
+        // TPC-H q01: l_extendedprice * (1 - l_discount) is 15 + 23 digits at most.
+        assert!(operands_fit(ArithOp::Mul, &d(15, 2), &d(23, 2)));
+        // ... and that times (1 + l_tax) may exceed 38 digits: checked.
+        assert!(!operands_fit(ArithOp::Mul, &d(38, 4), &d(23, 2)));
+        assert!(operands_fit(ArithOp::Sub, &d(20, 0), &d(15, 2)));
+        assert!(!operands_fit(ArithOp::Add, &d(38, 0), &d(38, 0)));
+        assert!(!operands_fit(ArithOp::Div, &d(10, 2), &d(10, 2)));
+        assert!(!operands_fit(ArithOp::Mul, &DataType::Int64, &d(10, 2)));
+        // The check still fires where the operands allow an overflow.
+        let big = Decimal128Array::from(vec![Some(10i128.pow(37) * 5)]).with_precision_and_scale(38, 0).unwrap();
+        let big: ArrayRef = Arc::new(big);
+        let e = Expr::Arith {
+            op: ArithOp::Add,
+            left: Box::new(Expr::col(0, "a")),
+            right: Box::new(Expr::col(0, "a")),
+            ty: Type::Decimal { precision: 38, scale: 0 },
+        };
+        let err = Evaluator::new().eval(&e, &[big], 1).unwrap_err();
+        assert!(err.to_string().contains("overflow"), "{err}");
+    }
 }
