@@ -271,17 +271,21 @@ fn aggregations_of_many_groups_straight_over_a_scan_stay_on_the_cpu() {
     assert_eq!(too_many_groups(&with_estimate(q03, rows / 2), rows), None);
 }
 
+/// The pipeline of query `query` that scans `table`.
+fn scan_pipeline<'p>(plans: &'p [(&str, QueryPlan)], query: &str, table: &str) -> &'p tessera_ir::Pipeline {
+    let (_, plan) = plans.iter().find(|(name, _)| *name == query).unwrap();
+    plan.pipelines()
+        .find(|p| matches!(&p.source, tessera_ir::Source::Scan(s) if s.table == table))
+        .unwrap_or_else(|| panic!("{query}: no pipeline over {table}"))
+}
+
 /// A semi join probe goes ahead of the inner probes before it when it keeps fewer rows:
 /// TPC-H q18's orders are looked up in the set of large orders (its `IN`) before their
 /// customers, so only the orders kept probe the customer table.
 #[test]
 fn selective_semi_probes_run_before_inner_probes() {
     let plans = plans(Suite::Tpch);
-    let (_, q18) = plans.iter().find(|(name, _)| *name == "q18").unwrap();
-    let orders = q18
-        .pipelines()
-        .find(|p| matches!(&p.source, tessera_ir::Source::Scan(s) if s.table == "orders"))
-        .expect("a pipeline over orders");
+    let orders = scan_pipeline(&plans, "q18", "orders");
     let probes: Vec<tessera_ir::JoinKind> = orders
         .operators
         .iter()
@@ -300,10 +304,7 @@ fn selective_semi_probes_run_before_inner_probes() {
 fn q13_counts_orders_before_joining_customers() {
     let plans = plans(Suite::Tpch);
     let (_, q13) = plans.iter().find(|(name, _)| *name == "q13").unwrap();
-    let orders = q13
-        .pipelines()
-        .find(|p| matches!(&p.source, tessera_ir::Source::Scan(s) if s.table == "orders"))
-        .expect("a pipeline over orders");
+    let orders = scan_pipeline(&plans, "q13", "orders");
     assert!(matches!(orders.sink, Sink::Aggregate(_)), "{orders:?}");
     let builds_a_scan = q13
         .pipelines()

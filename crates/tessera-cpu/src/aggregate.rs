@@ -953,18 +953,7 @@ fn for_each_f64(a: &ArrayRef, mut f: impl FnMut(usize, f64)) -> Result<()> {
 /// Whether every value of this type is below 2^63 in magnitude (integers of up to 64
 /// bits, dates, decimals of up to 18 digits).
 fn fits_i64(dt: &DataType) -> bool {
-    match dt {
-        DataType::Decimal128(p, _) => *p <= 18,
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::Date32 => true,
-        _ => false,
-    }
+    crate::hash::is_int_key(dt) || matches!(dt, DataType::Decimal128(p, _) if *p <= 18)
 }
 
 fn is_float(dt: &DataType) -> bool {

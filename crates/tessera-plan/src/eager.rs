@@ -148,16 +148,12 @@ fn eager(node: &LogicalPlan, catalog: &dyn Catalog) -> Option<LogicalPlan> {
         .zip(&partial_cols)
         .enumerate()
         .map(|(i, (c, p))| {
-            let e = match c {
-                Combine::Count | Combine::CountStar => sum(p.clone()),
-                Combine::Sum => sum(p.clone()),
-                Combine::Min => min(p.clone()),
-                Combine::Max => max(p.clone()),
-            };
             let e = match (c, join.join_type) {
                 // A left row without a match is one row for COUNT(*).
                 (Combine::CountStar, JoinType::Left) => sum(when(p.clone().is_null(), lit(1i64)).otherwise(p.clone()).ok()?),
-                _ => e,
+                (Combine::Count | Combine::CountStar | Combine::Sum, _) => sum(p.clone()),
+                (Combine::Min, _) => min(p.clone()),
+                (Combine::Max, _) => max(p.clone()),
             };
             Some(e.alias(format!("__tessera_combined_{i}")))
         })

@@ -80,6 +80,12 @@ impl Subqueries {
         Subqueries { planned: self.planned.clone(), any: true }
     }
 
+    /// Whether `sq` was planned already.
+    pub fn contains(&self, sq: &Subquery) -> bool {
+        let key = Arc::as_ptr(&sq.subquery) as usize;
+        self.planned.iter().any(|(k, _)| *k == key)
+    }
+
     /// Records that `sq` was planned into `result`.
     pub fn add(&mut self, sq: &Subquery, result: ResultId) {
         self.planned.push((Arc::as_ptr(&sq.subquery) as usize, result));

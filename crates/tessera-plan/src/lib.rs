@@ -349,7 +349,7 @@ impl Planner<'_> {
     /// of its own, which the expressions then read as [`Expr::Subquery`].
     fn plan_subqueries(&mut self, exprs: &[DfExpr]) {
         for sq in expr::Subqueries::in_exprs(exprs) {
-            if expr::translate_in(&DfExpr::ScalarSubquery(sq.clone()), &DFSchema::empty(), &self.subqueries).is_ok() {
+            if self.subqueries.contains(&sq) {
                 continue;
             }
             let stream = self.node(&sq.subquery);
@@ -613,26 +613,15 @@ impl Planner<'_> {
                     best = Some((at - 1, keys.clone()));
                 }
                 Operator::Project { exprs, .. } => {
-                    let plain: Option<Vec<usize>> = keys
-                        .iter()
-                        .flat_map(|k| k.columns())
-                        .map(|c| match exprs.get(c) {
-                            Some(Expr::Column { index, .. }) => Some(*index),
-                            _ => None,
-                        })
-                        .collect();
-                    if plain.is_none() {
+                    // Through the projection when every key column is a plain column.
+                    let source = |c: usize| match exprs.get(c) {
+                        Some(Expr::Column { index, .. }) => Some(*index),
+                        _ => None,
+                    };
+                    if keys.iter().flat_map(|k| k.columns()).any(|c| source(c).is_none()) {
                         break;
                     }
-                    keys = keys
-                        .iter()
-                        .map(|k| {
-                            k.map_columns(&|c| match exprs.get(c) {
-                                Some(Expr::Column { index, .. }) => *index,
-                                _ => c,
-                            })
-                        })
-                        .collect();
+                    keys = keys.iter().map(|k| k.map_columns(&|c| source(c).unwrap_or(c))).collect();
                 }
                 _ => break,
             }
