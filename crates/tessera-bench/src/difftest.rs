@@ -110,6 +110,10 @@ const CASES: &[Case] = &[
 const S_VALUES: &[&str] = &["ASIA", "AFRICA", "AMERICA", "EUROPE", "MIDDLE EAST", "under_score", "100% pure"];
 const REGIONS: &[&str] = &["ASIA", "AFRICA", "AMERICA", "EUROPE", "MIDDLE EAST"];
 const TAGS: &[&str] = &["red", "green", "blue", "black"];
+/// Words of `f.t`, a string column of one value a row (too many for a dictionary in the
+/// large case: the GPU matches LIKE over its bytes), multi-byte characters and LIKE's
+/// wildcards among them.
+const WORDS: &[&str] = &["green", "forest", "special", "requests", "\u{fc}n\u{ef}", "\u{65e5}\u{672c}", "pure_%", "a"];
 /// The spread of `d3`'s keys (see `load`).
 const SPARSE: i64 = 1_000_003;
 /// Days since 1970-01-01 of 1992-01-01; `f.day` spans 1992..=1998.
@@ -192,7 +196,7 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
         let io = |e: std::io::Error| format!("writing {}: {e}", f_csv.display());
         let file = std::fs::File::create(&f_csv).map_err(io)?;
         let mut out = std::io::BufWriter::new(file);
-        writeln!(out, "id,k1,k2,g,v,m,day,s,n,big,r,k3").map_err(io)?;
+        writeln!(out, "id,k1,k2,g,v,m,day,s,n,big,r,k3,t").map_err(io)?;
         for id in 1..=case.f_rows as i64 {
             let k2 = if rng.chance(0.8) { 7 } else { rng.range(0, 49) };
             // Mostly d3's keys (d1's times SPARSE), some in between.
@@ -200,9 +204,10 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
             let k3 = if rng.chance(0.9) { k1_3 * SPARSE } else { k1_3 * SPARSE + rng.range(1, 1000) };
             let s = if rng.chance(0.4) { S_VALUES[0] } else { rng.pick(S_VALUES) };
             let n = if rng.chance(0.1) { String::new() } else { rng.range(-100, 100).to_string() };
+            let t = format!("{} {id} {}", rng.pick(WORDS), rng.pick(WORDS));
             writeln!(
                 out,
-                "{id},{},{k2},{},{},{},{},{s},{n},{},{}.{:03},{k3}",
+                "{id},{},{k2},{},{},{},{},{s},{n},{},{}.{:03},{k3},{t}",
                 rng.range(k1_min, k1_max),
                 rng.range(0, case.g_range - 1),
                 rng.range(-1_000_000, 1_000_000),
@@ -220,7 +225,7 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
     let ddl = [
         "CREATE TABLE f (id BIGINT NOT NULL, k1 INT NOT NULL, k2 INT NOT NULL, g BIGINT NOT NULL, \
          v BIGINT NOT NULL, m DECIMAL(12,2) NOT NULL, day DATE NOT NULL, s VARCHAR NOT NULL, n INT, \
-         big BIGINT NOT NULL, r DOUBLE NOT NULL, k3 BIGINT NOT NULL)"
+         big BIGINT NOT NULL, r DOUBLE NOT NULL, k3 BIGINT NOT NULL, t VARCHAR NOT NULL)"
             .to_string(),
         "CREATE TABLE d1 (d1k INT NOT NULL, name VARCHAR NOT NULL, region VARCHAR NOT NULL, cat INT NOT NULL, \
          w DECIMAL(10,2) NOT NULL)"
@@ -252,12 +257,19 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 61;
+pub const TEMPLATES: usize = 68;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
 pub fn queries_per_template() -> usize {
     CASES.iter().map(|c| c.repeats).sum()
+}
+
+/// A LIKE pattern over `f.t`'s words and numbers.
+fn like_pattern(rng: &mut Rng) -> &'static str {
+    *rng.pick(&[
+        "%green%", "forest%", "%special%requests%", "%\u{65e5}_%", "_\u{fc}%", "%1_ %", "%3", "a %", "%pure_%%", "x%", "%", "%e%e%e%",
+    ])
 }
 
 /// Template `t` with random constants.
@@ -471,6 +483,49 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             "SELECT d1.region, d1.cat, COUNT(f.id), SUM(f.v), MAX(f.m) FROM d1 JOIN f ON f.k1 = d1.d1k \
              WHERE f.k2 <> {} GROUP BY d1.region, d1.cat",
             k2(rng)
+        ),
+        // Join conditions beyond the keys (residuals) and string tests of a build's
+        // payload columns, as TPC-H q07, q08, q12, q14 and q19 have them.
+        61 => format!(
+            "SELECT d1.region, COUNT(*), SUM(f.v) FROM f JOIN d1 ON f.k1 = d1.d1k AND (d1.region = '{}' OR f.k2 = {}) \
+             GROUP BY d1.region",
+            rng.pick(REGIONS),
+            k2(rng)
+        ),
+        62 => format!(
+            "SELECT f.k2, SUM(CASE WHEN d1.name LIKE '{}' THEN f.v ELSE 0 END), COUNT(*) FROM f JOIN d1 ON f.k1 = d1.d1k \
+             WHERE f.k2 < {} GROUP BY f.k2",
+            rng.pick(&["n1%", "n2_", "%3", "n%", "zz%"]),
+            rng.range(0, 50)
+        ),
+        63 => format!(
+            "SELECT COUNT(*), SUM(f.v) FROM f WHERE {} (SELECT 1 FROM d3 WHERE d3.d3k = f.k3 AND (d3.c3 > f.k2 % 10 OR d3.tag3 = '{}'))",
+            rng.pick(&["EXISTS", "NOT EXISTS"]),
+            rng.pick(TAGS)
+        ),
+        64 => {
+            let (r1, r2, t1, t2) = (rng.pick(REGIONS), rng.pick(REGIONS), rng.pick(TAGS), rng.pick(TAGS));
+            format!(
+                "SELECT d1.region, d3.tag3, SUM(f.m), COUNT(*) FROM f JOIN d1 ON f.k1 = d1.d1k JOIN d3 ON f.k3 = d3.d3k \
+                 WHERE (d1.region = '{r1}' AND d3.tag3 = '{t1}') OR (d1.region = '{r2}' AND d3.tag3 = '{t2}') GROUP BY d1.region, d3.tag3"
+            )
+        }
+        // LIKE over a string column without a dictionary (in the large case): in a
+        // probe pipeline, under NOT, and in a build (TPC-H q09, q13, q20).
+        65 => format!(
+            "SELECT k2, COUNT(*), SUM(v) FROM f WHERE t {}LIKE '{}' GROUP BY k2",
+            rng.pick(&["", "NOT "]),
+            like_pattern(rng)
+        ),
+        66 => format!(
+            "SELECT d1.region, COUNT(*), SUM(f.m) FROM f JOIN d1 ON f.k1 = d1.d1k WHERE f.t LIKE '{}' AND f.k2 <> {} GROUP BY d1.region",
+            like_pattern(rng),
+            k2(rng)
+        ),
+        67 => format!(
+            "SELECT d1.cat, COUNT(*) FROM d1 WHERE d1.d1k IN (SELECT k1 FROM f WHERE t LIKE '{}' AND v > {}) GROUP BY d1.cat",
+            like_pattern(rng),
+            v(rng)
         ),
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),

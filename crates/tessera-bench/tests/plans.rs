@@ -43,10 +43,11 @@ fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
                 continue;
             };
             let table = session.store().load(manifest.table(&scan.table).unwrap()).unwrap();
+            // The dictionaries placed so far, for the same kernel with parameters.
+            let mut scratch = state.planned_copy();
             match plan_kernel(p, Some(&table), &mut state, &shapes, KernelOptions { literals: Literals::Inline, ..KernelOptions::default() }) {
                 Ok(placed) => {
                     let kernel = placed.kernel;
-                    let mut scratch = GpuQueryState::default();
                     let with_params = plan_kernel(p, Some(&table), &mut scratch, &shapes, KernelOptions { literals: Literals::Parameters, ..KernelOptions::default() })
                         .unwrap_or_else(|e| panic!("{name} pipeline {}: inlined but not with parameters: {e:?}", p.id))
                         .kernel;

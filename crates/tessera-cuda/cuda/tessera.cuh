@@ -3,8 +3,8 @@
 // What generated pipeline kernels call besides their own prelude (tessera-cuda's
 // codegen) and CUDA's builtins: the fixed-width types and Int128 (types.cuh), warp-level
 // append for materializing rows (compact.cuh), the atomics of 128-bit and split sums
-// (atomics.cuh), expression helpers (expr.cuh) and open-addressing hash tables
-// (hash.cuh). The runtime's own kernels are in headers of their own that this one does
+// (atomics.cuh), expression helpers (expr.cuh), open-addressing hash tables
+// (hash.cuh) and LIKE over strings without a dictionary (strings.cuh). The runtime's own kernels are in headers of their own that this one does
 // not include (records.cuh, bandwidth.cuh; see tessera_cuda::library).
 //
 // Built for NVRTC, which ships no headers: nothing here includes a system header.
@@ -16,3 +16,4 @@
 #include "atomics.cuh"
 #include "expr.cuh"
 #include "hash.cuh"
+#include "strings.cuh"

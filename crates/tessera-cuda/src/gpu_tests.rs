@@ -258,3 +258,69 @@ fn gpu_hash_tables_match_the_cpu() {
     }
     device.synchronize().unwrap();
 }
+
+/// SQL LIKE as the definition says it (a reference for the device matcher).
+fn like_reference(s: &[char], p: &[char]) -> bool {
+    match p.split_first() {
+        None => s.is_empty(),
+        Some(('%', rest)) => (0..=s.len()).any(|i| like_reference(&s[i..], rest)),
+        Some(('_', rest)) => !s.is_empty() && like_reference(&s[1..], rest),
+        Some((c, rest)) => s.first() == Some(c) && like_reference(&s[1..], rest),
+    }
+}
+
+/// `tessera_like` (strings.cuh) against the reference over random strings of a small
+/// alphabet (multi-byte characters and '%'/'_' as data included) and patterns with
+/// anchored, floating, adjacent and repeated pieces.
+#[test]
+fn gpu_like_matches_the_reference() {
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_like_matches_the_reference") else {
+        return;
+    };
+    let patterns = [
+        "", "%", "%%", "a", "ab", "a%", "%a", "%a%", "_", "__", "_%", "%_", "a_b", "%green%", "gr%n", "%ü%", "_ü", "日%日",
+        "%a%b%", "%ab%ab%", "a%a%a", "%_a_%", "%%a%%", "%\u{65e5}_", "%%%", "b%", "%r_e_n%", "g%e%e%n", "%\u{fc}", "x",
+    ];
+    let alphabet = ['a', 'b', 'g', 'r', 'e', 'n', '%', '_', 'ü', '日'];
+    let mut rng = Rng(7);
+    let mut strings: Vec<String> = ["", "a", "ab", "aaa", "green", "ggreen", "greeen", "日ü日", "ü", "%", "_", "abab", "aab"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    while strings.len() < 20_000 {
+        let len = rng.range(0, 13) as usize;
+        strings.push((0..len).map(|_| alphabet[rng.range(0, alphabet.len() as i64) as usize]).collect());
+    }
+    let mut offsets = vec![0i64];
+    let mut bytes = Vec::new();
+    for s in &strings {
+        bytes.extend_from_slice(s.as_bytes());
+        offsets.push(bytes.len() as i64);
+    }
+    let mut source = String::from("#include \"tessera.cuh\"\nusing namespace tessera;\n");
+    for (k, p) in patterns.iter().enumerate() {
+        let literal: String = p.bytes().map(|b| format!("\\{b:03o}")).collect();
+        source.push_str(&format!(
+            "extern \"C\" __global__ void like{k}(const long long* off, const unsigned char* bytes, long long rows, unsigned char* out) {{\n\
+             long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n\
+             if (r < rows) out[r] = tessera_like(off, bytes, r, \"{literal}\", {});\n}}\n",
+            p.len()
+        ));
+    }
+    let module = KernelCache::new(None).load(&device, &source).unwrap_or_else(|e| panic!("{e}"));
+    let (d_off, d_bytes) = (device.upload(&offsets).unwrap(), device.upload(&bytes).unwrap());
+    let n = strings.len() as i64;
+    let chars: Vec<Vec<char>> = strings.iter().map(|s| s.chars().collect()).collect();
+    for (k, p) in patterns.iter().enumerate() {
+        let kernel = module.load_function(&format!("like{k}")).unwrap();
+        let mut out = device.memory().alloc::<u8>(strings.len()).unwrap();
+        let mut launch = device.stream().launch_builder(&kernel);
+        launch.arg(&d_off).arg(&d_bytes).arg(&n).arg(&mut out);
+        unsafe { launch.launch(per_row(strings.len())) }.unwrap();
+        let got = device.download(&out).unwrap();
+        let pc: Vec<char> = p.chars().collect();
+        for (i, s) in chars.iter().enumerate() {
+            assert_eq!(got[i] != 0, like_reference(s, &pc), "'{}' LIKE '{p}'", strings[i]);
+        }
+    }
+}

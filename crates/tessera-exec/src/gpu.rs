@@ -59,6 +59,13 @@ pub enum GpuBuf {
     I32(DeviceBuffer<i32>),
     /// 64-bit values.
     I64(DeviceBuffer<i64>),
+    /// Strings without a dictionary: offsets (rows + 1) into their UTF-8 bytes.
+    Str {
+        /// Row `r`'s bytes are `bytes[offsets[r]..offsets[r + 1]]`.
+        offsets: DeviceBuffer<i64>,
+        /// The bytes of all rows, consecutive.
+        bytes: DeviceBuffer<u8>,
+    },
 }
 
 impl GpuBuf {
@@ -66,7 +73,15 @@ impl GpuBuf {
         let stream = device.stream();
         match self {
             GpuBuf::I32(b) => b.as_slice().device_ptr(stream).0,
-            GpuBuf::I64(b) => b.as_slice().device_ptr(stream).0,
+            GpuBuf::I64(b) | GpuBuf::Str { offsets: b, .. } => b.as_slice().device_ptr(stream).0,
+        }
+    }
+
+    /// The bytes of a string column (0 for other columns).
+    fn bytes_ptr(&self, device: &GpuDevice) -> u64 {
+        match self {
+            GpuBuf::Str { bytes, .. } if bytes.len() > 0 => bytes.as_slice().device_ptr(device.stream()).0,
+            _ => 0,
         }
     }
 
@@ -74,13 +89,14 @@ impl GpuBuf {
         match self {
             GpuBuf::I32(b) => b.num_bytes(),
             GpuBuf::I64(b) => b.num_bytes(),
+            GpuBuf::Str { offsets, bytes } => offsets.num_bytes() + bytes.num_bytes(),
         }
     }
 
     fn width_bytes(&self) -> usize {
         match self {
             GpuBuf::I32(_) => 4,
-            GpuBuf::I64(_) => 8,
+            GpuBuf::I64(_) | GpuBuf::Str { .. } => 8,
         }
     }
 }
@@ -183,7 +199,7 @@ pub struct GpuQueryState {
 
 impl GpuQueryState {
     /// What placement put here (dictionaries, GPU sorts), without what a run added.
-    pub(crate) fn planned_copy(&self) -> GpuQueryState {
+    pub fn planned_copy(&self) -> GpuQueryState {
         GpuQueryState { dictionaries: self.dictionaries.clone(), sorts: self.sorts.clone(), ..GpuQueryState::default() }
     }
 }
@@ -370,6 +386,16 @@ impl GpuRuntime {
             // Older versions of this column are dead: a write made a new version.
             cache.map.retain(|k, _| !(k.0 == key.0 && k.2 == key.2));
         }
+        if width == Width::Str {
+            // Host copies first: the room to make is known only from the bytes.
+            let (offsets, bytes) = string_column(table, c)?;
+            self.make_room(offsets.len() * 8 + bytes.len());
+            // An empty upload is not a buffer: keep one byte so the column has an address.
+            let bytes = if bytes.is_empty() { vec![0u8] } else { bytes };
+            let buf = Arc::new(GpuBuf::Str { offsets: self.device.upload(&offsets)?, bytes: self.device.upload(&bytes)? });
+            self.cache_column(key, &buf);
+            return Ok(buf);
+        }
         self.make_room(table.rows * width.bytes());
         let buf = match width {
             Width::I32 => {
@@ -403,14 +429,19 @@ impl GpuRuntime {
                 }
                 GpuBuf::I64(self.device.upload(&v)?)
             }
+            Width::Str => return Err(TesseraError::Internal("string column uploaded as values".into())),
         };
         let buf = Arc::new(buf);
+        self.cache_column(key, &buf);
+        Ok(buf)
+    }
+
+    fn cache_column(&self, key: (String, u64, usize), buf: &Arc<GpuBuf>) {
         if let Ok(mut cache) = self.columns.lock() {
             cache.tick += 1;
             let last_used = cache.tick;
-            cache.map.insert(key, CachedColumn { buf: Arc::clone(&buf), last_used });
+            cache.map.insert(key, CachedColumn { buf: Arc::clone(buf), last_used });
         }
-        Ok(buf)
     }
 
     /// Runs a planned GPU pipeline. Aggregations return their result chunk; builds
@@ -425,6 +456,7 @@ impl GpuRuntime {
             col_bufs.push(self.column(table, c, gc.width)?);
         }
         let col_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.ptr(dev)).collect();
+        let byte_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.bytes_ptr(dev)).collect();
         // Per probe (operator order): its table's payload arrays and bitmap.
         let mut probed: Vec<(Vec<u64>, u64)> = Vec::new();
         for op in &p.operators {
@@ -449,6 +481,7 @@ impl GpuRuntime {
                     let b = match pc.width {
                         Width::I32 => GpuBuf::I32(dev.memory().alloc::<i32>(shape.slots)?),
                         Width::I64 => GpuBuf::I64(dev.memory().alloc::<i64>(shape.slots)?),
+                        Width::Str => return Err(TesseraError::Internal("a string payload on the GPU".into())),
                     };
                     out_ptrs.push((OutSlot::BuildPayload(j), b.ptr(dev)));
                     out_bufs.push(b);
@@ -500,6 +533,7 @@ impl GpuRuntime {
                     let b = match c.width {
                         Width::I32 => GpuBuf::I32(unsafe { dev.memory().alloc_uninit::<i32>(capacity) }?),
                         Width::I64 => GpuBuf::I64(unsafe { dev.memory().alloc_uninit::<i64>(capacity) }?),
+                        Width::Str => return Err(TesseraError::Internal("a string column materialized on the GPU".into())),
                     };
                     out_ptrs.push((OutSlot::Materialized(i), b.ptr(dev)));
                     out_bufs.push(b);
@@ -522,6 +556,7 @@ impl GpuRuntime {
                 Param::Flags => Ok(flags_ptr),
                 Param::Consts => Ok(consts_ptr),
                 Param::Column { column, .. } => col_ptrs.get(*column).copied().ok_or_else(|| missing("column")),
+                Param::Bytes { column } => byte_ptrs.get(*column).copied().filter(|&p| p != 0).ok_or_else(|| missing("string bytes")),
                 Param::Payload { probe, column, .. } => probed.get(*probe).and_then(|(p, _)| p.get(*column)).copied().ok_or_else(|| missing("payload")),
                 Param::Bitmap { probe } => probed.get(*probe).map(|(_, b)| *b).ok_or_else(|| missing("bitmap")),
                 Param::Keys { probe } => probed.get(*probe).map(|(_, k)| *k).ok_or_else(|| missing("keys")),
@@ -667,6 +702,7 @@ impl GpuRuntime {
                     let values: Vec<i64> = match buf {
                         GpuBuf::I32(_) => bytes.chunks_exact(4).map(|w| i64::from(i32::from_le_bytes([w[0], w[1], w[2], w[3]]))).collect(),
                         GpuBuf::I64(_) => words_of(bytes).into_iter().map(|w| w as i64).collect(),
+                        GpuBuf::Str { .. } => return Err(TesseraError::Internal("a string column materialized on the GPU".into())),
                     };
                     let col: ArrayRef = match c.dictionary {
                         Some(d) => dictionary_column(state, d, Int32Array::from_iter_values(values.iter().map(|&v| v as i32)))?,
@@ -865,6 +901,22 @@ impl GpuRuntime {
 }
 
 /// Dictionary codes downloaded from the GPU as a column of dictionary `d`'s values.
+/// Column `c` of `table` as one array of `rows + 1` offsets into one array of bytes.
+fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
+    let mut offsets = Vec::with_capacity(table.rows + 1);
+    let mut bytes = Vec::new();
+    offsets.push(0i64);
+    for b in &table.batches {
+        let a = arrow::compute::cast(b.column(c), &DataType::LargeUtf8).map_err(arrow_err)?;
+        let s = a.as_string::<i64>();
+        let (first, last) = (s.value_offsets()[0], s.value_offsets()[s.len()]);
+        let base = bytes.len() as i64 - first;
+        bytes.extend_from_slice(&s.value_data()[first as usize..last as usize]);
+        offsets.extend(s.value_offsets()[1..].iter().map(|&o| o + base));
+    }
+    Ok((offsets, bytes))
+}
+
 fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Result<ArrayRef> {
     let values = state.dictionaries.get(d.id).cloned().ok_or_else(|| TesseraError::Internal("dictionary id".into()))?;
     Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, values).map_err(arrow_err)?))
@@ -937,40 +989,89 @@ fn finish_sum(sums: &[i128], counts: Option<&[i64]>, present: &[bool], func: Agg
 
 /// Rewrites predicates over one dictionary-encoded source column into tests on codes:
 /// the predicate is evaluated once per dictionary entry.
-fn bind(p: &Pipeline, table: &LoadedTable, columns: &[usize]) -> std::result::Result<Pipeline, String> {
+/// Binds `p` to dictionaries: every string predicate over one dictionary-encoded column —
+/// in filters, projections, probe residuals and aggregate arguments, over source columns
+/// or over codes a probe gathered from a build's payload — is evaluated once over the
+/// dictionary (by the CPU evaluator) and becomes a test on codes. `cols` are the source
+/// columns as the GPU holds them, `tables` the shapes of tables built on the GPU so far,
+/// `values` a dictionary's entries.
+fn bind(p: &Pipeline, cols: &[GpuColumn], tables: &HashMap<HashTableId, GpuTable>, values: &dyn Fn(DictRef) -> Option<ArrayRef>) -> Pipeline {
     let mut out = p.clone();
-    let eval = Evaluator::new();
+    let binder = DictBinder { eval: Evaluator::new(), values };
+    let mut fields = p.source_fields().to_vec();
+    let mut dicts: Vec<Option<DictRef>> = cols.iter().map(|c| c.dictionary).collect();
     for op in out.operators.iter_mut() {
+        let next = op.output_fields(&fields);
         match op {
-            Operator::Filter(e) => *e = bind_expr(e, table, columns, &eval)?,
-            // Only filters directly over the scan see the source layout.
-            _ => break,
+            Operator::Filter(e) => *e = binder.bind(e, &fields, &dicts),
+            Operator::Project { exprs, .. } => {
+                for e in exprs.iter_mut() {
+                    *e = binder.bind(e, &fields, &dicts);
+                }
+                dicts = exprs.iter().map(|e| if let Expr::Column { index, .. } = e { dicts.get(*index).copied().flatten() } else { None }).collect();
+            }
+            Operator::Probe(pr) => {
+                let payload: Vec<Option<DictRef>> = match tables.get(&pr.table) {
+                    Some(t) if t.payload.len() == pr.build_fields.len() => t.payload.iter().map(|c| c.dictionary).collect(),
+                    _ => vec![None; pr.build_fields.len()],
+                };
+                let joined_fields: Vec<_> = fields.iter().chain(&pr.build_fields).cloned().collect();
+                let joined: Vec<_> = dicts.iter().chain(&payload).copied().collect();
+                if let Some(r) = &mut pr.residual {
+                    *r = binder.bind(r, &joined_fields, &joined);
+                }
+                dicts = if next.len() == joined.len() { joined } else { dicts };
+            }
+        }
+        dicts.resize(next.len(), None);
+        fields = next;
+    }
+    if let Sink::Aggregate(a) = &mut out.sink {
+        for agg in a.aggregates.iter_mut() {
+            if let Some(arg) = &mut agg.arg {
+                *arg = binder.bind(arg, &fields, &dicts);
+            }
         }
     }
-    Ok(out)
+    out
 }
 
-fn bind_expr(e: &Expr, table: &LoadedTable, columns: &[usize], eval: &Evaluator) -> std::result::Result<Expr, String> {
-    let used = e.columns();
-    if let [c] = used.as_slice() {
-        let dict = columns.get(*c).and_then(|&tc| table.dictionaries.get(tc)).and_then(|d| d.clone());
-        if let (Some(d), false) = (dict, matches!(e, Expr::Column { .. })) {
-            let values: ArrayRef = d.values.clone();
-            let n = values.len();
-            let mut cols: Vec<ArrayRef> = (0..=*c).map(|_| arrow::array::new_null_array(&DataType::Null, n)).collect();
-            cols[*c] = values;
-            let r = eval.eval(e, &cols, n).map_err(|err| err.to_string())?;
-            let Some(b) = r.as_boolean_opt() else { return Err("non-boolean expression over a dictionary".into()) };
-            let codes: Vec<Scalar> = (0..n).filter(|&i| b.is_valid(i) && b.value(i)).map(|i| Scalar::Int(i as i64)).collect();
-            return Ok(Expr::InList { expr: Box::new(Expr::col(*c, "codes")), list: codes, negated: false });
-        }
+/// Turns string predicates over dictionary codes into code tests (see [`bind`]).
+struct DictBinder<'a> {
+    eval: Evaluator,
+    values: &'a dyn Fn(DictRef) -> Option<ArrayRef>,
+}
+
+impl DictBinder<'_> {
+    /// `e` with each largest boolean subexpression that reads one dictionary-encoded
+    /// column (and is not that column) replaced by an IN list of the codes it holds for.
+    /// A subexpression that is NULL for some entry stays as it is (an IN list would turn
+    /// its NULL into false under NOT); the generator then refuses it with its reason.
+    fn bind(&self, e: &Expr, fields: &[tessera_ir::Field], dicts: &[Option<DictRef>]) -> Expr {
+        e.rewrite(&|sub| {
+            let [c] = sub.columns()[..] else { return None };
+            let d = dicts.get(c).copied().flatten()?;
+            if matches!(sub, Expr::Column { .. }) || sub.ty(fields) != Type::Boolean {
+                return None;
+            }
+            self.codes(sub, c, d).map(|codes| Expr::InList { expr: Box::new(Expr::col(c, "codes")), list: codes, negated: false })
+        })
     }
-    Ok(match e {
-        Expr::And(a, b) => Expr::And(Box::new(bind_expr(a, table, columns, eval)?), Box::new(bind_expr(b, table, columns, eval)?)),
-        Expr::Or(a, b) => Expr::Or(Box::new(bind_expr(a, table, columns, eval)?), Box::new(bind_expr(b, table, columns, eval)?)),
-        Expr::Not(a) => Expr::Not(Box::new(bind_expr(a, table, columns, eval)?)),
-        other => other.clone(),
-    })
+
+    /// The codes of dictionary `d` for which `e` (reading column `c`) holds, or None when
+    /// it cannot be evaluated or is NULL for some entry.
+    fn codes(&self, e: &Expr, c: usize, d: DictRef) -> Option<Vec<Scalar>> {
+        let values = (self.values)(d)?;
+        let n = values.len();
+        let mut cols: Vec<ArrayRef> = (0..=c).map(|_| arrow::array::new_null_array(&DataType::Null, n)).collect();
+        cols[c] = values;
+        let r = self.eval.eval(e, &cols, n).ok()?;
+        let b = r.as_boolean_opt()?;
+        if b.null_count() > 0 {
+            return None;
+        }
+        Some((0..n).filter(|&i| b.value(i)).map(|i| Scalar::Int(i as i64)).collect())
+    }
 }
 
 /// A pipeline placed on the GPU: its bound form (dictionary predicates as code tests),
@@ -1005,10 +1106,9 @@ pub fn plan_kernel(
         let dict = table.dictionaries.get(c).and_then(|d| d.clone());
         let width = match (&dict, f.ty) {
             (Some(_), _) => Width::I32,
-            (None, Type::Utf8) => {
-                reasons.push(Unsupported::new(Site::Source, Reason::StringColumn { column: f.name.clone() }));
-                Width::I32
-            }
+            // Strings without a dictionary go up as offsets and bytes, for LIKE; the
+            // generator refuses any other use of them.
+            (None, Type::Utf8) => Width::Str,
             (None, t) => codegen::width_of(t).unwrap_or_else(|| {
                 reasons.push(Unsupported::new(Site::Source, Reason::ColumnType { column: f.name.clone(), ty: t }));
                 Width::I64
@@ -1022,7 +1122,8 @@ pub fn plan_kernel(
         });
         cols.push(GpuColumn { width, dictionary });
     }
-    let bound = bind(p, table, &scan.columns).map_err(|e| one(Site::Source, Reason::Inconsistent(e)))?;
+    let known = state.dictionaries.len();
+    let bound = bind(p, &cols, gpu_tables, &|d: DictRef| if d.id < known { state.dictionaries.get(d.id).cloned() } else { dict_values.get(d.id - known).cloned() });
     let mut tables = Vec::new();
     for (index, o) in p.operators.iter().enumerate() {
         if let Operator::Probe(pr) = o {

@@ -110,9 +110,50 @@ pub fn expr(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
             }
             s
         }
+        Expr::Like { expr: x, pattern, negated, case_insensitive } => {
+            let test = like(b, x, pattern, *case_insensitive)?;
+            if *negated { cx!["(!", test, ")"] } else { test }
+        }
         Expr::Subquery { .. } => return Err(Reason::Subquery),
         other => return Err(Reason::Expression(other.to_string())),
     })
+}
+
+/// `x LIKE pattern` over a string column without a dictionary (`tessera_like` in
+/// `strings.cuh` matches the row's bytes; the pattern is a C string literal of the
+/// kernel). Over a dictionary-encoded column a LIKE never gets here: the executor binds
+/// it to a test of codes first.
+fn like(b: &mut Builder<'_>, x: &Expr, pattern: &str, case_insensitive: bool) -> Lowered<CExpr> {
+    if case_insensitive {
+        return Err(Reason::Like("ILIKE".into()));
+    }
+    // Without an ESCAPE clause a backslash escapes the next character (as DataFusion
+    // reads it); the device matcher knows only '%' and '_'.
+    if pattern.contains('\\') {
+        return Err(Reason::Like(format!("LIKE '{pattern}' with an escape character")));
+    }
+    let Expr::Column { index, .. } = x else { return Err(Reason::Like("LIKE over a computed string".into())) };
+    let c = match b.layout.get(*index) {
+        Some(Val::Source(c)) if b.cols.get(*c).is_some_and(|col| col.width == Width::Str) => *c,
+        _ => return Err(Reason::Like("LIKE over a column other than a source string column".into())),
+    };
+    let literal = c_string(pattern.as_bytes());
+    Ok(b.var(CType::Bool, "lk", cx![format!("tessera_like(col{c}, col{c}_bytes, "), CExpr::row(), format!(", {literal}, {})", pattern.len())]))
+}
+
+/// `bytes` as a C string literal: printable ASCII as is, the rest (and `"`, `\`, `?`) as
+/// three-digit octal escapes, which no following character can extend.
+fn c_string(bytes: &[u8]) -> String {
+    let mut s = String::from("\"");
+    for &c in bytes {
+        if (0x20..0x7f).contains(&c) && !matches!(c, b'"' | b'\\' | b'?') {
+            s.push(char::from(c));
+        } else {
+            s.push_str(&format!("\\{c:03o}"));
+        }
+    }
+    s.push('"');
+    s
 }
 
 /// Membership of `x` in `list`: a range test when the values are consecutive, a bitmap

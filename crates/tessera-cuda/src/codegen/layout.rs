@@ -14,6 +14,10 @@ pub enum Width {
     I32,
     /// `int64_t` (64-bit integers, decimals of at most 18 digits).
     I64,
+    /// A string column without a dictionary, as Arrow keeps it: `int64_t` offsets (rows
+    /// + 1 of them, `col{i}`) into UTF-8 bytes (`col{i}_bytes`). Only string functions
+    /// read it (`LIKE`); it is never a value of the row layout.
+    Str,
 }
 
 impl Width {
@@ -21,7 +25,7 @@ impl Width {
     pub fn c(self) -> &'static str {
         match self {
             Width::I32 => "int32_t",
-            Width::I64 => "int64_t",
+            Width::I64 | Width::Str => "int64_t",
         }
     }
 
@@ -29,7 +33,7 @@ impl Width {
     pub fn ctype(self) -> super::ir::CType {
         match self {
             Width::I32 => super::ir::CType::Int32,
-            Width::I64 => super::ir::CType::Int64,
+            Width::I64 | Width::Str => super::ir::CType::Int64,
         }
     }
 
@@ -37,7 +41,7 @@ impl Width {
     pub fn bytes(self) -> usize {
         match self {
             Width::I32 => 4,
-            Width::I64 => 8,
+            Width::I64 | Width::Str => 8,
         }
     }
 }

@@ -162,8 +162,14 @@ pub fn lookup(b: &mut Builder<'_>, t: &GpuTable, probe: usize, key: CExpr, narro
 
 /// Probe number `probe_no` of the pipeline, reading `t`; `hoisted` holds the slots of
 /// probes whose test ran already.
+///
+/// A residual predicate (over the input layout and the build's payload) decides a key
+/// match as well. GPU tables hold one build row per key (a duplicate key sends the query
+/// to the CPU), so a match is that one row: an inner join gathers its payload and tests
+/// the residual as a filter; a semi or anti join tests `found && residual`, gathering
+/// the payload inside the test, only for rows whose key matched.
 pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hoisted: &HashMap<usize, CExpr>, fields: &[Field]) -> Lowered<()> {
-    if p.residual.is_some() || p.null_aware || p.nulls_equal {
+    if p.null_aware || p.nulls_equal {
         return Err(Reason::ProbeShape);
     }
     if !matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti) {
@@ -172,35 +178,64 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
     if t.hashed.is_none() && p.keys.len() != 1 {
         return Err(Reason::Inconsistent("a dense table probed on several keys".into()));
     }
+    if p.residual.is_some() && t.payload.len() != p.build_fields.len() {
+        return Err(Reason::Inconsistent(format!("a residual over {} build columns of a table holding {}", p.build_fields.len(), t.payload.len())));
+    }
     for (j, pc) in t.payload.iter().enumerate() {
         b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });
     }
     b.params.push(if t.hashed.is_some() { Param::Keys { probe: probe_no } } else { Param::Bitmap { probe: probe_no } });
-    // A hoisted probe's membership test has run already; only its payload is left.
-    let s = match (hoisted.get(&probe_no), &t.hashed) {
-        (Some(s), _) => s.clone(),
+    // A hoisted probe's membership test has run already (hoisted probes have no
+    // residual); only its payload is left.
+    let (s, found) = match (hoisted.get(&probe_no), &t.hashed) {
+        (Some(s), _) => (s.clone(), None),
         (None, Some(pack)) => {
             let (s, found) = find(b, t, pack, probe_no, &p.keys, fields)?;
-            reject_unmatched(b, p.kind, found, pass_rate(t));
-            s
+            (s, Some(found))
         }
         (None, None) => {
             let k = super::filter::expr(b, &p.keys[0], fields)?;
             let narrow = width_of(p.keys[0].ty(fields)) == Some(Width::I32);
             let (s, found) = lookup(b, t, probe_no, k, narrow);
-            reject_unmatched(b, p.kind, found, pass_rate(t));
-            s
+            (s, Some(found))
         }
     };
-    if p.kind == JoinKind::Inner {
-        for (j, pc) in t.payload.iter().enumerate() {
-            let name = b.fresh("b");
-            let v = b.def(pc.width.ctype(), name, cx![format!("h{probe_no}_p{j}["), &s, "]"], Some(Load::Payload { probe: probe_no, column: j }));
-            b.layout.push(Val::Local(v, pc.width));
-            b.dicts.push(pc.dictionary);
+    let joined: Vec<Field> = fields.iter().chain(&p.build_fields).cloned().collect();
+    match (&p.residual, found) {
+        (None, found) => {
+            if let Some(found) = found {
+                reject_unmatched(b, p.kind, found, pass_rate(t));
+            }
+            if p.kind == JoinKind::Inner {
+                gather_payload(b, t, probe_no, &s);
+            }
         }
+        (Some(residual), Some(found)) if p.kind == JoinKind::Inner => {
+            reject_unmatched(b, p.kind, found, pass_rate(t));
+            gather_payload(b, t, probe_no, &s);
+            let holds = super::filter::expr(b, residual, &joined)?;
+            b.reject(cx!["!(", holds, ")"]);
+        }
+        (Some(residual), Some(found)) => {
+            let holds = b.branch(|b| {
+                gather_payload(b, t, probe_no, &s);
+                super::filter::expr(b, residual, &joined)
+            })?;
+            reject_unmatched(b, p.kind, cx!["(", found, " && (", holds, "))"], pass_rate(t));
+        }
+        (Some(_), None) => return Err(Reason::Inconsistent("a hoisted probe with a residual".into())),
     }
     Ok(())
+}
+
+/// Appends the payload columns of table `t` at slot `s` to the layout.
+fn gather_payload(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &CExpr) {
+    for (j, pc) in t.payload.iter().enumerate() {
+        let name = b.fresh("b");
+        let v = b.def(pc.width.ctype(), name, cx![format!("h{probe_no}_p{j}["), s, "]"], Some(Load::Payload { probe: probe_no, column: j }));
+        b.layout.push(Val::Local(v, pc.width));
+        b.dicts.push(pc.dictionary);
+    }
 }
 
 /// Drops the item as join `kind` wants it (inner and semi joins: without a match; anti

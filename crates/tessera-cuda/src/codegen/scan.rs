@@ -21,6 +21,9 @@ pub fn column(b: &mut Builder<'_>, i: usize) -> Lowered<(CExpr, Width)> {
 /// still naming the unloaded column now names the value.
 pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
     let w = b.cols.get(c).ok_or_else(|| Reason::Inconsistent(format!("source column #{c} out of range")))?.width;
+    if w == Width::Str {
+        return Err(Reason::RawString);
+    }
     let unloaded = b.layout.iter().any(|slot| matches!(slot, Val::Source(x) if *x == c));
     if unloaded && !b.loaded.contains(&c) {
         let pass = b.pass;

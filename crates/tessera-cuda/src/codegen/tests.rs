@@ -514,6 +514,28 @@ fn golden_star_join_eager_kernel() {
     golden("star_join_eager", &generate(&p, &cols, &tables).unwrap().source);
 }
 
+/// Probes with residual predicates (TPC-H q07/q19's join conditions beyond the keys): an
+/// inner probe tests its residual after gathering the payload; an anti probe tests
+/// `found && residual`, gathering the build row's payload inside the test.
+#[test]
+fn golden_residual_probes_kernel() {
+    let (mut p, cols, mut tables) = star();
+    let cmp = |op, l: Expr, r: Expr| Expr::Cmp { op, left: Box::new(l), right: Box::new(r) };
+    let int = |v| Expr::lit(Scalar::Int(v), Type::Int64);
+    // Layout after probe 0: (dk, sk, v, year); probe 1's payload c follows at 4.
+    let Operator::Probe(p0) = &mut p.operators[0] else { unreachable!() };
+    p0.residual = Some(Expr::Or(Box::new(cmp(CmpOp::NotEq, Expr::col(3, "year"), int(1995))), Box::new(cmp(CmpOp::Gt, Expr::col(2, "v"), int(0)))));
+    let Operator::Probe(p1) = &mut p.operators[1] else { unreachable!() };
+    p1.kind = JoinKind::Anti;
+    p1.build_fields = vec![Field::new("c", Type::Int32, false)];
+    p1.residual = Some(cmp(CmpOp::Lt, Expr::col(4, "c"), Expr::col(0, "dk")));
+    tables[1].payload = vec![int_col()];
+    let k = generate(&p, &cols, &tables).unwrap();
+    // Residual probes are not hoisted: each tests its key where the plan has it.
+    assert!(k.source.contains("h1_p0["), "{}", k.source);
+    golden("residual_probes", &k.source);
+}
+
 /// A hash build: row array, payload and membership bitmap.
 #[test]
 fn golden_build_kernel() {
@@ -662,4 +684,45 @@ fn hashed_anti_and_semi_probes_compile() {
             crate::compile_cubin(&kernel.source, "sm_90").unwrap_or_else(|e| panic!("{kind:?}: {e}\n{}", kernel.source));
         }
     }
+}
+
+/// `SELECT k, SUM(v) FROM t WHERE s LIKE <pattern> GROUP BY k` with `s` a string column
+/// without a dictionary (offsets and bytes on the GPU).
+fn like_pipeline(pattern: &str, negated: bool, case_insensitive: bool) -> (Pipeline, Vec<GpuColumn>) {
+    let mut p = grouped(9, AggFunc::Sum);
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.fields.push(Field::new("s", Type::Utf8, false));
+    scan.columns.push(2);
+    scan.dictionary.push(false);
+    let like = Expr::Like { expr: Box::new(Expr::col(2, "s")), pattern: pattern.into(), negated, case_insensitive };
+    p.operators = vec![Operator::Filter(like)];
+    let mut cols = cols();
+    cols.push(GpuColumn { width: Width::Str, dictionary: None });
+    (p, cols)
+}
+
+#[test]
+fn like_over_strings_without_a_dictionary_matches_their_bytes() {
+    let (p, cols) = like_pipeline("%gr_en\"?%", true, false);
+    let k = generate(&p, &cols, &[]).unwrap();
+    // The pattern is a C string literal, quote and '?' escaped; offsets and bytes are
+    // parameters of their own.
+    assert!(k.source.contains(r#"= tessera_like(col2, col2_bytes, r, "%gr_en\042\077%", 9);"#), "{}", k.source);
+    assert!(k.source.contains("if (!((!lk1[i])))"), "{}", k.source);
+    assert!(k.source.contains("const unsigned char* __restrict__ col2_bytes"), "{}", k.source);
+    assert!(k.params.contains(&Param::Bytes { column: 2 }), "{:?}", k.params);
+    if crate::test_support::nvrtc_or_skip("LIKE kernels compile with NVRTC") {
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+    }
+    // What the matcher does not know, and any other use of such a column, stays on the CPU.
+    for (pattern, ci, reason) in [("a\\%b", false, "escape character"), ("a%", true, "ILIKE")] {
+        let (p, cols) = like_pipeline(pattern, false, ci);
+        let r = generate(&p, &cols, &[]).unwrap_err();
+        assert!(unsupported::describe(&r).contains(reason), "{r:?}");
+    }
+    let (mut p, cols) = like_pipeline("a%", false, false);
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.aggregates[0] = AggExpr { func: AggFunc::Max, arg: Some(Expr::col(2, "s")), distinct: false, ty: Type::Utf8, name: "m".into() };
+    let r = generate(&p, &cols, &[]).unwrap_err();
+    assert!(r.iter().any(|u| u.reason == Reason::RawString || matches!(u.reason, Reason::ValueType(_))), "{r:?}");
 }

@@ -55,6 +55,10 @@ pub enum Reason {
         /// The column.
         column: String,
     },
+    /// A string column without a dictionary read other than by `LIKE`.
+    RawString,
+    /// A LIKE the GPU does not match (ILIKE, an escape character, a non-column operand).
+    Like(String),
     /// A nullable column (validity bitmaps are not on the GPU yet).
     NullableColumn {
         /// The column.
@@ -79,7 +83,7 @@ pub enum Reason {
     Case(String),
     /// A value of a type the operator cannot compute on the GPU.
     ValueType(Type),
-    /// A probe with a residual predicate or NULL semantics.
+    /// A probe with NULL semantics (`NOT IN`, `IS NOT DISTINCT FROM` keys).
     ProbeShape,
     /// A join kind not probed on the GPU.
     JoinKind(JoinKind),
@@ -139,6 +143,8 @@ impl fmt::Display for Reason {
             Reason::IntermediateSource => write!(f, "source is an intermediate result"),
             Reason::ColumnType { column, ty } => write!(f, "column {column} of type {ty}"),
             Reason::StringColumn { column } => write!(f, "string column {column} is not dictionary-encoded"),
+            Reason::RawString => write!(f, "a string column without a dictionary read other than by LIKE"),
+            Reason::Like(what) => write!(f, "{what} on the GPU"),
             Reason::NullableColumn { column } => write!(f, "nullable column {column} (validity is not on the GPU yet)"),
             Reason::Expression(e) => write!(f, "{e} on the GPU"),
             Reason::Literal(l) => write!(f, "literal {l} on the GPU"),
@@ -147,7 +153,7 @@ impl fmt::Display for Reason {
             Reason::Cast { from, to } => write!(f, "CAST from {from} to {to} on the GPU"),
             Reason::Case(what) => write!(f, "{what} on the GPU"),
             Reason::ValueType(ty) => write!(f, "a value of type {ty} on the GPU"),
-            Reason::ProbeShape => write!(f, "probe with a residual predicate or NULL semantics on the GPU"),
+            Reason::ProbeShape => write!(f, "probe with NULL semantics (NOT IN, IS NOT DISTINCT FROM) on the GPU"),
             Reason::JoinKind(k) => write!(f, "{k:?} probe on the GPU"),
             Reason::TableOnCpu => write!(f, "probes a table built on the CPU"),
             Reason::TableSlots(n) => write!(f, "a probed table of {n} slots (at most {} on the GPU)", super::probe::MAX_TABLE_SLOTS),
