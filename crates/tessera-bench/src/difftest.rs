@@ -710,6 +710,11 @@ async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut d
         let gpu = run(&session, &q.sql).await;
         set(&session, "SET tessera.device = 'cpu'").await?;
         let cpu = run(&session, &q.sql).await;
+        // The CPU backend running the plan shaped for the GPU (build sides, membership
+        // tables): what it runs whenever the GPU gives a pipeline back.
+        set(&session, "SET tessera.plan_for = 'gpu'").await?;
+        let cpu_gpu_plan = run(&session, &q.sql).await;
+        set(&session, "SET tessera.plan_for = 'auto'").await?;
         set(&session, "SET tessera.engine = 'datafusion'").await?;
         let df = run(&session, &q.sql).await;
         set(&session, "SET tessera.engine = 'pipelines'").await?;
@@ -725,11 +730,12 @@ async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut d
             if gpu_placed { " [GPU]" } else { "" },
             q.sql
         );
-        let gpu_vs_cpu_ok = match (&gpu, &cpu) {
+        let same = |x: &std::result::Result<Vec<String>, String>, y: &std::result::Result<Vec<String>, String>| match (x, y) {
             (Ok(a), Ok(b)) => a == b,
             (Err(_), Err(_)) => true,
             _ => false,
         };
+        let gpu_vs_cpu_ok = same(&gpu, &cpu) && same(&cpu_gpu_plan, &cpu);
         let df_ok = match (&cpu, &df) {
             (Ok(a), Ok(b)) => a == b,
             (Err(_), Err(_)) => true,
@@ -745,9 +751,10 @@ async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut d
         }
         if !(gpu_vs_cpu_ok && df_ok) {
             let mut msg = format!(
-                "MISMATCH {context}\n    gpu:        {}\n    cpu:        {}\n    datafusion: {}",
+                "MISMATCH {context}\n    gpu:        {}\n    cpu:        {}\n    cpu, plan for the gpu: {}\n    datafusion: {}",
                 show(&gpu),
                 show(&cpu),
+                show(&cpu_gpu_plan),
                 show(&df)
             );
             if let (Ok(a), Ok(b)) = (&cpu, &df) {

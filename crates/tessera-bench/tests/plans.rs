@@ -11,6 +11,10 @@ fn plans(suite: Suite) -> Vec<(&'static str, QueryPlan)> {
 }
 
 fn plans_with_session(suite: Suite) -> (tempfile::TempDir, Vec<(&'static str, QueryPlan)>, Session) {
+    plans_for(suite, tessera_engine::Target::Cpu)
+}
+
+fn plans_for(suite: Suite, target: tessera_engine::Target) -> (tempfile::TempDir, Vec<(&'static str, QueryPlan)>, Session) {
     let dir = tempfile::tempdir().unwrap();
     let session = Session::open(dir.path()).unwrap();
     datagen::generate_into_store(suite, 0.01, 2, session.store(), &|_| {}).unwrap();
@@ -18,19 +22,20 @@ fn plans_with_session(suite: Suite) -> (tempfile::TempDir, Vec<(&'static str, Qu
     let plans = suite
         .queries()
         .iter()
-        .map(|q| (q.name, runtime.block_on(session.plan_query(q.sql)).unwrap()))
+        .map(|q| (q.name, runtime.block_on(session.plan_query_for(q.sql, target)).unwrap()))
         .collect();
     (dir, plans, session)
 }
 
-/// Generates the GPU kernel of every pipeline the generator supports, with literals
-/// inlined and as parameters, and compiles both with NVRTC for sm_90 (no GPU needed).
+/// Generates the GPU kernel of every pipeline the generator supports (in plans made for
+/// the GPU), with literals inlined and as parameters, and compiles both with NVRTC for
+/// sm_90 (no GPU needed).
 /// Returns (pipelines compiled, CPU-only with reasons).
 fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
     use tessera_cuda::codegen::{KernelOptions, Literals};
     use std::collections::HashMap;
     use tessera_exec::gpu::{GpuQueryState, plan_kernel};
-    let (_dir, plans, session) = plans_with_session(suite);
+    let (_dir, plans, session) = plans_for(suite, tessera_engine::Target::Gpu);
     let nvrtc = tessera_cuda::test_support::nvrtc_or_skip("suite kernels compile with NVRTC");
     let manifest = session.store().manifest().unwrap();
     let (mut compiled, mut cpu) = (0, Vec::new());
@@ -311,4 +316,31 @@ fn q13_counts_orders_before_joining_customers() {
         .pipelines()
         .any(|p| matches!(p.sink, Sink::HashBuild(_)) && matches!(p.source, tessera_ir::Source::Scan(_)));
     assert!(!builds_a_scan, "q13 builds a table straight from a scan:\n{q13}");
+}
+
+/// Plans shaped for the GPU (`Target::Gpu`): an inner join whose smaller side's keys
+/// repeat builds the side whose keys are unique (TPC-H q12 builds orders, not its
+/// lineitems), and a semi join without a residual builds a membership table of the
+/// large side (q04's lineitems, no payload) instead of marking the small side. The same
+/// queries planned for the CPU keep the smaller build and the marking.
+#[test]
+fn plans_for_the_gpu_build_unique_keys_and_membership_tables() {
+    let (_d, gpu, _s) = plans_for(Suite::Tpch, tessera_engine::Target::Gpu);
+    let (_d2, cpu, _s2) = plans_for(Suite::Tpch, tessera_engine::Target::Cpu);
+    let find = |plans: &[(&str, QueryPlan)], name: &str| plans.iter().find(|(n, _)| *n == name).unwrap().1.clone();
+    let builds = |plan: &QueryPlan| -> Vec<(String, tessera_ir::HashBuild)> {
+        plan.pipelines()
+            .filter_map(|p| match (&p.source, &p.sink) {
+                (tessera_ir::Source::Scan(s), Sink::HashBuild(h)) => Some((s.table.clone(), h.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    let q12 = find(&gpu, "q12");
+    assert!(builds(&q12).iter().any(|(t, h)| t == "orders" && !h.repeated_keys), "{q12}");
+    assert!(builds(&find(&cpu, "q12")).iter().any(|(t, _)| t == "lineitem"), "{}", find(&cpu, "q12"));
+    let q04 = find(&gpu, "q04");
+    assert!(!q04.pipelines().any(|p| matches!(p.sink, Sink::MarkBuild(_))), "{q04}");
+    assert!(builds(&q04).iter().any(|(t, h)| t == "lineitem" && h.membership && h.payload.is_empty()), "{q04}");
+    assert!(find(&cpu, "q04").pipelines().any(|p| matches!(p.sink, Sink::MarkBuild(_))));
 }

@@ -17,4 +17,5 @@ pub mod split;
 pub mod table_functions;
 
 pub use session::{QueryOutput, Session};
+pub use tessera_plan::Target;
 pub use split::{is_complete, split_statements};

@@ -28,6 +28,10 @@ extensions_options! {
         /// flight. 0 (the default) chooses per pipeline: 4 with at most one probe, else 2
         /// (measured, see `tessera_cuda::codegen::ITEMS_PER_THREAD`).
         pub gpu_items_per_thread: u32, default = 0
+        /// Which device plans are shaped for (`tessera_plan::Target`): `auto` (the GPU
+        /// when there is one and `device` is not `cpu`), `gpu` or `cpu`. Either backend
+        /// runs either shape; `gpu` on a machine without one tests that.
+        pub plan_for: String, default = "auto".to_string()
     }
 }
 

@@ -227,7 +227,7 @@ impl Session {
             LogicalPlan::Dml(dml) if self.is_store_table(&dml.table_name)? => self.write(dml).await,
             LogicalPlan::Explain(explain) if !self.use_datafusion() => {
                 let inner = self.ctx.state().optimize(&explain.plan).map_err(from_df)?;
-                let mut planned = tessera_plan::plan(&inner, &StoreCatalog);
+                let mut planned = tessera_plan::plan_for(&inner, &StoreCatalog, self.plan_target()?);
                 self.executor.place(&mut planned.plan, self.device()?);
                 let df = self.ctx.execute_logical_plan(LogicalPlan::Explain(explain)).await.map_err(from_df)?;
                 let schema = Arc::new(df.schema().as_arrow().clone());
@@ -281,7 +281,7 @@ impl Session {
     async fn explain_analyze(&self, plan: LogicalPlan) -> Result<QueryOutput> {
         let start = std::time::Instant::now();
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
-        let planned = tessera_plan::plan(&optimized, &StoreCatalog);
+        let planned = tessera_plan::plan_for(&optimized, &StoreCatalog, self.plan_target()?);
         let planning = start.elapsed().as_secs_f64() * 1e3;
         let mut placed = planned.plan.clone();
         self.executor.place(&mut placed, self.device()?);
@@ -411,7 +411,7 @@ impl Session {
     async fn run_pipelines(&self, plan: LogicalPlan, cache: Option<(&str, u64)>) -> Result<QueryOutput> {
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
         let schema = Arc::new(optimized.schema().as_arrow().clone());
-        let planned = tessera_plan::plan(&optimized, &StoreCatalog);
+        let planned = tessera_plan::plan_for(&optimized, &StoreCatalog, self.plan_target()?);
         if let Some((sql, manifest_version)) = cache {
             if planned.externals.is_empty() && !planned.is_fully_external() {
                 let planned = Arc::new(planned);
@@ -430,11 +430,30 @@ impl Session {
         Ok(QueryOutput { schema, batches })
     }
 
+    /// What plans are made for: the GPU when there is one and `tessera.device` is not
+    /// 'cpu' (its hash tables want unique build keys, see [`tessera_plan::Target`]).
+    fn plan_target(&self) -> Result<tessera_plan::Target> {
+        let state = self.ctx.state();
+        let value = state.config().options().extensions.get::<TesseraOptions>().map(|o| o.plan_for.to_ascii_lowercase()).unwrap_or_default();
+        Ok(match value.trim() {
+            "gpu" => tessera_plan::Target::Gpu,
+            "cpu" => tessera_plan::Target::Cpu,
+            "auto" | "" if self.executor.gpu().is_some() && self.device()? != DevicePref::Cpu => tessera_plan::Target::Gpu,
+            "auto" | "" => tessera_plan::Target::Cpu,
+            other => return Err(TesseraError::Plan(format!("tessera.plan_for must be 'auto', 'gpu' or 'cpu', not '{other}'"))),
+        })
+    }
+
     /// The Tessera plan of a query, as EXPLAIN prints it.
     pub async fn plan_query(&self, sql: &str) -> Result<tessera_ir::QueryPlan> {
+        self.plan_query_for(sql, self.plan_target()?).await
+    }
+
+    /// [`Session::plan_query`] made for `target` whatever this machine has.
+    pub async fn plan_query_for(&self, sql: &str, target: tessera_plan::Target) -> Result<tessera_ir::QueryPlan> {
         let plan = self.ctx.state().create_logical_plan(sql).await.map_err(from_df)?;
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
-        let mut planned = tessera_plan::plan(&optimized, &StoreCatalog).plan;
+        let mut planned = tessera_plan::plan_for(&optimized, &StoreCatalog, target).plan;
         self.executor.place(&mut planned, self.device()?);
         Ok(planned)
     }

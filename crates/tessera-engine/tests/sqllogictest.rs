@@ -103,18 +103,19 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The two ways a query can run: Tessera's pipelines (with DataFusion for what the IR
-/// cannot express) and plain DataFusion. Every file runs under both, against the same
-/// expected results, so the two paths must agree record for record.
-const ENGINES: [&str; 2] = ["pipelines", "datafusion"];
+/// The ways a query can run: Tessera's pipelines (with DataFusion for what the IR cannot
+/// express) in plans shaped for this machine and in plans shaped for the GPU
+/// (`tessera.plan_for`: unique-key build sides, membership tables), and plain DataFusion.
+/// Every file runs under each, against the same expected results, so the paths must
+/// agree record for record. Labels: the engine, for `skipif`/`onlyif`.
+const ENGINES: [(&str, &str, &str); 3] = [("pipelines", "pipelines", "auto"), ("pipelines, plan for the gpu", "pipelines", "gpu"), ("datafusion", "datafusion", "auto")];
 
-async fn make_db(engine: &'static str) -> Result<TesseraDb, DbError> {
+async fn make_db(engine: &'static str, plan_for: &'static str) -> Result<TesseraDb, DbError> {
     let dir = tempfile::tempdir().map_err(|e| DbError(e.to_string()))?;
     let session = Session::open(dir.path().join("data")).map_err(|e| DbError(e.to_string()))?;
-    session
-        .execute(&format!("SET tessera.engine = '{engine}'"))
-        .await
-        .map_err(|e| DbError(e.to_string()))?;
+    for set in [format!("SET tessera.engine = '{engine}'"), format!("SET tessera.plan_for = '{plan_for}'")] {
+        session.execute(&set).await.map_err(|e| DbError(e.to_string()))?;
+    }
     Ok(TesseraDb { session, _dir: dir })
 }
 
@@ -133,14 +134,14 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let mut failures = Vec::new();
     let mut records = 0usize;
-    for (file, engine) in files.iter().flat_map(|f| ENGINES.iter().map(move |e| (f, *e))) {
+    for (file, (label, engine, plan_for)) in files.iter().flat_map(|f| ENGINES.iter().map(move |e| (f, *e))) {
         // --complete rewrites expected results: from the reference path only.
         if complete && engine != "datafusion" {
             continue;
         }
-        let name = format!("{} [{engine}]", file.strip_prefix(&root).unwrap_or(file).display());
+        let name = format!("{} [{label}]", file.strip_prefix(&root).unwrap_or(file).display());
         records += count_records(file);
-        let mut runner = sqllogictest::Runner::new(move || make_db(engine));
+        let mut runner = sqllogictest::Runner::new(move || make_db(engine, plan_for));
         runner.set_var("SLT_DATA".to_string(), data.display().to_string());
         runner.add_label(engine);
         let result = runtime.block_on(async {

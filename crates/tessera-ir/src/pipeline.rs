@@ -367,6 +367,13 @@ pub struct HashBuild {
     pub nulls_equal: bool,
     /// Estimated rows (for sizing).
     pub estimated_rows: u64,
+    /// Only semi/anti probes without a residual read the table: it answers whether a key
+    /// is there, so repeated keys are one entry (and it keeps no payload).
+    #[serde(default)]
+    pub membership: bool,
+    /// Statistics say the keys repeat (the build side of a 1:N join).
+    #[serde(default)]
+    pub repeated_keys: bool,
 }
 
 /// Aggregate functions.

@@ -126,7 +126,40 @@ impl PlannedQuery {
 
 /// Plans an optimized logical plan.
 pub fn plan(root: &LogicalPlan, catalog: &dyn Catalog) -> PlannedQuery {
+    plan_for(root, catalog, Target::Cpu)
+}
+
+/// The device a plan is made for. Both backends run any plan; the choices differ where
+/// what is cheap differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The CPU backend: inner joins build their smaller side, small semi/anti joins are
+    /// run from the large side ([`MarkBuild`]).
+    Cpu,
+    /// A GPU is there to run it: GPU hash tables hold one row per key, so an inner join
+    /// builds the side whose keys are unique when the other side's repeat (up to
+    /// [`GPU_UNIQUE_BUILD_MAX_ROWS`]), and a semi/anti join without a residual builds a
+    /// membership table of the large side instead of marking the small one.
+    Gpu,
+}
+
+/// Under [`Target::Gpu`], an inner join builds its unique-key side when it has at most
+/// this many rows, even if it is the larger (TPC-H q12 builds 15 M orders rather than
+/// 0.3 M lineitems with repeated order keys). A GPU table holds 2 slots a row of 8-byte
+/// keys plus the payload: 64 Mi rows are about 2 GB, and an H200 builds them in a few ms.
+pub const GPU_UNIQUE_BUILD_MAX_ROWS: f64 = (1u64 << 26) as f64;
+
+/// A column whose distinct count is at least this share of its table's rows is taken
+/// as unique; one whose count is below half of them as repeating. The count comes from
+/// a HyperLogLog sketch of 1024 registers (standard error about 3%), so a unique column
+/// can read 6% or more below its rows; taking a column with some repeats for unique
+/// costs only a GPU build that finds a duplicate and hands the query to the CPU.
+const UNIQUE_MIN_SHARE: f64 = 0.85;
+
+/// [`plan`] for `target`.
+pub fn plan_for(root: &LogicalPlan, catalog: &dyn Catalog, target: Target) -> PlannedQuery {
     let mut p = Planner {
+        target,
         catalog,
         steps: Vec::new(),
         externals: Vec::new(),
@@ -153,6 +186,8 @@ struct ColStats {
     range: Option<(i64, i64)>,
     dictionary: Option<u64>,
     distinct: Option<u64>,
+    /// Whether each value is in one row (Some(false): values repeat; None: unknown).
+    unique: Option<bool>,
 }
 
 /// A pipeline being grown: its source and operators so far, and its current layout.
@@ -209,6 +244,7 @@ impl Stream {
 }
 
 struct Planner<'a> {
+    target: Target,
     catalog: &'a dyn Catalog,
     steps: Vec<Step>,
     externals: Vec<ExternalPlan>,
@@ -310,10 +346,12 @@ impl Planner<'_> {
             .iter()
             .map(|&c| {
                 let ci = info.columns.get(c).cloned().unwrap_or_default();
+                let share = if info.rows == 0 { 1.0 } else { ci.distinct as f64 / info.rows as f64 };
                 ColStats {
                     range: ci.min.zip(ci.max),
                     dictionary: ci.dictionary.then_some(ci.distinct),
                     distinct: Some(ci.distinct),
+                    unique: if share >= UNIQUE_MIN_SHARE { Some(true) } else if share < 0.5 { Some(false) } else { None },
                 }
             })
             .collect();
@@ -499,12 +537,23 @@ impl Planner<'_> {
             Ok(r) => r,
             Err(_) => unreachable_roles(),
         };
-        // Inner joins build on the smaller side (estimated from statistics).
-        let probe_left = if kind == JoinKind::Inner { left.rows >= right.rows } else { probe_left };
         let (left_len, right_len) = (left.fields.len(), right.fields.len());
         let tr = |e: &DfExpr, s: &DFSchema| translated(e, s, &expr::Subqueries::default());
         let left_keys: Vec<Expr> = j.on.iter().map(|(l, _)| tr(l, j.left.schema())).collect();
         let right_keys: Vec<Expr> = j.on.iter().map(|(_, r)| tr(r, j.right.schema())).collect();
+        // Inner joins build on the smaller side (estimated from statistics); for the GPU,
+        // on the side whose keys are unique when the other's repeat.
+        let probe_left = if kind == JoinKind::Inner {
+            let (lu, ru) = (keys_unique(&left, &left_keys), keys_unique(&right, &right_keys));
+            let fits = |s: &Stream| s.rows <= GPU_UNIQUE_BUILD_MAX_ROWS;
+            match (self.target, lu, ru) {
+                (Target::Gpu, Some(true), Some(false)) if fits(&left) => false,
+                (Target::Gpu, Some(false), Some(true)) if fits(&right) => true,
+                _ => left.rows >= right.rows,
+            }
+        } else {
+            probe_left
+        };
         let (mut probe, build, probe_keys, build_keys) =
             if probe_left { (left, right, left_keys, right_keys) } else { (right, left, right_keys, left_keys) };
         let probe_len = probe.fields.len();
@@ -518,6 +567,9 @@ impl Planner<'_> {
 
         let nulls_equal = j.null_equality == NullEquality::NullEqualsNull;
         if matches!(kind, JoinKind::Semi | JoinKind::Anti)
+            // For the GPU, a semi/anti join without a residual builds a membership table
+            // of the large side instead (GPU tables take its repeated keys as one entry).
+            && (self.target == Target::Cpu || residual.is_some())
             && !j.null_aware
             && !nulls_equal
             && probe.rows * MARK_BUILD_MIN_RATIO <= build.rows
@@ -530,10 +582,19 @@ impl Planner<'_> {
 
         // Build side.
         let matched = match_fraction(&probe, &probe_keys, build.rows);
-        let (table, build_fields, build_stats, build_rows) = self.build_table(build, build_keys, nulls_equal);
-
-        // Probe side.
         let filtering = matches!(kind, JoinKind::Semi | JoinKind::Anti) && residual.is_none();
+        let (build_unique, probe_unique) = (keys_unique(&build, &build_keys), keys_unique(&probe, &probe_keys));
+        let (table, build_fields, mut build_stats, build_rows) = self.build_table(build, build_keys, nulls_equal, filtering);
+
+        // Probe side: its rows repeat where build keys do, and the build's where its keys do.
+        if kind == JoinKind::Inner || kind == JoinKind::LeftOuter {
+            if build_unique != Some(true) {
+                probe.stats.iter_mut().for_each(|s| s.unique = s.unique.filter(|u| !u));
+            }
+            if probe_unique != Some(true) {
+                build_stats.iter_mut().for_each(|s| s.unique = s.unique.filter(|u| !u));
+            }
+        }
         probe.operators.push(Operator::Probe(Probe {
             table,
             kind,
@@ -636,14 +697,18 @@ impl Planner<'_> {
 
     /// Ends `build` in a hash table on `keys` that keeps every column; returns the
     /// table and what the stream was: its columns, their statistics and its rows.
-    fn build_table(&mut self, build: Stream, keys: Vec<Expr>, nulls_equal: bool) -> (usize, Vec<Field>, Vec<ColStats>, f64) {
+    /// Builds `build` into a new table on `keys`; a `membership` table only answers
+    /// whether a key is there (semi/anti probes without a residual): no payload.
+    fn build_table(&mut self, build: Stream, keys: Vec<Expr>, nulls_equal: bool, membership: bool) -> (usize, Vec<Field>, Vec<ColStats>, f64) {
         let table = self.next_table;
         self.next_table += 1;
         let strategy = build_strategy(&keys, &build);
         let (fields, stats, rows) = (build.fields.clone(), build.stats.clone(), build.rows);
-        let payload: Vec<usize> = (0..fields.len()).collect();
+        let payload: Vec<usize> = if membership { Vec::new() } else { (0..fields.len()).collect() };
         let estimated_rows = rows.max(0.0) as u64;
-        self.push_pipeline(build, Sink::HashBuild(HashBuild { table, keys, payload, strategy, nulls_equal, estimated_rows }));
+        let repeated_keys = keys_unique(&build, &keys) == Some(false);
+        let sink = HashBuild { table, keys, payload, strategy, nulls_equal, estimated_rows, membership, repeated_keys };
+        self.push_pipeline(build, Sink::HashBuild(sink));
         (table, fields, stats, rows)
     }
 
@@ -662,7 +727,7 @@ impl Planner<'_> {
         residual: Option<Expr>,
         fields: Vec<Field>,
     ) -> Stream {
-        let (table, kept_fields, stats, rows) = self.build_table(kept, kept_keys, false);
+        let (table, kept_fields, stats, rows) = self.build_table(kept, kept_keys, false, false);
         let result = self.new_result();
         self.push_pipeline(
             large,
@@ -805,6 +870,19 @@ fn placeholder(schema: &DFSchema, rid: ResultId) -> datafusion::error::Result<(L
         .collect();
     let plan = LogicalPlanBuilder::scan(format!("__tessera_r{rid}"), source, None)?.project(exprs)?.build()?;
     Ok((plan, slot))
+}
+
+/// Whether `keys` are unique in `s`: some key column is (Some(true)); a single key
+/// column whose values repeat (Some(false)); else unknown.
+fn keys_unique(s: &Stream, keys: &[Expr]) -> Option<bool> {
+    let u: Vec<Option<bool>> = keys.iter().map(|k| s.stats_of(k).unique).collect();
+    if u.contains(&Some(true)) {
+        Some(true)
+    } else if u == [Some(false)] {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 /// The estimated share of `probe`'s rows that find a match among `build_rows` rows when

@@ -2,7 +2,9 @@
 //! min, with a membership bitmap that probes test and a row array that finds duplicate
 //! keys) or open addressing over packed keys ([`super::hash`]). A duplicate key raises
 //! `flags[2]`, a key outside the planned range (or a full table) `flags[1]`: the query
-//! then runs on the CPU, whose joins take 1:N matches.
+//! then runs on the CPU, whose joins take 1:N matches. A membership table (read only by
+//! semi/anti probes) keeps one entry a key and takes repeated keys as they come; a build
+//! whose keys the statistics say repeat stays on the CPU from the start.
 
 use tessera_ir::{BuildStrategy, Field, HashBuild, Pipeline, Source, Type};
 
@@ -27,6 +29,9 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
     if h.nulls_equal {
         return Err(Reason::NullEqualBuild);
     }
+    if h.repeated_keys && !h.membership {
+        return Err(Reason::RepeatedBuildKeys);
+    }
     let (min, max, key) = match (&h.strategy, h.keys.as_slice()) {
         (BuildStrategy::Perfect { min, max }, [key]) => (min, max, key),
         (BuildStrategy::Perfect { .. }, _) => return Err(Reason::Inconsistent("a perfect-hash build on several keys".into())),
@@ -38,7 +43,12 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
     b.params.push(Param::Out(Out::BuildRows));
     let s = b.var(CType::LongLong, "s", cx!["(long long)(", k, format!(") - {min}LL")]);
     b.reject_flagged(cx![&s, " < 0 || ", &s, format!(" >= {slots}LL")], 1);
-    b.reject_flagged(cx!["atomicCAS((int*)&out_rows[", &s, "], 0, (int)(", CExpr::row(), " + 1)) != 0"], 2);
+    let claimed = cx!["atomicCAS((int*)&out_rows[", &s, "], 0, (int)(", CExpr::row(), " + 1)) != 0"];
+    if h.membership {
+        b.reject(claimed);
+    } else {
+        b.reject_flagged(claimed, 2);
+    }
     b.effect(cx!["atomicOr(&out_bits[", &s, " >> 5], 1u << (", &s, " & 31));"]);
     let payload = write_payload(b, h, &s)?;
     b.params.push(Param::Out(Out::BuildBitmap));
@@ -66,7 +76,11 @@ fn hashed(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>], pip
     b.params.push(Param::Out(Out::Keys));
     b.reject_flagged(cx!["!(", in_range, ")"], 1);
     let s = b.var(CType::LongLong, "s", cx![format!("tessera_hash_insert_unique(out_keys, {}ull, ", slots - 1), word, ")"]);
-    b.reject_flagged(cx![&s, " == -1LL"], 2);
+    if h.membership {
+        b.reject(cx![&s, " == -1LL"]);
+    } else {
+        b.reject_flagged(cx![&s, " == -1LL"], 2);
+    }
     b.reject_flagged(cx![&s, " < 0LL"], 1);
     let payload = write_payload(b, h, &s)?;
     let table = GpuTable { min: 0, slots, hashed: Some(pack), payload, pass_permille: pass_permille(h.estimated_rows, pipeline) };

@@ -561,6 +561,8 @@ fn build_pipeline() -> Pipeline {
         strategy: BuildStrategy::Perfect { min: 5, max: 104 },
         nulls_equal: false,
         estimated_rows: 100,
+        membership: false,
+        repeated_keys: false,
     });
     p
 }
@@ -608,6 +610,31 @@ fn hashed_builds_pack_their_keys_and_claim_slots() {
     assert!(kernel.source.contains("tessera_hash_insert_unique(out_keys, 2047ull, "), "{}", kernel.source);
     assert!(kernel.params.contains(&Param::Out(Out::Keys)));
     assert!(!kernel.params.contains(&Param::Out(Out::BuildBitmap)));
+}
+
+/// A membership table (read only by semi/anti probes) takes a repeated key as one entry:
+/// no duplicate flag (flags[2]), no payload. A build whose keys the statistics say repeat,
+/// for a join that returns its rows, stays on the CPU.
+#[test]
+fn membership_builds_take_repeated_keys_and_1_to_n_builds_stay_on_the_cpu() {
+    for mut p in [hashed_build_pipeline(), build_pipeline()] {
+        let flagged = generate(&p, &cols(), &[]).unwrap();
+        assert!(flagged.source.contains("flags[2]"), "{}", flagged.source);
+        let Sink::HashBuild(h) = &mut p.sink else { unreachable!() };
+        h.membership = true;
+        h.payload.clear();
+        let k = generate(&p, &cols(), &[]).unwrap();
+        assert!(!k.source.contains("flags[2]"), "{}", k.source);
+        let SinkLayout::Build { table } = &k.sink else { panic!("{:?}", k.sink) };
+        assert!(table.payload.is_empty());
+        if crate::test_support::nvrtc_or_skip("membership builds compile with NVRTC") {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
+        let Sink::HashBuild(h) = &mut p.sink else { unreachable!() };
+        (h.membership, h.repeated_keys) = (false, true);
+        let r = generate(&p, &cols(), &[]).unwrap_err();
+        assert!(r.iter().any(|u| u.reason == Reason::RepeatedBuildKeys), "{r:?}");
+    }
 }
 
 /// The probe pipeline of a hashed table: `f(a, b, v)` joined on `(a, b)` to the table of

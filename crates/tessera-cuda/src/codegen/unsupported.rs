@@ -93,6 +93,8 @@ pub enum Reason {
     TableSlots(usize),
     /// Hash keys the generator cannot pack into one word.
     HashKey(String),
+    /// A build whose keys repeat (statistics say so) for a join that returns its rows.
+    RepeatedBuildKeys,
     /// A build whose NULL keys match each other.
     NullEqualBuild,
     /// A DISTINCT aggregate.
@@ -143,6 +145,7 @@ impl fmt::Display for Reason {
             Reason::IntermediateSource => write!(f, "source is an intermediate result"),
             Reason::ColumnType { column, ty } => write!(f, "column {column} of type {ty}"),
             Reason::StringColumn { column } => write!(f, "string column {column} is not dictionary-encoded"),
+            Reason::RepeatedBuildKeys => write!(f, "build keys repeat (1:N joins are not on the GPU yet)"),
             Reason::RawString => write!(f, "a string column without a dictionary read other than by LIKE"),
             Reason::Like(what) => write!(f, "{what} on the GPU"),
             Reason::NullableColumn { column } => write!(f, "nullable column {column} (validity is not on the GPU yet)"),
