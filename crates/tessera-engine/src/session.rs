@@ -227,7 +227,7 @@ impl Session {
             LogicalPlan::Dml(dml) if self.is_store_table(&dml.table_name)? => self.write(dml).await,
             LogicalPlan::Explain(explain) if !self.use_datafusion() => {
                 let inner = self.ctx.state().optimize(&explain.plan).map_err(from_df)?;
-                let mut planned = tessera_plan::plan_for(&inner, &StoreCatalog, self.plan_target()?);
+                let mut planned = self.plan_optimized(&inner)?;
                 self.executor.place(&mut planned.plan, self.device()?);
                 let df = self.ctx.execute_logical_plan(LogicalPlan::Explain(explain)).await.map_err(from_df)?;
                 let schema = Arc::new(df.schema().as_arrow().clone());
@@ -281,7 +281,7 @@ impl Session {
     async fn explain_analyze(&self, plan: LogicalPlan) -> Result<QueryOutput> {
         let start = std::time::Instant::now();
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
-        let planned = tessera_plan::plan_for(&optimized, &StoreCatalog, self.plan_target()?);
+        let planned = self.plan_optimized(&optimized)?;
         let planning = start.elapsed().as_secs_f64() * 1e3;
         let mut placed = planned.plan.clone();
         self.executor.place(&mut placed, self.device()?);
@@ -411,7 +411,7 @@ impl Session {
     async fn run_pipelines(&self, plan: LogicalPlan, cache: Option<(&str, u64)>) -> Result<QueryOutput> {
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
         let schema = Arc::new(optimized.schema().as_arrow().clone());
-        let planned = tessera_plan::plan_for(&optimized, &StoreCatalog, self.plan_target()?);
+        let planned = self.plan_optimized(&optimized)?;
         if let Some((sql, manifest_version)) = cache {
             if planned.externals.is_empty() && !planned.is_fully_external() {
                 let planned = Arc::new(planned);
@@ -430,23 +430,49 @@ impl Session {
         Ok(QueryOutput { schema, batches })
     }
 
-    /// What plans are made for: the GPU when there is one and `tessera.device` is not
-    /// 'cpu' (its hash tables want unique build keys, see [`tessera_plan::Target`]).
-    fn plan_target(&self) -> Result<tessera_plan::Target> {
+    /// What plans are made for (`tessera.plan_for`): a fixed target, or None to choose
+    /// per query (`auto` with a GPU the session may use).
+    fn plan_target(&self) -> Result<Option<tessera_plan::Target>> {
         let state = self.ctx.state();
         let value = state.config().options().extensions.get::<TesseraOptions>().map(|o| o.plan_for.to_ascii_lowercase()).unwrap_or_default();
         Ok(match value.trim() {
-            "gpu" => tessera_plan::Target::Gpu,
-            "cpu" => tessera_plan::Target::Cpu,
-            "auto" | "" if self.executor.gpu().is_some() && self.device()? != DevicePref::Cpu => tessera_plan::Target::Gpu,
-            "auto" | "" => tessera_plan::Target::Cpu,
+            "gpu" => Some(tessera_plan::Target::Gpu),
+            "cpu" => Some(tessera_plan::Target::Cpu),
+            "auto" | "" if self.executor.gpu().is_some() && self.device()? != DevicePref::Cpu => None,
+            "auto" | "" => Some(tessera_plan::Target::Cpu),
             other => return Err(TesseraError::Plan(format!("tessera.plan_for must be 'auto', 'gpu' or 'cpu', not '{other}'"))),
+        })
+    }
+
+    /// The pipeline plan of an optimized logical plan. With a GPU and `tessera.plan_for =
+    /// 'auto'`, the query is planned for both targets and the plan shaped for the GPU is
+    /// taken when its placement puts more table rows on the GPU than the other's: a
+    /// membership table or a unique-key build pays off only where the GPU builds and
+    /// probes it (TPC-H q22's customers, whose phone prefixes keep them on the CPU, are
+    /// marked faster than orders are built into a membership table there).
+    fn plan_optimized(&self, optimized: &LogicalPlan) -> Result<tessera_plan::PlannedQuery> {
+        Ok(match self.plan_target()? {
+            Some(target) => tessera_plan::plan_for(optimized, &StoreCatalog, target),
+            None => {
+                let device = self.device()?;
+                let gpu = tessera_plan::plan_for(optimized, &StoreCatalog, tessera_plan::Target::Gpu);
+                let cpu = tessera_plan::plan_for(optimized, &StoreCatalog, tessera_plan::Target::Cpu);
+                if gpu.plan.to_string() != cpu.plan.to_string() && self.executor.gpu_rows(&gpu.plan, device) > self.executor.gpu_rows(&cpu.plan, device) {
+                    gpu
+                } else {
+                    cpu
+                }
+            }
         })
     }
 
     /// The Tessera plan of a query, as EXPLAIN prints it.
     pub async fn plan_query(&self, sql: &str) -> Result<tessera_ir::QueryPlan> {
-        self.plan_query_for(sql, self.plan_target()?).await
+        let plan = self.ctx.state().create_logical_plan(sql).await.map_err(from_df)?;
+        let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
+        let mut planned = self.plan_optimized(&optimized)?.plan;
+        self.executor.place(&mut planned, self.device()?);
+        Ok(planned)
     }
 
     /// [`Session::plan_query`] made for `target` whatever this machine has.

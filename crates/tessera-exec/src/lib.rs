@@ -213,6 +213,18 @@ impl Executor {
         }
     }
 
+    /// The rows the pipelines `place` puts on the GPU read from their tables: how much of
+    /// a plan's work the GPU takes.
+    pub fn gpu_rows(&self, plan: &QueryPlan, device: DevicePref) -> u64 {
+        let mut placed = plan.clone();
+        self.place(&mut placed, device);
+        placed
+            .pipelines()
+            .filter(|p| p.device == Device::Gpu)
+            .map(|p| if let Source::Scan(s) = &p.source { s.rows } else { 0 })
+            .sum()
+    }
+
     /// The plan with each pipeline's device and reason filled in (for EXPLAIN).
     pub fn place(&self, plan: &mut QueryPlan, device: DevicePref) {
         let placement = match (device, self.gpu()) {
