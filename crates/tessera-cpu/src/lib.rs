@@ -15,7 +15,7 @@ mod aggregate;
 mod eval;
 mod hash;
 mod join;
-mod parallel;
+pub mod parallel;
 mod types;
 
 use std::collections::HashMap;

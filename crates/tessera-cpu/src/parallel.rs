@@ -13,7 +13,7 @@ fn panicked() -> TesseraError {
 
 /// `f` of each item, each on a thread of its own (the calling thread alone for one
 /// item); the results in item order.
-pub(crate) fn on_threads<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> Result<R> + Sync) -> Result<Vec<R>> {
+pub fn on_threads<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> Result<R> + Sync) -> Result<Vec<R>> {
     if items.len() <= 1 {
         return items.into_iter().map(&f).collect();
     }
