@@ -327,8 +327,9 @@ impl Session {
                 let gbs = if r.kernel_ms > 0.0 { r.bytes as f64 / (r.kernel_ms / 1e3) / 1e9 } else { 0.0 };
                 let model = peak.map(|p| r.bytes as f64 / (p * 1e9) * 1e3).unwrap_or(0.0);
                 model_ms += model;
+                let phases: String = r.phases.iter().map(|(name, ms)| format!("; {name} at {ms:.3} ms")).collect();
                 lines.push(format!(
-                    "pipeline {} [GPU]: {} rows in, {} rows out, kernel {:.3} ms (host {:.3} ms), reads {:.1} MB (model {:.3} ms at peak), {:.0} GB/s{}",
+                    "pipeline {} [GPU]: {} rows in, {} rows out, kernel {:.3} ms (host {:.3} ms{phases}), reads {:.1} MB (model {:.3} ms at peak), {:.0} GB/s{}",
                     r.pipeline,
                     r.rows,
                     r.rows_out,

@@ -134,6 +134,9 @@ pub struct GpuRun {
     pub rows: u64,
     /// Rows out: groups of an aggregate, slots of a hash table.
     pub rows_out: u64,
+    /// Where the host time went, for results that come back: (phase, ms since the
+    /// pipeline started) at the end of each.
+    pub phases: Vec<(&'static str, f64)>,
 }
 
 /// The GPU side of the executor: device, kernel cache and column cache.
@@ -264,6 +267,8 @@ struct FetchedGroups {
     any: bool,
     /// Whether the groups come in the [`GpuSort`]'s order.
     sorted: bool,
+    /// When each step of fetching them ended (for EXPLAIN ANALYZE's host phases).
+    marks: Vec<(&'static str, Instant)>,
 }
 
 impl GpuRuntime {
@@ -544,6 +549,7 @@ impl GpuRuntime {
                 }
             }
         }
+        let allocated = Instant::now();
         if state.flags.is_none() {
             state.flags = Some(dev.memory().alloc::<u64>(4)?);
         }
@@ -596,7 +602,10 @@ impl GpuRuntime {
         // Freed in stream order: after the kernel has read it.
         drop(d_consts);
         let bytes: u64 = col_bufs.iter().map(|b| b.bytes() as u64).sum();
-        let mut report = GpuRun { pipeline: p.id, kernel_ms: 0.0, host_ms: 0.0, bytes, rows: table.rows as u64, rows_out: 0 };
+        let mut report = GpuRun { pipeline: p.id, kernel_ms: 0.0, host_ms: 0.0, bytes, rows: table.rows as u64, rows_out: 0, phases: Vec::new() };
+        let since = |started: Instant| started.elapsed().as_secs_f64() * 1e3;
+        report.phases.push(("columns found and outputs allocated", allocated.duration_since(started).as_secs_f64() * 1e3));
+        report.phases.push(("launched", since(started)));
         if let (SinkLayout::Build { table: shape }, Sink::HashBuild(b)) = (&kernel.sink, &p.sink) {
             // A build's table stays on the GPU for the pipelines probing it, queued behind
             // it on the same stream: nothing to wait for here.
@@ -622,6 +631,7 @@ impl GpuRuntime {
                 let scalar = keys.is_empty() && hashed.is_none();
                 let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, accumulators)));
                 let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, hashed.is_some(), sort)?;
+                report.phases.extend(groups.marks.iter().map(|&(name, at)| (name, at.duration_since(started).as_secs_f64() * 1e3)));
                 if groups.sorted {
                     if let Some(s) = state.sorts.get(&p.id) {
                         state.sorted.insert(s.pipeline);
@@ -699,6 +709,7 @@ impl GpuRuntime {
                     }
                 }
                 let columns = tessera_cpu::parallel::on_threads(builds, |b| b())?;
+                report.phases.push(("columns built", since(started)));
                 let rows = order.len();
                 report.rows_out = rows as u64;
                 self.report(report, started);
@@ -841,7 +852,7 @@ impl GpuRuntime {
                     order.iter().flat_map(|&g| all[g * w..(g + 1) * w].iter().copied()).collect()
                 })
                 .collect();
-            return Ok(FetchedGroups { order, values, any, sorted: false });
+            return Ok(FetchedGroups { order, values, any, sorted: false, marks: vec![("downloaded", Instant::now())] });
         }
         let width = 1 + words.iter().sum::<usize>();
         // SAFETY: only the count (set below) and the records below it are ever read.
@@ -878,17 +889,19 @@ impl GpuRuntime {
             l.arg(&rec_ptr).arg(&w).arg(d_keys.as_slice()).arg(&nkeys).arg(&max).arg(dst.as_slice());
             unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("rank: {e:?}")))?;
             let after = event()?;
-            let run = GpuRun { pipeline: *pipeline, kernel_ms: 0.0, host_ms: 0.0, bytes: 0, rows: 0, rows_out: 0 };
+            let run = GpuRun { pipeline: *pipeline, kernel_ms: 0.0, host_ms: 0.0, bytes: 0, rows: 0, rows_out: 0, phases: Vec::new() };
             state.pending.push((run, before, after));
             ranked = Some(dst);
         }
         let out_ptr = ranked.as_ref().map_or(rec_ptr, |d| d.as_slice().device_ptr(stream).0);
         let head = groups.min(COMPACT_HEAD_RECORDS);
         let mut bytes = self.finish(state, &[(out_ptr, 8 * (1 + head * width))])?.swap_remove(0);
+        let mut marks = vec![("kernels waited for", Instant::now())];
         let word = |b: &[u8], i: usize| b.get(8 * i..8 * i + 8).map_or(0, |w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]));
         let present = word(&bytes, 0) as usize;
         if present > head {
             bytes = dev.download_regions(&[(out_ptr, 8 * (1 + present * width))])?.swap_remove(0);
+            marks.push(("records downloaded", Instant::now()));
         }
         if bytes.len() < 8 * (1 + present * width) {
             return Err(TesseraError::Internal(format!("{present} group records, {} bytes downloaded", bytes.len())));
@@ -908,7 +921,8 @@ impl GpuRuntime {
             p
         });
         let (order, values) = split_records(&bytes[8..], present, width, words, perm.as_deref())?;
-        Ok(FetchedGroups { order, values, any: present > 0, sorted })
+        marks.push(("records split", Instant::now()));
+        Ok(FetchedGroups { order, values, any: present > 0, sorted, marks })
     }
 
     /// The shape of a table built on the GPU.
