@@ -914,12 +914,21 @@ impl GpuRuntime {
             }
         }
         // Records in group-number order, unless ranked or hashed (a hashed group's number
-        // is its slot, in no useful order).
+        // is its slot, in no useful order). Group numbers are distinct and below `groups`:
+        // each record goes to its number's place, one pass (a comparison sort of TPC-H
+        // q13's 1 M records took 66 ms on the H200's host).
         let perm: Option<Vec<usize>> = (!sorted && !hashed).then(|| {
-            let mut p: Vec<usize> = (0..present).collect();
-            p.sort_unstable_by_key(|&i| word(&bytes, 1 + i * width));
-            p
+            let mut at = vec![usize::MAX; groups];
+            for i in 0..present {
+                if let Some(a) = at.get_mut(word(&bytes, 1 + i * width) as usize) {
+                    *a = i;
+                }
+            }
+            at.into_iter().filter(|&i| i != usize::MAX).collect()
         });
+        if perm.as_ref().is_some_and(|p| p.len() != present) {
+            return Err(TesseraError::Internal(format!("{present} group records with numbers outside {groups} groups or repeated")));
+        }
         let (order, values) = split_records(&bytes[8..], present, width, words, perm.as_deref())?;
         marks.push(("records split", Instant::now()));
         Ok(FetchedGroups { order, values, any: present > 0, sorted, marks })
