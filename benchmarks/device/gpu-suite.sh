@@ -16,6 +16,8 @@
 #   cpu16   — TPC-H SF10 and SSB SF20 through the CPU backend only (GPU off) beside DuckDB
 #   cpuanalyze — EXPLAIN ANALYZE of every TPC-H SF10 query (or those in $QUERIES, e.g.
 #             "q09 q13"), GPU off: each CPU pipeline's rows and times
+#   phases  — EXPLAIN ANALYZE of TPC-H SF10 $QUERIES (default "q13 q18") with the
+#             many-groups placement rule on and off: each GPU pipeline's host phases
 #   difftests — $SEEDS (default 8) difftest runs at once, seeds 1.. past the default
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
 #   source  — Nsight Compute's per-SASS-instruction stall samples of the probe kernels in
@@ -233,6 +235,15 @@ for section in "$@"; do
     for q in benchmarks/tpch/q*.sql; do sed '/^--/d' $q >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' $q >> $f; done
     $X --data-dir /tmp/tdh10/bench/tpch-sf10 sql $f > $OUT/tpch10-analyze.txt 2>&1
     echo "pipelines on the GPU: $(grep -cE 'Pipeline [0-9]+ .GPU' $OUT/tpch10-analyze.txt)"; grep -E "rror" $OUT/tpch10-analyze.txt | head
+    ;;
+  phases)
+    [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera --queries q06 2>&1 | tail -2
+    f=/tmp/phases.sql; : > $f
+    for q in ${QUERIES:-q13 q18}; do sed '/^--/d' benchmarks/tpch/$q.sql >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' benchmarks/tpch/$q.sql >> $f; done
+    for e in 0 1; do
+      echo "== TESSERA_EXP_MANY_GROUPS_ON_GPU=$e"
+      TESSERA_EXP_MANY_GROUPS_ON_GPU=$e $X --data-dir /tmp/tdh10/bench/tpch-sf10 sql $f 2>&1 | grep -E "pipeline [0-9]+ \[|query:" | sed 's/  */ /g'
+    done
     ;;
   cpu16)
     # The CPU backend on the host's cores, GPU off, beside DuckDB (issue #20's figures);

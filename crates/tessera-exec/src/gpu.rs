@@ -40,8 +40,13 @@ pub const GPU_MIN_ROWS: u64 = 1 << 20;
 /// downloaded and turned into Arrow on the host at about 55 ns a group, while the CPU
 /// backend aggregates them in parallel. TPC-H SF 10 q18 on the H200 host (2026-11-25):
 /// 15 M groups of `l_orderkey` from 60 M rows took 822 ms on the host after a 5.6 ms
-/// kernel, the CPU backend's whole aggregation 414 ms on 16 cores. (Filtered or joined
-/// inputs keep the GPU: their estimates run far high, e.g. q03's 32 M for 114 K groups.)
+/// kernel, the CPU backend's whole aggregation 414 ms on 16 cores. Measured again
+/// (2026-11-25c, `gpu-h200-2026-11-25c/log6`, host phases in EXPLAIN ANALYZE) with the
+/// records taken apart and the columns built in parallel: 397 ms of host time after a
+/// 5.6 ms kernel (downloading 480 MB of records 73 ms, splitting them 72 ms, building
+/// the columns 243 ms) against 279 ms for the CPU's whole aggregation — the rule stays.
+/// (Filtered or joined inputs keep the GPU: their estimates run far high, e.g. q03's
+/// 32 M for 114 K groups.)
 pub const GPU_MAX_GROUP_FRACTION: u64 = 8;
 
 /// The estimated groups of `pipe` if it is such an aggregation (see
