@@ -295,7 +295,7 @@ impl Session {
         };
         let wall = start.elapsed().as_secs_f64() * 1e3;
         let mut lines = vec![format!(
-            "query: {wall:.3} ms wall to run, {rows} rows; planning {planning:.3} ms (DataFusion's optimizer and pipeline planning; skipped when the plan is cached)"
+            "query: {wall:.3} ms wall to run, {rows} rows; planning {planning:.3} ms (DataFusion's optimizer and pipeline planning, with a GPU also placing both plan shapes; skipped when the plan is cached)"
         )];
         let threads = self.executor.cpu_threads();
         for r in self.executor.last_runs() {
@@ -469,20 +469,25 @@ impl Session {
 
     /// The Tessera plan of a query, as EXPLAIN prints it.
     pub async fn plan_query(&self, sql: &str) -> Result<tessera_ir::QueryPlan> {
-        let plan = self.ctx.state().create_logical_plan(sql).await.map_err(from_df)?;
-        let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
-        let mut planned = self.plan_optimized(&optimized)?.plan;
-        self.executor.place(&mut planned, self.device()?);
-        Ok(planned)
+        self.placed_plan(sql, None).await
     }
 
     /// [`Session::plan_query`] made for `target` whatever this machine has.
     pub async fn plan_query_for(&self, sql: &str, target: tessera_plan::Target) -> Result<tessera_ir::QueryPlan> {
+        self.placed_plan(sql, Some(target)).await
+    }
+
+    /// The plan of `sql` for `target` (None: as queries run), placed.
+    async fn placed_plan(&self, sql: &str, target: Option<tessera_plan::Target>) -> Result<tessera_ir::QueryPlan> {
         let plan = self.ctx.state().create_logical_plan(sql).await.map_err(from_df)?;
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
-        let mut planned = tessera_plan::plan_for(&optimized, &StoreCatalog, target).plan;
-        self.executor.place(&mut planned, self.device()?);
-        Ok(planned)
+        let planned = match target {
+            Some(t) => tessera_plan::plan_for(&optimized, &StoreCatalog, t),
+            None => self.plan_optimized(&optimized)?,
+        };
+        let mut plan = planned.plan;
+        self.executor.place(&mut plan, self.device()?);
+        Ok(plan)
     }
 
     /// The executor (its counters: pipelines run, DataFusion fallbacks run).

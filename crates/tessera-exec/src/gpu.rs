@@ -89,7 +89,7 @@ impl GpuBuf {
     /// The bytes of a string column (0 for other columns).
     fn bytes_ptr(&self, device: &GpuDevice) -> u64 {
         match self {
-            GpuBuf::Str { bytes, .. } if bytes.len() > 0 => bytes.as_slice().device_ptr(device.stream()).0,
+            GpuBuf::Str { bytes, .. } if !bytes.is_empty() => bytes.as_slice().device_ptr(device.stream()).0,
             _ => 0,
         }
     }
@@ -139,9 +139,16 @@ pub struct GpuRun {
     pub rows: u64,
     /// Rows out: groups of an aggregate, slots of a hash table.
     pub rows_out: u64,
-    /// Where the host time went, for results that come back: (phase, ms since the
-    /// pipeline started) at the end of each.
+    /// Where the host time went: (phase, ms since the pipeline started) at the end of
+    /// each — up to the launch for builds, through the columns built for results.
     pub phases: Vec<(&'static str, f64)>,
+}
+
+impl GpuRun {
+    /// A report of pipeline `pipeline` with nothing measured yet.
+    pub fn new(pipeline: usize) -> GpuRun {
+        GpuRun { pipeline, kernel_ms: 0.0, host_ms: 0.0, bytes: 0, rows: 0, rows_out: 0, phases: Vec::new() }
+    }
 }
 
 /// The GPU side of the executor: device, kernel cache and column cache.
@@ -443,7 +450,7 @@ impl GpuRuntime {
                 }
                 GpuBuf::I64(self.device.upload(&v)?)
             }
-            Width::Str => return Err(TesseraError::Internal("string column uploaded as values".into())),
+            Width::Str => return Err(string_as_values()),
         };
         let buf = Arc::new(buf);
         self.cache_column(key, &buf);
@@ -495,7 +502,7 @@ impl GpuRuntime {
                     let b = match pc.width {
                         Width::I32 => GpuBuf::I32(dev.memory().alloc::<i32>(shape.slots)?),
                         Width::I64 => GpuBuf::I64(dev.memory().alloc::<i64>(shape.slots)?),
-                        Width::Str => return Err(TesseraError::Internal("a string payload on the GPU".into())),
+                        Width::Str => return Err(string_as_values()),
                     };
                     out_ptrs.push((OutSlot::BuildPayload(j), b.ptr(dev)));
                     out_bufs.push(b);
@@ -547,7 +554,7 @@ impl GpuRuntime {
                     let b = match c.width {
                         Width::I32 => GpuBuf::I32(unsafe { dev.memory().alloc_uninit::<i32>(capacity) }?),
                         Width::I64 => GpuBuf::I64(unsafe { dev.memory().alloc_uninit::<i64>(capacity) }?),
-                        Width::Str => return Err(TesseraError::Internal("a string column materialized on the GPU".into())),
+                        Width::Str => return Err(string_as_values()),
                     };
                     out_ptrs.push((OutSlot::Materialized(i), b.ptr(dev)));
                     out_bufs.push(b);
@@ -607,7 +614,7 @@ impl GpuRuntime {
         // Freed in stream order: after the kernel has read it.
         drop(d_consts);
         let bytes: u64 = col_bufs.iter().map(|b| b.bytes() as u64).sum();
-        let mut report = GpuRun { pipeline: p.id, kernel_ms: 0.0, host_ms: 0.0, bytes, rows: table.rows as u64, rows_out: 0, phases: Vec::new() };
+        let mut report = GpuRun { bytes, rows: table.rows as u64, ..GpuRun::new(p.id) };
         let since = |started: Instant| started.elapsed().as_secs_f64() * 1e3;
         report.phases.push(("columns found and outputs allocated", allocated.duration_since(started).as_secs_f64() * 1e3));
         report.phases.push(("launched", since(started)));
@@ -734,7 +741,7 @@ impl GpuRuntime {
                     let values: Vec<i64> = match buf {
                         GpuBuf::I32(_) => bytes.chunks_exact(4).map(|w| i64::from(i32::from_le_bytes([w[0], w[1], w[2], w[3]]))).collect(),
                         GpuBuf::I64(_) => words_of(bytes).into_iter().map(|w| w as i64).collect(),
-                        GpuBuf::Str { .. } => return Err(TesseraError::Internal("a string column materialized on the GPU".into())),
+                        GpuBuf::Str { .. } => return Err(string_as_values()),
                     };
                     let col: ArrayRef = match c.dictionary {
                         Some(d) => dictionary_column(state, d, Int32Array::from_iter_values(values.iter().map(|&v| v as i32)))?,
@@ -894,7 +901,7 @@ impl GpuRuntime {
             l.arg(&rec_ptr).arg(&w).arg(d_keys.as_slice()).arg(&nkeys).arg(&max).arg(dst.as_slice());
             unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("rank: {e:?}")))?;
             let after = event()?;
-            let run = GpuRun { pipeline: *pipeline, kernel_ms: 0.0, host_ms: 0.0, bytes: 0, rows: 0, rows_out: 0, phases: Vec::new() };
+            let run = GpuRun::new(*pipeline);
             state.pending.push((run, before, after));
             ranked = Some(dst);
         }
@@ -902,8 +909,11 @@ impl GpuRuntime {
         let head = groups.min(COMPACT_HEAD_RECORDS);
         let mut bytes = self.finish(state, &[(out_ptr, 8 * (1 + head * width))])?.swap_remove(0);
         let mut marks = vec![("kernels waited for", Instant::now())];
-        let word = |b: &[u8], i: usize| b.get(8 * i..8 * i + 8).map_or(0, |w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]));
+        let word = |b: &[u8], i: usize| if b.len() >= 8 * (i + 1) { word_at(b, i) } else { 0 };
         let present = word(&bytes, 0) as usize;
+        if present > groups {
+            return Err(TesseraError::Internal(format!("{present} group records counted in {groups} groups")));
+        }
         if present > head {
             bytes = dev.download_regions(&[(out_ptr, 8 * (1 + present * width))])?.swap_remove(0);
             marks.push(("records downloaded", Instant::now()));
@@ -954,14 +964,15 @@ fn split_records(bytes: &[u8], present: usize, width: usize, words: &[usize], pe
     const RECORDS_PER_THREAD: usize = 1 << 16;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(present / RECORDS_PER_THREAD).max(1);
     let per = present.div_ceil(threads).max(1);
-    let word = |i: usize| {
-        let w = &bytes[8 * i..8 * i + 8];
-        u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
-    };
+    let word = |i: usize| word_at(bytes, i);
+    if words.contains(&0) {
+        return Err(TesseraError::Internal("a group record array of no words".into()));
+    }
     let mut order = vec![0usize; present];
     let mut values: Vec<Vec<u64>> = words.iter().map(|&w| vec![0u64; present * w]).collect();
-    // Per range: its part of `order` and of each accumulator vector.
-    let mut parts: Vec<(usize, &mut [usize], Vec<&mut [u64]>)> = order.chunks_mut(per).enumerate().map(|(k, o)| (k * per, o, Vec::new())).collect();
+    // Per range: its first record, its part of `order` and of each accumulator vector.
+    type Part<'a> = (usize, &'a mut [usize], Vec<&'a mut [u64]>);
+    let mut parts: Vec<Part<'_>> = order.chunks_mut(per).enumerate().map(|(k, o)| (k * per, o, Vec::new())).collect();
     for (v, &w) in values.iter_mut().zip(words) {
         for (part, chunk) in parts.iter_mut().zip(v.chunks_mut((per * w).max(1))) {
             part.2.push(chunk);
@@ -985,7 +996,6 @@ fn split_records(bytes: &[u8], present: usize, width: usize, words: &[usize], pe
     Ok((order, values))
 }
 
-/// Dictionary codes downloaded from the GPU as a column of dictionary `d`'s values.
 /// Column `c` of `table` as one array of `rows + 1` offsets into one array of bytes.
 fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
     let mut offsets = Vec::with_capacity(table.rows + 1);
@@ -1002,6 +1012,7 @@ fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
     Ok((offsets, bytes))
 }
 
+/// Dictionary codes downloaded from the GPU as a column of dictionary `d`'s values.
 fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Result<ArrayRef> {
     let values = state.dictionaries.get(d.id).cloned().ok_or_else(|| TesseraError::Internal("dictionary id".into()))?;
     Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, values).map_err(arrow_err)?))
@@ -1009,7 +1020,19 @@ fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Re
 
 /// Little-endian 64-bit words of downloaded bytes.
 fn words_of(bytes: &[u8]) -> Vec<u64> {
-    bytes.chunks_exact(8).map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])).collect()
+    (0..bytes.len() / 8).map(|i| word_at(bytes, i)).collect()
+}
+
+/// Little-endian word `i` of `bytes` (which holds it).
+fn word_at(bytes: &[u8], i: usize) -> u64 {
+    let w = &bytes[8 * i..8 * i + 8];
+    u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+}
+
+/// A string column (offsets and bytes) where values were expected: the generator never
+/// plans one there.
+fn string_as_values() -> TesseraError {
+    TesseraError::Internal("a string column without a dictionary used as values on the GPU".into())
 }
 
 /// An i64 column holding values of `arg_ty` (decimal: unscaled) as the type `ty`.
@@ -1072,8 +1095,6 @@ fn finish_sum(sums: &[i128], counts: Option<&[i64]>, present: &[bool], func: Agg
     }
 }
 
-/// Rewrites predicates over one dictionary-encoded source column into tests on codes:
-/// the predicate is evaluated once per dictionary entry.
 /// Binds `p` to dictionaries: every string predicate over one dictionary-encoded column —
 /// in filters, projections, probe residuals and aggregate arguments, over source columns
 /// or over codes a probe gathered from a build's payload — is evaluated once over the

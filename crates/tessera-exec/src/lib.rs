@@ -103,15 +103,7 @@ impl Executor {
                 r.clear();
             }
             let started = std::time::Instant::now();
-            let key = format!("{device:?} {:?} {:?}", gpu.kernel_options(), planned.plan);
-            let placement = match self.placements.get(&key) {
-                Some(cached) => cached.for_run(),
-                None => {
-                    let placement = self.placement(gpu, &planned.plan, device)?;
-                    self.placements.insert(key, Arc::new(placement.for_run()));
-                    placement
-                }
-            };
+            let placement = self.cached_placement(gpu, &planned.plan, device)?;
             if let Ok(mut t) = gpu.last_placement_ms.lock() {
                 *t = started.elapsed().as_secs_f64() * 1e3;
             }
@@ -213,14 +205,27 @@ impl Executor {
         }
     }
 
-    /// The rows the pipelines `place` puts on the GPU read from their tables: how much of
-    /// a plan's work the GPU takes.
+    /// The placement of `plan`, from the cache or made (and cached) now.
+    fn cached_placement(&self, gpu: &GpuRuntime, plan: &QueryPlan, device: DevicePref) -> Result<Placement> {
+        let key = format!("{device:?} {:?} {plan:?}", gpu.kernel_options());
+        Ok(match self.placements.get(&key) {
+            Some(cached) => cached.for_run(),
+            None => {
+                let placement = self.placement(gpu, plan, device)?;
+                self.placements.insert(key, Arc::new(placement.for_run()));
+                placement
+            }
+        })
+    }
+
+    /// The rows the pipelines placed on the GPU read from their tables: how much of a
+    /// plan's work the GPU takes (0 without a GPU, under 'cpu', or when placement fails).
+    /// The placement is cached for the run that follows.
     pub fn gpu_rows(&self, plan: &QueryPlan, device: DevicePref) -> u64 {
-        let mut placed = plan.clone();
-        self.place(&mut placed, device);
-        placed
-            .pipelines()
-            .filter(|p| p.device == Device::Gpu)
+        let Some(gpu) = self.gpu().filter(|_| device != DevicePref::Cpu) else { return 0 };
+        let Ok(placement) = self.cached_placement(gpu, plan, device) else { return 0 };
+        plan.pipelines()
+            .filter(|p| placement.kernels.contains_key(&p.id))
             .map(|p| if let Source::Scan(s) = &p.source { s.rows } else { 0 })
             .sum()
     }

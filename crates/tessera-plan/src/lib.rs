@@ -138,8 +138,9 @@ pub enum Target {
     Cpu,
     /// A GPU is there to run it: GPU hash tables hold one row per key, so an inner join
     /// builds the side whose keys are unique when the other side's repeat (up to
-    /// [`GPU_UNIQUE_BUILD_MAX_ROWS`]), and a semi/anti join without a residual builds a
-    /// membership table of the large side instead of marking the small one.
+    /// [`GPU_UNIQUE_BUILD_MAX_ROWS`]), and a semi/anti join without a residual always
+    /// builds a membership table of the side it looks rows up in (never a [`MarkBuild`],
+    /// even when that side is much the larger: TPC-H q04's lineitems).
     Gpu,
 }
 
@@ -150,11 +151,14 @@ pub enum Target {
 pub const GPU_UNIQUE_BUILD_MAX_ROWS: f64 = (1u64 << 26) as f64;
 
 /// A column whose distinct count is at least this share of its table's rows is taken
-/// as unique; one whose count is below half of them as repeating. The count comes from
+/// as unique… The count comes from
 /// a HyperLogLog sketch of 1024 registers (standard error about 3%), so a unique column
 /// can read 6% or more below its rows; taking a column with some repeats for unique
 /// costs only a GPU build that finds a duplicate and hands the query to the CPU.
 const UNIQUE_MIN_SHARE: f64 = 0.85;
+/// …and one whose distinct count is below this share of its rows as repeating (TPC-H's
+/// foreign keys: `l_orderkey` 0.25, `o_custkey` 0.07).
+const REPEATING_MAX_SHARE: f64 = 0.5;
 
 /// [`plan`] for `target`.
 pub fn plan_for(root: &LogicalPlan, catalog: &dyn Catalog, target: Target) -> PlannedQuery {
@@ -351,7 +355,7 @@ impl Planner<'_> {
                     range: ci.min.zip(ci.max),
                     dictionary: ci.dictionary.then_some(ci.distinct),
                     distinct: Some(ci.distinct),
-                    unique: if share >= UNIQUE_MIN_SHARE { Some(true) } else if share < 0.5 { Some(false) } else { None },
+                    unique: if share >= UNIQUE_MIN_SHARE { Some(true) } else if share < REPEATING_MAX_SHARE { Some(false) } else { None },
                 }
             })
             .collect();
@@ -483,6 +487,7 @@ impl Planner<'_> {
                 // Group keys keep their statistics; dictionary encoding survives only a
                 // perfect-hash aggregation (a hash table returns plain strings).
                 let perfect = matches!(strategy, GroupStrategy::Perfect { .. });
+                let single_key = group_by.len() == 1;
                 let key_stats: Vec<ColStats> = group_by
                     .iter()
                     .map(|e| {
@@ -490,6 +495,9 @@ impl Planner<'_> {
                         if !perfect {
                             st.dictionary = None;
                         }
+                        // One group a value: a lone key is unique; of several keys each
+                        // may repeat, unless it was unique already.
+                        st.unique = if single_key { Some(true) } else { st.unique.filter(|&u| u) };
                         st
                     })
                     .collect();
@@ -695,10 +703,10 @@ impl Planner<'_> {
         }
     }
 
-    /// Ends `build` in a hash table on `keys` that keeps every column; returns the
-    /// table and what the stream was: its columns, their statistics and its rows.
-    /// Builds `build` into a new table on `keys`; a `membership` table only answers
-    /// whether a key is there (semi/anti probes without a residual): no payload.
+    /// Ends `build` in a hash table on `keys` that keeps every column as payload — or,
+    /// as a `membership` table (for semi/anti probes without a residual), only answers
+    /// whether a key is there and keeps none; returns the table and what the stream was:
+    /// its columns, their statistics and its rows.
     fn build_table(&mut self, build: Stream, keys: Vec<Expr>, nulls_equal: bool, membership: bool) -> (usize, Vec<Field>, Vec<ColStats>, f64) {
         let table = self.next_table;
         self.next_table += 1;

@@ -43,16 +43,12 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
     b.params.push(Param::Out(Out::BuildRows));
     let s = b.var(CType::LongLong, "s", cx!["(long long)(", k, format!(") - {min}LL")]);
     b.reject_flagged(cx![&s, " < 0 || ", &s, format!(" >= {slots}LL")], 1);
-    let claimed = cx!["atomicCAS((int*)&out_rows[", &s, "], 0, (int)(", CExpr::row(), " + 1)) != 0"];
-    if h.membership {
-        b.reject(claimed);
-    } else {
-        b.reject_flagged(claimed, 2);
-    }
+    reject_repeated(b, h, cx!["atomicCAS((int*)&out_rows[", &s, "], 0, (int)(", CExpr::row(), " + 1)) != 0"]);
     b.effect(cx!["atomicOr(&out_bits[", &s, " >> 5], 1u << (", &s, " & 31));"]);
     let payload = write_payload(b, h, &s)?;
     b.params.push(Param::Out(Out::BuildBitmap));
-    Ok(SinkLayout::Build { table: GpuTable { min: *min, slots, hashed: None, payload, pass_permille: pass_permille(h.estimated_rows, pipeline) } })
+    let table = GpuTable { min: *min, slots, hashed: None, payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership };
+    Ok(SinkLayout::Build { table })
 }
 
 /// An open-addressing build: each row claims the slot of its packed key and writes its
@@ -76,15 +72,21 @@ fn hashed(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>], pip
     b.params.push(Param::Out(Out::Keys));
     b.reject_flagged(cx!["!(", in_range, ")"], 1);
     let s = b.var(CType::LongLong, "s", cx![format!("tessera_hash_insert_unique(out_keys, {}ull, ", slots - 1), word, ")"]);
-    if h.membership {
-        b.reject(cx![&s, " == -1LL"]);
-    } else {
-        b.reject_flagged(cx![&s, " == -1LL"], 2);
-    }
+    reject_repeated(b, h, cx![&s, " == -1LL"]);
     b.reject_flagged(cx![&s, " < 0LL"], 1);
     let payload = write_payload(b, h, &s)?;
-    let table = GpuTable { min: 0, slots, hashed: Some(pack), payload, pass_permille: pass_permille(h.estimated_rows, pipeline) };
+    let table = GpuTable { min: 0, slots, hashed: Some(pack), payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership };
     Ok(SinkLayout::Build { table })
+}
+
+/// Drops a row whose key is in the table already (`repeated`): quietly for a membership
+/// table, else raising `flags[2]` (the query goes to the CPU, whose joins take 1:N).
+fn reject_repeated(b: &mut Builder<'_>, h: &HashBuild, repeated: CExpr) {
+    if h.membership {
+        b.reject(repeated);
+    } else {
+        b.reject_flagged(repeated, 2);
+    }
 }
 
 /// Writes the row's payload columns at slot `s` of the table's payload arrays; their

@@ -14,9 +14,9 @@ pub enum Width {
     I32,
     /// `int64_t` (64-bit integers, decimals of at most 18 digits).
     I64,
-    /// A string column without a dictionary, as Arrow keeps it: `int64_t` offsets (rows
-    /// + 1 of them, `col{i}`) into UTF-8 bytes (`col{i}_bytes`). Only string functions
-    /// read it (`LIKE`); it is never a value of the row layout.
+    /// A string column without a dictionary, as Arrow keeps it: `int64_t` offsets, one
+    /// more than rows (`col{i}`), into UTF-8 bytes (`col{i}_bytes`). Only string
+    /// functions read it (`LIKE`); it is never a value of the row layout.
     Str,
 }
 
@@ -138,6 +138,9 @@ pub struct GpuTable {
     /// Estimated share of the build side's table that is in the table, per mille: the
     /// share of probe rows a foreign-key join lets through. Orders the probes.
     pub pass_permille: u32,
+    /// A membership table: one entry per distinct key however often the build side
+    /// repeats it, no payload; only semi/anti probes without a residual may read it.
+    pub membership: bool,
 }
 
 /// The arrays a sink writes (the kernel's `Out` parameters, see `abi.rs`).

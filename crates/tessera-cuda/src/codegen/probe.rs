@@ -164,10 +164,12 @@ pub fn lookup(b: &mut Builder<'_>, t: &GpuTable, probe: usize, key: CExpr, narro
 /// probes whose test ran already.
 ///
 /// A residual predicate (over the input layout and the build's payload) decides a key
-/// match as well. GPU tables hold one build row per key (a duplicate key sends the query
-/// to the CPU), so a match is that one row: an inner join gathers its payload and tests
-/// the residual as a filter; a semi or anti join tests `found && residual`, gathering
-/// the payload inside the test, only for rows whose key matched.
+/// match as well. GPU tables other than membership tables hold one build row per key (a
+/// duplicate key sends the query to the CPU), so a match is that one row: an inner join
+/// gathers its payload and tests the residual as a filter; a semi or anti join tests
+/// `found && residual`, gathering the payload inside the test, only for rows whose key
+/// matched. A membership table (no payload, repeated keys one entry) answers only semi
+/// and anti probes without a residual.
 pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hoisted: &HashMap<usize, CExpr>, fields: &[Field]) -> Lowered<()> {
     if p.null_aware || p.nulls_equal {
         return Err(Reason::ProbeShape);
@@ -178,8 +180,11 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
     if t.hashed.is_none() && p.keys.len() != 1 {
         return Err(Reason::Inconsistent("a dense table probed on several keys".into()));
     }
-    if p.residual.is_some() && t.payload.len() != p.build_fields.len() {
-        return Err(Reason::Inconsistent(format!("a residual over {} build columns of a table holding {}", p.build_fields.len(), t.payload.len())));
+    if t.membership && (p.kind == JoinKind::Inner || p.residual.is_some()) {
+        return Err(Reason::Inconsistent("a membership table probed for its rows".into()));
+    }
+    if (p.kind == JoinKind::Inner || p.residual.is_some()) && t.payload.len() != p.build_fields.len() {
+        return Err(Reason::Inconsistent(format!("a probe reading {} build columns of a table holding {}", p.build_fields.len(), t.payload.len())));
     }
     for (j, pc) in t.payload.iter().enumerate() {
         b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });

@@ -50,11 +50,6 @@ pub enum Reason {
         /// Its type.
         ty: Type,
     },
-    /// A string column that is not dictionary-encoded.
-    StringColumn {
-        /// The column.
-        column: String,
-    },
     /// A string column without a dictionary read other than by `LIKE`.
     RawString,
     /// A LIKE the GPU does not match (ILIKE, an escape character, a non-column operand).
@@ -144,7 +139,6 @@ impl fmt::Display for Reason {
         match self {
             Reason::IntermediateSource => write!(f, "source is an intermediate result"),
             Reason::ColumnType { column, ty } => write!(f, "column {column} of type {ty}"),
-            Reason::StringColumn { column } => write!(f, "string column {column} is not dictionary-encoded"),
             Reason::RepeatedBuildKeys => write!(f, "build keys repeat (1:N joins are not on the GPU yet)"),
             Reason::RawString => write!(f, "a string column without a dictionary read other than by LIKE"),
             Reason::Like(what) => write!(f, "{what} on the GPU"),
