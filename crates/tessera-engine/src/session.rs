@@ -452,13 +452,19 @@ impl Session {
     /// probes it (TPC-H q22's customers, whose phone prefixes keep them on the CPU, are
     /// marked faster than orders are built into a membership table there).
     fn plan_optimized(&self, optimized: &LogicalPlan) -> Result<tessera_plan::PlannedQuery> {
-        Ok(match self.plan_target()? {
+        self.plan_shaped(optimized, self.plan_target()?)
+    }
+
+    /// The pipeline plan of an optimized logical plan for `target`, or (None) for the
+    /// target whose placement puts more table rows on the GPU (see [`Session::plan_optimized`]).
+    fn plan_shaped(&self, optimized: &LogicalPlan, target: Option<tessera_plan::Target>) -> Result<tessera_plan::PlannedQuery> {
+        Ok(match target {
             Some(target) => tessera_plan::plan_for(optimized, &StoreCatalog, target),
             None => {
                 let device = self.device()?;
                 let gpu = tessera_plan::plan_for(optimized, &StoreCatalog, tessera_plan::Target::Gpu);
                 let cpu = tessera_plan::plan_for(optimized, &StoreCatalog, tessera_plan::Target::Cpu);
-                if gpu.plan.to_string() != cpu.plan.to_string() && self.executor.gpu_rows(&gpu.plan, device) > self.executor.gpu_rows(&cpu.plan, device) {
+                if gpu.plan != cpu.plan && self.executor.gpu_rows(&gpu.plan, device) > self.executor.gpu_rows(&cpu.plan, device) {
                     gpu
                 } else {
                     cpu
@@ -481,11 +487,11 @@ impl Session {
     async fn placed_plan(&self, sql: &str, target: Option<tessera_plan::Target>) -> Result<tessera_ir::QueryPlan> {
         let plan = self.ctx.state().create_logical_plan(sql).await.map_err(from_df)?;
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
-        let planned = match target {
-            Some(t) => tessera_plan::plan_for(&optimized, &StoreCatalog, t),
-            None => self.plan_optimized(&optimized)?,
+        let target = match target {
+            Some(t) => Some(t),
+            None => self.plan_target()?,
         };
-        let mut plan = planned.plan;
+        let mut plan = self.plan_shaped(&optimized, target)?.plan;
         self.executor.place(&mut plan, self.device()?);
         Ok(plan)
     }

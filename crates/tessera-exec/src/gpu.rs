@@ -615,9 +615,9 @@ impl GpuRuntime {
         drop(d_consts);
         let bytes: u64 = col_bufs.iter().map(|b| b.bytes() as u64).sum();
         let mut report = GpuRun { bytes, rows: table.rows as u64, ..GpuRun::new(p.id) };
-        let since = |started: Instant| started.elapsed().as_secs_f64() * 1e3;
-        report.phases.push(("columns found and outputs allocated", allocated.duration_since(started).as_secs_f64() * 1e3));
-        report.phases.push(("launched", since(started)));
+        let ms = |at: Instant| at.duration_since(started).as_secs_f64() * 1e3;
+        report.phases.push(("columns found and outputs allocated", ms(allocated)));
+        report.phases.push(("launched", ms(Instant::now())));
         if let (SinkLayout::Build { table: shape }, Sink::HashBuild(b)) = (&kernel.sink, &p.sink) {
             // A build's table stays on the GPU for the pipelines probing it, queued behind
             // it on the same stream: nothing to wait for here.
@@ -643,7 +643,7 @@ impl GpuRuntime {
                 let scalar = keys.is_empty() && hashed.is_none();
                 let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, accumulators)));
                 let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, hashed.is_some(), sort)?;
-                report.phases.extend(groups.marks.iter().map(|&(name, at)| (name, at.duration_since(started).as_secs_f64() * 1e3)));
+                report.phases.extend(groups.marks.iter().map(|&(name, at)| (name, ms(at))));
                 if groups.sorted {
                     if let Some(s) = state.sorts.get(&p.id) {
                         state.sorted.insert(s.pipeline);
@@ -721,7 +721,7 @@ impl GpuRuntime {
                     }
                 }
                 let columns = tessera_cpu::parallel::on_threads(builds, |b| b())?;
-                report.phases.push(("columns built", since(started)));
+                report.phases.push(("columns built", ms(Instant::now())));
                 let rows = order.len();
                 report.rows_out = rows as u64;
                 self.report(report, started);
@@ -909,8 +909,7 @@ impl GpuRuntime {
         let head = groups.min(COMPACT_HEAD_RECORDS);
         let mut bytes = self.finish(state, &[(out_ptr, 8 * (1 + head * width))])?.swap_remove(0);
         let mut marks = vec![("kernels waited for", Instant::now())];
-        let word = |b: &[u8], i: usize| if b.len() >= 8 * (i + 1) { word_at(b, i) } else { 0 };
-        let present = word(&bytes, 0) as usize;
+        let present = if bytes.len() >= 8 { word_at(&bytes, 0) as usize } else { 0 };
         if present > groups {
             return Err(TesseraError::Internal(format!("{present} group records counted in {groups} groups")));
         }
@@ -935,7 +934,7 @@ impl GpuRuntime {
         let perm: Option<Vec<usize>> = (!sorted && !hashed).then(|| {
             let mut at = vec![usize::MAX; groups];
             for i in 0..present {
-                if let Some(a) = at.get_mut(word(&bytes, 1 + i * width) as usize) {
+                if let Some(a) = at.get_mut(word_at(&bytes, 1 + i * width) as usize) {
                     *a = i;
                 }
             }

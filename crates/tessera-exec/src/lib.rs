@@ -235,7 +235,7 @@ impl Executor {
         let placement = match (device, self.gpu()) {
             (DevicePref::Cpu, _) => None,
             (_, None) => None,
-            (_, Some(gpu)) => self.placement(gpu, plan, device).ok(),
+            (_, Some(gpu)) => self.cached_placement(gpu, plan, device).ok(),
         };
         for step in plan.steps.iter_mut() {
             if let Step::Pipeline(p) = step {

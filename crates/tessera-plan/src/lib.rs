@@ -151,10 +151,10 @@ pub enum Target {
 pub const GPU_UNIQUE_BUILD_MAX_ROWS: f64 = (1u64 << 26) as f64;
 
 /// A column whose distinct count is at least this share of its table's rows is taken
-/// as unique… The count comes from
-/// a HyperLogLog sketch of 1024 registers (standard error about 3%), so a unique column
-/// can read 6% or more below its rows; taking a column with some repeats for unique
-/// costs only a GPU build that finds a duplicate and hands the query to the CPU.
+/// as unique… The count comes from a HyperLogLog sketch of 1024 registers (standard
+/// error about 3%), so a unique column can read 6% or more below its rows; taking a
+/// column with some repeats for unique costs only a GPU build that finds a duplicate and
+/// hands the query to the CPU.
 const UNIQUE_MIN_SHARE: f64 = 0.85;
 /// …and one whose distinct count is below this share of its rows as repeating (TPC-H's
 /// foreign keys: `l_orderkey` 0.25, `o_custkey` 0.07).

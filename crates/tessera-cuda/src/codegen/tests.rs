@@ -749,16 +749,9 @@ fn like_over_strings_without_a_dictionary_matches_their_bytes() {
     }
     // Its bytes as a build payload (values of the row layout): refused where it loads.
     let (mut p, cols) = like_pipeline("a%", false, false);
-    p.sink = Sink::HashBuild(tessera_ir::HashBuild {
-        table: 0,
-        keys: vec![Expr::col(0, "k")],
-        payload: vec![2],
-        strategy: BuildStrategy::Perfect { min: 0, max: 9 },
-        nulls_equal: false,
-        estimated_rows: 10,
-        membership: false,
-        repeated_keys: false,
-    });
+    p.sink = build_pipeline().sink;
+    let Sink::HashBuild(h) = &mut p.sink else { unreachable!() };
+    h.payload = vec![2];
     let r = generate(&p, &cols, &[]).unwrap_err();
     assert_eq!(r.iter().map(|u| &u.reason).collect::<Vec<_>>(), vec![&Reason::RawString], "{r:?}");
 }
