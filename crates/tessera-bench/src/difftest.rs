@@ -257,7 +257,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 68;
+pub const TEMPLATES: usize = 72;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -528,6 +528,32 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             "SELECT d1.cat, COUNT(*) FROM d1 WHERE d1.d1k IN (SELECT k1 FROM f WHERE t LIKE '{}' AND v > {}) GROUP BY d1.cat",
             like_pattern(rng),
             v(rng)
+        ),
+        // 1:N joins (on the GPU: chained tables): both sides' keys repeat, so the build
+        // has several rows a key and each probe row expands into its matches; skewed
+        // keys (80% of f.k2 is 7); EXISTS / NOT EXISTS with a residual over repeated
+        // keys (a walk along the matches until the residual holds, TPC-H q21); a probe
+        // after the expansion.
+        68 => format!(
+            "SELECT a.k2, COUNT(*), SUM(b.v), MAX(b.m) FROM f a JOIN f b ON a.k1 = b.k1 WHERE a.v < {} AND b.k2 <> {} GROUP BY a.k2",
+            rng.range(-1_000_000, -960_000),
+            k2(rng)
+        ),
+        69 => format!(
+            "SELECT b.k1, COUNT(*), SUM(a.v), MIN(b.day) FROM f a JOIN f b ON a.k2 = b.k2 WHERE a.id <= {} AND b.v > {} GROUP BY b.k1",
+            rng.range(0, 20),
+            v(rng)
+        ),
+        70 => format!(
+            "SELECT COUNT(*), SUM(a.v) FROM f a WHERE a.v < {} AND {} (SELECT 1 FROM f b WHERE b.k1 = a.k1 AND b.k2 <> a.k2 AND b.v > {})",
+            rng.range(-1_000_000, -900_000),
+            rng.pick(&["EXISTS", "NOT EXISTS"]),
+            rng.range(-1_000_000, 1_100_000)
+        ),
+        71 => format!(
+            "SELECT d1.region, d2.tag, COUNT(*), SUM(d2.z), SUM(f.m) FROM f JOIN d2 ON f.k2 = d2.d2k JOIN d1 ON f.k1 = d1.d1k \
+             WHERE d1.cat < {} GROUP BY d1.region, d2.tag",
+            cat(rng)
         ),
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),

@@ -321,8 +321,10 @@ fn q13_counts_orders_before_joining_customers() {
 /// Plans shaped for the GPU (`Target::Gpu`): an inner join whose smaller side's keys
 /// repeat builds the side whose keys are unique (TPC-H q12 builds orders, not its
 /// lineitems), and a semi join without a residual builds a membership table of the
-/// large side (q04's lineitems, no payload) instead of marking the small side. The same
-/// queries planned for the CPU keep the smaller build and the marking.
+/// large side (q04's lineitems, no payload) instead of marking the small side; with a
+/// residual (q21's EXISTS and NOT EXISTS) a chained table of lineitem's repeated order
+/// keys, with the payload the residual reads. The same queries planned for the CPU keep
+/// the smaller build and the marking.
 #[test]
 fn plans_for_the_gpu_build_unique_keys_and_membership_tables() {
     let (_d, gpu, _s) = plans_for(Suite::Tpch, tessera_engine::Target::Gpu);
@@ -343,4 +345,15 @@ fn plans_for_the_gpu_build_unique_keys_and_membership_tables() {
     assert!(!q04.pipelines().any(|p| matches!(p.sink, Sink::MarkBuild(_))), "{q04}");
     assert!(builds(&q04).iter().any(|(t, h)| t == "lineitem" && h.membership && h.payload.is_empty()), "{q04}");
     assert!(find(&cpu, "q04").pipelines().any(|p| matches!(p.sink, Sink::MarkBuild(_))));
+    let q21 = find(&gpu, "q21");
+    assert!(!q21.pipelines().any(|p| matches!(p.sink, Sink::MarkBuild(_))), "{q21}");
+    let chained = builds(&q21).into_iter().filter(|(t, h)| t == "lineitem" && h.repeated_keys && !h.membership && !h.payload.is_empty()).count();
+    assert_eq!(chained, 2, "{q21}");
+    let residual_probes = q21
+        .pipelines()
+        .flat_map(|p| p.operators.iter())
+        .filter(|o| matches!(o, tessera_ir::Operator::Probe(p) if matches!(p.kind, tessera_ir::JoinKind::Semi | tessera_ir::JoinKind::Anti) && p.residual.is_some()))
+        .count();
+    assert_eq!(residual_probes, 2, "{q21}");
+    assert_eq!(find(&cpu, "q21").pipelines().filter(|p| matches!(p.sink, Sink::MarkBuild(_))).count(), 2);
 }

@@ -188,15 +188,38 @@ enum TableIndex {
     Bitmap(DeviceBuffer<u32>),
     /// A hashed table's packed keys, one word per slot.
     Keys(DeviceBuffer<u64>),
+    /// A chained table's (1:N) keys when hashed, its chain heads (`int32` per slot and
+    /// one more, −1 where no row is: stored two a word) and its links (`int32` per build
+    /// row).
+    Chain { keys: Option<DeviceBuffer<u64>>, heads: DeviceBuffer<u64>, next: DeviceBuffer<i32> },
 }
 
 impl TableIndex {
+    /// The bitmap or the keys (0: a dense chained table has neither).
     fn ptr(&self, device: &GpuDevice) -> u64 {
         match self {
             TableIndex::Bitmap(b) => b.as_slice().device_ptr(device.stream()).0,
-            TableIndex::Keys(k) => k.as_slice().device_ptr(device.stream()).0,
+            TableIndex::Keys(k) | TableIndex::Chain { keys: Some(k), .. } => k.as_slice().device_ptr(device.stream()).0,
+            TableIndex::Chain { keys: None, .. } => 0,
         }
     }
+
+    /// A chained table's heads and links (0, 0 for other tables).
+    fn chain_ptrs(&self, device: &GpuDevice) -> (u64, u64) {
+        match self {
+            TableIndex::Chain { heads, next, .. } => (heads.as_slice().device_ptr(device.stream()).0, next.as_slice().device_ptr(device.stream()).0),
+            _ => (0, 0),
+        }
+    }
+}
+
+/// A probed table as a kernel's parameters see it: payload arrays, bitmap or keys,
+/// chain heads and links.
+struct Probed {
+    payload: Vec<u64>,
+    index: u64,
+    heads: u64,
+    next: u64,
 }
 
 /// Per query: tables built on the GPU and dictionaries by id.
@@ -246,6 +269,8 @@ enum OutSlot {
     BuildPayload(usize),
     BuildBitmap,
     Keys,
+    Heads,
+    Next,
     Accumulators(usize),
     Counts(usize),
     Seen,
@@ -260,6 +285,8 @@ impl OutSlot {
             Out::BuildPayload { column, .. } => OutSlot::BuildPayload(*column),
             Out::BuildBitmap => OutSlot::BuildBitmap,
             Out::Keys => OutSlot::Keys,
+            Out::Heads => OutSlot::Heads,
+            Out::Next => OutSlot::Next,
             Out::Accumulators { aggregate, .. } => OutSlot::Accumulators(*aggregate),
             Out::Counts { aggregate } => OutSlot::Counts(*aggregate),
             Out::Seen => OutSlot::Seen,
@@ -479,11 +506,12 @@ impl GpuRuntime {
         let col_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.ptr(dev)).collect();
         let byte_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.bytes_ptr(dev)).collect();
         // Per probe (operator order): its table's payload arrays and bitmap.
-        let mut probed: Vec<(Vec<u64>, u64)> = Vec::new();
+        let mut probed: Vec<Probed> = Vec::new();
         for op in &p.operators {
             if let Operator::Probe(pr) = op {
                 let t = state.tables.get(&pr.table).ok_or_else(|| TesseraError::Internal("GPU table missing".into()))?;
-                probed.push((t.payload.iter().map(|b| b.ptr(dev)).collect(), t.index.ptr(dev)));
+                let (heads, next) = t.index.chain_ptrs(dev);
+                probed.push(Probed { payload: t.payload.iter().map(|b| b.ptr(dev)).collect(), index: t.index.ptr(dev), heads, next });
             }
         }
         // Sink outputs. Accumulators are all 64-bit words (MIN/MAX hold i64 bits).
@@ -498,16 +526,34 @@ impl GpuRuntime {
         let mut out_ptrs: Vec<(OutSlot, u64)> = Vec::new();
         match &kernel.sink {
             SinkLayout::Build { table: shape } => {
+                // Payload by slot, or by build row in a chained table.
+                let len = shape.chain.map_or(shape.slots, |rows| rows.max(1));
                 for (j, pc) in shape.payload.iter().enumerate() {
                     let b = match pc.width {
-                        Width::I32 => GpuBuf::I32(dev.memory().alloc::<i32>(shape.slots)?),
-                        Width::I64 => GpuBuf::I64(dev.memory().alloc::<i64>(shape.slots)?),
+                        Width::I32 => GpuBuf::I32(dev.memory().alloc::<i32>(len)?),
+                        Width::I64 => GpuBuf::I64(dev.memory().alloc::<i64>(len)?),
                         Width::Str => return Err(string_as_values()),
                     };
                     out_ptrs.push((OutSlot::BuildPayload(j), b.ptr(dev)));
                     out_bufs.push(b);
                 }
-                if shape.hashed.is_some() {
+                if shape.chain.is_some() {
+                    let keys = match shape.hashed {
+                        Some(_) => {
+                            let k = self.empty_keys(shape.slots)?;
+                            out_ptrs.push((OutSlot::Keys, k.as_slice().device_ptr(dev.stream()).0));
+                            Some(k)
+                        }
+                        None => None,
+                    };
+                    // Two int32 heads a word, all −1; one more head than slots (a dense
+                    // probe's keys outside the range read the last).
+                    let heads = self.empty_keys((shape.slots + 1).div_ceil(2))?;
+                    out_ptrs.push((OutSlot::Heads, heads.as_slice().device_ptr(dev.stream()).0));
+                    let next = dev.memory().alloc::<i32>(len)?;
+                    out_ptrs.push((OutSlot::Next, next.as_slice().device_ptr(dev.stream()).0));
+                    build = Some((None, TableIndex::Chain { keys, heads, next }));
+                } else if shape.hashed.is_some() {
                     let keys = self.empty_keys(shape.slots)?;
                     out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
                     build = Some((None, TableIndex::Keys(keys)));
@@ -579,9 +625,11 @@ impl GpuRuntime {
                 Param::Consts => Ok(consts_ptr),
                 Param::Column { column, .. } => col_ptrs.get(*column).copied().ok_or_else(|| missing("column")),
                 Param::Bytes { column } => byte_ptrs.get(*column).copied().filter(|&p| p != 0).ok_or_else(|| missing("string bytes")),
-                Param::Payload { probe, column, .. } => probed.get(*probe).and_then(|(p, _)| p.get(*column)).copied().ok_or_else(|| missing("payload")),
-                Param::Bitmap { probe } => probed.get(*probe).map(|(_, b)| *b).ok_or_else(|| missing("bitmap")),
-                Param::Keys { probe } => probed.get(*probe).map(|(_, k)| *k).ok_or_else(|| missing("keys")),
+                Param::Payload { probe, column, .. } => probed.get(*probe).and_then(|p| p.payload.get(*column)).copied().ok_or_else(|| missing("payload")),
+                Param::Bitmap { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("bitmap")),
+                Param::Keys { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("keys")),
+                Param::Heads { probe } => probed.get(*probe).map(|p| p.heads).filter(|&x| x != 0).ok_or_else(|| missing("chain heads")),
+                Param::Next { probe } => probed.get(*probe).map(|p| p.next).filter(|&x| x != 0).ok_or_else(|| missing("chain links")),
                 Param::Out(o) => {
                     let slot = OutSlot::of(o);
                     out_ptrs.iter().find(|(s, _)| *s == slot).map(|(_, p)| *p).ok_or_else(|| missing("output"))

@@ -136,11 +136,13 @@ pub enum Target {
     /// The CPU backend: inner joins build their smaller side, small semi/anti joins are
     /// run from the large side ([`MarkBuild`]).
     Cpu,
-    /// A GPU is there to run it: GPU hash tables hold one row per key, so an inner join
-    /// builds the side whose keys are unique when the other side's repeat (up to
-    /// [`GPU_UNIQUE_BUILD_MAX_ROWS`]), and a semi/anti join without a residual always
-    /// builds a membership table of the side it looks rows up in (never a [`MarkBuild`],
-    /// even when that side is much the larger: TPC-H q04's lineitems).
+    /// A GPU is there to run it: a GPU table of unique keys is one row a slot, cheaper to
+    /// probe than a chained one (a 1:N table), so an inner join builds the side whose
+    /// keys are unique when the other side's repeat (up to [`GPU_UNIQUE_BUILD_MAX_ROWS`]);
+    /// and a semi/anti join always builds the side it looks rows up in (never a
+    /// [`MarkBuild`], which the GPU does not run, even when that side is much the larger:
+    /// TPC-H q04's and q21's lineitems): a membership table without a residual, else a
+    /// table whose matches the probe walks until the residual holds.
     Gpu,
 }
 
@@ -575,9 +577,9 @@ impl Planner<'_> {
 
         let nulls_equal = j.null_equality == NullEquality::NullEqualsNull;
         if matches!(kind, JoinKind::Semi | JoinKind::Anti)
-            // For the GPU, a semi/anti join without a residual builds a membership table
-            // of the large side instead (GPU tables take its repeated keys as one entry).
-            && (self.target == Target::Cpu || residual.is_some())
+            // For the GPU, a semi/anti join builds the large side instead: a membership
+            // table (repeated keys one entry), or with a residual a chained table.
+            && self.target == Target::Cpu
             && !j.null_aware
             && !nulls_equal
             && probe.rows * MARK_BUILD_MIN_RATIO <= build.rows

@@ -63,6 +63,16 @@ pub enum Param {
         /// The probe (operator order).
         probe: usize,
     },
+    /// The chain heads of the chained table probe `probe` reads (`int32_t[slots + 1]`).
+    Heads {
+        /// The probe (operator order).
+        probe: usize,
+    },
+    /// The chain links of the chained table probe `probe` reads (`int32_t[rows]`).
+    Next {
+        /// The probe (operator order).
+        probe: usize,
+    },
     /// An array the sink writes.
     Out(Out),
     /// Literal `k` ([`Kernel::literals`]).
@@ -85,6 +95,10 @@ pub enum Out {
     BuildBitmap,
     /// A hashed build's or a hash aggregation's keys (`uint64_t[slots]`).
     Keys,
+    /// A chained build's chain heads (`int32_t[slots + 1]`, all −1 before the launch).
+    Heads,
+    /// A chained build's chain links (`int32_t[rows]`).
+    Next,
     /// Aggregate `aggregate`'s accumulators (`groups` of them).
     Accumulators {
         /// Index among the aggregates.
@@ -122,11 +136,15 @@ impl Param {
             Param::Payload { probe, column, width } => format!("const {}* __restrict__ h{probe}_p{column}", width.c()),
             Param::Bitmap { probe } => format!("const uint32_t* __restrict__ h{probe}_bits"),
             Param::Keys { probe } => format!("const unsigned long long* __restrict__ h{probe}_keys"),
+            Param::Heads { probe } => format!("const int* __restrict__ h{probe}_heads"),
+            Param::Next { probe } => format!("const int* __restrict__ h{probe}_next"),
             Param::Out(o) => match o {
                 Out::BuildRows => "int32_t* __restrict__ out_rows".into(),
                 Out::BuildPayload { column, width } => format!("{}* __restrict__ out_p{column}", width.c()),
                 Out::BuildBitmap => "uint32_t* __restrict__ out_bits".into(),
                 Out::Keys => "unsigned long long* __restrict__ out_keys".into(),
+                Out::Heads => "int* __restrict__ out_heads".into(),
+                Out::Next => "int* __restrict__ out_next".into(),
                 Out::Accumulators { aggregate, accumulator } => format!("{}* __restrict__ out_a{aggregate}", accumulator.c()),
                 Out::Counts { aggregate } => format!("unsigned long long* __restrict__ out_c{aggregate}"),
                 Out::Seen => "uint32_t* __restrict__ out_seen".into(),

@@ -3,8 +3,13 @@
 //! keys) or open addressing over packed keys ([`super::hash`]). A duplicate key raises
 //! `flags[2]`, a key outside the planned range (or a full table) `flags[1]`: the query
 //! then runs on the CPU, whose joins take 1:N matches. A membership table (read only by
-//! semi/anti probes) keeps one entry a key and takes repeated keys as they come; a build
-//! whose keys the statistics say repeat stays on the CPU from the start.
+//! semi/anti probes) keeps one entry a key and takes repeated keys as they come.
+//!
+//! A build whose keys the statistics say repeat (the build side of a 1:N join) makes a
+//! *chained* table instead ([`chained`]): the payload is stored at the build row's own
+//! number, and each key's rows are linked from the key's slot, so that a probe walks all
+//! its matches. One pass, one `atomicExch` per row; no counting pass, prefix scan and
+//! scatter (which would need the pipeline twice or its rows written out in between).
 
 use tessera_ir::{BuildStrategy, Field, HashBuild, Pipeline, Source, Type};
 
@@ -30,7 +35,7 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
         return Err(Reason::NullEqualBuild);
     }
     if h.repeated_keys && !h.membership {
-        return Err(Reason::RepeatedBuildKeys);
+        return chained(b, h, pipeline, fields);
     }
     let (min, max, key) = match (&h.strategy, h.keys.as_slice()) {
         (BuildStrategy::Perfect { min, max }, [key]) => (min, max, key),
@@ -47,7 +52,7 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
     b.effect(cx!["atomicOr(&out_bits[", &s, " >> 5], 1u << (", &s, " & 31));"]);
     let payload = write_payload(b, h, &s)?;
     b.params.push(Param::Out(Out::BuildBitmap));
-    let table = GpuTable { min: *min, slots, hashed: None, payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership };
+    let table = GpuTable { min: *min, slots, hashed: None, payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership, chain: None };
     Ok(SinkLayout::Build { table })
 }
 
@@ -75,7 +80,56 @@ fn hashed(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>], pip
     reject_repeated(b, h, cx![&s, " == -1LL"]);
     b.reject_flagged(cx![&s, " < 0LL"], 1);
     let payload = write_payload(b, h, &s)?;
-    let table = GpuTable { min: 0, slots, hashed: Some(pack), payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership };
+    let table = GpuTable { min: 0, slots, hashed: Some(pack), payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership, chain: None };
+    Ok(SinkLayout::Build { table })
+}
+
+/// A chained build (see the module doc): each row finds its key's slot (dense: key −
+/// min; hashed: claimed or found like a group's), writes its payload at its own row
+/// number and pushes that number on the slot's chain (`next[row]` = the old head).
+/// Build rows are numbered by the source's rows, so the arrays are as long as the
+/// source and the numbers 32-bit.
+fn chained(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[Field]) -> Lowered<SinkLayout> {
+    let rows = match &pipeline.source {
+        Source::Scan(scan) => scan.rows,
+        Source::Result { .. } => return Err(Reason::IntermediateSource),
+    };
+    if rows > i32::MAX as u64 {
+        return Err(Reason::ChainRows(rows));
+    }
+    if b.expanded {
+        // Build rows are numbered by source row: an expanded row is several.
+        return Err(Reason::ExpandedSink("a 1:N build"));
+    }
+    super::scan::prefetch(b, h.keys.iter().flat_map(|k| k.columns()).chain(h.payload.iter().copied()))?;
+    let (s, min, slots, hashed) = match (&h.strategy, h.keys.as_slice()) {
+        (BuildStrategy::Perfect { min, max }, [key]) => {
+            let slots = (max - min + 1) as usize;
+            let k = super::filter::expr(b, key, fields)?;
+            let s = b.var(CType::LongLong, "s", cx!["(long long)(", k, format!(") - {min}LL")]);
+            b.reject_flagged(cx![&s, " < 0 || ", &s, format!(" >= {slots}LL")], 1);
+            (s, *min, slots, None)
+        }
+        (BuildStrategy::Perfect { .. }, _) => return Err(Reason::Inconsistent("a perfect-hash build on several keys".into())),
+        (BuildStrategy::Hash { key_ranges }, _) => {
+            if let Some(k) = h.keys.iter().find(|k| k.ty(fields) == Type::Utf8) {
+                return Err(Reason::HashKey(format!("{k}: strings as join keys")));
+            }
+            let pack = KeyPack::plan(&h.keys, key_ranges, fields, &b.dicts)?;
+            let slots = usize::try_from(table_slots(rows)).map_err(|_| Reason::TableSlots(usize::MAX))?;
+            let (word, in_range) = super::hash::pack(b, &pack, &h.keys, fields)?;
+            b.params.push(Param::Out(Out::Keys));
+            b.reject_flagged(cx!["!(", in_range, ")"], 1);
+            let s = b.var(CType::LongLong, "s", cx![format!("tessera_hash_find_or_insert(out_keys, {}ull, ", slots - 1), word, ")"]);
+            b.reject_flagged(cx![&s, " < 0LL"], 1);
+            (s, 0, slots, Some(pack))
+        }
+    };
+    b.params.push(Param::Out(Out::Heads));
+    b.params.push(Param::Out(Out::Next));
+    b.effect(cx!["out_next[", CExpr::row(), "] = atomicExch(&out_heads[", &s, "], (int)", CExpr::row(), ");"]);
+    let payload = write_payload(b, h, &CExpr::row())?;
+    let table = GpuTable { min, slots, hashed, payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: false, chain: Some(rows as usize) };
     Ok(SinkLayout::Build { table })
 }
 

@@ -4,7 +4,7 @@
 //! sinks) add statements through it.
 
 use super::abi::Param;
-use super::ir::{Branch, CExpr, CType, KernelIr, Load, Piece, Scope, Stmt, Value, ValueId};
+use super::ir::{Branch, CExpr, CType, Chain, KernelIr, Load, Piece, Scope, Stmt, Value, ValueId};
 use super::layout::{DictRef, GpuColumn, Width};
 use super::unsupported::Reason;
 
@@ -45,6 +45,8 @@ pub struct Builder<'a> {
     pub consts: Vec<i64>,
     /// Parameters after the source columns: per probe its arrays, then the sink's.
     pub params: Vec<Param>,
+    /// Whether an [`Stmt::Expand`] was lowered (a kernel expands its items once).
+    pub expanded: bool,
     tmp: usize,
 }
 
@@ -63,6 +65,7 @@ impl<'a> Builder<'a> {
             literals: literal_params.then(Vec::new),
             consts: Vec::new(),
             params: Vec::new(),
+            expanded: false,
             tmp: 0,
         }
     }
@@ -147,12 +150,41 @@ impl<'a> Builder<'a> {
     /// item (so only the branch taken runs, as SQL wants). What the branch loads or
     /// computes stays inside it; its literals and consts are the kernel's.
     pub fn branch(&mut self, f: impl FnOnce(&mut Self) -> Lowered<CExpr>) -> Lowered<CExpr> {
+        self.branch_over(None, f)
+    }
+
+    /// Whether the condition `f` lowers holds for any row of a chain from `first` along
+    /// `next` (a 1:N table's matches of the item's key): `f` gets the C variable holding
+    /// the row. Lowered like a CASE branch, in a loop that stops at the first row for
+    /// which it holds.
+    pub fn any_in_chain(&mut self, first: CExpr, next: String, f: impl FnOnce(&mut Self, CExpr) -> Lowered<CExpr>) -> Lowered<CExpr> {
+        let var = self.fresh("m");
+        let row = CExpr::text(var.clone());
+        let chain = Chain { var, first, next };
+        self.branch_over(Some(chain), |b| f(b, row))
+    }
+
+    /// Makes each item one item per row of the chain from `first` along `next`; the
+    /// value holding the row.
+    pub fn expand(&mut self, first: CExpr, next: String) -> Lowered<CExpr> {
+        if self.expanded || self.in_branch() {
+            return Err(Reason::SecondExpansion);
+        }
+        self.expanded = true;
+        let name = self.fresh("m");
+        let id = ValueId(self.ir.values.len());
+        self.ir.values.push(Value { name, ty: CType::Int, scope: Scope::Item });
+        self.push(Stmt::Expand { first, next, matched: id });
+        Ok(CExpr::value(id))
+    }
+
+    fn branch_over(&mut self, over: Option<Chain>, f: impl FnOnce(&mut Self) -> Lowered<CExpr>) -> Lowered<CExpr> {
         let saved = (self.layout.clone(), self.dicts.clone(), self.loaded.clone(), self.column_values.clone(), self.pass);
         self.branches.push(Vec::new());
         let result = f(self);
         let stmts = self.branches.pop().unwrap_or_default();
         (self.layout, self.dicts, self.loaded, self.column_values, self.pass) = saved;
         let value = result?;
-        Ok(if stmts.is_empty() { value } else { CExpr(vec![Piece::Branch(Box::new(Branch { stmts, result: value }))]) })
+        Ok(if stmts.is_empty() && over.is_none() { value } else { CExpr(vec![Piece::Branch(Box::new(Branch { stmts, result: value, over }))]) })
     }
 }

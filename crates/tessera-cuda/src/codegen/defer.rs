@@ -12,12 +12,20 @@
 //! Only for sinks that aggregate into a shared `GroupTable::Direct`: with global atomics
 //! the 32 lanes' atomics on a few hot L2 lines made it slower (measured on an H200,
 //! `benchmarks/results/README.md`, "Warp queues").
+//!
+//! The same queue expands rows at a 1:N join ([`expansion`]): each row that matches
+//! several build rows queues one entry per match, the warp's lanes walking their chains
+//! together (a ballot per step), and the rest of the pipeline runs on full warps of
+//! (row, match) entries. A row with a thousand matches thus never holds up its tile's
+//! other rows for more than the steps of its walk, and the pipeline after the join keeps
+//! its per-row code.
 
 use std::collections::HashSet;
 
 use super::aggregate::GroupTable;
-use super::ir::{KernelIr, Load, Scope, Stage, Stmt, Use, ValueId};
+use super::ir::{CExpr, KernelIr, Load, Scope, Stage, Stmt, Use, ValueId};
 use super::options::BLOCK_THREADS;
+use super::unsupported::Reason;
 
 /// The largest estimated share of rows passing a pipeline's row tests for which the rows
 /// that pass are queued. At 0.25 a warp's tile of 64 rows keeps 16 on average, half a
@@ -32,6 +40,17 @@ pub const DEFER_MAX_PASS: f64 = 0.25;
 /// tables SSB's queries have).
 pub const DEFER_MAX_BYTES: usize = 12 << 10;
 
+/// Entries a warp's queue holds when it expands rows: a step of the walk adds at most
+/// one entry a lane, and the queue drains whenever it holds 32.
+pub const EXPAND_CAPACITY: usize = 64;
+
+/// Shared memory a block may spend on the queues of an expansion: 24 KiB holds twelve
+/// 32-bit values an entry (the columns the rest of the pipeline reads, the match, the
+/// row number); with the largest shared group table a block then needs 41 KiB, and 5
+/// blocks of 128 threads stay resident per SM. More values than that keep the pipeline
+/// on the CPU (a reason says so).
+pub const EXPAND_MAX_BYTES: usize = 24 << 10;
+
 /// How a kernel's passing rows are queued.
 #[derive(Debug, Clone)]
 pub struct Deferral {
@@ -41,6 +60,52 @@ pub struct Deferral {
     pub row: bool,
     /// Rows a warp's queue holds: 32 per item of a thread, plus the 31 that may wait.
     pub capacity: usize,
+    /// The rows expand at a 1:N join here: one entry per match.
+    pub expand: Option<Expansion>,
+}
+
+/// Where the queue expands rows (from a [`Stmt::Expand`]).
+#[derive(Debug, Clone)]
+pub struct Expansion {
+    /// The first match of the item (a per-item value of the head).
+    pub first: CExpr,
+    /// The link array: the match after `m` is `next[m]` (−1: none).
+    pub next: String,
+    /// The value holding the match in the rest of the pipeline (queued per entry, one of
+    /// [`Deferral::live`]).
+    pub matched: ValueId,
+}
+
+/// Splits `stages` at the kernel's [`Stmt::Expand`] (a stage ends there, see
+/// `passes::stages`): the queue, the stages before, and the stages after (run on the
+/// queued (row, match) entries). None: the kernel does not expand rows.
+pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Vec<Stage>, Vec<Stage>), Reason>> {
+    let k = stages.iter().position(|st| st.iter().any(|s| matches!(s, Stmt::Expand { .. })))?;
+    let mut head: Vec<Stage> = stages[..=k].to_vec();
+    let (first, next, matched) = match head.last_mut().and_then(Vec::pop) {
+        Some(Stmt::Expand { first, next, matched }) => (first, next, matched),
+        _ => return Some(Err(Reason::Inconsistent("an expansion inside a stage".into()))),
+    };
+    if head.last().is_some_and(Vec::is_empty) {
+        head.pop();
+    }
+    let tail: Vec<Stage> = stages[k + 1..].to_vec();
+    let rest: Vec<Stmt> = tail.concat();
+    let row = super::passes::any_uses(&rest, Use::Row);
+    let mut defined: HashSet<ValueId> = head.concat().iter().filter_map(|s| if let Stmt::Def { value, .. } = s { Some(*value) } else { None }).collect();
+    defined.insert(matched);
+    let mut live: Vec<ValueId> = (0..ir.values.len())
+        .map(ValueId)
+        .filter(|v| ir.value(*v).scope == Scope::Item && defined.contains(v) && (*v == matched || super::passes::any_uses(&rest, Use::Value(*v))))
+        .collect();
+    live.sort();
+    let warps = (BLOCK_THREADS / 32) as usize;
+    let per_row = live.iter().map(|v| ir.value(*v).ty.bytes()).sum::<usize>() + if row { 8 } else { 0 };
+    let bytes = per_row * EXPAND_CAPACITY * warps;
+    if bytes > EXPAND_MAX_BYTES {
+        return Some(Err(Reason::ExpansionQueue(bytes)));
+    }
+    Some(Ok((Deferral { live, row, capacity: EXPAND_CAPACITY, expand: Some(Expansion { first, next, matched }) }, head, tail)))
 }
 
 /// Splits `stages` after the kernel's last row test when its passing rows are queued
@@ -87,5 +152,5 @@ pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u
     let capacity = 32 * (items as usize + 1);
     let warps = (BLOCK_THREADS / 32) as usize;
     let per_row = live.iter().map(|v| ir.value(*v).ty.bytes()).sum::<usize>() + if row { 8 } else { 0 };
-    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity }, head, tail))
+    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity, expand: None }, head, tail))
 }

@@ -101,6 +101,11 @@ pub enum Load {
     },
     /// The key in a hash aggregation's first slot for the item's group keys.
     GroupKey,
+    /// The first row of a chained table's chain for the item's key.
+    Heads {
+        /// The probe (operator order).
+        probe: usize,
+    },
 }
 
 /// A piece of a C expression.
@@ -116,13 +121,27 @@ pub enum Piece {
     Branch(Box<Branch>),
 }
 
-/// Statements of a CASE branch and the value they compute (`long long`).
+/// Statements of a CASE branch and the value they compute (`long long`); or, `over` a
+/// chain of build rows, whether the value is true for any of them (`bool`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Branch {
     /// The branch's statements (definitions of [`Scope::Local`] values).
     pub stmts: Vec<Stmt>,
     /// Its value.
     pub result: CExpr,
+    /// Evaluated once per row of a chain, until it holds.
+    pub over: Option<Chain>,
+}
+
+/// A walk along a chained table's rows with the same key (a 1:N join's matches).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chain {
+    /// The C variable holding the current build row (named in the branch's statements).
+    pub var: String,
+    /// The first row (−1: none).
+    pub first: CExpr,
+    /// The table's link array: `next[row]` is the row after `row` (−1: none).
+    pub next: String,
 }
 
 /// A C expression as pieces (see [`cx!`](crate::cx)).
@@ -162,6 +181,9 @@ impl CExpr {
                 Piece::Value(v) => f(Use::Value(*v)),
                 Piece::Row => f(Use::Row),
                 Piece::Branch(b) => {
+                    if let Some(c) = &b.over {
+                        c.first.for_each_use(f);
+                    }
                     for s in &b.stmts {
                         s.for_each_use(f);
                     }
@@ -260,6 +282,18 @@ pub enum Stmt {
     },
     /// A statement for its effect (atomics, stores), with its `;`.
     Effect(CExpr),
+    /// Every item becomes one item per row of a chain (a 1:N join's matches): `matched`
+    /// takes each row from `first` on (the statements after this one run once per row).
+    /// Ends a stage; the rest of the pipeline runs on a warp queue of (item, row) pairs
+    /// (`defer.rs`).
+    Expand {
+        /// The first row of the item's chain (at least 0: the item has a match).
+        first: CExpr,
+        /// The table's link array (`next[row]`, −1 at the end).
+        next: String,
+        /// The value that holds the row in the statements after.
+        matched: ValueId,
+    },
     /// Ends the stage: what follows is a new loop over the items.
     Cut,
 }
@@ -268,7 +302,7 @@ impl Stmt {
     /// Calls `f` for everything the statement uses.
     pub fn for_each_use(&self, f: &mut dyn FnMut(Use)) {
         match self {
-            Stmt::Def { expr, .. } | Stmt::Effect(expr) => expr.for_each_use(f),
+            Stmt::Def { expr, .. } | Stmt::Effect(expr) | Stmt::Expand { first: expr, .. } => expr.for_each_use(f),
             Stmt::Reject { cond, .. } => cond.for_each_use(f),
             Stmt::Cut => {}
         }
@@ -314,7 +348,7 @@ mod tests {
     #[test]
     fn expressions_know_what_they_use_branches_included() {
         let (a, b) = (ValueId(0), ValueId(1));
-        let branch = Branch { stmts: vec![Stmt::Def { value: b, expr: crate::cx!["col0[", CExpr::row(), "]"], load: None }], result: CExpr::value(b) };
+        let branch = Branch { stmts: vec![Stmt::Def { value: b, expr: crate::cx!["col0[", CExpr::row(), "]"], load: None }], result: CExpr::value(b), over: None };
         let e = crate::cx!["(", CExpr::value(a), " + ", CExpr(vec![Piece::Branch(Box::new(branch))]), ")"];
         assert!(e.uses(Use::Value(a)) && e.uses(Use::Value(b)) && e.uses(Use::Row));
         assert!(!crate::cx!["1 + 2"].uses(Use::Row));

@@ -124,7 +124,8 @@ pub struct KeyLayout {
 }
 
 /// A hash table built on the GPU: dense (slot = key − `min`, a membership bitmap) or,
-/// when `hashed`, open addressing over packed keys (`cuda/hash.cuh`).
+/// when `hashed`, open addressing over packed keys (`cuda/hash.cuh`); with one row per
+/// key, or chains of rows (`chain`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuTable {
     /// Smallest key (dense tables).
@@ -141,6 +142,11 @@ pub struct GpuTable {
     /// A membership table: one entry per distinct key however often the build side
     /// repeats it, no payload; only semi/anti probes without a residual may read it.
     pub membership: bool,
+    /// A table of repeated keys (a 1:N join's build side): the build source's rows. Its
+    /// payload arrays are indexed by build row (that many long), and each key's rows
+    /// form a chain: `heads[slot]` holds its last row, `next[row]` the row before it,
+    /// −1 ends it (`cuda/hash.cuh`). None: one row per key, payload indexed by slot.
+    pub chain: Option<usize>,
 }
 
 /// The arrays a sink writes (the kernel's `Out` parameters, see `abi.rs`).
@@ -149,6 +155,9 @@ pub enum SinkLayout {
     /// Dense: `rows` then one array per payload column, `slots` long, then the
     /// membership bitmap, `uint32_t[bitmap_words(slots)]`. Hashed: the keys
     /// (`uint64_t[slots]`, all `EMPTY_KEY` before the launch), then the payload arrays.
+    /// Chained (`table.chain`): hashed tables' keys, then `int32_t heads[slots + 1]`
+    /// and `int32_t next[rows]` (heads all −1 before the launch), then the payload
+    /// arrays, `rows` long.
     Build {
         /// The table's shape.
         table: GpuTable,

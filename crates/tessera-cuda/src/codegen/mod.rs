@@ -93,7 +93,12 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
     let mut lowered = lower(pipeline, cols, tables, options, eager)?;
     passes::drop_unread_payloads(&mut lowered.ir);
     let stages = passes::stages(&lowered.ir.stmts);
-    let (deferral, head, tail) = match defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass) {
+    let planned = match defer::expansion(&lowered.ir, &stages) {
+        Some(Ok(expanded)) => Some(expanded),
+        Some(Err(r)) => return Err(vec![Unsupported::new(Site::Kernel, r)]),
+        None => defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass),
+    };
+    let (deferral, head, tail) = match planned {
         Some((d, head, tail)) => (Some(d), head, tail),
         None => (None, stages, Vec::new()),
     };
@@ -186,14 +191,17 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         fields = out;
     }
     let source_rows = match &pipeline.source {
-        Source::Scan(scan) => scan.rows,
-        Source::Result { .. } => u64::MAX,
+        // Expanded rows are not bounded by the source's (sums then take 128 bits).
+        Source::Scan(scan) if !b.expanded => scan.rows,
+        _ => u64::MAX,
     };
     let sink = match &pipeline.sink {
         Sink::HashBuild(h) => build::lower(&mut b, h, pipeline, &fields).map(|l| (l, u64::MAX)),
         Sink::Aggregate(a) => aggregate::lower(&mut b, a, &fields, source_rows).map(|l| (l.layout, l.rows_limit)),
         Sink::Sort(_) => Err(Reason::Sort),
         Sink::MarkBuild(_) => Err(Reason::MarkBuild),
+        // Materialized rows have room for as many as the source has.
+        Sink::Materialize { .. } if b.expanded => Err(Reason::ExpandedSink("materializing rows")),
         Sink::Materialize { skip, fetch, .. } => materialize::lower(&mut b, &fields, *skip > 0 || fetch.is_some()).map(|l| (l, u64::MAX)),
     };
     let (sink, rows_limit, group_table) = match sink {

@@ -21,7 +21,8 @@ pub fn drop_unread_payloads(ir: &mut KernelIr) {
 }
 
 /// Cuts `stmts` into stages: a stage ends before the first statement that uses a value
-/// loaded from global memory in it (and at every [`Stmt::Cut`]), so a thread issues each
+/// loaded from global memory in it (and at every [`Stmt::Cut`], and after an
+/// [`Stmt::Expand`]), so a thread issues each
 /// load for all its items — together with every other load that does not depend on it —
 /// before any item waits for its value (Crystal's `BlockLoad` before `BlockPred`): each
 /// thread keeps `ITEMS` times as many loads in flight, which is what keeps HBM busy.
@@ -47,6 +48,11 @@ pub fn stages(stmts: &[Stmt]) -> Vec<Stage> {
             in_flight.insert(*value);
         }
         stage.push(s.clone());
+        // The statements after an expansion run on its queue (`defer.rs`).
+        if matches!(s, Stmt::Expand { .. }) {
+            in_flight.clear();
+            out.push(std::mem::take(&mut stage));
+        }
     }
     if !stage.is_empty() {
         out.push(stage);

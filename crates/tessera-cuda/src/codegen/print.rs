@@ -19,7 +19,7 @@
 use std::fmt::Write;
 
 use super::abi::{KERNEL_NAME, Param};
-use super::defer::Deferral;
+use super::defer::{Deferral, Expansion};
 use super::ir::{CExpr, KernelIr, Load, Piece, Scope, Stage, Stmt};
 use super::layout::GpuColumn;
 use super::options::BLOCK_THREADS;
@@ -168,6 +168,10 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
 /// rows still selected (`row`: their row numbers), and runs the rest (`tail`) on 32
 /// queued rows at a time.
 fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], tail: &[Stage], row: &str) {
+    if let Some(e) = &d.expand {
+        write_expansion(src, ir, d, e, decls, tail, row);
+        return;
+    }
     let mut push: String = d.live.iter().map(|v| format!(" tq_{n}[tq_w][at] = {n}[i];", n = ir.value(*v).name)).collect();
     if d.row {
         let _ = write!(push, " tq_row[tq_w][at] = {row};");
@@ -181,6 +185,33 @@ fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     let _ = writeln!(src, "        while (tq_n >= 32) {{");
     let _ = writeln!(src, "            tq_n -= 32;");
     write_drain(src, ir, d, decls, tail, "tq_n + (int)tq_lane", "true", "            ");
+    let _ = writeln!(src, "        }}");
+}
+
+/// After a tile's stages, at a 1:N join: each warp's lanes walk their items' chains of
+/// matches together, one step a round (a ballot), queueing an entry (the values the rest
+/// needs, the match) per step, and run the rest on 32 entries whenever the queue holds
+/// that many (see `defer.rs`).
+fn write_expansion(src: &mut String, ir: &KernelIr, d: &Deferral, e: &Expansion, decls: &[String], tail: &[Stage], row: &str) {
+    let mut push: String = d.live.iter().filter(|v| **v != e.matched).map(|v| format!(" tq_{n}[tq_w][at] = {n}[i];", n = ir.value(*v).name)).collect();
+    let _ = write!(push, " tq_{}[tq_w][at] = tq_m;", ir.value(e.matched).name);
+    if d.row {
+        let _ = write!(push, " tq_row[tq_w][at] = {row};");
+    }
+    let first = expr(ir, &e.first);
+    let _ = writeln!(src, "        #pragma unroll");
+    let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
+    let _ = writeln!(src, "            int tq_m = sel[i] ? {first} : -1;");
+    let _ = writeln!(src, "            while (true) {{");
+    let _ = writeln!(src, "                const unsigned int m = __ballot_sync(0xffffffffu, tq_m >= 0);");
+    let _ = writeln!(src, "                if (m == 0u) break;");
+    let _ = writeln!(src, "                if (tq_m >= 0) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} tq_m = __ldg(&{}[tq_m]); }}", e.next);
+    let _ = writeln!(src, "                tq_n += __popc(m);");
+    let _ = writeln!(src, "                if (tq_n >= 32) {{");
+    let _ = writeln!(src, "                    tq_n -= 32;");
+    write_drain(src, ir, d, decls, tail, "tq_n + (int)tq_lane", "true", "                    ");
+    let _ = writeln!(src, "                }}");
+    let _ = writeln!(src, "            }}");
     let _ = writeln!(src, "        }}");
 }
 
@@ -208,7 +239,21 @@ fn expr(ir: &KernelIr, e: &CExpr) -> String {
             Piece::Branch(b) => {
                 // Evaluated for the item by a lambda: only the branch taken runs.
                 let body: String = b.stmts.iter().map(|st| format!("{} ", stmt(ir, st))).collect();
-                let _ = write!(s, "([&]() -> long long {{ {body} return {}; }}())", expr(ir, &b.result));
+                match &b.over {
+                    None => {
+                        let _ = write!(s, "([&]() -> long long {{ {body} return {}; }}())", expr(ir, &b.result));
+                    }
+                    // Along a chain of matches, until one makes it hold.
+                    Some(c) => {
+                        let (m, next) = (&c.var, &c.next);
+                        let _ = write!(
+                            s,
+                            "([&]() -> bool {{ for (int {m} = {}; {m} >= 0; {m} = __ldg(&{next}[{m}])) {{ {body}if ({}) return true; }} return false; }}())",
+                            expr(ir, &c.first),
+                            expr(ir, &b.result)
+                        );
+                    }
+                }
             }
         }
     }
@@ -228,7 +273,8 @@ fn stmt(ir: &KernelIr, s: &Stmt) -> String {
         Stmt::Reject { cond, flag: None, .. } => format!("if ({}) {{ sel[i] = false; continue; }}", expr(ir, cond)),
         Stmt::Reject { cond, flag: Some(f), .. } => format!("if ({}) {{ flags[{f}] = 1ull; sel[i] = false; continue; }}", expr(ir, cond)),
         Stmt::Effect(e) => expr(ir, e),
-        Stmt::Cut => String::new(),
+        // Printed as the warp queue's expansion (`write_queue`).
+        Stmt::Cut | Stmt::Expand { .. } => String::new(),
     }
 }
 

@@ -65,7 +65,7 @@ pub fn hoistable(pipeline: &Pipeline, tables: &[GpuTable]) -> Vec<Hoisted> {
             Operator::Probe(p) => {
                 let simple = p.residual.is_none() && !p.null_aware && !p.nulls_equal && p.keys.len() == 1;
                 let kind_ok = matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti);
-                let dense = tables.get(probe).is_some_and(|t| t.hashed.is_none());
+                let dense = tables.get(probe).is_some_and(|t| t.hashed.is_none() && t.chain.is_none());
                 if let ([Expr::Column { index, .. }], true, true, true) = (p.keys.as_slice(), simple, kind_ok, dense) {
                     if let Some(c) = source.get(*index).copied().flatten() {
                         out.push(Hoisted { probe, column: c, anti: p.kind == JoinKind::Anti });
@@ -147,17 +147,22 @@ fn pass_rate(t: &GpuTable) -> f64 {
 /// `max - min`). A 32-bit key (`narrow`) against a table whose whole key range fits 32
 /// bits does the same in 32 bits.
 pub fn lookup(b: &mut Builder<'_>, t: &GpuTable, probe: usize, key: CExpr, narrow: bool) -> (CExpr, CExpr) {
+    let s = dense_slot(b, t, key, narrow);
+    let name = b.fresh("f");
+    let bit = cx![format!("((__ldg(&h{probe}_bits["), &s, " >> 5]) >> (", &s, " & 31)) & 1u) != 0"];
+    let found = b.def(CType::Bool, name, bit, Some(Load::Bitmap { probe }));
+    (s, found)
+}
+
+/// The slot of `key` in dense table `t`, `t.slots` when outside its range (see [`lookup`]).
+fn dense_slot(b: &mut Builder<'_>, t: &GpuTable, key: CExpr, narrow: bool) -> CExpr {
     let max = i64::try_from(t.slots).ok().and_then(|n| t.min.checked_add(n - 1));
     let range_fits = max.is_some_and(|m| i32::try_from(m).is_ok());
     let slot = match i32::try_from(t.min) {
         Ok(min) if narrow && range_fits => cx!["(int)min((unsigned)(", key, format!(") - (unsigned)({min}), {}u)", t.slots)],
         _ => cx!["(int)min((unsigned long long)(", key, format!(") - (unsigned long long)({}LL), {}ull)", t.min, t.slots)],
     };
-    let s = b.var(CType::Int, "s", slot);
-    let name = b.fresh("f");
-    let bit = cx![format!("((__ldg(&h{probe}_bits["), &s, " >> 5]) >> (", &s, " & 31)) & 1u) != 0"];
-    let found = b.def(CType::Bool, name, bit, Some(Load::Bitmap { probe }));
-    (s, found)
+    b.var(CType::Int, "s", slot)
 }
 
 /// Probe number `probe_no` of the pipeline, reading `t`; `hoisted` holds the slots of
@@ -185,6 +190,9 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
     }
     if (p.kind == JoinKind::Inner || p.residual.is_some()) && t.payload.len() != p.build_fields.len() {
         return Err(Reason::Inconsistent(format!("a probe reading {} build columns of a table holding {}", p.build_fields.len(), t.payload.len())));
+    }
+    if t.chain.is_some() {
+        return chained(b, p, probe_no, t, fields);
     }
     for (j, pc) in t.payload.iter().enumerate() {
         b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });
@@ -229,6 +237,62 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
             reject_unmatched(b, p.kind, cx!["(", found, " && (", holds, "))"], pass_rate(t));
         }
         (Some(_), None) => return Err(Reason::Inconsistent("a hoisted probe with a residual".into())),
+    }
+    Ok(())
+}
+
+/// A probe of a chained table (a 1:N join, see `build.rs`): the first row of the key's
+/// chain, then per join kind: semi and anti joins without a residual test whether there
+/// is one; with a residual, whether it holds for any row of the chain (walked until it
+/// does, the payload gathered at each row); an inner join makes the item one item per
+/// row ([`Builder::expand`]: the rest of the pipeline runs on a warp queue of (item,
+/// row) pairs, `defer.rs`), gathers the payload at its row and tests the residual as a
+/// filter.
+fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields: &[Field]) -> Lowered<()> {
+    for (j, pc) in t.payload.iter().enumerate() {
+        b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });
+    }
+    b.params.push(Param::Heads { probe: probe_no });
+    b.params.push(Param::Next { probe: probe_no });
+    let heads = format!("h{probe_no}_heads");
+    let next = format!("h{probe_no}_next");
+    let read = match &t.hashed {
+        Some(pack) => {
+            b.params.push(Param::Keys { probe: probe_no });
+            let (s, _) = find(b, t, pack, probe_no, &p.keys, fields)?;
+            cx![&s, format!(" < 0LL ? -1 : __ldg(&{heads}["), &s, "])"]
+        }
+        None => {
+            let [key] = p.keys.as_slice() else { return Err(Reason::Inconsistent("a dense table probed on several keys".into())) };
+            let k = super::filter::expr(b, key, fields)?;
+            let narrow = width_of(key.ty(fields)) == Some(Width::I32);
+            // Slot `slots` (outside the range) holds −1.
+            let s = dense_slot(b, t, k, narrow);
+            cx![format!("__ldg(&{heads}["), s, "])"]
+        }
+    };
+    let name = b.fresh("m");
+    let first = b.def(CType::Int, name, read, Some(Load::Heads { probe: probe_no }));
+    let joined: Vec<Field> = fields.iter().chain(&p.build_fields).cloned().collect();
+    let pass = pass_rate(t);
+    match (&p.kind, &p.residual) {
+        (JoinKind::Inner, residual) => {
+            b.reject_estimated(cx![&first, " < 0"], pass);
+            let m = b.expand(first, next)?;
+            gather_payload(b, t, probe_no, &m);
+            if let Some(residual) = residual {
+                let holds = super::filter::expr(b, residual, &joined)?;
+                b.reject(cx!["!(", holds, ")"]);
+            }
+        }
+        (kind, None) => reject_unmatched(b, *kind, cx!["(", &first, " >= 0)"], pass),
+        (kind, Some(residual)) => {
+            let any = b.any_in_chain(first, next, |b, m| {
+                gather_payload(b, t, probe_no, &m);
+                super::filter::expr(b, residual, &joined)
+            })?;
+            reject_unmatched(b, *kind, any, pass);
+        }
     }
     Ok(())
 }

@@ -263,8 +263,8 @@ fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
     };
     let cols = vec![int_col(), int_col(), GpuColumn { width: Width::I64, dictionary: None }];
     let tables = vec![
-        GpuTable { min: 0, slots: 3000, hashed: None, payload: vec![int_col()], pass_permille: 1000, membership: false },
-        GpuTable { min: 0, slots: 100, hashed: None, payload: vec![], pass_permille: 5, membership: false },
+        GpuTable { min: 0, slots: 3000, hashed: None, payload: vec![int_col()], pass_permille: 1000, membership: false, chain: None },
+        GpuTable { min: 0, slots: 100, hashed: None, payload: vec![], pass_permille: 5, membership: false, chain: None },
     ];
     (p, cols, tables)
 }
@@ -614,9 +614,10 @@ fn hashed_builds_pack_their_keys_and_claim_slots() {
 
 /// A membership table (read only by semi/anti probes) takes a repeated key as one entry:
 /// no duplicate flag (flags[2]), no payload. A build whose keys the statistics say repeat,
-/// for a join that returns its rows, stays on the CPU.
+/// for a join that returns its rows, makes a chained table: payload at the build row,
+/// the row pushed on its key's chain, no duplicate flag.
 #[test]
-fn membership_builds_take_repeated_keys_and_1_to_n_builds_stay_on_the_cpu() {
+fn membership_builds_take_repeated_keys_and_1_to_n_builds_chain_them() {
     for mut p in [hashed_build_pipeline(), build_pipeline()] {
         let flagged = generate(&p, &cols(), &[]).unwrap();
         assert!(flagged.source.contains("flags[2]"), "{}", flagged.source);
@@ -631,10 +632,84 @@ fn membership_builds_take_repeated_keys_and_1_to_n_builds_stay_on_the_cpu() {
             crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
         }
         let Sink::HashBuild(h) = &mut p.sink else { unreachable!() };
-        (h.membership, h.repeated_keys) = (false, true);
-        let r = generate(&p, &cols(), &[]).unwrap_err();
-        assert!(r.iter().any(|u| u.reason == Reason::RepeatedBuildKeys), "{r:?}");
+        (h.membership, h.repeated_keys, h.payload) = (false, true, vec![1]);
+        let hashed = matches!(h.strategy, BuildStrategy::Hash { .. });
+        let k = generate(&p, &cols(), &[]).unwrap();
+        let SinkLayout::Build { table } = &k.sink else { panic!("{:?}", k.sink) };
+        assert_eq!(table.chain, Some(1000));
+        assert_eq!(table.hashed.is_some(), hashed);
+        assert!(!k.source.contains("flags[2]"), "{}", k.source);
+        assert!(k.source.contains("out_next[r] = atomicExch(&out_heads["), "{}", k.source);
+        assert!(k.source.contains("out_p0[r] = "), "{}", k.source);
+        assert_eq!(k.source.contains("tessera_hash_find_or_insert(out_keys"), hashed, "{}", k.source);
+        assert!(k.params.contains(&Param::Out(Out::Heads)) && k.params.contains(&Param::Out(Out::Next)));
+        if crate::test_support::nvrtc_or_skip("chained builds compile with NVRTC") {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
     }
+}
+
+/// The probe pipeline of [`hashed_probe_pipeline`] over a chained table of the same
+/// build (its keys repeat), with a residual `w <> v` when `residual`.
+fn chained_probe_pipeline(kind: JoinKind, residual: bool) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
+    let (mut p, cols, _) = hashed_probe_pipeline(kind);
+    let mut build = hashed_build_pipeline();
+    let Sink::HashBuild(h) = &mut build.sink else { unreachable!() };
+    h.repeated_keys = true;
+    let SinkLayout::Build { table } = generate(&build, &self::cols(), &[]).unwrap().sink else { unreachable!() };
+    if residual {
+        let Operator::Probe(probe) = &mut p.operators[0] else { unreachable!() };
+        probe.residual = Some(Expr::Cmp { op: CmpOp::NotEq, left: Box::new(Expr::col(4, "w")), right: Box::new(Expr::col(2, "v")) });
+    }
+    (p, cols, vec![table])
+}
+
+/// Probes of a chained table: an inner join expands each row into its matches on a warp
+/// queue (the rest of the pipeline runs on the queued entries, the payload gathered at
+/// the match); a semi/anti join with a residual walks the chain until it holds; without
+/// one it tests that the chain is not empty.
+#[test]
+fn probes_of_chained_tables_expand_or_walk_their_matches() {
+    let (p, cols, tables) = chained_probe_pipeline(JoinKind::Inner, true);
+    let k = generate(&p, &cols, &tables).unwrap();
+    assert!(k.params.contains(&Param::Heads { probe: 0 }) && k.params.contains(&Param::Next { probe: 0 }), "{:?}", k.params);
+    let body = whole_tile_loop(&k.source);
+    assert!(body.contains("const unsigned int m = __ballot_sync(0xffffffffu, tq_m >= 0);"), "{}", k.source);
+    assert!(body.contains("tq_m = __ldg(&h0_next[tq_m]);"), "{}", k.source);
+    // The payload is read at the queued match, after the expansion.
+    let expand = body.find("int tq_m = sel[i] ?").unwrap();
+    let gather = body.find("h0_p1[").unwrap();
+    assert!(expand < gather, "{}", k.source);
+    // Expanded rows are not bounded by the source's: the sum takes 128 bits.
+    assert_eq!(k.rows_limit, u64::MAX);
+    let mut kernels = vec![k];
+    for (kind, residual, needle) in [
+        (JoinKind::Semi, true, "([&]() -> bool { for (int m"),
+        (JoinKind::Anti, true, "([&]() -> bool { for (int m"),
+        (JoinKind::Semi, false, " >= 0)"),
+        (JoinKind::Anti, false, " >= 0)"),
+    ] {
+        let (p, cols, tables) = chained_probe_pipeline(kind, residual);
+        let k = generate(&p, &cols, &tables).unwrap();
+        assert!(k.source.contains(needle), "{kind:?} {residual}: {}", k.source);
+        assert!(!k.source.contains("tq_m"), "{kind:?} {residual}: {}", k.source);
+        kernels.push(k);
+    }
+    if crate::test_support::nvrtc_or_skip("chained probes compile with NVRTC") {
+        for k in &kernels {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
+    }
+    // One expansion a kernel; materialized rows have room for the source's rows only.
+    let (mut p, cols, mut tables) = chained_probe_pipeline(JoinKind::Inner, false);
+    p.operators.push(p.operators[0].clone());
+    tables.push(tables[0].clone());
+    let r = generate(&p, &cols, &tables).unwrap_err();
+    assert!(r.iter().any(|u| u.reason == Reason::SecondExpansion), "{r:?}");
+    let (mut p, cols, tables) = chained_probe_pipeline(JoinKind::Inner, false);
+    p.sink = Sink::Materialize { result: 0, skip: 0, fetch: None };
+    let r = generate(&p, &cols, &tables).unwrap_err();
+    assert!(r.iter().any(|u| matches!(u.reason, Reason::ExpandedSink(_))), "{r:?}");
 }
 
 /// The probe pipeline of a hashed table: `f(a, b, v)` joined on `(a, b)` to the table of

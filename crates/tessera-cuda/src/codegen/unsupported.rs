@@ -88,8 +88,14 @@ pub enum Reason {
     TableSlots(usize),
     /// Hash keys the generator cannot pack into one word.
     HashKey(String),
-    /// A build whose keys repeat (statistics say so) for a join that returns its rows.
-    RepeatedBuildKeys,
+    /// A chained table (a 1:N build) of more rows than 32-bit row numbers take.
+    ChainRows(u64),
+    /// A second 1:N inner probe in one pipeline (a kernel expands its rows once).
+    SecondExpansion,
+    /// A sink after a 1:N inner probe that needs at most one output per input row.
+    ExpandedSink(&'static str),
+    /// A 1:N expansion whose queued rows need more shared memory than a block has.
+    ExpansionQueue(usize),
     /// A build whose NULL keys match each other.
     NullEqualBuild,
     /// A DISTINCT aggregate.
@@ -139,7 +145,10 @@ impl fmt::Display for Reason {
         match self {
             Reason::IntermediateSource => write!(f, "source is an intermediate result"),
             Reason::ColumnType { column, ty } => write!(f, "column {column} of type {ty}"),
-            Reason::RepeatedBuildKeys => write!(f, "build keys repeat (1:N joins are not on the GPU yet)"),
+            Reason::ChainRows(n) => write!(f, "a 1:N table of {n} build rows (at most 2^31 - 1)"),
+            Reason::SecondExpansion => write!(f, "a second 1:N join in one pipeline"),
+            Reason::ExpandedSink(what) => write!(f, "{what} after a 1:N join"),
+            Reason::ExpansionQueue(bytes) => write!(f, "a 1:N join whose queued rows take {bytes} bytes of shared memory"),
             Reason::RawString => write!(f, "a string column without a dictionary read other than by LIKE"),
             Reason::Like(what) => write!(f, "{what} on the GPU"),
             Reason::NullableColumn { column } => write!(f, "nullable column {column} (validity is not on the GPU yet)"),
