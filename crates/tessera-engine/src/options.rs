@@ -32,6 +32,11 @@ extensions_options! {
         /// when there is one and `device` is not `cpu`), `gpu` or `cpu`. Either backend
         /// runs either shape; `gpu` on a machine without one tests that.
         pub plan_for: String, default = "auto".to_string()
+        /// String columns written by COPY, INSERT or CREATE TABLE AS with at most this
+        /// many distinct values are dictionary-encoded when loaded (GPU kernels compare,
+        /// group and join on the codes; other strings only take LIKE there). 0: the
+        /// store's default, `tessera_storage::DICTIONARY_MAX_DISTINCT` (2^20).
+        pub dictionary_max_distinct: u64, default = 0
     }
 }
 

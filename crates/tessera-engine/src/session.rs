@@ -205,6 +205,7 @@ impl Session {
         if let Some(copy) = parse_copy_from(statement)? {
             let mut tx = self.store.begin()?;
             let mut writer = tx.writer(&copy.table, false)?;
+            self.set_dictionary_max(&mut writer);
             let rows = copy.load(&mut writer)?;
             writer.finish()?;
             tx.commit()?;
@@ -366,6 +367,15 @@ impl Session {
     /// The `tessera.device` setting; also applies `tessera.gpu_memory_limit`,
     /// `tessera.kernel_literals` and `tessera.gpu_items_per_thread` to the GPU (called before every query run, so they take
     /// effect at the next query).
+    /// Applies `tessera.dictionary_max_distinct` (when set) to a table being written.
+    fn set_dictionary_max(&self, writer: &mut tessera_storage::TableWriter<'_, '_>) {
+        let state = self.ctx.state();
+        let n = state.config().options().extensions.get::<TesseraOptions>().map_or(0, |o| o.dictionary_max_distinct);
+        if n > 0 {
+            writer.dictionary_max_distinct(n);
+        }
+    }
+
     fn device(&self) -> Result<DevicePref> {
         let state = self.ctx.state();
         let options = state.config().options().extensions.get::<TesseraOptions>().cloned().unwrap_or_default();
@@ -537,6 +547,7 @@ impl Session {
         }
         if is_ctas {
             let mut writer = tx.writer(&name, true)?;
+            self.set_dictionary_max(&mut writer);
             self.write_plan(create.input.as_ref().clone(), &mut writer).await?;
             writer.finish()?;
         }
@@ -562,6 +573,7 @@ impl Session {
         };
         let mut tx = self.store.begin()?;
         let mut writer = tx.writer(&name, overwrite)?;
+        self.set_dictionary_max(&mut writer);
         let rows = self.write_plan(dml.input.as_ref().clone(), &mut writer).await?;
         writer.finish()?;
         tx.commit()?;

@@ -14,10 +14,15 @@ use tessera_common::{Result, TesseraError};
 use crate::manifest::ColumnStats;
 
 /// A string column is dictionary-encoded when loaded if it has at most this many
-/// distinct values. 2^16 keeps every code in 16 bits and the dictionary small enough to
-/// stay in GPU shared memory / L2 when predicates are evaluated over it; the star-schema
-/// dimensions (cities, nations, brands: at most 1000 values) are far below it.
-pub const DICTIONARY_MAX_DISTINCT: u64 = 1 << 16;
+/// distinct values (by default: `TableWriter::dictionary_max_distinct` sets another).
+/// Codes are what GPU kernels compare, group by and carry through joins (a string
+/// without a dictionary is only matched by LIKE there), so the names of dimension-sized
+/// tables should have one: TPC-H's `s_name` has 100 000 values at SF 10 and 1 M at SF
+/// 100, and q21 groups by it. At 2^20 a predicate over the dictionary becomes a bitmap
+/// of at most 128 KiB (`IN_LIST_MAX_BITMAP_BITS` in tessera-cuda), and encoding the
+/// largest dictionary (sorting its values) takes about 0.2 s when the table is loaded.
+/// Was 2^16 until 2026-11-25.
+pub const DICTIONARY_MAX_DISTINCT: u64 = 1 << 20;
 
 /// log2 of the number of HyperLogLog registers: 2^10 registers give a standard error
 /// of 1.04/sqrt(1024) ≈ 3.3% in 1 KiB per column.
@@ -173,7 +178,9 @@ impl ColumnAccumulator {
         }
     }
 
-    pub(crate) fn finish(&self, data_type: &DataType) -> ColumnStats {
+    /// The column's statistics; a string column with at most `dictionary_max` distinct
+    /// values is marked for dictionary encoding.
+    pub(crate) fn finish(&self, data_type: &DataType, dictionary_max: u64) -> ColumnStats {
         let distinct = self.sketch.estimate();
         ColumnStats {
             min: self.min.as_ref().and_then(format_scalar),
@@ -181,7 +188,7 @@ impl ColumnAccumulator {
             null_count: self.null_count,
             distinct_estimate: distinct,
             dictionary: matches!(data_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
-                && distinct <= DICTIONARY_MAX_DISTINCT,
+                && distinct <= dictionary_max,
             sketch: self.sketch.to_hex(),
         }
     }
@@ -271,9 +278,12 @@ mod tests {
         acc.update(&a).unwrap();
         let b: ArrayRef = Arc::new(StringArray::from(vec![Some("zebra")]));
         acc.update(&b).unwrap();
-        let s = acc.finish(&DataType::Utf8);
+        let s = acc.finish(&DataType::Utf8, DICTIONARY_MAX_DISTINCT);
         assert_eq!((s.min.as_deref(), s.max.as_deref()), (Some("apple"), Some("zebra")));
         assert_eq!((s.null_count, s.distinct_estimate, s.dictionary), (1, 3, true));
+        // More distinct values than the limit: no dictionary.
+        assert!(acc.finish(&DataType::Utf8, 3).dictionary);
+        assert!(!acc.finish(&DataType::Utf8, 2).dictionary);
     }
 
     #[test]
@@ -282,17 +292,17 @@ mod tests {
         let a: ArrayRef = Arc::new(Decimal128Array::from(vec![-150, 2599]).with_data_type(dt.clone()));
         let mut acc = ColumnAccumulator::default();
         acc.update(&a).unwrap();
-        let s = acc.finish(&dt);
+        let s = acc.finish(&dt, DICTIONARY_MAX_DISTINCT);
         assert_eq!((s.min.as_deref(), s.max.as_deref()), (Some("-1.50"), Some("25.99")));
         let mut again = ColumnAccumulator::from_stats(&s, &dt).unwrap();
         let b: ArrayRef = Arc::new(Decimal128Array::from(vec![-9]).with_data_type(dt.clone()));
         again.update(&b).unwrap();
-        assert_eq!(again.finish(&dt).min.as_deref(), Some("-1.50"));
+        assert_eq!(again.finish(&dt, DICTIONARY_MAX_DISTINCT).min.as_deref(), Some("-1.50"));
 
         let d: ArrayRef = Arc::new(Date32Array::from(vec![8035, 10591]));
         let mut acc = ColumnAccumulator::default();
         acc.update(&d).unwrap();
-        let s = acc.finish(&DataType::Date32);
+        let s = acc.finish(&DataType::Date32, DICTIONARY_MAX_DISTINCT);
         assert_eq!((s.min.as_deref(), s.max.as_deref()), (Some("1992-01-01"), Some("1998-12-31")));
         assert!(!s.dictionary);
     }

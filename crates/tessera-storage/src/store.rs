@@ -243,6 +243,7 @@ impl<'a> Transaction<'a> {
             current: None,
             files: Vec::new(),
             rows: 0,
+            dictionary_max: crate::DICTIONARY_MAX_DISTINCT,
         })
     }
 
@@ -406,6 +407,7 @@ pub struct TableWriter<'t, 'a> {
     current: Option<OpenFile>,
     files: Vec<FileMeta>,
     rows: u64,
+    dictionary_max: u64,
 }
 
 struct OpenFile {
@@ -416,6 +418,13 @@ struct OpenFile {
 }
 
 impl TableWriter<'_, '_> {
+    /// String columns with at most `n` distinct values (of the whole table, after this
+    /// write) are dictionary-encoded when loaded; the default is
+    /// [`DICTIONARY_MAX_DISTINCT`](crate::DICTIONARY_MAX_DISTINCT).
+    pub fn dictionary_max_distinct(&mut self, n: u64) {
+        self.dictionary_max = n;
+    }
+
     /// The table's schema; batches passed to [`TableWriter::write`] must match it.
     pub fn schema(&self) -> &SchemaRef {
         &self.schema
@@ -518,7 +527,7 @@ impl TableWriter<'_, '_> {
         table.rows += self.rows;
         table.version = new_version;
         for ((column, acc), field) in table.columns.iter_mut().zip(&self.stats).zip(self.schema.fields()) {
-            column.stats = acc.finish(field.data_type());
+            column.stats = acc.finish(field.data_type(), self.dictionary_max);
         }
         self.tx.obsolete.extend(obsolete);
         Ok(self.rows)

@@ -80,6 +80,30 @@ fn appends_update_statistics_and_versions() {
     assert!(s.dictionary);
 }
 
+/// A writer's dictionary limit decides whether its string columns are encoded when
+/// loaded: "v0".."v4" are five distinct values.
+#[test]
+fn the_writers_dictionary_limit_decides_the_encoding() {
+    for (limit, encoded) in [(None, true), (Some(5), true), (Some(4), false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut tx = store.begin().unwrap();
+        tx.create_table("t", &schema(), false, false).unwrap();
+        let mut w = tx.writer("t", false).unwrap();
+        if let Some(n) = limit {
+            w.dictionary_max_distinct(n);
+        }
+        w.write(&batch(0..15)).unwrap();
+        w.finish().unwrap();
+        tx.commit().unwrap();
+        let m = store.manifest().unwrap();
+        let t = m.table("t").unwrap();
+        assert_eq!(t.columns[1].stats.dictionary, encoded, "{limit:?}");
+        let loaded = store.load(t).unwrap();
+        assert_eq!(matches!(loaded.batches[0].column(1).data_type(), DataType::Dictionary(..)), encoded, "{limit:?}");
+    }
+}
+
 #[test]
 fn not_null_violation_and_type_mismatch_are_errors() {
     let dir = tempfile::tempdir().unwrap();
