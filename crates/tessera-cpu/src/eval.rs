@@ -4,9 +4,12 @@
 //! are errors; decimal results are then cast to the planned type, which fails when the
 //! value does not fit its precision. An expression over a single dictionary-encoded
 //! string column (a predicate like `p_category = 'MFGR#12'`, a LIKE, a SUBSTRING) is
-//! evaluated once over the dictionary — plus one NULL entry — and then gathered by code,
-//! so a string predicate costs one integer gather per row. The per-dictionary result is
-//! cached for the whole pipeline run.
+//! evaluated once over the dictionary (by one thread, the others wait for it) and then
+//! gathered by code, so a string predicate costs one integer gather per row. The
+//! per-dictionary result is cached for the whole pipeline run. A pipeline reading fewer
+//! rows than the dictionary has entries (TPC-H q22's 6 384 customers left of 150 000
+//! phone numbers at SF 1: 1.3 ms over the dictionary, 0.35 ms row by row) evaluates row
+//! by row instead.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -81,15 +84,36 @@ impl Value {
 }
 
 /// Evaluates expressions for one pipeline run; holds the per-dictionary cache.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Evaluator {
-    dictionary_cache: Mutex<HashMap<(usize, usize), ArrayRef>>,
+    dictionary_cache: Mutex<HashMap<(usize, usize), OverDictionary>>,
+    /// Rows the pipeline reads: dictionaries with more entries are not evaluated whole.
+    input_rows: usize,
+}
+
+impl Default for Evaluator {
+    fn default() -> Self {
+        Evaluator { dictionary_cache: Mutex::default(), input_rows: usize::MAX }
+    }
+}
+
+/// An expression's values over a dictionary: one per entry, and its value for a NULL
+/// (what NULL codes take).
+#[derive(Debug, Clone)]
+struct OverDictionary {
+    entries: ArrayRef,
+    null: ArrayRef,
 }
 
 impl Evaluator {
-    /// A fresh evaluator.
+    /// A fresh evaluator (every dictionary evaluated whole).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A fresh evaluator for a pipeline reading `rows` rows.
+    pub fn for_input_rows(rows: usize) -> Self {
+        Evaluator { input_rows: rows, ..Self::default() }
     }
 
     /// Evaluates `e` over `columns` (each of `rows` values) into a column.
@@ -123,32 +147,41 @@ impl Evaluator {
         let Some(column) = columns.get(*c) else { return Ok(None) };
         let Some(dict) = column.as_dictionary_opt::<Int32Type>() else { return Ok(None) };
         let values = dict.values();
+        if values.len() > self.input_rows {
+            return Ok(None);
+        }
         let key = (e as *const Expr as usize, Arc::as_ptr(values) as *const u8 as usize);
-        let cached = self.dictionary_cache.lock().ok().and_then(|m| m.get(&key).cloned());
-        let per_entry = match cached {
-            Some(r) => r,
-            None => {
-                // The dictionary's values plus one NULL, which stands for NULL codes.
-                let with_null = arrow::compute::concat(&[values.as_ref(), new_null_array(values.data_type(), 1).as_ref()])
-                    .map_err(arrow_err)?;
-                let n = with_null.len();
-                let mut cols: Vec<ArrayRef> = columns.iter().map(|_| new_null_array(&DataType::Null, n)).collect();
-                cols[*c] = with_null;
-                let r = self.direct(e, &cols, n)?.into_array(n)?;
-                if let Ok(mut m) = self.dictionary_cache.lock() {
-                    m.insert(key, Arc::clone(&r));
+        // Computed while holding the cache: the threads that need it meanwhile wait
+        // rather than each evaluating the whole dictionary (a name column's dictionary
+        // has an entry a row).
+        let over = {
+            let mut cache = self.dictionary_cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match cache.get(&key) {
+                Some(o) => o.clone(),
+                None => {
+                    let at = |v: &ArrayRef| -> Result<ArrayRef> {
+                        let n = v.len();
+                        let mut cols: Vec<ArrayRef> = columns.iter().map(|_| new_null_array(&DataType::Null, n)).collect();
+                        cols[*c] = Arc::clone(v);
+                        self.direct(e, &cols, n)?.into_array(n)
+                    };
+                    let o = OverDictionary { entries: at(values)?, null: at(&new_null_array(values.data_type(), 1))? };
+                    cache.insert(key, o.clone());
+                    o
                 }
-                r
             }
         };
-        let null_code = (per_entry.len() - 1) as i32;
         let keys = dict.keys();
-        let codes: Int32Array = if keys.null_count() == 0 {
-            keys.clone()
-        } else {
-            keys.iter().map(|k| Some(k.unwrap_or(null_code))).collect()
-        };
-        Ok(Some(arrow::compute::take(per_entry.as_ref(), &codes, None).map_err(arrow_err)?))
+        if keys.null_count() == 0 || over.null.is_null(0) {
+            // A NULL code gathers a NULL, which is what the expression gives for one.
+            return Ok(Some(arrow::compute::take(over.entries.as_ref(), keys, None).map_err(arrow_err)?));
+        }
+        // The expression is not NULL for a NULL (`IS NULL`, COALESCE): NULL codes take
+        // its value from one more entry.
+        let with_null = arrow::compute::concat(&[over.entries.as_ref(), over.null.as_ref()]).map_err(arrow_err)?;
+        let null_code = (with_null.len() - 1) as i32;
+        let codes: Int32Array = keys.iter().map(|k| Some(k.unwrap_or(null_code))).collect();
+        Ok(Some(arrow::compute::take(with_null.as_ref(), &codes, None).map_err(arrow_err)?))
     }
 
     fn direct(&self, e: &Expr, columns: &[ArrayRef], rows: usize) -> Result<Value> {
@@ -475,5 +508,31 @@ mod tests {
         };
         let err = Evaluator::new().eval(&e, &[big], 1).unwrap_err();
         assert!(err.to_string().contains("overflow"), "{err}");
+    }
+
+    /// An expression over a dictionary column is evaluated once per entry (cached) and
+    /// gathered by code: NULL codes take what the expression gives for a NULL, NULL for
+    /// LIKE and true for IS NULL.
+    #[test]
+    fn dictionary_expressions_gather_by_code_nulls_included() {
+        use arrow::array::DictionaryArray;
+        let values = StringArray::from(vec!["forest green", "red", "forest", "blue", "ivory"]);
+        let keys = Int32Array::from(vec![Some(0), Some(3), None, Some(2), Some(0), Some(4)]);
+        let column: ArrayRef = Arc::new(DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values)).unwrap());
+        let columns = std::slice::from_ref(&column);
+        let eval = Evaluator::new();
+        let like = Expr::Like { expr: Box::new(Expr::col(0, "s")), pattern: "forest%".into(), negated: false, case_insensitive: false };
+        let got = eval.predicate(&like, columns, 6).unwrap();
+        assert_eq!(got, BooleanArray::from(vec![Some(true), Some(false), None, Some(true), Some(true), Some(false)]));
+        assert_eq!(eval.predicate(&like, columns, 6).unwrap(), got);
+        let is_null = Expr::IsNull(Box::new(Expr::col(0, "s")));
+        let got = eval.predicate(&is_null, columns, 6).unwrap();
+        assert_eq!(got, BooleanArray::from(vec![false, false, true, false, false, false]));
+        assert_eq!(eval.dictionary_cache.lock().unwrap().len(), 2);
+        // A pipeline reading fewer rows than the dictionary has entries: row by row, the
+        // same values, nothing cached.
+        let few = Evaluator::for_input_rows(4);
+        assert_eq!(few.predicate(&like, columns, 6).unwrap(), eval.predicate(&like, columns, 6).unwrap());
+        assert!(few.dictionary_cache.lock().unwrap().is_empty());
     }
 }

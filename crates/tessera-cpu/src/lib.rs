@@ -113,7 +113,7 @@ impl CpuBackend {
         let split = split_morsels(input, self.threads);
         let input = split.as_deref().unwrap_or(input);
         let morsels_done = |run: &mut PipelineRun| run.morsels_ms = started.elapsed().as_secs_f64() * 1e3;
-        let eval = Evaluator::new();
+        let eval = Evaluator::for_input_rows(usize::try_from(run.rows_in).unwrap_or(usize::MAX));
         let ops = &pipeline.operators;
         let shared: &CpuState = state;
         let live = live_columns(pipeline);
@@ -948,8 +948,16 @@ fn sort_chunks(
         .keys
         .iter()
         .map(|k| {
+            let values = eval.eval(&k.expr, &columns, rows)?;
+            // Sorting dictionary codes ranks every entry of the dictionary first: for a
+            // result smaller than its dictionary (TPC-H q20's 1 804 suppliers by name, a
+            // 100 000-entry dictionary at SF 10: 1.6 ms) sort the strings themselves.
+            let values = match (values.data_type(), arrow::array::AsArray::as_any_dictionary_opt(values.as_ref())) {
+                (arrow::datatypes::DataType::Dictionary(_, value), Some(d)) if d.values().len() > rows => arrow::compute::cast(&values, value).map_err(arrow_err)?,
+                _ => values,
+            };
             Ok(SortColumn {
-                values: eval.eval(&k.expr, &columns, rows)?,
+                values,
                 options: Some(SortOptions {
                     descending: k.descending,
                     nulls_first: k.nulls_first,
