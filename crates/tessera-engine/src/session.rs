@@ -1,4 +1,8 @@
-//! A [`Session`]: one connection to a data directory, running SQL statements.
+//! A [`Database`] (one per data directory and process: the store, the executor with its
+//! GPU context and caches) and its [`Session`]s (connections: settings, plan cache),
+//! running SQL statements. Sessions of one database run statements at the same time;
+//! writes are serialized by the store's write lock and each is atomic, so a reader sees
+//! a table before or after a write, never part of one.
 //!
 //! Statements go to DataFusion for parsing, binding and optimization. Tessera handles
 //! the ones that change the store itself — `CREATE TABLE [AS]`, `INSERT`, `COPY … FROM`,
@@ -65,11 +69,53 @@ impl QueryOutput {
     }
 }
 
-/// A connection to one data directory.
-pub struct Session {
-    ctx: SessionContext,
+/// One data directory opened by this process: the store and the executor (CPU backend,
+/// GPU context, GPU column and kernel caches), shared by every [`Session`] of it, as
+/// DuckDB's database object is by its connections.
+///
+/// The GPU runtime's settings (`tessera.gpu_memory_limit`, `tessera.kernel_literals`,
+/// `tessera.gpu_items_per_thread`) belong to the database: each query applies its
+/// session's values before it runs. EXPLAIN ANALYZE reports the executor's last runs,
+/// which a query of another session running at the same time may have replaced.
+pub struct Database {
     store: Arc<Store>,
     executor: Executor,
+    /// Taken (waiting without blocking a thread) before a session begins a write: the
+    /// store's write lock is a file lock that blocks its thread, and a write holds it
+    /// across awaits (INSERT … SELECT runs a query), so the writers of this process
+    /// queue here and only one at a time waits on the file lock (for other processes).
+    writes: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database").field("data_dir", &self.store.dir()).finish()
+    }
+}
+
+impl Database {
+    /// Opens (creating if needed) the data directory.
+    pub fn open(data_dir: impl AsRef<Path>) -> Result<Arc<Database>> {
+        let store = Arc::new(Store::open(data_dir)?);
+        let executor = Executor::new(Arc::clone(&store));
+        Ok(Arc::new(Database { store, executor, writes: tokio::sync::Mutex::new(()) }))
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// A new session (connection) of this database, with default settings.
+    pub fn connect(self: &Arc<Self>) -> Result<Session> {
+        Session::connect(self)
+    }
+}
+
+/// A connection to a [`Database`]: its own settings (`SET`) and plan cache.
+pub struct Session {
+    ctx: SessionContext,
+    db: Arc<Database>,
     plans: PlanCache,
 }
 
@@ -142,14 +188,20 @@ fn is_repeatable(plan: &LogicalPlan) -> bool {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("data_dir", &self.store.dir()).finish()
+        f.debug_struct("Session").field("data_dir", &self.db.store.dir()).finish()
     }
 }
 
 impl Session {
-    /// Opens (creating if needed) the data directory and sets up DataFusion over it.
+    /// Opens (creating if needed) the data directory as a database of its own and
+    /// connects to it (the shell and one-shot commands).
     pub fn open(data_dir: impl AsRef<Path>) -> Result<Session> {
-        let store = Arc::new(Store::open(data_dir)?);
+        Database::open(data_dir)?.connect()
+    }
+
+    /// A new session of `db`: DataFusion set up over its store.
+    pub fn connect(db: &Arc<Database>) -> Result<Session> {
+        let store = Arc::clone(&db.store);
         let mut config = SessionConfig::new()
             .with_information_schema(true)
             .with_default_catalog_and_schema(CATALOG, SCHEMA)
@@ -176,13 +228,17 @@ impl Session {
             .map_err(from_df)?;
         ctx.register_catalog(CATALOG, Arc::new(catalog));
         crate::table_functions::register(&ctx);
-        let executor = Executor::new(Arc::clone(&store));
-        Ok(Session { ctx, store, executor, plans: PlanCache::default() })
+        Ok(Session { ctx, db: Arc::clone(db), plans: PlanCache::default() })
+    }
+
+    /// The database this session is connected to.
+    pub fn database(&self) -> &Arc<Database> {
+        &self.db
     }
 
     /// The store this session reads and writes.
     pub fn store(&self) -> &Arc<Store> {
-        &self.store
+        &self.db.store
     }
 
     /// The DataFusion context (for planning and for peers in benchmarks).
@@ -203,7 +259,8 @@ impl Session {
     /// Runs one statement.
     pub async fn execute(&self, statement: &str) -> Result<QueryOutput> {
         if let Some(copy) = parse_copy_from(statement)? {
-            let mut tx = self.store.begin()?;
+            let _writing = self.db.writes.lock().await;
+            let mut tx = self.db.store.begin()?;
             let mut writer = tx.writer(&copy.table, false)?;
             self.set_dictionary_max(&mut writer);
             let rows = copy.load(&mut writer)?;
@@ -211,9 +268,9 @@ impl Session {
             tx.commit()?;
             return Ok(QueryOutput::count(rows));
         }
-        let version = self.store.manifest()?.version;
+        let version = self.db.store.manifest()?.version;
         if let Some(hit) = self.plans.get(statement, version) {
-            let batches = self.executor.run(&hit.planned, &self.ctx, &hit.schema, self.device()?).await?;
+            let batches = self.db.executor.run(&hit.planned, &self.ctx, &hit.schema, self.device()?).await?;
             return Ok(QueryOutput { schema: hit.schema, batches });
         }
         let plan = self.ctx.state().create_logical_plan(statement).await.map_err(from_df)?;
@@ -223,13 +280,13 @@ impl Session {
         match plan {
             LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(create)) => self.create_table(create).await,
             LogicalPlan::Ddl(DdlStatement::DropTable(drop)) if self.is_store_table(&drop.name)? => {
-                self.drop_table(drop)
+                self.drop_table(drop).await
             }
             LogicalPlan::Dml(dml) if self.is_store_table(&dml.table_name)? => self.write(dml).await,
             LogicalPlan::Explain(explain) if !self.use_datafusion() => {
                 let inner = self.ctx.state().optimize(&explain.plan).map_err(from_df)?;
                 let mut planned = self.plan_optimized(&inner)?;
-                self.executor.place(&mut planned.plan, self.device()?);
+                self.db.executor.place(&mut planned.plan, self.device()?);
                 let df = self.ctx.execute_logical_plan(LogicalPlan::Explain(explain)).await.map_err(from_df)?;
                 let schema = Arc::new(df.schema().as_arrow().clone());
                 let mut batches = df.collect().await.map_err(from_df)?;
@@ -285,21 +342,21 @@ impl Session {
         let planned = self.plan_optimized(&optimized)?;
         let planning = start.elapsed().as_secs_f64() * 1e3;
         let mut placed = planned.plan.clone();
-        self.executor.place(&mut placed, self.device()?);
+        self.db.executor.place(&mut placed, self.device()?);
         let start = std::time::Instant::now();
         let rows = if planned.is_fully_external() {
             self.run_pipelines(plan, None).await?.num_rows()
         } else {
             let schema = Arc::new(optimized.schema().as_arrow().clone());
-            let batches = self.executor.run(&planned, &self.ctx, &schema, self.device()?).await?;
+            let batches = self.db.executor.run(&planned, &self.ctx, &schema, self.device()?).await?;
             batches.iter().map(|b| b.num_rows()).sum()
         };
         let wall = start.elapsed().as_secs_f64() * 1e3;
         let mut lines = vec![format!(
             "query: {wall:.3} ms wall to run, {rows} rows; planning {planning:.3} ms (DataFusion's optimizer and pipeline planning, with a GPU also placing both plan shapes; skipped when the plan is cached)"
         )];
-        let threads = self.executor.cpu_threads();
-        for r in self.executor.last_runs() {
+        let threads = self.db.executor.cpu_threads();
+        for r in self.db.executor.last_runs() {
             let run = &r.run;
             lines.push(if r.cpu {
                 format!(
@@ -315,7 +372,7 @@ impl Session {
                 format!("{} [DataFusion]: {} rows out, {:.3} ms", r.step, run.rows_out, run.morsels_ms)
             });
         }
-        if let Some(gpu) = self.executor.gpu() {
+        if let Some(gpu) = self.db.executor.gpu() {
             let peak = gpu.bandwidth_gbs();
             lines.push(format!(
                 "GPU: {}, measured read bandwidth {}",
@@ -410,8 +467,8 @@ impl Session {
             }
         };
         if device != DevicePref::Cpu {
-            self.executor.set_gpu_memory_limit(limit);
-            self.executor.set_kernel_options(KernelOptions { literals, items_per_thread, ..KernelOptions::default() });
+            self.db.executor.set_gpu_memory_limit(limit);
+            self.db.executor.set_kernel_options(KernelOptions { literals, items_per_thread, ..KernelOptions::default() });
         }
         Ok(device)
     }
@@ -427,7 +484,7 @@ impl Session {
             if planned.externals.is_empty() && !planned.is_fully_external() {
                 let planned = Arc::new(planned);
                 self.plans.insert(sql, CachedPlan { manifest_version, planned: Arc::clone(&planned), schema: Arc::clone(&schema) });
-                let batches = self.executor.run(&planned, &self.ctx, &schema, self.device()?).await?;
+                let batches = self.db.executor.run(&planned, &self.ctx, &schema, self.device()?).await?;
                 return Ok(QueryOutput { schema, batches });
             }
         }
@@ -437,7 +494,7 @@ impl Session {
             let batches = df.collect().await.map_err(from_df)?;
             return Ok(QueryOutput { schema, batches });
         }
-        let batches = self.executor.run(&planned, &self.ctx, &schema, self.device()?).await?;
+        let batches = self.db.executor.run(&planned, &self.ctx, &schema, self.device()?).await?;
         Ok(QueryOutput { schema, batches })
     }
 
@@ -449,7 +506,7 @@ impl Session {
         Ok(match value.trim() {
             "gpu" => Some(tessera_plan::Target::Gpu),
             "cpu" => Some(tessera_plan::Target::Cpu),
-            "auto" | "" if self.executor.gpu().is_some() && self.device()? != DevicePref::Cpu => None,
+            "auto" | "" if self.db.executor.gpu().is_some() && self.device()? != DevicePref::Cpu => None,
             "auto" | "" => Some(tessera_plan::Target::Cpu),
             other => return Err(TesseraError::Plan(format!("tessera.plan_for must be 'auto', 'gpu' or 'cpu', not '{other}'"))),
         })
@@ -474,7 +531,7 @@ impl Session {
                 let device = self.device()?;
                 let gpu = tessera_plan::plan_for(optimized, &StoreCatalog, tessera_plan::Target::Gpu);
                 let cpu = tessera_plan::plan_for(optimized, &StoreCatalog, tessera_plan::Target::Cpu);
-                if gpu.plan != cpu.plan && self.executor.gpu_rows(&gpu.plan, device) > self.executor.gpu_rows(&cpu.plan, device) {
+                if gpu.plan != cpu.plan && self.db.executor.gpu_rows(&gpu.plan, device) > self.db.executor.gpu_rows(&cpu.plan, device) {
                     gpu
                 } else {
                     cpu
@@ -502,13 +559,13 @@ impl Session {
             None => self.plan_target()?,
         };
         let mut plan = self.plan_shaped(&optimized, target)?.plan;
-        self.executor.place(&mut plan, self.device()?);
+        self.db.executor.place(&mut plan, self.device()?);
         Ok(plan)
     }
 
     /// The executor (its counters: pipelines run, DataFusion fallbacks run).
     pub fn executor(&self) -> &Executor {
-        &self.executor
+        &self.db.executor
     }
 
     /// The unqualified name of a table in the store's schema, or an error for a name in
@@ -523,7 +580,7 @@ impl Session {
 
     fn is_store_table(&self, name: &TableReference) -> Result<bool> {
         let table = self.store_name(name)?;
-        Ok(self.store.manifest()?.table(&table).is_some())
+        Ok(self.db.store.manifest()?.table(&table).is_some())
     }
 
     async fn create_table(&self, create: CreateMemoryTable) -> Result<QueryOutput> {
@@ -541,7 +598,8 @@ impl Session {
         }
         let is_ctas = !matches!(create.input.as_ref(), LogicalPlan::EmptyRelation(_));
         let schema = store_schema(create.input.schema().as_arrow(), is_ctas);
-        let mut tx = self.store.begin()?;
+        let _writing = self.db.writes.lock().await;
+        let mut tx = self.db.store.begin()?;
         if !tx.create_table(&name, &schema, create.if_not_exists, create.or_replace)? {
             return Ok(QueryOutput::empty());
         }
@@ -555,9 +613,10 @@ impl Session {
         Ok(QueryOutput::empty())
     }
 
-    fn drop_table(&self, drop: DropTable) -> Result<QueryOutput> {
+    async fn drop_table(&self, drop: DropTable) -> Result<QueryOutput> {
         let name = self.store_name(&drop.name)?;
-        let mut tx = self.store.begin()?;
+        let _writing = self.db.writes.lock().await;
+        let mut tx = self.db.store.begin()?;
         tx.drop_table(&name, drop.if_exists)?;
         tx.commit()?;
         Ok(QueryOutput::empty())
@@ -571,7 +630,8 @@ impl Session {
             WriteOp::Insert(InsertOp::Replace) => return not_impl_err!("REPLACE INTO is not supported"),
             op => return not_impl_err!("{} is not supported yet on stored tables", op.name()),
         };
-        let mut tx = self.store.begin()?;
+        let _writing = self.db.writes.lock().await;
+        let mut tx = self.db.store.begin()?;
         let mut writer = tx.writer(&name, overwrite)?;
         self.set_dictionary_max(&mut writer);
         let rows = self.write_plan(dml.input.as_ref().clone(), &mut writer).await?;
