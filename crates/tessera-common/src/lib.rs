@@ -31,6 +31,10 @@ pub enum TesseraError {
     /// and reports the error if there is one (a kernel raised a flag: arithmetic
     /// overflow, or build keys the plan did not expect). Never reaches the user.
     RetryOnCpu(String),
+    /// A table changed (another session committed a write) between planning the query
+    /// and reading the table: the statement is planned and run again. Never reaches the
+    /// user unless it keeps happening.
+    StalePlan(String),
     /// An operating-system I/O error, with what was being done.
     Io {
         /// What Tessera was doing, e.g. "writing manifest /data/t/manifest.json".
@@ -59,6 +63,7 @@ impl TesseraError {
             }
             TesseraError::Internal(m) => TesseraError::Internal(format!("{what}: {m}")),
             TesseraError::RetryOnCpu(m) => TesseraError::RetryOnCpu(format!("{what}: {m}")),
+            TesseraError::StalePlan(m) => TesseraError::StalePlan(format!("{what}: {m}")),
             TesseraError::Io { context, source } => {
                 TesseraError::Io { context: format!("{what}: {context}"), source }
             }
@@ -79,6 +84,7 @@ impl fmt::Display for TesseraError {
                 "Internal error: {m}. This is a bug in Tessera; please report it"
             ),
             TesseraError::RetryOnCpu(m) => write!(f, "Retry on the CPU: {m}"),
+            TesseraError::StalePlan(m) => write!(f, "Tables changed while the query was planned: {m}"),
             TesseraError::Io { context, source } => write!(f, "I/O error while {context}: {source}"),
             TesseraError::External(e) => write!(f, "{e}"),
         }

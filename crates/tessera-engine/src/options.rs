@@ -35,7 +35,8 @@ extensions_options! {
         /// String columns written by COPY, INSERT or CREATE TABLE AS with at most this
         /// many distinct values are dictionary-encoded when loaded (GPU kernels compare,
         /// group and join on the codes; other strings only take LIKE there). 0: the
-        /// store's default, `tessera_storage::DICTIONARY_MAX_DISTINCT` (2^20).
+        /// store's default and largest value, `tessera_storage::DICTIONARY_MAX_DISTINCT`
+        /// (2^20); a larger value is an error at the next write.
         pub dictionary_max_distinct: u64, default = 0
     }
 }

@@ -142,6 +142,10 @@ impl Default for PlanCache {
 /// Entries kept at most; the cache is cleared when full (queries repeat or they do not).
 const PLAN_CACHE_ENTRIES: usize = 256;
 
+/// Times a statement is planned and run when its tables change under it each time
+/// (another session committing writes to them as fast as it can).
+const STALE_PLAN_ATTEMPTS: u32 = 5;
+
 #[derive(Clone)]
 struct CachedPlan {
     manifest_version: u64,
@@ -256,13 +260,30 @@ impl Session {
         Ok(out)
     }
 
-    /// Runs one statement.
+    /// Runs one statement. A query whose tables another session changed between its
+    /// planning and its run is planned and run again (a few times at most).
     pub async fn execute(&self, statement: &str) -> Result<QueryOutput> {
+        let mut attempt = 1;
+        loop {
+            match self.execute_once(statement).await {
+                Err(TesseraError::StalePlan(_)) if attempt < STALE_PLAN_ATTEMPTS => {
+                    self.plans.clear();
+                    attempt += 1;
+                }
+                Err(TesseraError::StalePlan(m)) => {
+                    return Err(TesseraError::Execution(format!("tables kept changing while the query was planned ({attempt} attempts): {m}")));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn execute_once(&self, statement: &str) -> Result<QueryOutput> {
         if let Some(copy) = parse_copy_from(statement)? {
             let _writing = self.db.writes.lock().await;
             let mut tx = self.db.store.begin()?;
             let mut writer = tx.writer(&copy.table, false)?;
-            self.set_dictionary_max(&mut writer);
+            self.set_dictionary_max(&mut writer)?;
             let rows = copy.load(&mut writer)?;
             writer.finish()?;
             tx.commit()?;
@@ -425,12 +446,17 @@ impl Session {
     /// `tessera.kernel_literals` and `tessera.gpu_items_per_thread` to the GPU (called before every query run, so they take
     /// effect at the next query).
     /// Applies `tessera.dictionary_max_distinct` (when set) to a table being written.
-    fn set_dictionary_max(&self, writer: &mut tessera_storage::TableWriter<'_, '_>) {
+    fn set_dictionary_max(&self, writer: &mut tessera_storage::TableWriter<'_, '_>) -> Result<()> {
         let state = self.ctx.state();
         let n = state.config().options().extensions.get::<TesseraOptions>().map_or(0, |o| o.dictionary_max_distinct);
+        let max = tessera_storage::DICTIONARY_MAX_DISTINCT;
+        if n > max {
+            return Err(TesseraError::Plan(format!("tessera.dictionary_max_distinct must be at most {max} (0: that default), not {n}")));
+        }
         if n > 0 {
             writer.dictionary_max_distinct(n);
         }
+        Ok(())
     }
 
     fn device(&self) -> Result<DevicePref> {
@@ -605,7 +631,7 @@ impl Session {
         }
         if is_ctas {
             let mut writer = tx.writer(&name, true)?;
-            self.set_dictionary_max(&mut writer);
+            self.set_dictionary_max(&mut writer)?;
             self.write_plan(create.input.as_ref().clone(), &mut writer).await?;
             writer.finish()?;
         }
@@ -633,7 +659,7 @@ impl Session {
         let _writing = self.db.writes.lock().await;
         let mut tx = self.db.store.begin()?;
         let mut writer = tx.writer(&name, overwrite)?;
-        self.set_dictionary_max(&mut writer);
+        self.set_dictionary_max(&mut writer)?;
         let rows = self.write_plan(dml.input.as_ref().clone(), &mut writer).await?;
         writer.finish()?;
         tx.commit()?;

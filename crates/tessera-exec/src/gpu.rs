@@ -646,6 +646,12 @@ impl GpuRuntime {
             // representations are exact only up to `rows_limit`.
             return Err(TesseraError::Internal(format!("pipeline {} reads {} rows; its kernel's sums are exact for at most {}", p.id, table.rows, kernel.rows_limit)));
         }
+        if let SinkLayout::Build { table: GpuTable { chain: Some(rows), .. } } = &kernel.sink {
+            // A chained table's arrays are indexed by source row: sized for the planned rows.
+            if table.rows > *rows {
+                return Err(TesseraError::Internal(format!("pipeline {} reads {} rows; its 1:N table has room for {rows}", p.id, table.rows)));
+            }
+        }
         let cfg = LaunchConfig { grid_dim: (self.grid(&function, table.rows as u64, kernel.items_per_thread)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = dev.stream();

@@ -165,7 +165,7 @@ impl Executor {
                     } else if let Some(groups) = many_groups {
                         Some(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows: scan.rows })])
                     } else {
-                        let table = self.load(&scan.table)?;
+                        let table = self.load(scan)?;
                         match gpu.plan(pipe, Some(&table), &mut p.state, &shapes) {
                             Ok(placed) => {
                                 if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table: shape }) = (&pipe.sink, &placed.kernel.sink) {
@@ -266,11 +266,18 @@ impl Executor {
         }
     }
 
-    fn load(&self, table: &str) -> Result<Arc<tessera_storage::LoadedTable>> {
+    /// Table `scan.table` at the version the plan was made for: another session may have
+    /// committed since (then the statement is planned again, see [`TesseraError::StalePlan`]:
+    /// kernels bind dictionary codes and key ranges of the planned version).
+    fn load(&self, scan: &tessera_ir::Scan) -> Result<Arc<tessera_storage::LoadedTable>> {
+        let table = &scan.table;
         let manifest = self.store.manifest()?;
         let meta = manifest
             .table(table)
-            .ok_or_else(|| TesseraError::Plan(format!("table '{table}' was dropped while the query ran")))?;
+            .ok_or_else(|| TesseraError::StalePlan(format!("table '{table}' was dropped")))?;
+        if meta.version != scan.version {
+            return Err(TesseraError::StalePlan(format!("table '{table}' is at version {}, planned at {}", meta.version, scan.version)));
+        }
         self.store.load(meta)
     }
 
@@ -303,7 +310,7 @@ impl Executor {
                     let on_gpu = gpu.as_mut().and_then(|(rt, pl)| pl.kernels.get(&p.id).map(|k| (*rt, Arc::clone(k), &mut pl.state)));
                     if let Some((rt, k, gstate)) = on_gpu {
                         let Source::Scan(scan) = &p.source else { return Err(TesseraError::Internal("GPU pipeline without scan".into())) };
-                        let table = self.load(&scan.table)?;
+                        let table = self.load(scan)?;
                         if let Some(chunk) = rt.run(&k, &table, gstate)? {
                             if let Some(r) = p.sink.result() {
                                 let chunks = if chunk.rows == 0 { Vec::new() } else { vec![chunk] };
@@ -356,7 +363,7 @@ impl Executor {
         match source {
             Source::Result { id, .. } => result(state, *id),
             Source::Scan(scan) => {
-                let loaded = self.load(&scan.table)?;
+                let loaded = self.load(scan)?;
                 let chunks = loaded
                     .batches
                     .iter()

@@ -19,8 +19,16 @@ use crate::cx;
 pub const IN_LIST_MAX_COMPARES: usize = 8;
 
 /// IN lists spanning more values than this (max − min) keep the compares: the bitmap
-/// travels with every launch (2^20 bits are 128 KiB).
-pub const IN_LIST_MAX_BITMAP_BITS: u64 = 1 << 20;
+/// travels with every launch (2^21 bits are 256 KiB). Twice the store's largest
+/// dictionary (2^20 values, `tessera_storage::DICTIONARY_MAX_DISTINCT`, decided on a
+/// distinct estimate with a few % of error), so a predicate over any dictionary's codes
+/// is a bitmap.
+pub const IN_LIST_MAX_BITMAP_BITS: u64 = 1 << 21;
+
+/// IN lists of more values than this, spread too wide for a bitmap, stay on the CPU:
+/// one compare a value would make a kernel NVRTC takes minutes over (see
+/// [`IN_LIST_MAX_COMPARES`]).
+pub const IN_LIST_MAX_SPREAD_VALUES: usize = 64;
 
 /// A filter: one row test per conjunct.
 pub fn filter(b: &mut Builder<'_>, predicate: &Expr, fields: &[Field]) -> Lowered<()> {
@@ -175,6 +183,8 @@ fn in_list(b: &mut Builder<'_>, x: CExpr, list: &[Scalar]) -> Lowered<CExpr> {
         cx!["((long long)(", &x, ") >= ", lo, " && (long long)(", &x, ") <= ", hi, ")"]
     } else if vals.len() > IN_LIST_MAX_COMPARES && (last as i128 - first as i128) < IN_LIST_MAX_BITMAP_BITS as i128 {
         in_bitmap(b, x, &vals)
+    } else if vals.len() > IN_LIST_MAX_SPREAD_VALUES {
+        return Err(Reason::Literal(format!("an IN list of {} values spread over more than {IN_LIST_MAX_BITMAP_BITS}", vals.len())));
     } else {
         let t = b.var(CType::LongLong, "in", x);
         let mut alts = CExpr::default();

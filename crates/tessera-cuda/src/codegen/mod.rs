@@ -85,7 +85,9 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     if eager.len() < 2 {
         return Ok(kernel);
     }
-    Ok(assemble(pipeline, cols, tables, &options, items, &eager)?.0)
+    // Loading columns up front makes more values live across stages (and queued, with a
+    // warp queue): should that exceed a limit the first kernel is kept.
+    Ok(assemble(pipeline, cols, tables, &options, items, &eager).map_or(kernel, |(k, _)| k))
 }
 
 /// Lowers, runs the passes and prints: the kernel and its IR.

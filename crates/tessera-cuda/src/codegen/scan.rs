@@ -75,8 +75,11 @@ pub fn sector_share(pass: f64, width: Width) -> f64 {
 /// The source columns to load up front (see [`EAGER_MIN_SECTORS`]), in the order a
 /// kernel lowered without eager loads first loads them.
 pub fn eager_columns(ir: &KernelIr, cols: &[GpuColumn], min_sectors: f64) -> Vec<usize> {
+    // Columns read after a 1:N expansion are read per (row, match) from its queue:
+    // loading them up front would queue them as well, for rows the join may drop.
     ir.stmts
         .iter()
+        .take_while(|s| !matches!(s, Stmt::Expand { .. }))
         .filter_map(|s| match s {
             Stmt::Def { load: Some(Load::Column { column, pass }), .. } => Some((*column, *pass)),
             _ => None,
