@@ -86,7 +86,8 @@ impl Value {
 /// Evaluates expressions for one pipeline run; holds the per-dictionary cache.
 #[derive(Debug)]
 pub struct Evaluator {
-    dictionary_cache: Mutex<HashMap<(usize, usize), OverDictionary>>,
+    /// Per (expression, dictionary): its values over the dictionary, computed once.
+    dictionary_cache: Mutex<HashMap<(usize, usize), Arc<Mutex<Option<OverDictionary>>>>>,
     /// Rows the pipeline reads: dictionaries with more entries are not evaluated whole.
     input_rows: usize,
 }
@@ -151,12 +152,16 @@ impl Evaluator {
             return Ok(None);
         }
         let key = (e as *const Expr as usize, Arc::as_ptr(values) as *const u8 as usize);
-        // Computed while holding the cache: the threads that need it meanwhile wait
+        // Computed while holding its entry: the threads that need it meanwhile wait
         // rather than each evaluating the whole dictionary (a name column's dictionary
-        // has an entry a row).
-        let over = {
+        // has an entry a row); other expressions' entries stay free.
+        let slot = {
             let mut cache = self.dictionary_cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match cache.get(&key) {
+            Arc::clone(cache.entry(key).or_default())
+        };
+        let over = {
+            let mut entry = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match entry.as_ref() {
                 Some(o) => o.clone(),
                 None => {
                     let at = |v: &ArrayRef| -> Result<ArrayRef> {
@@ -166,7 +171,7 @@ impl Evaluator {
                         self.direct(e, &cols, n)?.into_array(n)
                     };
                     let o = OverDictionary { entries: at(values)?, null: at(&new_null_array(values.data_type(), 1))? };
-                    cache.insert(key, o.clone());
+                    *entry = Some(o.clone());
                     o
                 }
             }
