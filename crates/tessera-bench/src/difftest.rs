@@ -160,11 +160,13 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
     let (k1_min, k1_max) = (-3, d1_max + 5);
     let d2_max = (d1_max / 2).max(1);
 
-    let mut csv = String::from("d1k,name,region,cat,w\n");
+    // `nick`: a nullable string with a dictionary (every fifth NULL), from the key alone.
+    let mut csv = String::from("d1k,name,region,cat,w,nick\n");
     for &key in &d1_keys {
+        let nick = if key % 5 == 0 { String::new() } else { format!("{}{}", ["ash", "bo", "cy"][(key % 3) as usize], key % 11) };
         let _ = writeln!(
             csv,
-            "{key},n{},{},{},{}",
+            "{key},n{},{},{},{},{nick}",
             key % 37,
             rng.pick(REGIONS),
             rng.range(0, 9),
@@ -231,7 +233,7 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
          big BIGINT NOT NULL, r DOUBLE NOT NULL, k3 BIGINT NOT NULL, t VARCHAR NOT NULL)"
             .to_string(),
         "CREATE TABLE d1 (d1k INT NOT NULL, name VARCHAR NOT NULL, region VARCHAR NOT NULL, cat INT NOT NULL, \
-         w DECIMAL(10,2) NOT NULL)"
+         w DECIMAL(10,2) NOT NULL, nick VARCHAR)"
             .to_string(),
         "CREATE TABLE d2 (d2k INT NOT NULL, tag VARCHAR NOT NULL, z BIGINT NOT NULL, q INT)".to_string(),
         "CREATE TABLE d3 (d3k BIGINT NOT NULL, d3b INT NOT NULL, tag3 VARCHAR NOT NULL, c3 INT NOT NULL)".to_string(),
@@ -260,7 +262,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 72;
+pub const TEMPLATES: usize = 73;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -557,6 +559,15 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             "SELECT d1.region, d2.tag, COUNT(*), SUM(d2.z), SUM(f.m) FROM f JOIN d2 ON f.k2 = d2.d2k JOIN d1 ON f.k1 = d1.d1k \
              WHERE d1.cat < {} GROUP BY d1.region, d2.tag",
             cat(rng)
+        ),
+        // Expressions over a nullable dictionary column: NULL codes take the expression's
+        // value for a NULL (IS NULL and COALESCE are not NULL for one).
+        72 => format!(
+            "SELECT d1.cat, COUNT(*), COUNT(d1.nick), SUM(CASE WHEN d1.nick IS NULL THEN f.v ELSE 0 END), \
+             SUM(CASE WHEN COALESCE(d1.nick, 'ash0') LIKE '{}' THEN 1 ELSE 0 END) FROM f JOIN d1 ON f.k1 = d1.d1k \
+             WHERE d1.nick IS NULL OR d1.nick <> '{}' GROUP BY d1.cat",
+            rng.pick(&["ash%", "%1", "bo_", "%"]),
+            rng.pick(&["ash1", "bo2", "cy10", "zz"])
         ),
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),
