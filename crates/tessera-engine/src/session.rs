@@ -110,6 +110,13 @@ impl Database {
     pub fn connect(self: &Arc<Self>) -> Result<Session> {
         Session::connect(self)
     }
+
+    /// Begins a store write: waits for this process's other writers (see `writes`),
+    /// then for the store's write lock. The write is done when both are dropped.
+    async fn begin_write(&self) -> Result<(tokio::sync::MutexGuard<'_, ()>, tessera_storage::Transaction<'_>)> {
+        let writing = self.writes.lock().await;
+        Ok((writing, self.store.begin()?))
+    }
 }
 
 /// A connection to a [`Database`]: its own settings (`SET`) and plan cache.
@@ -280,8 +287,7 @@ impl Session {
 
     async fn execute_once(&self, statement: &str) -> Result<QueryOutput> {
         if let Some(copy) = parse_copy_from(statement)? {
-            let _writing = self.db.writes.lock().await;
-            let mut tx = self.db.store.begin()?;
+            let (_writing, mut tx) = self.db.begin_write().await?;
             let mut writer = tx.writer(&copy.table, false)?;
             self.set_dictionary_max(&mut writer)?;
             let rows = copy.load(&mut writer)?;
@@ -624,8 +630,7 @@ impl Session {
         }
         let is_ctas = !matches!(create.input.as_ref(), LogicalPlan::EmptyRelation(_));
         let schema = store_schema(create.input.schema().as_arrow(), is_ctas);
-        let _writing = self.db.writes.lock().await;
-        let mut tx = self.db.store.begin()?;
+        let (_writing, mut tx) = self.db.begin_write().await?;
         if !tx.create_table(&name, &schema, create.if_not_exists, create.or_replace)? {
             return Ok(QueryOutput::empty());
         }
@@ -641,8 +646,7 @@ impl Session {
 
     async fn drop_table(&self, drop: DropTable) -> Result<QueryOutput> {
         let name = self.store_name(&drop.name)?;
-        let _writing = self.db.writes.lock().await;
-        let mut tx = self.db.store.begin()?;
+        let (_writing, mut tx) = self.db.begin_write().await?;
         tx.drop_table(&name, drop.if_exists)?;
         tx.commit()?;
         Ok(QueryOutput::empty())
@@ -656,8 +660,7 @@ impl Session {
             WriteOp::Insert(InsertOp::Replace) => return not_impl_err!("REPLACE INTO is not supported"),
             op => return not_impl_err!("{} is not supported yet on stored tables", op.name()),
         };
-        let _writing = self.db.writes.lock().await;
-        let mut tx = self.db.store.begin()?;
+        let (_writing, mut tx) = self.db.begin_write().await?;
         let mut writer = tx.writer(&name, overwrite)?;
         self.set_dictionary_max(&mut writer)?;
         let rows = self.write_plan(dml.input.as_ref().clone(), &mut writer).await?;

@@ -11,7 +11,7 @@
 //! its matches. One pass, one `atomicExch` per row; no counting pass, prefix scan and
 //! scatter (which would need the pipeline twice or its rows written out in between).
 
-use tessera_ir::{BuildStrategy, Field, HashBuild, Pipeline, Source, Type};
+use tessera_ir::{BuildStrategy, Expr, Field, HashBuild, Pipeline, Source, Type};
 
 use super::abi::{Out, Param};
 use super::builder::{Builder, Lowered};
@@ -44,10 +44,8 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
     };
     let slots = (max - min + 1) as usize;
     super::scan::prefetch(b, key.columns().into_iter().chain(h.payload.iter().copied()))?;
-    let k = super::filter::expr(b, key, fields)?;
+    let s = dense_slot(b, key, *min, slots, fields)?;
     b.params.push(Param::Out(Out::BuildRows));
-    let s = b.var(CType::LongLong, "s", cx!["(long long)(", k, format!(") - {min}LL")]);
-    b.reject_flagged(cx![&s, " < 0 || ", &s, format!(" >= {slots}LL")], 1);
     reject_repeated(b, h, cx!["atomicCAS((int*)&out_rows[", &s, "], 0, (int)(", CExpr::row(), " + 1)) != 0"]);
     b.effect(cx!["atomicOr(&out_bits[", &s, " >> 5], 1u << (", &s, " & 31));"]);
     let payload = write_payload(b, h, &s)?;
@@ -61,21 +59,7 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
 /// never add rows: a duplicate build key sends the query to the CPU), so it is never
 /// more than half full.
 fn hashed(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>], pipeline: &Pipeline, fields: &[Field]) -> Lowered<SinkLayout> {
-    // Dictionary codes are comparable within one column only: a probe's strings have
-    // another dictionary.
-    if let Some(k) = h.keys.iter().find(|k| k.ty(fields) == Type::Utf8) {
-        return Err(Reason::HashKey(format!("{k}: strings as join keys")));
-    }
-    let pack = KeyPack::plan(&h.keys, ranges, fields, &b.dicts)?;
-    let rows = match &pipeline.source {
-        Source::Scan(scan) => scan.rows,
-        Source::Result { .. } => return Err(Reason::IntermediateSource),
-    };
-    let slots = usize::try_from(table_slots(rows)).map_err(|_| Reason::TableSlots(usize::MAX))?;
-    super::scan::prefetch(b, h.keys.iter().flat_map(|k| k.columns()).chain(h.payload.iter().copied()))?;
-    let (word, in_range) = super::hash::pack(b, &pack, &h.keys, fields)?;
-    b.params.push(Param::Out(Out::Keys));
-    b.reject_flagged(cx!["!(", in_range, ")"], 1);
+    let (pack, slots, word) = packed_key(b, h, ranges, pipeline, fields)?;
     let s = b.var(CType::LongLong, "s", cx![format!("tessera_hash_insert_unique(out_keys, {}ull, ", slots - 1), word, ")"]);
     reject_repeated(b, h, cx![&s, " == -1LL"]);
     b.reject_flagged(cx![&s, " < 0LL"], 1);
@@ -90,10 +74,7 @@ fn hashed(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>], pip
 /// Build rows are numbered by the source's rows, so the arrays are as long as the
 /// source and the numbers 32-bit.
 fn chained(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[Field]) -> Lowered<SinkLayout> {
-    let rows = match &pipeline.source {
-        Source::Scan(scan) => scan.rows,
-        Source::Result { .. } => return Err(Reason::IntermediateSource),
-    };
+    let rows = source_rows(pipeline)?;
     if rows > i32::MAX as u64 {
         return Err(Reason::ChainRows(rows));
     }
@@ -101,25 +82,15 @@ fn chained(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[Fi
         // Build rows are numbered by source row: an expanded row is several.
         return Err(Reason::ExpandedSink("a 1:N build"));
     }
-    super::scan::prefetch(b, h.keys.iter().flat_map(|k| k.columns()).chain(h.payload.iter().copied()))?;
     let (s, min, slots, hashed) = match (&h.strategy, h.keys.as_slice()) {
         (BuildStrategy::Perfect { min, max }, [key]) => {
             let slots = (max - min + 1) as usize;
-            let k = super::filter::expr(b, key, fields)?;
-            let s = b.var(CType::LongLong, "s", cx!["(long long)(", k, format!(") - {min}LL")]);
-            b.reject_flagged(cx![&s, " < 0 || ", &s, format!(" >= {slots}LL")], 1);
-            (s, *min, slots, None)
+            super::scan::prefetch(b, key.columns().into_iter().chain(h.payload.iter().copied()))?;
+            (dense_slot(b, key, *min, slots, fields)?, *min, slots, None)
         }
         (BuildStrategy::Perfect { .. }, _) => return Err(Reason::Inconsistent("a perfect-hash build on several keys".into())),
         (BuildStrategy::Hash { key_ranges }, _) => {
-            if let Some(k) = h.keys.iter().find(|k| k.ty(fields) == Type::Utf8) {
-                return Err(Reason::HashKey(format!("{k}: strings as join keys")));
-            }
-            let pack = KeyPack::plan(&h.keys, key_ranges, fields, &b.dicts)?;
-            let slots = usize::try_from(table_slots(rows)).map_err(|_| Reason::TableSlots(usize::MAX))?;
-            let (word, in_range) = super::hash::pack(b, &pack, &h.keys, fields)?;
-            b.params.push(Param::Out(Out::Keys));
-            b.reject_flagged(cx!["!(", in_range, ")"], 1);
+            let (pack, slots, word) = packed_key(b, h, key_ranges, pipeline, fields)?;
             let s = b.var(CType::LongLong, "s", cx![format!("tessera_hash_find_or_insert(out_keys, {}ull, ", slots - 1), word, ")"]);
             b.reject_flagged(cx![&s, " < 0LL"], 1);
             (s, 0, slots, Some(pack))
@@ -131,6 +102,43 @@ fn chained(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[Fi
     let payload = write_payload(b, h, &CExpr::row())?;
     let table = GpuTable { min, slots, hashed, payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: false, chain: Some(rows as usize) };
     Ok(SinkLayout::Build { table })
+}
+
+/// The rows of a build's source (a table scan; a build over an intermediate result
+/// stays on the CPU).
+fn source_rows(pipeline: &Pipeline) -> Lowered<u64> {
+    match &pipeline.source {
+        Source::Scan(scan) => Ok(scan.rows),
+        Source::Result { .. } => Err(Reason::IntermediateSource),
+    }
+}
+
+/// A dense table's slot of build key `key` (`key − min`); a key outside the `slots`
+/// raises `flags[1]`.
+fn dense_slot(b: &mut Builder<'_>, key: &Expr, min: i64, slots: usize, fields: &[Field]) -> Lowered<CExpr> {
+    let k = super::filter::expr(b, key, fields)?;
+    let s = b.var(CType::LongLong, "s", cx!["(long long)(", k, format!(") - {min}LL")]);
+    b.reject_flagged(cx![&s, " < 0 || ", &s, format!(" >= {slots}LL")], 1);
+    Ok(s)
+}
+
+/// An open-addressing build's packed keys (see `hash.rs`): the packing, the table's
+/// slots (two a source row) and each row's packed word; the keys array joins the
+/// parameters, the key columns and payload are loaded, and a key outside its planned
+/// range raises `flags[1]`.
+fn packed_key(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>], pipeline: &Pipeline, fields: &[Field]) -> Lowered<(KeyPack, usize, CExpr)> {
+    // Dictionary codes are comparable within one column only: a probe's strings have
+    // another dictionary.
+    if let Some(k) = h.keys.iter().find(|k| k.ty(fields) == Type::Utf8) {
+        return Err(Reason::HashKey(format!("{k}: strings as join keys")));
+    }
+    let pack = KeyPack::plan(&h.keys, ranges, fields, &b.dicts)?;
+    let slots = usize::try_from(table_slots(source_rows(pipeline)?)).map_err(|_| Reason::TableSlots(usize::MAX))?;
+    super::scan::prefetch(b, h.keys.iter().flat_map(|k| k.columns()).chain(h.payload.iter().copied()))?;
+    let (word, in_range) = super::hash::pack(b, &pack, &h.keys, fields)?;
+    b.params.push(Param::Out(Out::Keys));
+    b.reject_flagged(cx!["!(", in_range, ")"], 1);
+    Ok((pack, slots, word))
 }
 
 /// Drops a row whose key is in the table already (`repeated`): quietly for a membership

@@ -91,17 +91,8 @@ pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Ve
     }
     let tail: Vec<Stage> = stages[k + 1..].to_vec();
     let rest: Vec<Stmt> = tail.concat();
-    let row = super::passes::any_uses(&rest, Use::Row);
-    let mut defined: HashSet<ValueId> = head.concat().iter().filter_map(|s| if let Stmt::Def { value, .. } = s { Some(*value) } else { None }).collect();
-    defined.insert(matched);
-    let mut live: Vec<ValueId> = (0..ir.values.len())
-        .map(ValueId)
-        .filter(|v| ir.value(*v).scope == Scope::Item && defined.contains(v) && (*v == matched || super::passes::any_uses(&rest, Use::Value(*v))))
-        .collect();
-    live.sort();
-    let warps = (BLOCK_THREADS / 32) as usize;
-    let per_row = live.iter().map(|v| ir.value(*v).ty.bytes()).sum::<usize>() + if row { 8 } else { 0 };
-    let bytes = per_row * EXPAND_CAPACITY * warps;
+    let (live, row, per_row) = queued(ir, &head, &rest, Some(matched));
+    let bytes = per_row * EXPAND_CAPACITY * (BLOCK_THREADS / 32) as usize;
     if bytes > EXPAND_MAX_BYTES {
         return Some(Err(Reason::ExpansionQueue(bytes)));
     }
@@ -136,21 +127,30 @@ pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u
     }
     tail.extend(stages[at_stage + 1..].iter().cloned());
     let rest: Vec<Stmt> = tail.concat();
-    let row = super::passes::any_uses(&rest, Use::Row);
+    let (live, row, per_row) = queued(ir, &head, &rest, None);
     // Worth it only when the rest reads global memory: payloads at the slots found, or
     // columns at the row.
     let gathers = row || rest.iter().any(|s| matches!(s, Stmt::Def { load: Some(Load::Payload { .. }), .. }));
     if !gathers {
         return None;
     }
-    let defined: HashSet<ValueId> = head.concat().iter().filter_map(|s| if let Stmt::Def { value, .. } = s { Some(*value) } else { None }).collect();
-    let mut live: Vec<ValueId> = (0..ir.values.len())
-        .map(ValueId)
-        .filter(|v| ir.value(*v).scope == Scope::Item && defined.contains(v) && super::passes::any_uses(&rest, Use::Value(*v)))
-        .collect();
-    live.sort();
     let capacity = 32 * (items as usize + 1);
     let warps = (BLOCK_THREADS / 32) as usize;
-    let per_row = live.iter().map(|v| ir.value(*v).ty.bytes()).sum::<usize>() + if row { 8 } else { 0 };
     (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity, expand: None }, head, tail))
+}
+
+/// What a queue entry holds when the statements `rest` run on queued rows after the
+/// stages `head`: the per-item values defined in `head` (and `matched`, an expansion's
+/// match) that `rest` reads, in value order; whether `rest` reads the row number; and
+/// the entry's bytes.
+fn queued(ir: &KernelIr, head: &[Stage], rest: &[Stmt], matched: Option<ValueId>) -> (Vec<ValueId>, bool, usize) {
+    let row = super::passes::any_uses(rest, Use::Row);
+    let mut defined: HashSet<ValueId> = head.concat().iter().filter_map(|s| if let Stmt::Def { value, .. } = s { Some(*value) } else { None }).collect();
+    defined.extend(matched);
+    let live: Vec<ValueId> = (0..ir.values.len())
+        .map(ValueId)
+        .filter(|v| ir.value(*v).scope == Scope::Item && defined.contains(v) && (Some(*v) == matched || super::passes::any_uses(rest, Use::Value(*v))))
+        .collect();
+    let per_row = live.iter().map(|v| ir.value(*v).ty.bytes()).sum::<usize>() + if row { 8 } else { 0 };
+    (live, row, per_row)
 }

@@ -172,10 +172,7 @@ fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
         write_expansion(src, ir, d, e, decls, tail, row);
         return;
     }
-    let mut push: String = d.live.iter().map(|v| format!(" tq_{n}[tq_w][at] = {n}[i];", n = ir.value(*v).name)).collect();
-    if d.row {
-        let _ = write!(push, " tq_row[tq_w][at] = {row};");
-    }
+    let push = queue_push(ir, d, row);
     let _ = writeln!(src, "        #pragma unroll");
     let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
     let _ = writeln!(src, "            const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);");
@@ -193,11 +190,7 @@ fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
 /// needs, the match) per step, and run the rest on 32 entries whenever the queue holds
 /// that many (see `defer.rs`).
 fn write_expansion(src: &mut String, ir: &KernelIr, d: &Deferral, e: &Expansion, decls: &[String], tail: &[Stage], row: &str) {
-    let mut push: String = d.live.iter().filter(|v| **v != e.matched).map(|v| format!(" tq_{n}[tq_w][at] = {n}[i];", n = ir.value(*v).name)).collect();
-    let _ = write!(push, " tq_{}[tq_w][at] = tq_m;", ir.value(e.matched).name);
-    if d.row {
-        let _ = write!(push, " tq_row[tq_w][at] = {row};");
-    }
+    let push = queue_push(ir, d, row);
     let first = expr(ir, &e.first);
     let _ = writeln!(src, "        #pragma unroll");
     let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
@@ -213,6 +206,24 @@ fn write_expansion(src: &mut String, ir: &KernelIr, d: &Deferral, e: &Expansion,
     let _ = writeln!(src, "                }}");
     let _ = writeln!(src, "            }}");
     let _ = writeln!(src, "        }}");
+}
+
+/// The stores that queue item `i` at entry `at` of its warp's queue: each live value
+/// (an expansion's match from the walk's `tq_m`), then the row number `row` if needed.
+fn queue_push(ir: &KernelIr, d: &Deferral, row: &str) -> String {
+    let matched = d.expand.as_ref().map(|e| e.matched);
+    let mut push: String = d
+        .live
+        .iter()
+        .map(|v| {
+            let n = &ir.value(*v).name;
+            if Some(*v) == matched { format!(" tq_{n}[tq_w][at] = tq_m;") } else { format!(" tq_{n}[tq_w][at] = {n}[i];") }
+        })
+        .collect();
+    if d.row {
+        let _ = write!(push, " tq_row[tq_w][at] = {row};");
+    }
+    push
 }
 
 /// The tile-scope declarations of the per-item values: `T name[ITEMS];`.

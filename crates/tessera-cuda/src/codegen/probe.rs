@@ -191,11 +191,11 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
     if (p.kind == JoinKind::Inner || p.residual.is_some()) && t.payload.len() != p.build_fields.len() {
         return Err(Reason::Inconsistent(format!("a probe reading {} build columns of a table holding {}", p.build_fields.len(), t.payload.len())));
     }
-    if t.chain.is_some() {
-        return chained(b, p, probe_no, t, fields);
-    }
     for (j, pc) in t.payload.iter().enumerate() {
         b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });
+    }
+    if t.chain.is_some() {
+        return chained(b, p, probe_no, t, fields);
     }
     b.params.push(if t.hashed.is_some() { Param::Keys { probe: probe_no } } else { Param::Bitmap { probe: probe_no } });
     // A hoisted probe's membership test has run already (hoisted probes have no
@@ -249,9 +249,6 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
 /// row) pairs, `defer.rs`), gathers the payload at its row and tests the residual as a
 /// filter.
 fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields: &[Field]) -> Lowered<()> {
-    for (j, pc) in t.payload.iter().enumerate() {
-        b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });
-    }
     b.params.push(Param::Heads { probe: probe_no });
     b.params.push(Param::Next { probe: probe_no });
     let heads = format!("h{probe_no}_heads");
