@@ -8,6 +8,7 @@
 //! tessera demo                  create a small table in the data directory and query it
 //! tessera gen ssb --sf 1 --load  generate benchmark data (files or the store)
 //! tessera bench ssb --sf 1       run a suite, check answers, compare engines
+//! tessera serve                  serve the data directory over PostgreSQL's protocol
 //! ```
 
 mod bench_cmd;
@@ -53,6 +54,8 @@ enum Command {
     Gen(bench_cmd::GenArgs),
     /// Run a query suite, check every answer, and time Tessera beside its peers.
     Bench(bench_cmd::BenchArgs),
+    /// Serve the data directory to PostgreSQL clients (psql, drivers, BI tools).
+    Serve(ServeArgs),
     /// Run random queries on the GPU, the CPU backend and plain DataFusion, and compare
     /// the answers (stores for it are made in a temporary folder under the data directory).
     Difftest {
@@ -64,6 +67,57 @@ enum Command {
         #[arg(long)]
         require_gpu: bool,
     },
+}
+
+/// `tessera serve`'s options.
+#[derive(clap::Args, Debug)]
+struct ServeArgs {
+    /// Address and port to listen on. Without users only a loopback address is allowed.
+    #[arg(long, default_value = "127.0.0.1:5433")]
+    listen: std::net::SocketAddr,
+    /// File of `name:password` lines: clients authenticate with SCRAM-SHA-256.
+    #[arg(long, value_name = "FILE")]
+    users: Option<PathBuf>,
+    /// One user, whose password is read from the environment variable TESSERA_PASSWORD.
+    #[arg(long, value_name = "NAME")]
+    user: Option<String>,
+    /// Connections served at once; more are refused (SQLSTATE 53300).
+    #[arg(long, default_value_t = tessera_server::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Largest result of one statement, in bytes of Arrow data (SQLSTATE 54000 above it).
+    #[arg(long, default_value_t = tessera_server::DEFAULT_MAX_RESULT_BYTES)]
+    max_result_bytes: usize,
+}
+
+/// `tessera serve`: one database for the data directory, served until interrupted.
+async fn serve(session: Session, args: &ServeArgs) -> Result<(), String> {
+    let mut users = match &args.users {
+        Some(path) => tessera_server::auth::Users::from_file(path).map_err(|e| e.to_string())?,
+        None => tessera_server::auth::Users::none(),
+    };
+    if let Some(name) = &args.user {
+        let password = std::env::var("TESSERA_PASSWORD").map_err(|_| format!("--user {name} needs its password in TESSERA_PASSWORD"))?;
+        users.add(name, &password).map_err(|e| e.to_string())?;
+    }
+    let options = tessera_server::ServerOptions {
+        listen: args.listen,
+        users,
+        max_connections: args.max_connections,
+        max_result_bytes: args.max_result_bytes,
+    };
+    let auth = if options.users.is_empty() { "no password (loopback only)" } else { "SCRAM-SHA-256" };
+    let db = std::sync::Arc::clone(session.database());
+    drop(session);
+    let server = tessera_server::Server::bind(db, options).await.map_err(|e| e.to_string())?;
+    let addr = server.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("tessera serve: listening on {addr} ({auth}); connect with: psql -h {} -p {}", addr.ip(), addr.port());
+    tokio::select! {
+        r = server.run() => r.map_err(|e| e.to_string()),
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("tessera serve: interrupted, stopping");
+            Ok(())
+        }
+    }
 }
 
 /// mimalloc: faster than the system allocator for many threads allocating morsel-sized
@@ -99,6 +153,7 @@ async fn run(cli: Cli) -> ExitCode {
             Ok(sql) => run_script(&session, &sql, cli.format).await,
             Err(e) => Err(format!("cannot read {}: {e}", file.display())),
         },
+        (None, Some(Command::Serve(args))) => serve(session, args).await,
         (None, Some(Command::Demo)) => demo::run(&session, cli.format).await,
         (None, Some(Command::Gen(args))) => bench_cmd::generate(&session, args),
         (None, Some(Command::Bench(args))) => bench_cmd::bench(&cli.data_dir, args).await,

@@ -17,6 +17,6 @@ pub mod session;
 pub mod split;
 pub mod table_functions;
 
-pub use session::{Database, QueryOutput, Session};
+pub use session::{Database, Description, QueryOutput, Session};
 pub use tessera_plan::Target;
 pub use split::{is_complete, split_statements};

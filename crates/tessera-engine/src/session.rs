@@ -24,7 +24,7 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::optimizer::{Optimizer, OptimizerRule};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use datafusion::common::TableReference;
+use datafusion::common::{ParamValues, ScalarValue, TableReference};
 use futures::StreamExt;
 use tessera_common::{Result, TesseraError, not_impl_err};
 use tessera_storage::{Store, TableWriter};
@@ -45,6 +45,15 @@ pub struct QueryOutput {
     pub schema: SchemaRef,
     /// The rows.
     pub batches: Vec<RecordBatch>,
+}
+
+/// What a statement takes and returns ([`Session::describe`]).
+#[derive(Debug, Clone)]
+pub struct Description {
+    /// The type of each placeholder, `$1` first (None: not known from the statement).
+    pub parameters: Vec<Option<DataType>>,
+    /// The schema of the rows it returns (empty: it returns none).
+    pub schema: SchemaRef,
 }
 
 impl QueryOutput {
@@ -270,9 +279,44 @@ impl Session {
     /// Runs one statement. A query whose tables another session changed between its
     /// planning and its run is planned and run again (a few times at most).
     pub async fn execute(&self, statement: &str) -> Result<QueryOutput> {
+        self.execute_with(statement, None).await
+    }
+
+    /// Runs one statement with values for its placeholders `$1`, `$2`, … (a prepared
+    /// statement of a client protocol). Values are bound into the logical plan, never
+    /// into the text; a parameterized query is not kept in the plan cache.
+    pub async fn execute_with_params(&self, statement: &str, params: Vec<ScalarValue>) -> Result<QueryOutput> {
+        self.execute_with(statement, Some(ParamValues::List(params.into_iter().map(Into::into).collect()))).await
+    }
+
+    /// What a statement takes and returns, without running it: the type of each
+    /// placeholder (`$1` first; None where the statement does not tell) and the schema
+    /// of its rows (empty for statements that return none: DDL, DML, COPY, SET).
+    pub async fn describe(&self, statement: &str) -> Result<Description> {
+        if parse_copy_from(statement)?.is_some() {
+            return Ok(Description { parameters: Vec::new(), schema: Arc::new(Schema::empty()) });
+        }
+        let plan = self.ctx.state().create_logical_plan(statement).await.map_err(from_df)?;
+        let types = plan.get_parameter_types().map_err(from_df)?;
+        let mut parameters = Vec::new();
+        for (name, ty) in types {
+            let index = name.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()).filter(|&n| n > 0).ok_or_else(|| {
+                TesseraError::Plan(format!("placeholder {name}: only numbered placeholders $1, $2, … are supported"))
+            })?;
+            if parameters.len() < index {
+                parameters.resize(index, None);
+            }
+            parameters[index - 1] = ty;
+        }
+        let returns_rows = !matches!(plan, LogicalPlan::Ddl(_) | LogicalPlan::Dml(_) | LogicalPlan::Statement(_) | LogicalPlan::Copy(_));
+        let schema = if returns_rows { Arc::new(plan.schema().as_arrow().clone()) } else { Arc::new(Schema::empty()) };
+        Ok(Description { parameters, schema })
+    }
+
+    async fn execute_with(&self, statement: &str, params: Option<ParamValues>) -> Result<QueryOutput> {
         let mut attempt = 1;
         loop {
-            match self.execute_once(statement).await {
+            match self.execute_once(statement, params.as_ref()).await {
                 Err(TesseraError::StalePlan(_)) if attempt < STALE_PLAN_ATTEMPTS => {
                     self.plans.clear();
                     attempt += 1;
@@ -285,8 +329,11 @@ impl Session {
         }
     }
 
-    async fn execute_once(&self, statement: &str) -> Result<QueryOutput> {
+    async fn execute_once(&self, statement: &str, params: Option<&ParamValues>) -> Result<QueryOutput> {
         if let Some(copy) = parse_copy_from(statement)? {
+            if params.is_some_and(|p| !matches!(p, ParamValues::List(l) if l.is_empty())) {
+                return Err(TesseraError::Plan("COPY takes no parameters".into()));
+            }
             let (_writing, mut tx) = self.db.begin_write().await?;
             let mut writer = tx.writer(&copy.table, false)?;
             self.set_dictionary_max(&mut writer)?;
@@ -296,11 +343,14 @@ impl Session {
             return Ok(QueryOutput::count(rows));
         }
         let version = self.db.store.manifest()?.version;
-        if let Some(hit) = self.plans.get(statement, version) {
+        if let Some(hit) = self.plans.get(statement, version).filter(|_| params.is_none()) {
             let batches = self.db.executor.run(&hit.planned, &self.ctx, &hit.schema, self.device()?).await?;
             return Ok(QueryOutput { schema: hit.schema, batches });
         }
-        let plan = self.ctx.state().create_logical_plan(statement).await.map_err(from_df)?;
+        let mut plan = self.ctx.state().create_logical_plan(statement).await.map_err(from_df)?;
+        if let Some(params) = params {
+            plan = plan.with_param_values(params.clone()).map_err(from_df)?;
+        }
         if !is_query(&plan) {
             self.plans.clear();
         }
@@ -336,7 +386,7 @@ impl Session {
                 self.explain_analyze(analyze.input.as_ref().clone()).await
             }
             plan if is_query(&plan) && !self.use_datafusion() => {
-                let cache = is_repeatable(&plan).then_some((statement, version));
+                let cache = (is_repeatable(&plan) && params.is_none()).then_some((statement, version));
                 self.run_pipelines(plan, cache).await
             }
             plan => {
