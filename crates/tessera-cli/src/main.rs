@@ -87,6 +87,12 @@ struct ServeArgs {
     /// Largest result of one statement, in bytes of Arrow data (SQLSTATE 54000 above it).
     #[arg(long, default_value_t = tessera_server::DEFAULT_MAX_RESULT_BYTES)]
     max_result_bytes: usize,
+    /// TLS certificate chain (PEM); with --tls-key, clients may connect with TLS.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
 }
 
 /// `tessera serve`: one database for the data directory, served until interrupted.
@@ -104,8 +110,13 @@ async fn serve(session: Session, args: &ServeArgs) -> Result<(), String> {
         users,
         max_connections: args.max_connections,
         max_result_bytes: args.max_result_bytes,
+        tls: match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => Some(tessera_server::TlsFiles { cert: cert.clone(), key: key.clone() }),
+            _ => None,
+        },
     };
     let auth = if options.users.is_empty() { "no password (loopback only)" } else { "SCRAM-SHA-256" };
+    let auth = if options.tls.is_some() { format!("{auth}, TLS offered") } else { auth.to_string() };
     let db = std::sync::Arc::clone(session.database());
     drop(session);
     let server = tessera_server::Server::bind(db, options).await.map_err(|e| e.to_string())?;

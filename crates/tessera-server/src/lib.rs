@@ -12,6 +12,9 @@
 //! - [`auth`]: users and SCRAM-SHA-256.
 //! - [`errors`]: Tessera errors with their SQLSTATE.
 //!
+//! TLS is offered when a certificate and key are given (rustls with the ring provider:
+//! no C toolchain or system OpenSSL needed to build).
+//!
 //! Without users, the server admits clients without a password and then listens only
 //! on a loopback address; with users (a file or `--user`), every client authenticates
 //! with SCRAM-SHA-256.
@@ -25,6 +28,7 @@ pub mod pgtypes;
 
 use std::fmt::Debug;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -38,6 +42,7 @@ use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::{ClientInfo, ConnectionManager, PgWireServerHandlers};
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use pgwire::tokio::TlsAcceptor;
 use tessera_common::{Result, TesseraError};
 use tessera_engine::Database;
 use tokio::net::TcpListener;
@@ -65,6 +70,38 @@ pub struct ServerOptions {
     pub max_connections: usize,
     /// Largest result of one statement, in Arrow bytes.
     pub max_result_bytes: usize,
+    /// Certificate and key (PEM files) for TLS; clients may then ask for it
+    /// (`sslmode=require`). None: plain connections only.
+    pub tls: Option<TlsFiles>,
+}
+
+/// A TLS certificate chain and its private key, as PEM files.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    /// The certificate chain (server certificate first).
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
+/// A TLS acceptor for `files`, with rustls' safe defaults over the ring provider.
+fn tls_acceptor(files: &TlsFiles) -> Result<TlsAcceptor> {
+    use pgwire::tokio::tokio_rustls::rustls::{self, pki_types::pem::PemObject};
+    let read = |path: &PathBuf| std::fs::read(path).map_err(|e| TesseraError::io(format!("reading {}", path.display()), e));
+    let bad = |path: &PathBuf, e: &dyn std::fmt::Display| TesseraError::Plan(format!("TLS: {}: {e}", path.display()));
+    let cert_pem = read(&files.cert)?;
+    let certs = rustls::pki_types::CertificateDer::pem_slice_iter(&cert_pem).collect::<std::result::Result<Vec<_>, _>>().map_err(|e| bad(&files.cert, &e))?;
+    if certs.is_empty() {
+        return Err(bad(&files.cert, &"no certificate in the file"));
+    }
+    let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(&read(&files.key)?).map_err(|e| bad(&files.key, &e))?;
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(&files.cert, &e))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| bad(&files.cert, &e))?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
 impl Default for ServerOptions {
@@ -74,6 +111,7 @@ impl Default for ServerOptions {
             users: Users::none(),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            tls: None,
         }
     }
 }
@@ -84,6 +122,7 @@ pub struct Server {
     handlers: Arc<Handlers>,
     refuse: Arc<Handlers>,
     slots: Arc<Semaphore>,
+    tls: Option<TlsAcceptor>,
 }
 
 impl Server {
@@ -99,6 +138,7 @@ impl Server {
         if options.max_connections == 0 {
             return Err(TesseraError::Plan("--max-connections must be at least 1".into()));
         }
+        let tls = options.tls.as_ref().map(tls_acceptor).transpose()?;
         let listener = TcpListener::bind(options.listen).await.map_err(|e| TesseraError::io(format!("listening on {}", options.listen), e))?;
         let manager = Arc::new(ConnectionManager::new());
         let startup = if options.users.is_empty() {
@@ -116,7 +156,7 @@ impl Server {
         let cancel = Arc::new(DefaultCancelHandler::new(manager));
         let handlers = Arc::new(Handlers { backend: Arc::clone(&backend), startup: Arc::new(startup), cancel: Arc::clone(&cancel) });
         let refuse = Arc::new(Handlers { backend, startup: Arc::new(Startup::Refuse), cancel });
-        Ok(Server { listener, handlers, refuse, slots: Arc::new(Semaphore::new(options.max_connections)) })
+        Ok(Server { listener, handlers, refuse, slots: Arc::new(Semaphore::new(options.max_connections)), tls })
     }
 
     /// The address it listens on (the port chosen when bound to port 0).
@@ -141,8 +181,9 @@ impl Server {
             match Arc::clone(&self.slots).try_acquire_owned() {
                 Ok(slot) => {
                     let handlers = Arc::clone(&self.handlers);
+                    let tls = self.tls.clone();
                     tokio::spawn(async move {
-                        if let Err(e) = pgwire::tokio::process_socket(socket, None, handlers).await {
+                        if let Err(e) = pgwire::tokio::process_socket(socket, tls, handlers).await {
                             log::debug!("connection from {peer}: {e}");
                         }
                         drop(slot);
@@ -150,7 +191,8 @@ impl Server {
                 }
                 Err(_) => {
                     let refuse = Arc::clone(&self.refuse);
-                    tokio::spawn(async move { pgwire::tokio::process_socket(socket, None, refuse).await });
+                    let tls = self.tls.clone();
+                    tokio::spawn(async move { pgwire::tokio::process_socket(socket, tls, refuse).await });
                 }
             }
         }

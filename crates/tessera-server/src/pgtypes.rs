@@ -183,7 +183,7 @@ fn encode_value(column: &Column, row: usize, out: &mut BytesMut) -> Result<()> {
         DataType::Float32 => {
             let v = a.as_primitive::<Float32Type>().value(row);
             if text {
-                out.put_slice(float_text(f64::from(v), v.to_string()).as_bytes());
+                out.put_slice(float_text(f64::from(v), v.to_string(), 6).as_bytes());
             } else {
                 out.put_f32(v);
             }
@@ -191,7 +191,7 @@ fn encode_value(column: &Column, row: usize, out: &mut BytesMut) -> Result<()> {
         DataType::Float64 => {
             let v = a.as_primitive::<Float64Type>().value(row);
             if text {
-                out.put_slice(float_text(v, v.to_string()).as_bytes());
+                out.put_slice(float_text(v, v.to_string(), 15).as_bytes());
             } else {
                 out.put_f64(v);
             }
@@ -263,16 +263,33 @@ fn int(v: i64, width: usize, text: bool, out: &mut BytesMut) {
     }
 }
 
-/// PostgreSQL's spelling of the special float values; others as Rust prints them
-/// (shortest form that reads back to the same value).
-fn float_text(v: f64, shown: String) -> String {
+/// A float as PostgreSQL writes it (`extra_float_digits` ≥ 1, its default since 12):
+/// the shortest digits that read back to the same value, in exponent form (`1e+20`,
+/// `-2.5e-300`) when the decimal exponent is below -4 or at least the type's precision
+/// (15 digits for float8, 6 for float4), and NaN/Infinity by name.
+fn float_text(v: f64, shown: String, precision: i32) -> String {
     if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        if v > 0.0 { "Infinity".into() } else { "-Infinity".into() }
-    } else {
-        shown
+        return "NaN".into();
     }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let exponent = v.abs().log10().floor() as i32;
+    if (-4..precision).contains(&exponent) {
+        return shown;
+    }
+    // `shown` is Rust's shortest round-trip form; respell it with an exponent.
+    let digits: String = shown.chars().filter(char::is_ascii_digit).collect::<String>();
+    let digits = digits.trim_start_matches('0').trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let (first, rest) = digits.split_at(1);
+    let sign = if v < 0.0 { "-" } else { "" };
+    let mantissa = if rest.is_empty() { first.to_string() } else { format!("{first}.{rest}") };
+    let exp_sign = if exponent < 0 { '-' } else { '+' };
+    format!("{sign}{mantissa}e{exp_sign}{:02}", exponent.unsigned_abs())
 }
 
 /// `v` × 10^-scale as decimal digits: "-12.50" for (-1250, 2).
@@ -510,6 +527,22 @@ mod tests {
         for (v, s) in [(0i128, 0u16), (0, 4), (1, 0), (-1, 0), (10_000, 0), (-5, 2), (123_456_789, 9), (9_999_999_999_999_999_999_999_999_999_999_999_999, 2), (-42, 30)] {
             assert_eq!(read_numeric(&binary_numeric(v, s)), Some((v, s)), "{v} scale {s}");
         }
+    }
+
+    #[test]
+    fn floats_as_postgresql_writes_them() {
+        let f8 = |v: f64| float_text(v, v.to_string(), 15);
+        assert_eq!(f8(0.1), "0.1");
+        assert_eq!(f8(-2.5e-300), "-2.5e-300");
+        assert_eq!(f8(1e20), "1e+20");
+        assert_eq!(f8(123456789012345.0), "123456789012345");
+        assert_eq!(f8(1234567890123456.0), "1.234567890123456e+15");
+        assert_eq!(f8(0.0001), "0.0001");
+        assert_eq!(f8(0.00001234), "1.234e-05");
+        assert_eq!(f8(f64::NEG_INFINITY), "-Infinity");
+        assert_eq!(f8(f64::MAX).parse::<f64>().ok(), Some(f64::MAX));
+        assert_eq!(f8(f64::MIN_POSITIVE).parse::<f64>().ok(), Some(f64::MIN_POSITIVE));
+        assert_eq!(float_text(f64::from(1e7f32), 1e7f32.to_string(), 6), "1e+07");
     }
 
     #[test]
