@@ -3,6 +3,8 @@
 # at most 10 minutes, so a session calls this two or three times on one warm machine):
 #   check   — GPU unit tests (if packed), SSB SF1 with answers checked, `tessera difftest`
 #             (random queries, GPU vs CPU backend vs DataFusion, GPU required)
+#   clients — SSB SF20 from 1..16 concurrent clients through `tessera serve`, GPU on and off,
+#             beside the single-stream figures of Tessera and DuckDB
 #   ssb20   — SSB SF20 Tessera beside DuckDB (answers checked against DuckDB; JSON + SVG,
 #             GPU kernels beside the bandwidth model), then EXPLAIN ANALYZE of every query
 #             for each tile shape in $ITEMS (tessera.gpu_items_per_thread; 0, the
@@ -87,6 +89,17 @@ for section in "$@"; do
     $X --data-dir /tmp/td1 bench ssb --sf 1 --runs 3 --json $OUT/ssb1.json 2>&1 | grep -v '^\s*$'
     echo "== difftest: random queries, GPU vs CPU backend vs DataFusion (GPU required)"
     $X --data-dir /tmp/tdr difftest --require-gpu 2>&1 | tail -12
+    ;;
+  clients)
+    # Concurrent clients through `tessera serve` (PostgreSQL protocol over loopback):
+    # SSB SF20 beside the single-stream figures of Tessera and DuckDB in the same run,
+    # then the CPU backend alone (GPU off) for the same curve; $CLIENTS counts.
+    echo "== SSB SF20 single stream: tessera + duckdb"
+    $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 3 --engine tessera --engine duckdb --json $OUT/ssb20-single.json 2>&1 | grep -v '^\s*$'
+    echo "== SSB SF20 from concurrent clients through tessera serve"
+    $X --data-dir /tmp/td20 bench ssb --sf 20 --clients ${CLIENTS:-1,2,4,8,16} --seconds ${SECONDS_PER:-8} --json $OUT/ssb20-clients.json 2>&1 | grep -v '^\s*$'
+    echo "== the same, GPU off (CPU backend)"
+    TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/td20 bench ssb --sf 20 --clients ${CLIENTS:-1,2,4,8,16} --seconds ${SECONDS_PER:-8} --json $OUT/ssb20-clients-cpu.json 2>&1 | grep -v '^\s*$'
     ;;
   ssb20)
     echo "== SSB SF20 tessera + duckdb"

@@ -242,7 +242,7 @@ pub fn prepare(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<(
     Ok((session, seconds))
 }
 
-fn selected(opts: &BenchOptions) -> Result<Vec<&'static Query>> {
+pub(crate) fn selected(opts: &BenchOptions) -> Result<Vec<&'static Query>> {
     if opts.queries.is_empty() {
         return Ok(opts.suite.queries().iter().collect());
     }

@@ -14,6 +14,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod clients;
 pub mod datagen;
 pub mod difftest;
 pub mod report;

@@ -56,6 +56,13 @@ pub struct BenchArgs {
     /// Draw a bar chart (SVG).
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Instead: run the queries through `tessera serve` from this many concurrent
+    /// clients (comma-separated counts, e.g. 1,2,4,8,16), reporting queries/s and latency.
+    #[arg(long, value_delimiter = ',')]
+    clients: Vec<usize>,
+    /// Seconds measured per client count (with --clients).
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
 }
 
 fn threads(n: Option<usize>) -> usize {
@@ -133,6 +140,20 @@ pub async fn bench(data_dir: &Path, args: &BenchArgs) -> Result<(), String> {
         data_dir: data_dir.to_path_buf(),
     };
     let bar = progress_bar(total_rows(suite, args.sf), &format!("generating {suite} SF {}", args.sf));
+    if !args.clients.is_empty() {
+        if args.clients.contains(&0) {
+            return Err("--clients counts must be at least 1".into());
+        }
+        let report = tessera_bench::clients::run(&opts, &args.clients, args.seconds, &|n| bar.inc(n)).await.map_err(|e| e.to_string())?;
+        bar.finish_and_clear();
+        println!("{}", tessera_bench::clients::table(&report));
+        if let Some(p) = &args.json {
+            let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+            std::fs::write(p, text).map_err(|e| format!("writing {}: {e}", p.display()))?;
+        }
+        let errors: u64 = report.points.iter().map(|p| p.errors).sum();
+        return if errors == 0 { Ok(()) } else { Err(format!("{errors} queries failed")) };
+    }
     let report = bench::run(&opts, &|n| bar.inc(n)).await.map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     println!("{}", report::table(&report));
