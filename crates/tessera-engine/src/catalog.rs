@@ -37,6 +37,16 @@ impl StoreSchema {
         StoreSchema { store, session_tables: RwLock::new(HashMap::new()) }
     }
 
+    /// The store whose tables it lists.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// The session's own tables (views, external tables), by name.
+    pub fn session_tables(&self) -> Vec<(String, Arc<dyn TableProvider>)> {
+        self.session_tables.read().map(|s| s.iter().map(|(n, t)| (n.clone(), Arc::clone(t))).collect()).unwrap_or_default()
+    }
+
     fn session_table(&self, name: &str) -> Option<Arc<dyn TableProvider>> {
         self.session_tables.read().ok()?.get(name).cloned()
     }

@@ -5,7 +5,9 @@
 //! opens a database with one session. DataFusion parses, binds and optimizes every statement; Tessera runs the
 //! statements that write the store ([`session`]), parses `COPY … FROM` itself ([`copy`]),
 //! exposes the store through DataFusion's catalog ([`catalog`]) and adds the
-//! `read_parquet`/`read_csv` table functions ([`table_functions`]).
+//! `read_parquet`/`read_csv` table functions ([`table_functions`]). For clients of the
+//! PostgreSQL protocol it has PostgreSQL's system catalogs ([`pg_catalog`]) and reads
+//! the PostgreSQL-only spellings of their catalog queries ([`pg_compat`]).
 #![warn(missing_docs)]
 
 pub mod catalog;
@@ -13,6 +15,8 @@ pub mod checked;
 pub mod copy;
 pub mod error;
 pub mod options;
+pub mod pg_catalog;
+pub mod pg_compat;
 pub mod session;
 pub mod split;
 pub mod table_functions;

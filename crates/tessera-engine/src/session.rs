@@ -30,6 +30,7 @@ use tessera_common::{Result, TesseraError, not_impl_err};
 use tessera_storage::{Store, TableWriter};
 
 use crate::catalog::{CATALOG, SCHEMA, StoreCatalog, StoreSchema};
+use crate::pg_catalog::{PG_CATALOG, PgCatalogSchema};
 use crate::options::{TesseraOptions, parse_bytes};
 use datafusion::arrow::array::StringArray;
 use tessera_exec::{DevicePref, Executor, KernelOptions, Literals};
@@ -243,11 +244,12 @@ impl Session {
         let state = SessionStateBuilder::new().with_config(config).with_default_features().with_optimizer_rules(rules).build();
         let ctx = SessionContext::new_with_state(state).enable_url_table();
         let catalog = MemoryCatalogProvider::new();
-        catalog
-            .register_schema(SCHEMA, Arc::new(StoreSchema::new(Arc::clone(&store))))
-            .map_err(from_df)?;
+        let public = Arc::new(StoreSchema::new(Arc::clone(&store)));
+        catalog.register_schema(SCHEMA, Arc::clone(&public) as _).map_err(from_df)?;
+        catalog.register_schema(PG_CATALOG, Arc::new(PgCatalogSchema::new(Arc::clone(&public)))).map_err(from_df)?;
         ctx.register_catalog(CATALOG, Arc::new(catalog));
         crate::table_functions::register(&ctx);
+        crate::pg_catalog::register_functions(&ctx, &public);
         Ok(Session { ctx, db: Arc::clone(db), plans: PlanCache::default() })
     }
 
@@ -296,7 +298,7 @@ impl Session {
         if parse_copy_from(statement)?.is_some() {
             return Ok(Description { parameters: Vec::new(), schema: Arc::new(Schema::empty()) });
         }
-        let plan = self.ctx.state().create_logical_plan(statement).await.map_err(from_df)?;
+        let plan = self.logical_plan(statement).await?;
         let types = plan.get_parameter_types().map_err(from_df)?;
         let mut parameters = Vec::new();
         for (name, ty) in types {
@@ -311,6 +313,27 @@ impl Session {
         let returns_rows = !matches!(plan, LogicalPlan::Ddl(_) | LogicalPlan::Dml(_) | LogicalPlan::Statement(_) | LogicalPlan::Copy(_));
         let schema = if returns_rows { Arc::new(plan.schema().as_arrow().clone()) } else { Arc::new(Schema::empty()) };
         Ok(Description { parameters, schema })
+    }
+
+    /// The logical plan of one statement: parsed with the session's dialect, its
+    /// PostgreSQL-only spellings rewritten ([`crate::pg_compat`]), then planned.
+    async fn logical_plan(&self, sql: &str) -> Result<LogicalPlan> {
+        let state = self.ctx.state();
+        let dialect = state.config().options().sql_parser.dialect;
+        let mut statement = state.sql_to_statement(sql, &dialect).map_err(from_df)?;
+        crate::pg_compat::rewrite(&mut statement);
+        let empty = crate::pg_compat::empty_catalog_answer(&statement);
+        match (state.statement_to_plan(statement).await, empty) {
+            (Ok(plan), _) => Ok(plan),
+            // A catalog query DataFusion cannot plan, whose answer is known to be no rows.
+            (Err(_), Some(columns)) => {
+                let mut builder = datafusion::logical_expr::LogicalPlanBuilder::empty(false);
+                let nulls = columns.iter().map(|c| datafusion::prelude::lit(ScalarValue::Utf8(None)).alias(c));
+                builder = builder.project(nulls).map_err(from_df)?;
+                builder.build().map_err(from_df)
+            }
+            (Err(e), None) => Err(from_df(e)),
+        }
     }
 
     async fn execute_with(&self, statement: &str, params: Option<ParamValues>) -> Result<QueryOutput> {
@@ -347,7 +370,7 @@ impl Session {
             let batches = self.db.executor.run(&hit.planned, &self.ctx, &hit.schema, self.device()?).await?;
             return Ok(QueryOutput { schema: hit.schema, batches });
         }
-        let mut plan = self.ctx.state().create_logical_plan(statement).await.map_err(from_df)?;
+        let mut plan = self.logical_plan(statement).await?;
         if let Some(params) = params {
             plan = plan.with_param_values(params.clone()).map_err(from_df)?;
         }
@@ -634,7 +657,7 @@ impl Session {
 
     /// The plan of `sql` for `target` (None: as queries run), placed.
     async fn placed_plan(&self, sql: &str, target: Option<tessera_plan::Target>) -> Result<tessera_ir::QueryPlan> {
-        let plan = self.ctx.state().create_logical_plan(sql).await.map_err(from_df)?;
+        let plan = self.logical_plan(sql).await?;
         let optimized = self.ctx.state().optimize(&plan).map_err(from_df)?;
         let target = match target {
             Some(t) => Some(t),

@@ -43,29 +43,12 @@ const PG_EPOCH_DAYS: i32 = 10_957;
 /// Microseconds from 1970-01-01 to 2000-01-01.
 const PG_EPOCH_MICROS: i64 = PG_EPOCH_DAYS as i64 * 86_400_000_000;
 
-/// The PostgreSQL type a column of `dt` is sent as, and its type modifier (-1: none).
+/// The PostgreSQL type a column of `dt` is sent as, and its type modifier (-1: none):
+/// the mapping of the engine's `pg_catalog`, so that the catalogs describe columns as
+/// they are sent.
 pub fn pg_type(dt: &DataType) -> (Type, i32) {
-    match dt {
-        DataType::Boolean => (Type::BOOL, -1),
-        DataType::Int8 | DataType::Int16 | DataType::UInt8 => (Type::INT2, -1),
-        DataType::Int32 | DataType::UInt16 => (Type::INT4, -1),
-        DataType::Int64 | DataType::UInt32 => (Type::INT8, -1),
-        DataType::UInt64 => (Type::NUMERIC, -1),
-        // numeric(p, s): ((p << 16) | s) + 4, as PostgreSQL packs it (VARHDRSZ = 4).
-        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) if *s >= 0 => {
-            (Type::NUMERIC, ((i32::from(*p) << 16) | i32::from(*s)) + 4)
-        }
-        DataType::Decimal128(..) | DataType::Decimal256(..) => (Type::NUMERIC, -1),
-        DataType::Float16 | DataType::Float32 => (Type::FLOAT4, -1),
-        DataType::Float64 => (Type::FLOAT8, -1),
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => (Type::TEXT, -1),
-        DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => (Type::BYTEA, -1),
-        DataType::Date32 | DataType::Date64 => (Type::DATE, -1),
-        DataType::Timestamp(_, None) => (Type::TIMESTAMP, -1),
-        DataType::Timestamp(_, Some(_)) => (Type::TIMESTAMPTZ, -1),
-        DataType::Dictionary(_, value) => pg_type(value),
-        _ => (Type::TEXT, -1),
-    }
+    let (oid, modifier) = tessera_engine::pg_catalog::pg_type(dt);
+    (Type::from_oid(oid).unwrap_or(Type::TEXT), modifier)
 }
 
 /// The Arrow type a parameter sent as `ty` is read into, where the statement does not
