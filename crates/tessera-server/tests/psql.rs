@@ -3,8 +3,9 @@
 //! `\d`, `\d TABLE`, `\d+ TABLE`, `\dv`, `\dn`, `\l`) read the PostgreSQL catalogs
 //! Tessera provides (`tessera_engine::pg_catalog`), and an error shows its SQLSTATE.
 //!
-//! psql must be installed (Debian: `apt-get install postgresql-client`; .ci/run does
-//! it): without it the tests fail, saying so.
+//! psql comes from Debian's postgresql-client (.ci/run installs it). Without it the
+//! tests say so and pass, unless TESSERA_REQUIRE_CLIENTS=1 (set by .ci/run) makes that
+//! a failure, as for the psycopg test.
 
 use std::error::Error;
 use std::path::Path;
@@ -15,10 +16,16 @@ use tessera_server::{Server, ServerOptions};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
-/// Fails the test, with what to install, when psql is missing.
-fn require_psql() {
+/// Whether psql is there; when it is not, says so, and fails the test if clients are
+/// required (TESSERA_REQUIRE_CLIENTS=1).
+fn psql_present() -> bool {
     let found = Command::new("psql").arg("--version").output().is_ok_and(|o| o.status.success());
-    assert!(found, "psql is not installed: these tests run PostgreSQL's client against the server (Debian/Ubuntu: apt-get install postgresql-client)");
+    if !found {
+        let required = std::env::var("TESSERA_REQUIRE_CLIENTS").is_ok_and(|v| v == "1");
+        assert!(!required, "psql is not installed and TESSERA_REQUIRE_CLIENTS=1 (Debian/Ubuntu: apt-get install postgresql-client)");
+        eprintln!("skipped: psql is not installed (Debian/Ubuntu: apt-get install postgresql-client)");
+    }
+    found
 }
 
 /// A server over a fresh data directory on a free loopback port: its port and directory.
@@ -62,7 +69,9 @@ fn assert_in_order(lines: &[String], expected: &[&str], output: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn psql_loads_queries_and_describes_tables() -> TestResult {
-    require_psql();
+    if !psql_present() {
+        return Ok(());
+    }
     let (port, dir) = start().await?;
     let csv = dir.path().join("more_orders.csv");
     std::fs::write(&csv, "id,customer,amount,placed,shipped,weight,qty,small,rush\n3,cy,7.25,2024-02-01,,2.5,1,2,false\n")?;
@@ -164,7 +173,9 @@ SELECT column_name, is_nullable FROM information_schema.columns WHERE table_name
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn psql_shows_the_sqlstate_of_an_error() -> TestResult {
-    require_psql();
+    if !psql_present() {
+        return Ok(());
+    }
     let (port, dir) = start().await?;
     let script = dir.path().join("error.sql");
     std::fs::write(&script, "\\set VERBOSITY verbose\nSELECT * FROM nosuch;\nSELECT 'not reached';\n")?;
