@@ -29,7 +29,11 @@ async fn start(options: ServerOptions) -> Result<(SocketAddr, tempfile::TempDir)
 }
 
 async fn connect(addr: SocketAddr, auth: &str) -> Result<Client, tokio_postgres::Error> {
-    let (client, connection) = tokio_postgres::connect(&format!("host={} port={} user=tester {auth}", addr.ip(), addr.port()), NoTls).await?;
+    connect_as(addr, "tester", auth).await
+}
+
+async fn connect_as(addr: SocketAddr, user: &str, auth: &str) -> Result<Client, tokio_postgres::Error> {
+    let (client, connection) = tokio_postgres::connect(&format!("host={} port={} user={user} {auth}", addr.ip(), addr.port()), NoTls).await?;
     tokio::spawn(connection);
     Ok(client)
 }
@@ -37,9 +41,13 @@ async fn connect(addr: SocketAddr, auth: &str) -> Result<Client, tokio_postgres:
 /// Connects, retrying for a few seconds while the server is full (53300): slots of
 /// connections that just ended come back when their tasks finish.
 async fn connect_when_free(addr: SocketAddr, auth: &str) -> Result<Client, tokio_postgres::Error> {
+    connect_as_when_free(addr, "tester", auth).await
+}
+
+async fn connect_as_when_free(addr: SocketAddr, user: &str, auth: &str) -> Result<Client, tokio_postgres::Error> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        match connect(addr, auth).await {
+        match connect_as(addr, user, auth).await {
             Err(e) if code(&e) == "53300" && Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
             other => return other,
         }
@@ -251,29 +259,23 @@ async fn passwords_and_connection_limit() -> TestResult {
     let (addr, _dir) = start(ServerOptions { users, max_connections: 2, ..ServerOptions::default() }).await?;
     let ok = connect(addr, "password='correct horse'").await?;
     assert_eq!(ok.query_one("SELECT 1::BIGINT", &[]).await?.get::<_, i64>(0), 1);
-    let e = connect(addr, "password=wrong").await.err().ok_or("a wrong password was accepted")?;
+    // Each refused login holds a slot until its task ends: retry while the server is full.
+    let e = connect_when_free(addr, "password=wrong").await.err().ok_or("a wrong password was accepted")?;
     assert_eq!(code(&e), "28P01", "{e:?}");
-    let e = connect(addr, "").await.err().ok_or("no password was accepted")?;
+    let e = connect_when_free(addr, "").await.err().ok_or("no password was accepted")?;
     assert!(format!("{e:?}").contains("password"), "{e:?}");
-    let (unknown, conn) = match tokio_postgres::connect(&format!("host=127.0.0.1 port={} user=nobody password=x", addr.port()), NoTls).await {
-        Ok(c) => c,
-        Err(e) => {
-            assert_eq!(code(&e), "28P01", "{e:?}");
-            // The limit: two connections served, the third refused with 53300 (once the
-            // refused logins above have closed and given their slots back).
-            let second = connect_when_free(addr, "password='correct horse'").await?;
-            let e = connect(addr, "password='correct horse'").await.err().ok_or("a third connection was admitted")?;
-            assert_eq!(code(&e), "53300", "{e:?}");
-            drop(second);
-            drop(ok);
-            // Slots come back when connections end.
-            let again = connect_when_free(addr, "password='correct horse'").await?;
-            assert_eq!(again.query_one("SELECT 2::BIGINT", &[]).await?.get::<_, i64>(0), 2);
-            return Ok(());
-        }
-    };
-    drop((unknown, conn));
-    Err("an unknown user was admitted".into())
+    let e = connect_as_when_free(addr, "nobody", "password=x").await.err().ok_or("an unknown user was admitted")?;
+    assert_eq!(code(&e), "28P01", "{e:?}");
+    // The limit: two connections served, the third refused with 53300.
+    let second = connect_when_free(addr, "password='correct horse'").await?;
+    let e = connect(addr, "password='correct horse'").await.err().ok_or("a third connection was admitted")?;
+    assert_eq!(code(&e), "53300", "{e:?}");
+    drop(second);
+    drop(ok);
+    // Slots come back when connections end.
+    let again = connect_when_free(addr, "password='correct horse'").await?;
+    assert_eq!(again.query_one("SELECT 2::BIGINT", &[]).await?.get::<_, i64>(0), 2);
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
