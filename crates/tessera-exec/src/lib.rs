@@ -320,9 +320,23 @@ impl Executor {
                     } else if let (Some((_, pl)), Source::Result { id, .. }, Sink::Sort(sort)) = (gpu.as_ref(), &p.source, &p.sink)
                         && pl.state.sorted.contains(&p.id)
                     {
-                        // The GPU ranked these groups already (see `gpu::GpuSort`).
+                        // The GPU ranked these groups already (see `gpu::GpuSort`); a
+                        // projection before the sort only picks columns (`plan_sort`).
                         let input = result(&state, *id)?;
-                        let out = tessera_cpu::limit(input.as_ref().clone(), sort.skip, sort.fetch)?;
+                        let mut out = tessera_cpu::limit(input.as_ref().clone(), sort.skip, sort.fetch)?;
+                        if let [Operator::Project { exprs, .. }] = p.operators.as_slice() {
+                            for chunk in &mut out {
+                                let picked = exprs
+                                    .iter()
+                                    .map(|e| match e {
+                                        Expr::Column { index, .. } => chunk.columns.get(*index).cloned(),
+                                        _ => None,
+                                    })
+                                    .collect::<Option<Vec<_>>>()
+                                    .ok_or_else(|| TesseraError::Internal("a GPU-ranked sort's projection computes a column".into()))?;
+                                chunk.columns = picked;
+                            }
+                        }
                         state.results.insert(sort.result, Arc::new(out));
                     } else {
                         let input = self.source(&p.source, &state)?;

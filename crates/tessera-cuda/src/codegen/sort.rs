@@ -3,7 +3,7 @@
 //! come back in order, so the sort pipeline that follows only applies its LIMIT. A sort
 //! pipeline of its own is not generated yet ([`Reason::Sort`]; next: radix sort).
 
-use tessera_ir::{Expr, Pipeline, Sink};
+use tessera_ir::{Expr, Operator, Pipeline, Sink};
 
 use super::abi::Kernel;
 use super::aggregate::{Accumulator, SumRepr};
@@ -82,15 +82,27 @@ pub fn plan_sort(sort: &Pipeline, aggregation: &Kernel) -> Result<GpuSort, Reaso
     if keys.is_empty() {
         return why("sort of a scalar aggregate's one row");
     }
-    if !sort.operators.is_empty() {
-        return why("sort of computed columns (a GPU sort ranks the groups as the aggregation left them)");
-    }
+    // A projection that only picks columns (reorders or drops them, as a SELECT list
+    // does between GROUP BY and ORDER BY) keeps the groups as they are: its sort keys are
+    // the aggregation's columns it picks, and the executor picks them after the ranking.
+    let picks: Option<Vec<usize>> = match sort.operators.as_slice() {
+        [] => None,
+        [Operator::Project { exprs, .. }] => match exprs.iter().map(|e| if let Expr::Column { index, .. } = e { Some(*index) } else { None }).collect() {
+            Some(p) => Some(p),
+            None => return why("sort of computed columns (a GPU sort ranks the groups as the aggregation left them)"),
+        },
+        _ => return why("sort of computed columns (a GPU sort ranks the groups as the aggregation left them)"),
+    };
     if s.keys.len() > 8 {
         return why("more than 8 sort keys on the GPU");
     }
     let mut out = Vec::new();
     for k in &s.keys {
         let Expr::Column { index, .. } = k.expr else { return why(&format!("sort key {} is computed", k.expr)) };
+        let index = match &picks {
+            Some(p) => *p.get(index).ok_or_else(|| Reason::SortKeys(format!("sort key #{index} out of range")))?,
+            None => index,
+        };
         if index >= keys.len() {
             match accumulators.get(index - keys.len()) {
                 Some(Accumulator::SumCount(_)) => return why("sort by an AVG on the GPU"),
