@@ -13,10 +13,9 @@ use std::path::Path;
 use async_trait::async_trait;
 use pgwire::api::auth::sasl::scram::gen_salted_password;
 use pgwire::api::auth::{AuthSource, LoginInfo, Password};
-use pgwire::error::PgWireResult;
+use pgwire::error::{PgWireError, PgWireResult};
 use tessera_common::{Result, TesseraError};
 
-use crate::errors::user_error;
 
 /// PBKDF2 iterations of the salted password: PostgreSQL's default (`scram_iterations`).
 pub const SCRAM_ITERATIONS: usize = 4096;
@@ -96,8 +95,9 @@ impl AuthSource for Users {
         let name = login.user().unwrap_or_default();
         match self.users.get(name) {
             Some((salt, salted)) => Ok(Password::new(Some(salt.clone()), salted.clone())),
-            // The same answer as a wrong password (28P01), as PostgreSQL gives.
-            None => Err(user_error("28P01", format!("password authentication failed for user \"{name}\""))),
+            // The same answer as a wrong password (28P01, FATAL: the connection closes;
+            // an ERROR would leave it open and ready for queries), as PostgreSQL gives.
+            None => Err(PgWireError::InvalidPassword(name.to_string())),
         }
     }
 }

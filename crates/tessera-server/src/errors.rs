@@ -32,6 +32,13 @@ pub fn user_error(code: &str, message: impl Into<String>) -> PgWireError {
     PgWireError::UserError(Box::new(error(code, message)))
 }
 
+/// A FATAL error: the server closes the connection after sending it. Every refusal
+/// during startup must be one — pgwire leaves a connection whose startup failed with an
+/// ERROR open and ready for queries.
+pub fn fatal(code: &str, message: impl Into<String>) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".to_owned(), code.to_owned(), message.into())))
+}
+
 /// The SQLSTATE of a Tessera error.
 pub fn sqlstate(e: &TesseraError) -> &'static str {
     let message = e.to_string().to_ascii_lowercase();

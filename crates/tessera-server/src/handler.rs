@@ -81,9 +81,17 @@ impl Backend {
     }
 }
 
-/// The connection state of `client`, made at its first statement.
+/// Marks a connection whose startup (and authentication) completed; set by the
+/// server's startup handler.
+pub struct Authenticated;
+
+/// The connection state of `client`, made at its first statement — only for a client
+/// that completed startup (a backstop: a failed startup closes the connection).
 fn connection<C: ClientInfo>(db: &Arc<Database>, client: &C) -> PgWireResult<Arc<Connection>> {
     let extensions = client.session_extensions();
+    if extensions.get::<Authenticated>().is_none() {
+        return Err(errors::fatal("28000", "the connection has not authenticated"));
+    }
     if let Some(c) = extensions.get::<Connection>() {
         return Ok(c);
     }
@@ -147,7 +155,7 @@ fn unquote(v: &str) -> String {
 }
 
 fn classify(sql: &str, known: &HashMap<String, String>) -> Command {
-    let text = sql.trim().trim_end_matches(';').trim();
+    let text = without_leading_comments(sql).trim().trim_end_matches(';').trim();
     let lower = text.to_ascii_lowercase();
     let words: Vec<&str> = lower.split_whitespace().collect();
     match words.as_slice() {
@@ -205,12 +213,29 @@ fn parse_timeout(value: &str) -> Option<Option<Duration>> {
         "d" => n * 86_400e3,
         _ => return None,
     };
-    Some((ms > 0.0).then(|| Duration::from_secs_f64(ms / 1e3)))
+    if ms <= 0.0 {
+        return Some(None);
+    }
+    Duration::try_from_secs_f64(ms / 1e3).ok().map(Some)
+}
+
+/// The statement without its leading comments (`-- …` lines, `/* … */` blocks).
+fn without_leading_comments(sql: &str) -> &str {
+    let mut rest = sql.trim_start();
+    loop {
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.find('\n').map_or("", |i| &r[i + 1..]).trim_start();
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.find("*/").map_or("", |i| &r[i + 2..]).trim_start();
+        } else {
+            return rest;
+        }
+    }
 }
 
 /// Whether a statement changes the store (for ROLLBACK's warning).
 fn writes(sql: &str) -> bool {
-    let first = sql.split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
+    let first = without_leading_comments(sql).split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
     matches!(first.as_str(), "INSERT" | "COPY" | "CREATE" | "DROP" | "DELETE" | "UPDATE")
 }
 
@@ -323,6 +348,7 @@ impl Backend {
     /// Runs a statement of the session on a blocking thread, giving up at `timeout`.
     async fn execute(&self, conn: &Connection, sql: &str, params: Option<Vec<ScalarValue>>, timeout: Option<Duration>) -> Result<QueryOutput, ErrorInfo> {
         let session = Arc::clone(&conn.session);
+        let statement = sql.to_string();
         let sql = sql.to_string();
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let stop = StopOnDrop(stop);
@@ -342,9 +368,21 @@ impl Backend {
             })
         });
         let wait = async { task.await.map_err(|e| error("XX000", format!("statement thread failed: {e}"))) };
+        tokio::pin!(wait);
         let result = match timeout {
-            Some(t) => match tokio::time::timeout(t, wait).await {
+            Some(t) => match tokio::time::timeout(t, &mut wait).await {
                 Ok(r) => r?,
+                // A write is told to stop and then awaited, so the client learns whether
+                // it committed (it may have passed its last await point); a read answers
+                // at once.
+                Err(_) if writes(&statement) => {
+                    drop(stop);
+                    match wait.await? {
+                        Some(Ok(output)) => return Ok(output),
+                        Some(Err(e)) => return Err(from_tessera(&e)),
+                        None => return Err(error(errors::QUERY_CANCELED, "canceling statement due to statement timeout")),
+                    }
+                }
                 Err(_) => return Err(error(errors::QUERY_CANCELED, "canceling statement due to statement timeout")),
             },
             None => wait.await?,
@@ -360,7 +398,7 @@ impl Backend {
     /// A statement's result as a response: a command tag for statements that return no
     /// rows (with the row count of INSERT and COPY), rows otherwise.
     fn respond(&self, sql: &str, output: QueryOutput, format: &Format) -> Result<Response, ErrorInfo> {
-        let words: Vec<String> = sql.split_whitespace().take(2).map(|w| w.trim_end_matches(';').to_ascii_uppercase()).collect();
+        let words: Vec<String> = without_leading_comments(sql).split_whitespace().take(2).map(|w| w.trim_end_matches(';').to_ascii_uppercase()).collect();
         let first = words.first().map(String::as_str).unwrap_or_default();
         let count = || -> Option<u64> {
             let b = output.batches.first()?;
@@ -529,17 +567,16 @@ impl ExtendedQueryHandler for Backend {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let params = match parameters(portal, &self.parser) {
-            Ok(p) => p,
-            Err(e) => return Ok(Response::Error(Box::new(e))),
-        };
+        // Errors are returned (not sent as responses) so that pgwire discards the rest of
+        // the pipeline up to Sync, as PostgreSQL does.
+        let params = parameters(portal, &self.parser).map_err(|e| PgWireError::UserError(Box::new(e)))?;
         let params = (!params.is_empty() || !portal.statement.statement.parameters.is_empty()).then_some(params);
         match self.run(client, &portal.statement.statement.sql, params, &portal.result_column_format).await {
             Ok(outcome) => {
                 send_notice(client, outcome.notice).await?;
                 Ok(outcome.response)
             }
-            Err(e) => Ok(Response::Error(Box::new(e))),
+            Err(e) => Err(PgWireError::UserError(Box::new(e))),
         }
     }
 }
@@ -565,6 +602,8 @@ mod tests {
         assert_eq!(classify("SHOW datafusion.execution.batch_size", &none), Command::Statement);
         assert_eq!(classify("DISCARD ALL", &none), Command::ResetAll);
         assert_eq!(classify("SELECT 1", &none), Command::Statement);
+        assert_eq!(classify("/* driver */ -- note\n BEGIN", &none), Command::Begin);
+        assert!(writes("-- load\n/* x */ INSERT INTO t VALUES (1)"));
     }
 
     #[test]
@@ -574,5 +613,6 @@ mod tests {
         assert_eq!(parse_timeout("5s"), Some(Some(Duration::from_secs(5))));
         assert_eq!(parse_timeout("2min"), Some(Some(Duration::from_secs(120))));
         assert_eq!(parse_timeout("soon"), None);
+        assert_eq!(parse_timeout("99999999999999999999999999"), None, "too large: an error, not a panic");
     }
 }

@@ -39,7 +39,7 @@ use pgwire::api::auth::sasl::scram::ScramAuth;
 use pgwire::api::auth::{DefaultServerParameterProvider, StartupHandler};
 use pgwire::api::cancel::{CancelHandler, DefaultCancelHandler};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
-use pgwire::api::{ClientInfo, ConnectionManager, PgWireServerHandlers};
+use pgwire::api::{ClientInfo, ConnectionManager, PgWireConnectionState, PgWireServerHandlers};
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::TlsAcceptor;
@@ -252,9 +252,15 @@ impl StartupHandler for Startup {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         match self {
-            Startup::Trust(t) => t.on_startup(client, message).await,
-            Startup::Scram(s) => s.on_startup(client, message).await,
-            Startup::Refuse => Err(errors::user_error(errors::TOO_MANY_CONNECTIONS, "sorry, too many clients already")),
+            Startup::Trust(t) => t.on_startup(client, message).await?,
+            Startup::Scram(s) => s.on_startup(client, message).await?,
+            Startup::Refuse => return Err(errors::fatal(errors::TOO_MANY_CONNECTIONS, "sorry, too many clients already")),
         }
+        // Startup done (the handlers left it ready for queries): the only way a
+        // connection gets a session (see `handler::connection`).
+        if matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+            client.session_extensions().insert(handler::Authenticated);
+        }
+        Ok(())
     }
 }

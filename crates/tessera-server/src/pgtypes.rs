@@ -260,7 +260,9 @@ fn float_text(v: f64, shown: String, precision: i32) -> String {
     if v == 0.0 {
         return if v.is_sign_negative() { "-0".into() } else { "0".into() };
     }
-    let exponent = v.abs().log10().floor() as i32;
+    // The decimal exponent as the shortest digits have it (log10 rounds up just below
+    // a power of ten).
+    let exponent: i32 = format!("{v:e}").rsplit_once('e').and_then(|(_, e)| e.parse().ok()).unwrap_or(0);
     if (-4..precision).contains(&exponent) {
         return shown;
     }
@@ -392,7 +394,9 @@ pub fn read_parameter(bytes: Option<&[u8]>, ty: &Type, binary: bool, target: Opt
             _ => text,
         };
         let text = if matches!(read_as, DataType::Boolean) { bool_text(text).ok_or_else(|| bad("not a boolean"))? } else { text };
-        ScalarValue::Utf8(Some(text.trim().to_string())).cast_to_with_options(&read_as, &STRICT).map_err(|e| bad(&e.to_string()))?
+        // Spaces around a number or date are PostgreSQL's to ignore; a string keeps them.
+        let text = if matches!(read_as, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) { text } else { text.trim() };
+        ScalarValue::Utf8(Some(text.to_string())).cast_to_with_options(&read_as, &STRICT).map_err(|e| bad(&e.to_string()))?
     } else {
         let fixed = |n: usize| -> Result<&[u8]> { if bytes.len() == n { Ok(bytes) } else { Err(bad(&format!("{} bytes, expected {n}", bytes.len()))) } };
         match *ty {
@@ -522,6 +526,12 @@ mod tests {
         assert_eq!(f8(1234567890123456.0), "1.234567890123456e+15");
         assert_eq!(f8(0.0001), "0.0001");
         assert_eq!(f8(0.00001234), "1.234e-05");
+        // Just below a power of ten, where log10 rounds up: the exponent of the digits.
+        for (v, exponent) in [(f64::from_bits(1e23f64.to_bits() - 1), "e+22"), (f64::from_bits(1e-5f64.to_bits() - 1), "e-06")] {
+            let t = f8(v);
+            assert_eq!(t.parse::<f64>().ok(), Some(v), "{t}");
+            assert!(t.ends_with(exponent), "{t}");
+        }
         assert_eq!(f8(f64::NEG_INFINITY), "-Infinity");
         assert_eq!(f8(f64::MAX).parse::<f64>().ok(), Some(f64::MAX));
         assert_eq!(f8(f64::MIN_POSITIVE).parse::<f64>().ok(), Some(f64::MIN_POSITIVE));
@@ -547,6 +557,8 @@ mod tests {
         assert_eq!(read_parameter(Some(b"-12.5"), &Type::NUMERIC, false, dec.as_ref()).ok(), Some(ScalarValue::Decimal128(Some(-1250), 12, 2)));
         assert_eq!(read_parameter(Some(&7i32.to_be_bytes()), &Type::INT4, true, Some(&DataType::Int64)).ok(), Some(ScalarValue::Int64(Some(7))));
         assert_eq!(read_parameter(Some(b"t"), &Type::BOOL, false, None).ok(), Some(ScalarValue::Boolean(Some(true))));
+        assert_eq!(read_parameter(Some(b" x "), &Type::TEXT, false, Some(&DataType::Utf8)).ok(), Some(ScalarValue::Utf8(Some(" x ".into()))));
+        assert_eq!(read_parameter(Some(b" 42 "), &Type::INT8, false, Some(&DataType::Int64)).ok(), Some(ScalarValue::Int64(Some(42))));
         assert_eq!(read_parameter(None, &Type::INT8, true, None).ok(), Some(ScalarValue::Int64(None)));
         assert_eq!(read_parameter(Some(&0i32.to_be_bytes()), &Type::DATE, true, None).ok(), Some(ScalarValue::Date32(Some(PG_EPOCH_DAYS))));
         assert!(read_parameter(Some(b"abc"), &Type::INT4, false, Some(&DataType::Int32)).is_err());

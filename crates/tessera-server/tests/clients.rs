@@ -122,6 +122,12 @@ impl ToSql for NumericParam {
     to_sql_checked!();
 }
 
+/// The severity of a server error: a refused login must be FATAL, so the server closes
+/// the connection (an ERROR would leave it open, ready for queries, unauthenticated).
+fn severity(e: &tokio_postgres::Error) -> Option<&str> {
+    e.as_db_error().map(|d| d.severity())
+}
+
 fn code(e: &tokio_postgres::Error) -> String {
     e.code().map(|c| c.code().to_string()).unwrap_or_else(|| format!("no SQLSTATE: {e:?}"))
 }
@@ -262,14 +268,17 @@ async fn passwords_and_connection_limit() -> TestResult {
     // Each refused login holds a slot until its task ends: retry while the server is full.
     let e = connect_when_free(addr, "password=wrong").await.err().ok_or("a wrong password was accepted")?;
     assert_eq!(code(&e), "28P01", "{e:?}");
+    assert_eq!(severity(&e), Some("FATAL"), "{e:?}");
     let e = connect_when_free(addr, "").await.err().ok_or("no password was accepted")?;
     assert!(format!("{e:?}").contains("password"), "{e:?}");
     let e = connect_as_when_free(addr, "nobody", "password=x").await.err().ok_or("an unknown user was admitted")?;
     assert_eq!(code(&e), "28P01", "{e:?}");
+    assert_eq!(severity(&e), Some("FATAL"), "{e:?}");
     // The limit: two connections served, the third refused with 53300.
     let second = connect_when_free(addr, "password='correct horse'").await?;
     let e = connect(addr, "password='correct horse'").await.err().ok_or("a third connection was admitted")?;
     assert_eq!(code(&e), "53300", "{e:?}");
+    assert_eq!(severity(&e), Some("FATAL"), "{e:?}");
     drop(second);
     drop(ok);
     // Slots come back when connections end.
