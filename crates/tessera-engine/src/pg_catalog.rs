@@ -833,15 +833,30 @@ impl TableProvider for CatalogTable {
 
 /// The body of a catalog function: its arguments (as many as the signature allows)
 /// and the number of rows.
-type Body = fn(&[ColumnarValue], usize) -> Result<ColumnarValue>;
+type Body = Arc<dyn Fn(&[ColumnarValue], usize) -> Result<ColumnarValue> + Send + Sync>;
 
 /// A catalog function: PostgreSQL's name, a signature and a body.
-#[derive(Debug)]
 struct PgFunction {
     name: &'static str,
     signature: Signature,
     returns: DataType,
     body: Body,
+}
+
+impl std::fmt::Debug for PgFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// A catalog function of `name`.
+fn pg(
+    name: &'static str,
+    signature: Signature,
+    returns: DataType,
+    body: impl Fn(&[ColumnarValue], usize) -> Result<ColumnarValue> + Send + Sync + 'static,
+) -> PgFunction {
+    PgFunction { name, signature, returns, body: Arc::new(body) }
 }
 
 // Functions are told apart by name (one PgFunction per name).
@@ -1002,46 +1017,15 @@ fn size_pretty_body(args: &[ColumnarValue], rows: usize) -> Result<ColumnarValue
 
 /// `pg_table_size(oid)` and its kin: the bytes of a store table's files (0 for views
 /// and catalogs); `pg_database_size(…)`: of every table.
-#[derive(Debug)]
-struct RelationSize {
-    name: &'static str,
-    signature: Signature,
-    public: Arc<StoreSchema>,
-}
-
-impl PartialEq for RelationSize {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-    }
-}
-impl Eq for RelationSize {}
-impl Hash for RelationSize {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.name.hash(state);
-    }
-}
-
-impl ScalarUDFImpl for RelationSize {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int64)
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let manifest = self.public.store().manifest().map_err(|e| DataFusionError::External(Box::new(e)))?;
+fn relation_size(name: &'static str, public: Arc<StoreSchema>) -> PgFunction {
+    pg(name, Signature::variadic_any(Volatility::Volatile), DataType::Int64, move |args, rows| {
+        let manifest = public.store().manifest().map_err(|e| DataFusionError::External(Box::new(e)))?;
         let bytes = |i: usize| manifest.tables.get(i).map_or(0, |t| t.files.iter().map(|f| f.bytes).sum::<u64>()) as i64;
-        if self.name == "pg_database_size" {
+        if name == "pg_database_size" {
             let total = (0..manifest.tables.len()).map(bytes).sum::<i64>();
             return Ok(ColumnarValue::Scalar(ScalarValue::Int64(Some(total))));
         }
-        let oids = arrays(&args.args[..1], args.number_rows)?;
+        let oids = arrays(&args[..1], rows)?;
         let oids = cast(&oids[0], &DataType::Int64)?;
         let oids = oids.as_primitive::<Int64Type>();
         let sizes: Int64Array = oids
@@ -1049,7 +1033,7 @@ impl ScalarUDFImpl for RelationSize {
             .map(|oid| oid.map(|oid| usize::try_from(oid - FIRST_USER_OID).map_or(0, bytes)))
             .collect();
         Ok(ColumnarValue::Array(Arc::new(sizes)))
-    }
+    })
 }
 
 /// Registers the catalog functions on `ctx`: the PostgreSQL functions psql and drivers
@@ -1058,42 +1042,41 @@ impl ScalarUDFImpl for RelationSize {
 /// from `public`'s store.
 pub fn register_functions(ctx: &SessionContext, public: &Arc<StoreSchema>) {
     for name in ["pg_table_size", "pg_relation_size", "pg_total_relation_size", "pg_indexes_size", "pg_database_size"] {
-        let signature = Signature::variadic_any(Volatility::Volatile);
-        ctx.register_udf(ScalarUDF::new_from_impl(RelationSize { name, signature, public: Arc::clone(public) }));
+        ctx.register_udf(ScalarUDF::new_from_impl(relation_size(name, Arc::clone(public))));
     }
     let oid = || Signature::exact(vec![DataType::Int64], Volatility::Stable);
     let any = || Signature::variadic_any(Volatility::Stable);
     let functions = [
-        PgFunction { name: "format_type", signature: Signature::exact(vec![DataType::Int64, DataType::Int64], Volatility::Immutable), returns: DataType::Utf8, body: format_type_body },
-        PgFunction { name: "pg_get_userbyid", signature: oid(), returns: DataType::Utf8, body: owner_body },
-        PgFunction { name: "pg_table_is_visible", signature: oid(), returns: DataType::Boolean, body: visible_body },
-        PgFunction { name: "pg_type_is_visible", signature: oid(), returns: DataType::Boolean, body: visible_body },
-        PgFunction { name: "pg_encoding_to_char", signature: Signature::exact(vec![DataType::Int64], Volatility::Immutable), returns: DataType::Utf8, body: encoding_body },
-        PgFunction {
-            name: "array_to_string",
-            signature: Signature::one_of(vec![TypeSignature::Any(2), TypeSignature::Any(3)], Volatility::Immutable),
-            returns: DataType::Utf8,
-            body: array_to_string_body,
-        },
-        PgFunction { name: "current_database", signature: Signature::nullary(Volatility::Stable), returns: DataType::Utf8, body: |_, _| Ok(constant_text(CATALOG)) },
-        PgFunction { name: "current_schema", signature: Signature::nullary(Volatility::Stable), returns: DataType::Utf8, body: |_, _| Ok(constant_text(SCHEMA)) },
+        pg("format_type", Signature::exact(vec![DataType::Int64, DataType::Int64], Volatility::Immutable), DataType::Utf8, format_type_body),
+        pg("pg_get_userbyid", oid(), DataType::Utf8, owner_body),
+        pg("pg_table_is_visible", oid(), DataType::Boolean, visible_body),
+        pg("pg_type_is_visible", oid(), DataType::Boolean, visible_body),
+        pg("pg_encoding_to_char", Signature::exact(vec![DataType::Int64], Volatility::Immutable), DataType::Utf8, encoding_body),
+        pg(
+            "array_to_string",
+            Signature::one_of(vec![TypeSignature::Any(2), TypeSignature::Any(3)], Volatility::Immutable),
+            DataType::Utf8,
+            array_to_string_body,
+        ),
+        pg("current_database", Signature::nullary(Volatility::Stable), DataType::Utf8, |_, _| Ok(constant_text(CATALOG))),
+        pg("current_schema", Signature::nullary(Volatility::Stable), DataType::Utf8, |_, _| Ok(constant_text(SCHEMA))),
         // Descriptions, definitions and defaults Tessera's objects do not have: NULL.
-        PgFunction { name: "pg_get_expr", signature: any(), returns: DataType::Utf8, body: null_text_body },
-        PgFunction { name: "obj_description", signature: any(), returns: DataType::Utf8, body: null_text_body },
-        PgFunction { name: "col_description", signature: any(), returns: DataType::Utf8, body: null_text_body },
-        PgFunction { name: "shobj_description", signature: any(), returns: DataType::Utf8, body: null_text_body },
-        PgFunction { name: "pg_get_indexdef", signature: any(), returns: DataType::Utf8, body: null_text_body },
-        PgFunction { name: "pg_get_constraintdef", signature: any(), returns: DataType::Utf8, body: null_text_body },
-        PgFunction { name: "pg_get_viewdef", signature: any(), returns: DataType::Utf8, body: null_text_body },
-        PgFunction { name: "pg_get_triggerdef", signature: any(), returns: DataType::Utf8, body: null_text_body },
-        PgFunction { name: "pg_get_partkeydef", signature: any(), returns: DataType::Utf8, body: null_text_body },
-        PgFunction { name: "pg_size_pretty", signature: Signature::exact(vec![DataType::Int64], Volatility::Immutable), returns: DataType::Utf8, body: size_pretty_body },
-        PgFunction { name: "pg_get_statisticsobjdef_columns", signature: any(), returns: DataType::Utf8, body: null_text_body },
-        PgFunction { name: "pg_relation_is_publishable", signature: any(), returns: DataType::Boolean, body: false_body },
+        pg("pg_get_expr", any(), DataType::Utf8, null_text_body),
+        pg("obj_description", any(), DataType::Utf8, null_text_body),
+        pg("col_description", any(), DataType::Utf8, null_text_body),
+        pg("shobj_description", any(), DataType::Utf8, null_text_body),
+        pg("pg_get_indexdef", any(), DataType::Utf8, null_text_body),
+        pg("pg_get_constraintdef", any(), DataType::Utf8, null_text_body),
+        pg("pg_get_viewdef", any(), DataType::Utf8, null_text_body),
+        pg("pg_get_triggerdef", any(), DataType::Utf8, null_text_body),
+        pg("pg_get_partkeydef", any(), DataType::Utf8, null_text_body),
+        pg("pg_size_pretty", Signature::exact(vec![DataType::Int64], Volatility::Immutable), DataType::Utf8, size_pretty_body),
+        pg("pg_get_statisticsobjdef_columns", any(), DataType::Utf8, null_text_body),
+        pg("pg_relation_is_publishable", any(), DataType::Boolean, false_body),
         // One role owns everything and may do anything.
-        PgFunction { name: "has_table_privilege", signature: any(), returns: DataType::Boolean, body: true_body },
-        PgFunction { name: "has_schema_privilege", signature: any(), returns: DataType::Boolean, body: true_body },
-        PgFunction { name: "has_database_privilege", signature: any(), returns: DataType::Boolean, body: true_body },
+        pg("has_table_privilege", any(), DataType::Boolean, true_body),
+        pg("has_schema_privilege", any(), DataType::Boolean, true_body),
+        pg("has_database_privilege", any(), DataType::Boolean, true_body),
     ];
     for f in functions {
         ctx.register_udf(ScalarUDF::new_from_impl(f));

@@ -348,7 +348,7 @@ impl Backend {
     /// Runs a statement of the session on a blocking thread, giving up at `timeout`.
     async fn execute(&self, conn: &Connection, sql: &str, params: Option<Vec<ScalarValue>>, timeout: Option<Duration>) -> Result<QueryOutput, ErrorInfo> {
         let session = Arc::clone(&conn.session);
-        let statement = sql.to_string();
+        let is_write = writes(sql);
         let sql = sql.to_string();
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let stop = StopOnDrop(stop);
@@ -375,7 +375,7 @@ impl Backend {
                 // A write is told to stop and then awaited, so the client learns whether
                 // it committed (it may have passed its last await point); a read answers
                 // at once.
-                Err(_) if writes(&statement) => {
+                Err(_) if is_write => {
                     drop(stop);
                     match wait.await? {
                         Some(Ok(output)) => return Ok(output),
