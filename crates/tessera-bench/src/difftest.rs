@@ -262,7 +262,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 73;
+pub const TEMPLATES: usize = 77;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -568,6 +568,29 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
              WHERE d1.nick IS NULL OR d1.nick <> '{}' GROUP BY d1.cat",
             rng.pick(&["ash%", "%1", "bo_", "%"]),
             rng.pick(&["ash1", "bo2", "cy10", "zz"])
+        ),
+        // HAVING over many groups (on the GPU: comparisons of aggregates with constants
+        // drop groups before they are downloaded): over a hash aggregation, as TPC-H
+        // q18's subquery feeding a semi join, with ORDER BY, and mixed with what only the
+        // CPU tests (AVG, OR).
+        73 => format!(
+            "SELECT k3, SUM(m), COUNT(*), MAX(day) FROM f GROUP BY k3 HAVING SUM(m) > {} AND COUNT(*) >= {}",
+            cents(rng.range(-30_000_000, 30_000_000)),
+            rng.range(0, 4)
+        ),
+        74 => format!(
+            "SELECT k2, COUNT(*), SUM(v) FROM f WHERE k3 IN (SELECT k3 FROM f GROUP BY k3 HAVING SUM(v) > {}) GROUP BY k2",
+            rng.range(-3_000_000, 3_000_000)
+        ),
+        75 => format!(
+            "SELECT g, MIN(day), MAX(v), COUNT(*) FROM f GROUP BY g HAVING MIN(day) >= DATE '{}' AND MAX(v) < {} ORDER BY g LIMIT 20",
+            day(rng),
+            v(rng)
+        ),
+        76 => format!(
+            "SELECT k1, k2, AVG(v), SUM(v) FROM f GROUP BY k1, k2 HAVING (AVG(v) > {} OR COUNT(*) = 1) AND SUM(v) <> {} AND 2 < COUNT(*)",
+            rng.range(-100_000, 100_000),
+            rng.range(-10, 10)
         ),
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),

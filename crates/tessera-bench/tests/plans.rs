@@ -277,6 +277,30 @@ fn aggregations_of_many_groups_straight_over_a_scan_stay_on_the_cpu() {
     assert_eq!(too_many_groups(&with_estimate(q03, rows / 2), rows), None);
 }
 
+/// q18's subquery (`GROUP BY l_orderkey HAVING sum(l_quantity) > 300`, 15 M groups at SF
+/// 10) keeps only its HAVING's groups: the filter that reads the aggregation's result
+/// compares a SUM with a constant, which the GPU applies before the groups leave it.
+#[test]
+fn q18_having_is_applied_to_the_groups_on_the_gpu() {
+    use tessera_exec::gpu::plan_having;
+    let plans = plans(Suite::Tpch);
+    let (_, plan) = plans.iter().find(|(n, _)| *n == "q18").unwrap();
+    let agg = plan
+        .pipelines()
+        .find(|p| matches!(&p.source, tessera_ir::Source::Scan(s) if s.table == "lineitem") && matches!(p.sink, Sink::Aggregate(_)))
+        .unwrap_or_else(|| panic!("q18 aggregates no lineitem scan:\n{plan}"));
+    let Sink::Aggregate(a) = &agg.sink else { unreachable!() };
+    let reader = plan
+        .pipelines()
+        .find(|p| matches!(&p.source, tessera_ir::Source::Result { id, .. } if *id == a.result))
+        .unwrap_or_else(|| panic!("nothing reads q18's aggregation:\n{plan}"));
+    let having = plan_having(reader, agg).unwrap_or_else(|e| panic!("{e}:\n{plan}"));
+    assert_eq!(having.pipeline, reader.id);
+    // sum(l_quantity) > 300.00: the decimal's unscaled value at scale 2.
+    assert_eq!(having.terms.len(), 1, "{having:?}");
+    assert_eq!((having.terms[0].aggregate, having.terms[0].op, having.terms[0].value), (0, tessera_ir::CmpOp::Gt, 30000));
+}
+
 /// The pipeline of query `query` that scans `table`.
 fn scan_pipeline<'p>(plans: &'p [(&str, QueryPlan)], query: &str, table: &str) -> &'p tessera_ir::Pipeline {
     let (_, plan) = plans.iter().find(|(name, _)| *name == query).unwrap();

@@ -6,7 +6,7 @@
 // (MIN, MAX) to their start value. After it, for large group domains and GPU sorts:
 // tessera_compact_records turns the groups seen into records, tessera_gather_records
 // copies each accumulator's words into them, tessera_rank_records orders them for an
-// ORDER BY. Not included by tessera.cuh: its __global__ kernels would be compiled into
+// ORDER BY; before them, tessera_having drops the groups a HAVING rejects. Not included by tessera.cuh: its __global__ kernels would be compiled into
 // every generated pipeline's module.
 #pragma once
 #include "compact.cuh"
@@ -14,6 +14,38 @@
 // Sets a[0..n) to v.
 extern "C" __global__ void tessera_fill_u64(unsigned long long* a, long long n, unsigned long long v) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) a[i] = v;
+}
+// HAVING (tessera_cuda::codegen::having): clears seen[g] for every group g failing one
+// of the `nterms` terms, six words each: the accumulator array's kind (1: signed 128-bit,
+// low word first; 2: unsigned 64-bit; 3: signed 64-bit; 4: a SplitSum, the unsigned
+// low-half sum then the signed high-half sum), its address, its words per group, the
+// comparison (0 <, 1 <=, 2 >, 3 >=, 4 =, 5 <>) and the constant's low and high words.
+__device__ __int128 tessera_having_value(const long long* t, long long g) {
+    const unsigned long long* a = (const unsigned long long*)t[1] + g * t[2];
+    if (t[0] == 1) return ((__int128)(long long)a[1] << 64) | (__int128)a[0];
+    if (t[0] == 2) return (__int128)a[0];
+    if (t[0] == 4) return (__int128)(long long)a[1] * 4294967296LL + (__int128)a[0];
+    return (__int128)(long long)a[0];
+}
+extern "C" __global__ void tessera_having(unsigned int* seen, long long n, const long long* terms, int nterms) {
+    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += (long long)gridDim.x * blockDim.x) {
+        if (seen[g] == 0u) continue;
+        bool keep = true;
+        for (int k = 0; k < nterms && keep; ++k) {
+            const long long* t = terms + 6 * k;
+            const __int128 v = tessera_having_value(t, g);
+            const __int128 c = ((__int128)t[5] << 64) | (__int128)(unsigned long long)t[4];
+            switch (t[3]) {
+                case 0: keep = v < c; break;
+                case 1: keep = v <= c; break;
+                case 2: keep = v > c; break;
+                case 3: keep = v >= c; break;
+                case 4: keep = v == c; break;
+                default: keep = v != c; break;
+            }
+        }
+        if (!keep) seen[g] = 0u;
+    }
 }
 // Records of the groups g with seen[g] != 0, in no particular order: rec[0] counts them
 // (zeroed before), record i is rec[1 + i * width ...] and starts with g. One atomic per

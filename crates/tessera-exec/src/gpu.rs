@@ -20,6 +20,7 @@ use arrow::datatypes::{DataType, Int32Type};
 use tessera_common::{Result, TesseraError};
 use tessera_cpu::{Chunk, Evaluator, arrow_err, cast_to};
 use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, KernelOptions, Out, Param, Reason, Site, SinkLayout, Unsupported, Width};
+pub use tessera_cuda::codegen::having::{GpuHaving, plan_having};
 pub use tessera_cuda::codegen::sort::{GPU_SORT_MAX_ROWS, GpuSort, plan_sort};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
@@ -46,7 +47,9 @@ pub const GPU_MIN_ROWS: u64 = 1 << 20;
 /// 5.6 ms kernel (downloading 480 MB of records 73 ms, splitting them 72 ms, building
 /// the columns 243 ms) against 279 ms for the CPU's whole aggregation — the rule stays.
 /// (Filtered or joined inputs keep the GPU: their estimates run far high, e.g. q03's
-/// 32 M for 114 K groups.)
+/// 32 M for 114 K groups. So does an aggregation whose HAVING the GPU applies: only the
+/// groups that pass come back — q18's 624 of 15 M — and when a HAVING keeps most of them
+/// the cost is the measure above, about 1.4x the CPU's aggregation.)
 pub const GPU_MAX_GROUP_FRACTION: u64 = 8;
 
 /// Groups of a GPU aggregation from which its result columns are built on a thread
@@ -239,6 +242,9 @@ pub struct GpuQueryState {
     pending: Vec<(GpuRun, CudaEvent, CudaEvent)>,
     /// Sorts run with an aggregation, by the aggregation's pipeline.
     pub sorts: HashMap<usize, GpuSort>,
+    /// HAVINGs applied to an aggregation's groups on the GPU, by the aggregation's
+    /// pipeline.
+    pub havings: HashMap<usize, GpuHaving>,
     /// Sort pipelines whose input came back sorted from the GPU.
     pub sorted: std::collections::HashSet<usize>,
 }
@@ -246,13 +252,13 @@ pub struct GpuQueryState {
 impl GpuQueryState {
     /// What placement put here (dictionaries, GPU sorts), without what a run added.
     pub fn planned_copy(&self) -> GpuQueryState {
-        GpuQueryState { dictionaries: self.dictionaries.clone(), sorts: self.sorts.clone(), ..GpuQueryState::default() }
+        GpuQueryState { dictionaries: self.dictionaries.clone(), sorts: self.sorts.clone(), havings: self.havings.clone(), ..GpuQueryState::default() }
     }
 }
 
 impl std::fmt::Debug for GpuQueryState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuQueryState").field("tables", &self.tables.len()).field("dictionaries", &self.dictionaries.len()).field("sorts", &self.sorts).finish()
+        f.debug_struct("GpuQueryState").field("tables", &self.tables.len()).field("dictionaries", &self.dictionaries.len()).field("sorts", &self.sorts).field("havings", &self.havings).finish()
     }
 }
 
@@ -700,6 +706,11 @@ impl GpuRuntime {
                 let seen = seen.ok_or_else(|| TesseraError::Internal("seen".into()))?;
                 let scalar = keys.is_empty() && hashed.is_none();
                 let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, accumulators)));
+                if let Some(h) = state.havings.get(&p.id) {
+                    let arrays: Vec<u64> = accs.iter().map(|b| b.as_slice().device_ptr(dev.stream()).0).collect();
+                    let terms = h.descriptors(accumulators, &arrays).ok_or_else(|| TesseraError::Internal("a HAVING term over an accumulator it cannot read".into()))?;
+                    self.apply_having(&seen, *groups, &terms)?;
+                }
                 let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, hashed.is_some(), sort)?;
                 report.phases.extend(groups.marks.iter().map(|&(name, at)| (name, ms(at))));
                 if groups.sorted {
@@ -895,6 +906,21 @@ impl GpuRuntime {
             }
         }
         Ok(got)
+    }
+
+    /// Clears the `seen` flag of each of `groups` groups failing a HAVING term (`terms`:
+    /// [`GpuHaving::descriptors`]), queued behind the aggregation.
+    fn apply_having(&self, seen: &DeviceBuffer<u32>, groups: usize, terms: &[i64]) -> Result<()> {
+        let d_terms = self.device.upload(terms)?;
+        let (n, nterms) = (groups as i64, (terms.len() / 6) as i32);
+        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let having = self.helper("tessera_having")?;
+        let mut l = self.device.stream().launch_builder(&having);
+        l.arg(seen.as_slice()).arg(&n).arg(d_terms.as_slice()).arg(&nterms);
+        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("having: {e:?}")))?;
+        // Freed in stream order, after the kernel has read it.
+        drop(d_terms);
+        Ok(())
     }
 
     /// The groups an aggregation saw, in group-number order (any order when `hashed`), with the words of each
@@ -1334,7 +1360,7 @@ mod tests {
     #[test]
     fn helper_kernels_compile_with_nvrtc() {
         if tessera_cuda::test_support::nvrtc_or_skip("helper kernels compile with NVRTC") {
-            compiles_with_kernels(RECORDS_SOURCE, &["tessera_fill_u64", "tessera_compact_records", "tessera_gather_records", "tessera_rank_records"]);
+            compiles_with_kernels(RECORDS_SOURCE, &["tessera_fill_u64", "tessera_having", "tessera_compact_records", "tessera_gather_records", "tessera_rank_records"]);
         }
     }
 

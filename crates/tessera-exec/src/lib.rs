@@ -159,7 +159,9 @@ impl Executor {
                     Some(vec![Unsupported::new(Site::Placement, Reason::ProbedOnCpu)])
                 } else if let Source::Scan(scan) = &pipe.source {
                     let is_build = matches!(pipe.sink, Sink::HashBuild(_));
-                    let many_groups = if device == DevicePref::Auto { gpu::too_many_groups(pipe, scan.rows) } else { None };
+                    // A HAVING applied on the GPU leaves only its groups to download.
+                    let having = gpu_having(plan, pipe);
+                    let many_groups = if device == DevicePref::Auto && having.is_none() { gpu::too_many_groups(pipe, scan.rows) } else { None };
                     if device == DevicePref::Auto && !is_build && scan.rows < gpu::GPU_MIN_ROWS {
                         Some(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::GPU_MIN_ROWS))])
                     } else if let Some(groups) = many_groups {
@@ -172,6 +174,10 @@ impl Executor {
                                     shapes.insert(b.table, shape.clone());
                                 }
                                 p.kernels.insert(pipe.id, Arc::new(placed));
+                                if let Some(h) = having {
+                                    p.fused_havings.insert(h.pipeline, pipe.id);
+                                    p.state.havings.insert(pipe.id, h);
+                                }
                                 None
                             }
                             Err(r) => Some(r),
@@ -255,6 +261,13 @@ impl Executor {
                     Some(pl) => {
                         p.device = Device::Cpu;
                         p.device_reason = pl.reasons.get(&p.id).map(|r| describe(r));
+                        if let Some(agg) = pl.fused_havings.get(&p.id) {
+                            let note = format!("its filter's comparisons of aggregates with constants applied on the GPU to pipeline {agg}'s groups before they leave it");
+                            p.device_reason = Some(match p.device_reason.take() {
+                                Some(r) => format!("{r}; {note}"),
+                                None => note,
+                            });
+                        }
                     }
                     None => {
                         p.device = Device::Cpu;
@@ -419,6 +432,9 @@ struct Placement {
     /// Sort pipelines run on the GPU with the aggregation whose result they sort: sort
     /// pipeline → aggregation pipeline.
     fused_sorts: HashMap<usize, usize>,
+    /// Pipelines whose leading filter (a HAVING) the GPU applies, in part or whole, to the
+    /// groups of the aggregation they read: reading pipeline → aggregation pipeline.
+    fused_havings: HashMap<usize, usize>,
     /// Why the other pipelines run on the CPU (all the reasons of each).
     reasons: HashMap<usize, Vec<Unsupported>>,
     state: GpuQueryState,
@@ -431,10 +447,31 @@ impl Placement {
         Placement {
             kernels: self.kernels.clone(),
             fused_sorts: self.fused_sorts.clone(),
+            fused_havings: self.fused_havings.clone(),
             reasons: self.reasons.clone(),
             state: self.state.planned_copy(),
         }
     }
+}
+
+/// The HAVING the GPU can apply to the groups of `agg` (see [`gpu::GpuHaving`]): the
+/// terms of the leading filter of the one pipeline that reads its result, when nothing
+/// else reads it (a group dropped there must be dropped for every reader).
+fn gpu_having(plan: &QueryPlan, agg: &Pipeline) -> Option<gpu::GpuHaving> {
+    let Sink::Aggregate(a) = &agg.sink else { return None };
+    let r = a.result;
+    if plan.output == r {
+        return None;
+    }
+    let mut readers = plan.pipelines().filter(|q| matches!(&q.source, Source::Result { id, .. } if *id == r));
+    let reader = readers.next()?;
+    let elsewhere = readers.next().is_some()
+        || plan.pipelines().any(|q| q.subqueries().contains(&r))
+        || plan.steps.iter().any(|s| matches!(s, Step::External(e) if e.inputs.contains(&r)));
+    if elsewhere {
+        return None;
+    }
+    gpu::plan_having(reader, agg).ok()
 }
 
 /// Sorts of a GPU aggregation's groups run on the GPU with it, before the groups are

@@ -14,7 +14,8 @@
 //!    per-item values to a kernel IR ([`ir`]) — one file per operator family: [`scan`]
 //!    (column loads), [`filter`] (filters, projections, expressions), [`probe`], and the
 //!    sinks [`build`], [`aggregate`], [`materialize`] ([`sort`] ranks an aggregation's
-//!    groups; sort pipelines are not generated yet).
+//!    groups and [`having`] filters them before they leave the GPU; sort pipelines are not
+//!    generated yet).
 //! 2. **Passes** on the IR, reading definitions and uses: [`passes`] drops payload loads
 //!    nothing reads and cuts the statements into stages; [`defer`] queues the rows that
 //!    pass a selective pipeline's tests per warp; [`scan::eager_columns`] picks the columns
@@ -33,6 +34,7 @@ pub mod builder;
 pub mod defer;
 pub mod filter;
 pub mod hash;
+pub mod having;
 pub mod ir;
 pub mod layout;
 pub mod materialize;

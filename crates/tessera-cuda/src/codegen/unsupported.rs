@@ -136,6 +136,8 @@ pub enum Reason {
     Subquery,
     /// An ORDER BY the GPU does not rank.
     SortKeys(String),
+    /// A HAVING the GPU does not apply to an aggregation's groups.
+    Having(String),
     /// The pipeline and the columns given for it disagree (a bug).
     Inconsistent(String),
 }
@@ -182,7 +184,7 @@ impl fmt::Display for Reason {
             }
             Reason::ProbedOnCpu => write!(f, "a pipeline probing its table runs on the CPU"),
             Reason::Subquery => write!(f, "a scalar subquery's value in a kernel (known only when the query runs)"),
-            Reason::SortKeys(why) => write!(f, "{why}"),
+            Reason::SortKeys(why) | Reason::Having(why) => write!(f, "{why}"),
             Reason::Inconsistent(what) => write!(f, "internal: {what}"),
         }
     }
