@@ -969,16 +969,42 @@ fn sort_chunks(
         (0..n)
             .map(|k| {
                 let arrays: Vec<&dyn Array> = chunks.iter().map(|c| c.columns[k].as_ref()).collect();
-                if arrays.iter().all(|a| a.data_type() == arrays[0].data_type()) {
-                    arrow::compute::interleave(&arrays, &picks).map_err(arrow_err)
-                } else {
-                    // Chunks disagree on the type (a dictionary in some, plain in others).
-                    take(concat_same_type(&arrays)?.as_ref(), &idx, None).map_err(arrow_err)
-                }
+                pick_rows(&arrays, &picks, &idx)
             })
             .collect::<Result<Vec<_>>>()?
     };
     limit(vec![Chunk::new(sorted, 0)], sort.skip, sort.fetch)
+}
+
+/// The rows `picks` ((chunk, row) pairs; `idx`: the same rows of the concatenation) of
+/// one column whose chunks are `arrays`, copied once. Dictionary columns whose chunks
+/// share one dictionary (a build's payload gathered by probes) keep it and only their
+/// codes are picked: arrow's `interleave` concatenates every chunk's dictionary even
+/// when they are the same one (TPC-H q02 at SF 10 on 16 threads: 122 chunks of
+/// `s_name`'s 100 000-entry dictionary, 225 ms for 100 rows).
+fn pick_rows(arrays: &[&dyn Array], picks: &[(usize, usize)], idx: &UInt32Array) -> Result<ArrayRef> {
+    use arrow::array::{AsArray, DictionaryArray};
+    use arrow::datatypes::{DataType, Int32Type};
+    let first = arrays[0].data_type();
+    if arrays.iter().any(|a| a.data_type() != first) {
+        // Chunks disagree on the type (a dictionary in some, plain in others).
+        return take(concat_same_type(arrays)?.as_ref(), idx, None).map_err(arrow_err);
+    }
+    if !matches!(first, DataType::Dictionary(..)) {
+        return arrow::compute::interleave(arrays, picks).map_err(arrow_err);
+    }
+    let dictionaries: Option<Vec<&DictionaryArray<Int32Type>>> = arrays.iter().map(|a| a.as_dictionary_opt::<Int32Type>()).collect();
+    if let Some(d) = dictionaries {
+        let values = d[0].values();
+        let shared = d.iter().all(|x| Arc::ptr_eq(x.values(), values) || x.values().to_data().ptr_eq(&values.to_data()));
+        if shared {
+            let codes: Vec<&dyn Array> = d.iter().map(|x| x.keys() as &dyn Array).collect();
+            let codes = arrow::compute::interleave(&codes, picks).map_err(arrow_err)?;
+            let keys = codes.as_primitive::<Int32Type>().clone();
+            return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(keys, Arc::clone(values)).map_err(arrow_err)?));
+        }
+    }
+    take(concat_same_type(arrays)?.as_ref(), idx, None).map_err(arrow_err)
 }
 
 #[cfg(test)]
@@ -1030,6 +1056,35 @@ mod tests {
             assert_eq!(strings, want, "skip {skip} fetch {fetch:?}");
             assert_eq!(values(&got), want.iter().map(|r| r[3..].parse::<i64>().unwrap() % 10).collect::<Vec<_>>());
         }
+    }
+
+    /// Chunks sharing one dictionary (a build's payload gathered by probes) come out of
+    /// a sort with that dictionary, only their codes picked (not a concatenation of a
+    /// dictionary per chunk), and the right strings.
+    #[test]
+    fn sorted_chunks_sharing_a_dictionary_keep_it() {
+        use arrow::array::{AsArray, DictionaryArray, Int32Array, StringArray};
+        use arrow::datatypes::Int32Type;
+        let values = Arc::new(StringArray::from_iter_values((0..1000).map(|i| format!("s{i:04}")))) as ArrayRef;
+        let dict: ArrayRef = Arc::new(DictionaryArray::<Int32Type>::try_new(Int32Array::from_iter_values(0..1000), Arc::clone(&values)).unwrap());
+        let chunks: Vec<Chunk> = (0..5u32)
+            .map(|c| {
+                let rows = UInt32Array::from_iter_values((0..20u32).map(|i| (i * 37 + c * 101) % 1000));
+                let k = Arc::new(Int64Array::from_iter_values((0..20).map(|i| i64::from((i * 37 + c * 101) % 1000)))) as ArrayRef;
+                Chunk::new(vec![k, take(dict.as_ref(), &rows, None).unwrap()], 20)
+            })
+            .collect();
+        let key = tessera_ir::SortKey { expr: Expr::Column { index: 0, name: "k".into() }, descending: false, nulls_first: false };
+        let sort = tessera_ir::Sort { result: 0, keys: vec![key], skip: 0, fetch: Some(10) };
+        let got = sort_chunks(chunks.clone(), &sort, &Evaluator::new()).unwrap();
+        let d = got[0].columns[1].as_dictionary::<Int32Type>();
+        assert!(Arc::ptr_eq(d.values(), &values), "the dictionary was copied");
+        let mut keys: Vec<i64> = chunks.iter().flat_map(|c| c.columns[0].as_primitive::<arrow::datatypes::Int64Type>().values().to_vec()).collect();
+        keys.sort();
+        let want: Vec<String> = keys[..10].iter().map(|k| format!("s{k:04}")).collect();
+        let strings = arrow::compute::cast(&got[0].columns[1], &arrow::datatypes::DataType::Utf8).unwrap();
+        let strings: Vec<String> = strings.as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect();
+        assert_eq!(strings, want);
     }
 
     /// Columns concatenated by several threads equal arrow's own concatenation: values,
