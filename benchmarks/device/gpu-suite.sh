@@ -5,6 +5,8 @@
 #             (random queries, GPU vs CPU backend vs DataFusion, GPU required)
 #   clients — SSB SF20 from 1..16 concurrent clients through `tessera serve`, GPU on and off,
 #             beside the single-stream figures of Tessera and DuckDB
+#   tpchclients — TPC-H SF10 from 1..16 concurrent clients through `tessera serve`, GPU on
+#             and off
 #   ssb20   — SSB SF20 Tessera beside DuckDB (answers checked against DuckDB; JSON + SVG,
 #             GPU kernels beside the bandwidth model), then EXPLAIN ANALYZE of every query
 #             for each tile shape in $ITEMS (tessera.gpu_items_per_thread; 0, the
@@ -100,6 +102,15 @@ for section in "$@"; do
     $X --data-dir /tmp/td20 bench ssb --sf 20 --clients ${CLIENTS:-1,2,4,8,16} --seconds ${SECONDS_PER:-8} --json $OUT/ssb20-clients.json 2>&1 | grep -v '^\s*$'
     echo "== the same, GPU off (CPU backend)"
     TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/td20 bench ssb --sf 20 --clients ${CLIENTS:-1,2,4,8,16} --seconds ${SECONDS_PER:-8} --json $OUT/ssb20-clients-cpu.json 2>&1 | grep -v '^\s*$'
+    ;;
+  tpchclients)
+    # TPC-H SF10 from concurrent clients through `tessera serve`, GPU on and off (the
+    # store tpch10 makes; generated when missing).
+    [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera --queries q06 2>&1 | tail -2
+    echo "== TPC-H SF10 from concurrent clients through tessera serve"
+    $X --data-dir /tmp/tdh10 bench tpch --sf 10 --clients ${CLIENTS:-1,2,4,8,16} --seconds ${SECONDS_PER:-8} --json $OUT/tpch10-clients.json 2>&1 | grep -v '^\s*$'
+    echo "== the same, GPU off (CPU backend)"
+    TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/tdh10 bench tpch --sf 10 --clients ${CLIENTS:-1,2,4,8,16} --seconds ${SECONDS_PER:-8} --json $OUT/tpch10-clients-cpu.json 2>&1 | grep -v '^\s*$'
     ;;
   ssb20)
     echo "== SSB SF20 tessera + duckdb"
