@@ -5,7 +5,9 @@
 //! present, the code generator supports it, every hash table it probes was built on the
 //! GPU, and — under `tessera.device = 'auto'` — its source has at least
 //! [`GPU_MIN_ROWS`] rows. A build pipeline stays on the GPU only if every pipeline that
-//! probes its table does too. Everything else runs on the CPU backend, with the reason.
+//! probes its table does too; a build may read an intermediate result (uploaded when the
+//! query reaches it, [`result_table`]). Everything else runs on the CPU backend, with the
+//! reason.
 //!
 //! Binding: string predicates over a dictionary-encoded column are evaluated once over
 //! the dictionary (by the CPU evaluator) and become a test on codes, which is all the
@@ -455,7 +457,16 @@ impl GpuRuntime {
             return Ok(buf);
         }
         self.make_room(table.rows * width.bytes());
-        let buf = match width {
+        let buf = Arc::new(self.upload_column(table, c, width)?);
+        self.cache_column(key, &buf);
+        Ok(buf)
+    }
+
+    /// Column `c` of `table` uploaded as `width` (not cached): dictionary codes, dates as
+    /// days, decimals as their unscaled values (which must fit 64 bits: else the query
+    /// runs on the CPU), other integers widened.
+    fn upload_column(&self, table: &LoadedTable, c: usize, width: Width) -> Result<GpuBuf> {
+        Ok(match width {
             Width::I32 => {
                 let mut v: Vec<i32> = Vec::with_capacity(table.rows);
                 for b in &table.batches {
@@ -477,7 +488,9 @@ impl GpuRuntime {
                     let a = b.column(c);
                     match a.data_type() {
                         DataType::Decimal128(..) => {
-                            v.extend(a.as_primitive::<arrow::datatypes::Decimal128Type>().values().iter().map(|&x| x as i64))
+                            for &x in a.as_primitive::<arrow::datatypes::Decimal128Type>().values().iter() {
+                                v.push(i64::try_from(x).map_err(|_| TesseraError::RetryOnCpu(format!("decimal {x} (unscaled) beyond 64 bits")))?);
+                            }
                         }
                         _ => {
                             let x = arrow::compute::cast(a, &DataType::Int64).map_err(arrow_err)?;
@@ -488,10 +501,7 @@ impl GpuRuntime {
                 GpuBuf::I64(self.device.upload(&v)?)
             }
             Width::Str => return Err(string_as_values()),
-        };
-        let buf = Arc::new(buf);
-        self.cache_column(key, &buf);
-        Ok(buf)
+        })
     }
 
     fn cache_column(&self, key: (String, u64, usize), buf: &Arc<GpuBuf>) {
@@ -507,11 +517,21 @@ impl GpuRuntime {
     pub fn run(&self, gp: &GpuPipeline, table: &LoadedTable, state: &mut GpuQueryState) -> Result<Option<Chunk>> {
         let (p, cols, kernel) = (&gp.pipeline, &gp.columns, &gp.kernel);
         let started = Instant::now();
-        let Source::Scan(scan) = &p.source else { return Err(TesseraError::Internal("GPU pipeline without a scan".into())) };
         let dev = &self.device;
         let mut col_bufs = Vec::new();
-        for (&c, gc) in scan.columns.iter().zip(cols) {
-            col_bufs.push(self.column(table, c, gc.width)?);
+        match &p.source {
+            Source::Scan(scan) => {
+                for (&c, gc) in scan.columns.iter().zip(cols) {
+                    col_bufs.push(self.column(table, c, gc.width)?);
+                }
+            }
+            // An intermediate result (see [`result_table`]) goes up whole each time.
+            Source::Result { .. } => {
+                self.make_room(table.rows * 8 * cols.len());
+                for (c, gc) in cols.iter().enumerate() {
+                    col_bufs.push(Arc::new(self.upload_column(table, c, gc.width)?));
+                }
+            }
         }
         let col_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.ptr(dev)).collect();
         let byte_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.bytes_ptr(dev)).collect();
@@ -659,7 +679,9 @@ impl GpuRuntime {
         if let SinkLayout::Build { table: GpuTable { chain: Some(rows), .. } } = &kernel.sink {
             // A chained table's arrays are indexed by source row: sized for the planned rows.
             if table.rows > *rows {
-                return Err(TesseraError::Internal(format!("pipeline {} reads {} rows; its 1:N table has room for {rows}", p.id, table.rows)));
+                let why = format!("pipeline {} reads {} rows; its 1:N table has room for {rows}", p.id, table.rows);
+                // An intermediate result's rows were only estimated.
+                return Err(if matches!(p.source, Source::Result { .. }) { TesseraError::RetryOnCpu(why) } else { TesseraError::Internal(why) });
             }
         }
         let cfg = LaunchConfig { grid_dim: (self.grid(&function, table.rows as u64, kernel.items_per_thread)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
@@ -1086,6 +1108,34 @@ fn split_records(bytes: &[u8], present: usize, width: usize, words: &[usize], pe
     Ok((order, values))
 }
 
+/// An intermediate result as a table a GPU pipeline reads (columns in order, never
+/// cached): its chunks as batches. A NULL in it sends the query to the CPU (kernels over
+/// results are generated for columns without NULLs).
+pub fn result_table(id: usize, chunks: &[Chunk]) -> Result<LoadedTable> {
+    let width = chunks.first().map_or(0, |c| c.columns.len());
+    let mut batches = Vec::with_capacity(chunks.len());
+    let mut schema = Arc::new(arrow::datatypes::Schema::empty());
+    for chunk in chunks.iter().filter(|c| c.rows > 0) {
+        if chunk.columns.iter().any(|c| c.null_count() > 0) {
+            return Err(TesseraError::RetryOnCpu(format!("result r{id} holds NULLs")));
+        }
+        let fields: Vec<arrow::datatypes::Field> =
+            chunk.columns.iter().enumerate().map(|(i, c)| arrow::datatypes::Field::new(format!("c{i}"), c.data_type().clone(), true)).collect();
+        schema = Arc::new(arrow::datatypes::Schema::new(fields));
+        let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(chunk.rows));
+        batches.push(arrow::array::RecordBatch::try_new_with_options(Arc::clone(&schema), chunk.columns.clone(), &options).map_err(arrow_err)?);
+    }
+    Ok(LoadedTable {
+        name: format!("result r{id}"),
+        version: 0,
+        schema: Arc::clone(&schema),
+        physical_schema: schema,
+        rows: batches.iter().map(|b| b.num_rows()).sum(),
+        batches,
+        dictionaries: vec![None; width],
+    })
+}
+
 /// Column `c` of `table` as one array of `rows + 1` offsets into one array of bytes.
 fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
     let mut offsets = Vec::with_capacity(table.rows + 1);
@@ -1293,11 +1343,42 @@ pub fn plan_kernel(
     options: KernelOptions,
 ) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
     let one = |site: Site, reason: Reason| vec![Unsupported::new(site, reason)];
-    let Source::Scan(scan) = &p.source else { return Err(one(Site::Source, Reason::IntermediateSource)) };
-    let table = table.ok_or_else(|| one(Site::Source, Reason::Inconsistent("table not loaded".into())))?;
     let mut reasons = Vec::new();
     let mut cols = Vec::new();
     let mut dict_values = Vec::new();
+    let from_result;
+    let (p, scan) = match &p.source {
+        Source::Scan(scan) => (p, scan),
+        Source::Result { fields, .. } => {
+            // Only a build reads an intermediate result on the GPU: its table lets the
+            // pipelines probing it run there too (TPC-H q17's per-part averages, q18's
+            // HAVING's orders). Its columns go up as the result has them, without
+            // dictionaries; NULLs it turns out to hold send the query to the CPU.
+            if !matches!(p.sink, Sink::HashBuild(_)) {
+                return Err(one(Site::Source, Reason::IntermediateSource));
+            }
+            for f in fields {
+                // Decimals of more than 18 digits (SQL's result types of SUM and AVG) go
+                // up in 64 bits when their values fit (else the query runs on the CPU,
+                // see `upload_column`), as kernels hold such computed values.
+                let width = match f.ty {
+                    Type::Utf8 => None,
+                    t => codegen::layout::value_width(t),
+                };
+                cols.push(GpuColumn { width: width.unwrap_or(Width::I64), dictionary: None });
+                if width.is_none() {
+                    reasons.push(Unsupported::new(Site::Source, Reason::ColumnType { column: f.name.clone(), ty: f.ty }));
+                }
+            }
+            let mut q = p.clone();
+            if let Source::Result { fields, .. } = &mut q.source {
+                fields.iter_mut().for_each(|f| f.nullable = false);
+            }
+            from_result = q;
+            return finish_plan(&from_result, cols, dict_values, reasons, state, gpu_tables, options);
+        }
+    };
+    let table = table.ok_or_else(|| one(Site::Source, Reason::Inconsistent("table not loaded".into())))?;
     for (&c, f) in scan.columns.iter().zip(&scan.fields) {
         let dict = table.dictionaries.get(c).and_then(|d| d.clone());
         let width = match (&dict, f.ty) {
@@ -1318,6 +1399,20 @@ pub fn plan_kernel(
         });
         cols.push(GpuColumn { width, dictionary });
     }
+    finish_plan(p, cols, dict_values, reasons, state, gpu_tables, options)
+}
+
+/// [`plan_kernel`] once the source columns are known: binds dictionaries, finds the
+/// probed tables and generates the kernel.
+fn finish_plan(
+    p: &Pipeline,
+    cols: Vec<GpuColumn>,
+    dict_values: Vec<ArrayRef>,
+    mut reasons: Vec<Unsupported>,
+    state: &mut GpuQueryState,
+    gpu_tables: &HashMap<HashTableId, GpuTable>,
+    options: KernelOptions,
+) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
     let known = state.dictionaries.len();
     let bound = bind(p, &cols, gpu_tables, &|d: DictRef| if d.id < known { state.dictionaries.get(d.id).cloned() } else { dict_values.get(d.id - known).cloned() });
     let mut tables = Vec::new();

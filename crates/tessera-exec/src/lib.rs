@@ -184,7 +184,18 @@ impl Executor {
                         }
                     }
                 } else {
-                    Some(vec![Unsupported::new(Site::Source, Reason::IntermediateSource)])
+                    // An intermediate result: only a build reads one on the GPU (see
+                    // `gpu::plan_kernel`).
+                    match gpu.plan(pipe, None, &mut p.state, &shapes) {
+                        Ok(placed) => {
+                            if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table: shape }) = (&pipe.sink, &placed.kernel.sink) {
+                                shapes.insert(b.table, shape.clone());
+                            }
+                            p.kernels.insert(pipe.id, Arc::new(placed));
+                            None
+                        }
+                        Err(r) => Some(r),
+                    }
                 };
                 if let Some(r) = reason {
                     p.reasons.insert(pipe.id, r);
@@ -322,8 +333,10 @@ impl Executor {
                     };
                     let on_gpu = gpu.as_mut().and_then(|(rt, pl)| pl.kernels.get(&p.id).map(|k| (*rt, Arc::clone(k), &mut pl.state)));
                     if let Some((rt, k, gstate)) = on_gpu {
-                        let Source::Scan(scan) = &p.source else { return Err(TesseraError::Internal("GPU pipeline without scan".into())) };
-                        let table = self.load(scan)?;
+                        let table = match &p.source {
+                            Source::Scan(scan) => self.load(scan)?,
+                            Source::Result { id, .. } => Arc::new(gpu::result_table(*id, &result(&state, *id)?)?),
+                        };
                         if let Some(chunk) = rt.run(&k, &table, gstate)? {
                             if let Some(r) = p.sink.result() {
                                 let chunks = if chunk.rows == 0 { Vec::new() } else { vec![chunk] };

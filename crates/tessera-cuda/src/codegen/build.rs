@@ -74,7 +74,7 @@ fn hashed(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>], pip
 /// Build rows are numbered by the source's rows, so the arrays are as long as the
 /// source and the numbers 32-bit.
 fn chained(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[Field]) -> Lowered<SinkLayout> {
-    let rows = source_rows(pipeline)?;
+    let rows = source_rows(pipeline, h);
     if rows > i32::MAX as u64 {
         return Err(Reason::ChainRows(rows));
     }
@@ -104,14 +104,21 @@ fn chained(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[Fi
     Ok(SinkLayout::Build { table })
 }
 
-/// The rows of a build's source (a table scan; a build over an intermediate result
-/// stays on the CPU).
-fn source_rows(pipeline: &Pipeline) -> Lowered<u64> {
+/// The rows of a build's source that its table has room for: a table scan's rows, or
+/// for an intermediate result (its rows known only when the query runs) twice the
+/// planner's estimate of the build's rows and at least [`MIN_RESULT_SOURCE_ROWS`]. A
+/// result with more rows fills the table or overruns its row arrays: the runtime then
+/// runs the query on the CPU (`flags[1]`, or the row check before the launch).
+pub fn source_rows(pipeline: &Pipeline, h: &HashBuild) -> u64 {
     match &pipeline.source {
-        Source::Scan(scan) => Ok(scan.rows),
-        Source::Result { .. } => Err(Reason::IntermediateSource),
+        Source::Scan(scan) => scan.rows,
+        Source::Result { .. } => h.estimated_rows.saturating_mul(2).max(MIN_RESULT_SOURCE_ROWS),
     }
 }
+
+/// The fewest source rows a build over an intermediate result has room for (64 Ki rows
+/// are at most 2 MiB of table: estimates of small results are the least reliable).
+pub const MIN_RESULT_SOURCE_ROWS: u64 = 1 << 16;
 
 /// A dense table's slot of build key `key` (`key − min`); a key outside the `slots`
 /// raises `flags[1]`.
@@ -133,7 +140,7 @@ fn packed_key(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>],
         return Err(Reason::HashKey(format!("{k}: strings as join keys")));
     }
     let pack = KeyPack::plan(&h.keys, ranges, fields, &b.dicts)?;
-    let slots = usize::try_from(table_slots(source_rows(pipeline)?)).map_err(|_| Reason::TableSlots(usize::MAX))?;
+    let slots = usize::try_from(table_slots(source_rows(pipeline, h))).map_err(|_| Reason::TableSlots(usize::MAX))?;
     super::scan::prefetch(b, h.keys.iter().flat_map(|k| k.columns()).chain(h.payload.iter().copied()))?;
     let (word, in_range) = super::hash::pack(b, &pack, &h.keys, fields)?;
     b.params.push(Param::Out(Out::Keys));
