@@ -1,6 +1,6 @@
 //! Arrow Flight SQL (`tessera serve --flight-listen ADDR`): the server's [`Database`]
-//! for ADBC (`adbc_driver_flightsql`), the Flight SQL JDBC driver and arrow-flight's
-//! client, results sent as the engine's Arrow record batches.
+//! for ADBC (`adbc_driver_flightsql`), arrow-flight's client and other Flight SQL
+//! clients, results sent as the engine's Arrow record batches.
 //!
 //! Entry point: [`FlightServer`], bound with the same [`ServerOptions`] as the
 //! PostgreSQL server (users, result limit, TLS files).
@@ -21,12 +21,16 @@
 //!   `INSERT` and `COPY`, -1 for the others.
 //! - Prepared statements: create (dataset and parameter schemas), parameters bound by a
 //!   DoPut of a batch (one run per row, values converted to the placeholders' types),
-//!   query, update, close.
+//!   query, update, close. A session keeps at most 1024 open; a new one beyond replaces
+//!   the one unused longest.
 //! - GetSqlInfo, GetCatalogs, GetDbSchemas, GetTables (with schemas), GetTableTypes.
 //! - Errors are gRPC statuses: InvalidArgument for the SQL's errors, Unimplemented,
 //!   ResourceExhausted (a result over `--max-result-bytes`), NotFound (an unknown
 //!   prepared statement), Unauthenticated, Internal; the message is the engine's, and
 //!   the SQLSTATE the PostgreSQL server would give is in the `x-tessera-sqlstate` header.
+//!
+//! TLS (tonic's rustls over ring) when certificate and key files are given: clients
+//! then connect with `grpc+tls://`.
 //!
 //! Not supported: transactions (each statement commits on its own, as over pgwire),
 //! Substrait plans, bulk ingestion (`CommandStatementIngest`), cancel actions, keys and
@@ -79,9 +83,9 @@ use tonic::{Code, Request, Response, Status, Streaming};
 use crate::auth::Users;
 use crate::{ServerOptions, errors};
 
-/// Prepared statements one client may hold open at once; more are refused
-/// (ResourceExhausted) until it closes some. Each holds only its text, schemas and bound
-/// values, so the bound is against a client that never closes them, not a tuning knob.
+/// Prepared statements one client may hold open at once; a new one beyond it replaces
+/// the one unused longest. Each holds only its text, schemas and bound values, so the
+/// bound is against clients that never close theirs, not a tuning knob.
 const MAX_PREPARED_PER_CLIENT: usize = 1024;
 
 /// The stream a DoGet answers with.
@@ -159,7 +163,22 @@ impl Client {
 
     /// The prepared statement `handle` (a copy: statements run without holding the lock).
     fn prepared(&self, handle: &Bytes) -> std::result::Result<Prepared, Status> {
-        lock(&self.prepared).get(handle).cloned().ok_or_else(|| Status::not_found("no such prepared statement (closed, or made in another session)"))
+        let mut prepared = lock(&self.prepared);
+        let statement = prepared.get_mut(handle).ok_or_else(|| Status::not_found("no such prepared statement (closed, or made in another session)"))?;
+        statement.last_used = Instant::now();
+        Ok(statement.clone())
+    }
+
+    /// Keeps a new prepared statement; at the limit, the one unused longest is dropped.
+    fn add_prepared(&self, handle: Bytes, statement: Prepared) {
+        let mut prepared = lock(&self.prepared);
+        if prepared.len() >= MAX_PREPARED_PER_CLIENT {
+            let oldest = prepared.iter().min_by_key(|(_, p)| p.last_used).map(|(h, _)| h.clone());
+            if let Some(h) = oldest {
+                prepared.remove(&h);
+            }
+        }
+        prepared.insert(handle, statement);
     }
 }
 
@@ -173,6 +192,7 @@ struct Prepared {
     schema: SchemaRef,
     /// Rows of parameter values bound by the last DoPut (None: none bound yet).
     bound: Option<Vec<Vec<ScalarValue>>>,
+    last_used: Instant,
 }
 
 /// A mutex's data, also after a panic elsewhere (the maps stay consistent: every
@@ -292,13 +312,20 @@ fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> 
     head.eq_ignore_ascii_case(prefix).then(|| &text[prefix.len()..])
 }
 
+/// Base64 with or without padding: arrow-go (ADBC's Flight SQL driver) sends basic
+/// credentials unpadded, arrow-rs and JDBC padded.
+const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new().with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+);
+
 /// The user and password of an `authorization: Basic …` header (None: no such header).
 fn basic_credentials(metadata: &MetadataMap) -> std::result::Result<Option<(String, String)>, Status> {
     let Some(header) = metadata.get("authorization") else { return Ok(None) };
     let bad = || Status::unauthenticated("malformed authorization header: expected Basic base64(user:password)");
     let header = header.to_str().map_err(|_| bad())?;
     let Some(encoded) = strip_prefix_ignore_case(header, "Basic ") else { return Ok(None) };
-    let decoded = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).map_err(|_| bad())?;
+    let decoded = BASE64.decode(encoded.trim()).map_err(|_| bad())?;
     let text = String::from_utf8(decoded).map_err(|_| bad())?;
     let (user, password) = text.split_once(':').ok_or_else(bad)?;
     Ok(Some((user.to_string(), password.to_string())))
@@ -634,12 +661,9 @@ impl FlightSqlService for FlightSql {
             dataset_schema: schema_bytes(&description.schema)?,
             parameter_schema: schema_bytes(&parameters)?,
         };
-        let mut prepared = lock(&client.prepared);
-        if prepared.len() >= MAX_PREPARED_PER_CLIENT {
-            return Err(Status::resource_exhausted(format!("{MAX_PREPARED_PER_CLIENT} prepared statements are open in this session: close some first")));
-        }
-        let statement = Prepared { sql: query.query, parameters: description.parameters, schema: description.schema, bound: None };
-        prepared.insert(result.prepared_statement_handle.clone(), statement);
+        let statement =
+            Prepared { sql: query.query, parameters: description.parameters, schema: description.schema, bound: None, last_used: Instant::now() };
+        client.add_prepared(result.prepared_statement_handle.clone(), statement);
         Ok(result)
     }
 
@@ -876,6 +900,9 @@ mod tests {
         let header = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("alice:pa:ss"));
         metadata.insert("authorization", header.parse().unwrap_or_else(|_| tonic::metadata::MetadataValue::from_static("")));
         assert_eq!(basic_credentials(&metadata).ok().flatten(), Some(("alice".into(), "pa:ss".into())));
+        // Unpadded, as arrow-go sends it: "alice:nope" is "YWxpY2U6bm9wZQ==" padded.
+        metadata.insert("authorization", tonic::metadata::MetadataValue::from_static("Basic YWxpY2U6bm9wZQ"));
+        assert_eq!(basic_credentials(&metadata).ok().flatten(), Some(("alice".into(), "nope".into())));
         metadata.insert("authorization", tonic::metadata::MetadataValue::from_static("Basic !!!"));
         assert_eq!(basic_credentials(&metadata).map_err(|s| s.code()).err(), Some(Code::Unauthenticated));
         metadata.insert("authorization", tonic::metadata::MetadataValue::from_static("Bearer abc"));

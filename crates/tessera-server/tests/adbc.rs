@@ -22,7 +22,7 @@ async fn adbc_reads_and_writes_arrow() -> Result<(), Box<dyn std::error::Error>>
         return Ok(());
     }
     let dir = tempfile::tempdir()?;
-    let options = ServerOptions { listen: "127.0.0.1:0".parse()?, users: Users::parse("alice:s3cret\n")?, ..ServerOptions::default() };
+    let options = ServerOptions { listen: "127.0.0.1:0".parse()?, users: Users::parse("alice:s3cret!\n")?, ..ServerOptions::default() };
     let server = FlightServer::bind(Database::open(dir.path())?, options).await?;
     let port = server.local_addr()?.port();
     tokio::spawn(server.run());
