@@ -9,6 +9,7 @@
 //! tessera gen ssb --sf 1 --load  generate benchmark data (files or the store)
 //! tessera bench ssb --sf 1       run a suite, check answers, compare engines
 //! tessera serve                  serve the data directory over PostgreSQL's protocol
+//!                                (and Arrow Flight SQL with --flight-listen ADDR)
 //! ```
 
 mod bench_cmd;
@@ -54,7 +55,8 @@ enum Command {
     Gen(bench_cmd::GenArgs),
     /// Run a query suite, check every answer, and time Tessera beside its peers.
     Bench(bench_cmd::BenchArgs),
-    /// Serve the data directory to PostgreSQL clients (psql, drivers, BI tools).
+    /// Serve the data directory to PostgreSQL clients (psql, drivers, BI tools), and to
+    /// Arrow Flight SQL clients (ADBC, JDBC) with --flight-listen.
     Serve(ServeArgs),
     /// Run random queries on the GPU, the CPU backend and plain DataFusion, and compare
     /// the answers (stores for it are made in a temporary folder under the data directory).
@@ -72,16 +74,22 @@ enum Command {
 /// `tessera serve`'s options.
 #[derive(clap::Args, Debug)]
 struct ServeArgs {
-    /// Address and port to listen on. Without users only a loopback address is allowed.
+    /// Address and port of the PostgreSQL protocol. Without users only a loopback address
+    /// is allowed.
     #[arg(long, default_value = "127.0.0.1:5433")]
     listen: std::net::SocketAddr,
+    /// Also serve Arrow Flight SQL (gRPC) on this address, e.g. 127.0.0.1:50051: the same
+    /// database, users, result limit and TLS files. Off unless given.
+    #[arg(long, value_name = "ADDR")]
+    flight_listen: Option<std::net::SocketAddr>,
     /// File of `name:password` lines: clients authenticate with SCRAM-SHA-256.
     #[arg(long, value_name = "FILE")]
     users: Option<PathBuf>,
     /// One user, whose password is read from the environment variable TESSERA_PASSWORD.
     #[arg(long, value_name = "NAME")]
     user: Option<String>,
-    /// Connections served at once; more are refused (SQLSTATE 53300).
+    /// Connections served at once; more are refused (SQLSTATE 53300). Also the Flight SQL
+    /// sessions kept (a new one replaces the one unused longest).
     #[arg(long, default_value_t = tessera_server::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
     /// Largest result of one statement, in bytes of Arrow data (SQLSTATE 54000 above it).
@@ -115,15 +123,39 @@ async fn serve(session: Session, args: &ServeArgs) -> Result<(), String> {
             _ => None,
         },
     };
-    let auth = if options.users.is_empty() { "no password (loopback only)" } else { "SCRAM-SHA-256" };
+    let users_given = !options.users.is_empty();
+    let auth = if users_given { "SCRAM-SHA-256" } else { "no password (loopback only)" };
     let auth = if options.tls.is_some() { format!("{auth}, TLS offered") } else { auth.to_string() };
     let db = std::sync::Arc::clone(session.database());
     drop(session);
+    let flight = match args.flight_listen {
+        Some(listen) => {
+            let options = tessera_server::ServerOptions { listen, ..options.clone() };
+            let server = tessera_server::FlightServer::bind(std::sync::Arc::clone(&db), options).await.map_err(|e| e.to_string())?;
+            let addr = server.local_addr().map_err(|e| e.to_string())?;
+            let (scheme, auth) = match (args.tls_cert.is_some(), users_given) {
+                (false, false) => ("grpc", "no password (loopback only)"),
+                (false, true) => ("grpc", "basic authentication, then a bearer token"),
+                (true, false) => ("grpc+tls", "TLS, no password (loopback only)"),
+                (true, true) => ("grpc+tls", "TLS, basic authentication, then a bearer token"),
+            };
+            eprintln!("tessera serve: Arrow Flight SQL on {addr} ({auth}); connect with: {scheme}://{addr}");
+            Some(server)
+        }
+        None => None,
+    };
     let server = tessera_server::Server::bind(db, options).await.map_err(|e| e.to_string())?;
     let addr = server.local_addr().map_err(|e| e.to_string())?;
     eprintln!("tessera serve: listening on {addr} ({auth}); connect with: psql -h {} -p {}", addr.ip(), addr.port());
+    let flight = async {
+        match flight {
+            Some(f) => f.run().await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
         r = server.run() => r.map_err(|e| e.to_string()),
+        r = flight => r.map_err(|e| e.to_string()),
         _ = tokio::signal::ctrl_c() => {
             eprintln!("tessera serve: interrupted, stopping");
             Ok(())

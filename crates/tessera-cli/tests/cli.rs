@@ -165,6 +165,15 @@ fn demo_runs() {
 }
 
 /// Lists the data files in the store and the ones its manifest references.
+#[test]
+fn serve_refuses_flight_sql_on_a_public_address_without_users() -> std::io::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let o = tessera(&dir.path().join("db"), &["serve", "--listen", "127.0.0.1:0", "--flight-listen", "0.0.0.0:0"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("needs users with passwords"), "{}", stderr(&o));
+    Ok(())
+}
+
 fn data_files(data: &Path) -> (Vec<String>, Vec<String>) {
     let mut on_disk: Vec<String> = std::fs::read_dir(data.join("data"))
         .map(|d| d.flatten().map(|e| format!("data/{}", e.file_name().to_string_lossy())).collect())

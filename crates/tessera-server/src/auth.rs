@@ -21,7 +21,7 @@ use tessera_common::{Result, TesseraError};
 pub const SCRAM_ITERATIONS: usize = 4096;
 
 /// The users a server accepts, each with its salt and salted password.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Users {
     users: HashMap<String, (Vec<u8>, Vec<u8>)>,
 }
@@ -70,11 +70,30 @@ impl Users {
         Ok(users)
     }
 
+    /// Whether `password` is `name`'s (Flight SQL's basic authentication, where the client
+    /// sends the password itself): salted and hashed as when the user was added, then
+    /// compared in constant time. An unknown user costs the same hashing, so the time
+    /// taken does not tell which users exist.
+    pub fn verify(&self, name: &str, password: &str) -> bool {
+        match self.users.get(name) {
+            Some((salt, salted)) => constant_time_eq(&gen_salted_password(password, salt, SCRAM_ITERATIONS), salted),
+            None => {
+                let _ = gen_salted_password(password, b"no such user", SCRAM_ITERATIONS);
+                false
+            }
+        }
+    }
+
     /// Users from a file of `name:password` lines.
     pub fn from_file(path: &Path) -> Result<Users> {
         let text = std::fs::read_to_string(path).map_err(|e| TesseraError::io(format!("reading users file {}", path.display()), e))?;
         Users::parse(&text)
     }
+}
+
+/// Whether `a` and `b` are equal, in a time that depends only on their lengths.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// 16 bytes from the OS-seeded hasher keys of the standard library (random per process
@@ -116,5 +135,15 @@ mod tests {
         // Salted differently each time, so equal passwords do not show.
         let (a, b) = (&users.users["alice"].0, &Users::parse("alice:x").unwrap_or_default().users["alice"].0);
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn plaintext_passwords_verified() {
+        let users = Users::parse("alice:s3cret\n").unwrap_or_default();
+        assert!(users.verify("alice", "s3cret"));
+        assert!(!users.verify("alice", "s3cret "));
+        assert!(!users.verify("alice", ""));
+        assert!(!users.verify("bob", "s3cret"));
+        assert!(constant_time_eq(b"ab", b"ab") && !constant_time_eq(b"ab", b"ac") && !constant_time_eq(b"ab", b"abc"));
     }
 }

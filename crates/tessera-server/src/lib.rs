@@ -11,6 +11,8 @@
 //! - [`pgtypes`]: Arrow types as PostgreSQL types, rows in the text and binary formats.
 //! - [`auth`]: users and SCRAM-SHA-256.
 //! - [`errors`]: Tessera errors with their SQLSTATE.
+//! - [`flight`]: the same database over Arrow Flight SQL ([`FlightServer`], beside the
+//!   PostgreSQL server on its own address).
 //!
 //! TLS is offered when a certificate and key are given (rustls with the ring provider:
 //! no C toolchain or system OpenSSL needed to build).
@@ -23,6 +25,7 @@
 
 pub mod auth;
 pub mod errors;
+pub mod flight;
 pub mod handler;
 pub mod pgtypes;
 
@@ -51,6 +54,8 @@ use tokio::sync::Semaphore;
 use crate::auth::{SCRAM_ITERATIONS, Users};
 use crate::handler::{Backend, Limits};
 
+pub use crate::flight::FlightServer;
+
 /// The port PostgreSQL's clients do not assume (5432 is PostgreSQL's own).
 pub const DEFAULT_PORT: u16 = 5433;
 /// Connections served at once by default (PostgreSQL's `max_connections` default).
@@ -60,7 +65,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1 << 30;
 
 /// How a server listens and whom it admits.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ServerOptions {
     /// Address to listen on.
     pub listen: SocketAddr,
@@ -116,6 +121,21 @@ impl Default for ServerOptions {
     }
 }
 
+/// Checks the rules both servers follow: without users, only a loopback address may be
+/// listened on (anyone who can reach the port would otherwise get the database).
+fn check_options(options: &ServerOptions) -> Result<()> {
+    if options.users.is_empty() && !options.listen.ip().is_loopback() {
+        return Err(TesseraError::Plan(format!(
+            "listening on {} needs users with passwords (--users FILE or --user NAME with TESSERA_PASSWORD); without them only a loopback address such as 127.0.0.1 is allowed",
+            options.listen
+        )));
+    }
+    if options.max_connections == 0 {
+        return Err(TesseraError::Plan("--max-connections must be at least 1".into()));
+    }
+    Ok(())
+}
+
 /// A bound server: [`Server::run`] serves connections until the task is dropped.
 pub struct Server {
     listener: TcpListener,
@@ -127,17 +147,9 @@ pub struct Server {
 
 impl Server {
     /// Binds `options.listen` for `db`. Without users, only a loopback address may be
-    /// listened on (anyone who can reach the port would otherwise get the database).
+    /// listened on (see `check_options`).
     pub async fn bind(db: Arc<Database>, options: ServerOptions) -> Result<Server> {
-        if options.users.is_empty() && !options.listen.ip().is_loopback() {
-            return Err(TesseraError::Plan(format!(
-                "listening on {} needs users with passwords (--users FILE or --user NAME with TESSERA_PASSWORD); without them only a loopback address such as 127.0.0.1 is allowed",
-                options.listen
-            )));
-        }
-        if options.max_connections == 0 {
-            return Err(TesseraError::Plan("--max-connections must be at least 1".into()));
-        }
+        check_options(&options)?;
         let tls = options.tls.as_ref().map(tls_acceptor).transpose()?;
         let listener = TcpListener::bind(options.listen).await.map_err(|e| TesseraError::io(format!("listening on {}", options.listen), e))?;
         let manager = Arc::new(ConnectionManager::new());
