@@ -1041,21 +1041,13 @@ impl GpuRuntime {
             }
         }
         // Records in group-number order, unless ranked or hashed (a hashed group's number
-        // is its slot, in no useful order). Group numbers are distinct and below `groups`:
-        // each record goes to its number's place, one pass (a comparison sort of TPC-H
-        // q13's 1 M records took 66 ms on the H200's host).
-        let perm: Option<Vec<usize>> = (!sorted && !hashed).then(|| {
-            let mut at = vec![usize::MAX; groups];
-            for i in 0..present {
-                if let Some(a) = at.get_mut(word_at(&bytes, 1 + i * width) as usize) {
-                    *a = i;
-                }
-            }
-            at.into_iter().filter(|&i| i != usize::MAX).collect()
-        });
-        if perm.as_ref().is_some_and(|p| p.len() != present) {
-            return Err(TesseraError::Internal(format!("{present} group records with numbers outside {groups} groups or repeated")));
-        }
+        // is its slot, in no useful order).
+        let perm = if sorted || hashed {
+            None
+        } else {
+            let numbers: Vec<usize> = (0..present).map(|i| word_at(&bytes, 1 + i * width) as usize).collect();
+            Some(group_order(&numbers, groups).ok_or_else(|| TesseraError::Internal(format!("{present} group records with numbers outside {groups} groups or repeated")))?)
+        };
         let (order, values) = split_records(&bytes[8..], present, width, words, perm.as_deref())?;
         marks.push(("records split", Instant::now()));
         Ok(FetchedGroups { order, values, any: present > 0, sorted, marks })
@@ -1066,6 +1058,32 @@ impl GpuRuntime {
         state.tables.get(&id).map(|t| t.shape.clone())
     }
 }
+
+/// The order of records whose group numbers are `numbers` (distinct, below `groups`) by
+/// group number: record indices, or None when a number repeats or is out of range. A
+/// dense domain places each record at its number's slot in one pass (a comparison sort
+/// of TPC-H q13's 1 M records took 66 ms on the H200's host); a sparse one — fewer
+/// records than 1/[`SPARSE_GROUP_FRACTION`] of the domain — sorts them instead, since
+/// the slots alone cost a pass over the domain (q17's 2 044 parts of 2 M: 4.2 ms).
+fn group_order(numbers: &[usize], groups: usize) -> Option<Vec<usize>> {
+    let present = numbers.len();
+    if present.saturating_mul(SPARSE_GROUP_FRACTION) < groups {
+        let mut pairs: Vec<(usize, usize)> = numbers.iter().copied().zip(0..).collect();
+        pairs.sort_unstable();
+        let valid = pairs.windows(2).all(|w| w[0].0 < w[1].0) && pairs.last().is_none_or(|p| p.0 < groups);
+        return valid.then(|| pairs.into_iter().map(|(_, i)| i).collect());
+    }
+    let mut at = vec![usize::MAX; groups];
+    for (i, &g) in numbers.iter().enumerate() {
+        *at.get_mut(g)? = i;
+    }
+    let order: Vec<usize> = at.into_iter().filter(|&i| i != usize::MAX).collect();
+    (order.len() == present).then_some(order)
+}
+
+/// See [`group_order`]: below one record in this many slots of the domain, records are
+/// sorted rather than placed.
+const SPARSE_GROUP_FRACTION: usize = 16;
 
 /// Group records of `width` words each (the group number, then each accumulator array's
 /// `words`), `present` of them in `bytes`, taken apart into the group numbers and one
@@ -1456,6 +1474,21 @@ mod tests {
     fn helper_kernels_compile_with_nvrtc() {
         if tessera_cuda::test_support::nvrtc_or_skip("helper kernels compile with NVRTC") {
             compiles_with_kernels(RECORDS_SOURCE, &["tessera_fill_u64", "tessera_having", "tessera_compact_records", "tessera_gather_records", "tessera_rank_records"]);
+        }
+    }
+
+    /// Records come back in group-number order from a dense domain (placed) and a sparse
+    /// one (sorted); a repeated or out-of-range number is refused both ways.
+    #[test]
+    fn group_order_sorts_records_by_group_number() {
+        // Dense: 5 records in 8 groups.
+        assert_eq!(group_order(&[6, 0, 3, 7, 1], 8), Some(vec![1, 4, 2, 0, 3]));
+        // Sparse: 4 records in 1 000 000 groups.
+        assert_eq!(group_order(&[999_999, 5, 77, 0], 1_000_000), Some(vec![3, 1, 2, 0]));
+        assert_eq!(group_order(&[], 1_000_000), Some(vec![]));
+        for groups in [8, 1_000_000] {
+            assert_eq!(group_order(&[3, 1, 3], groups), None, "repeated, {groups} groups");
+            assert_eq!(group_order(&[2, groups], groups), None, "out of range, {groups} groups");
         }
     }
 
