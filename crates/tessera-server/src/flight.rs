@@ -474,35 +474,11 @@ fn row_count(output: &QueryOutput) -> Option<i64> {
     i64::try_from(n).ok()
 }
 
-/// Tells a statement's thread to stop when the call that runs it is dropped.
-struct StopOnDrop(tokio::sync::watch::Sender<bool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.send(true);
-    }
-}
-
 /// Runs one statement on a blocking thread of the runtime (the CPU backend and GPU
 /// launches block their thread), stopped at its next await point if the call is dropped.
 async fn execute(session: Arc<Session>, sql: String, params: Option<Vec<ScalarValue>>) -> std::result::Result<QueryOutput, Status> {
-    let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let _stop = StopOnDrop(stop);
-    let runtime = tokio::runtime::Handle::current();
-    let task = tokio::task::spawn_blocking(move || {
-        runtime.block_on(async move {
-            let run = async {
-                match params {
-                    Some(p) => session.execute_with_params(&sql, p).await,
-                    None => session.execute(&sql).await,
-                }
-            };
-            tokio::select! {
-                r = run => Some(r),
-                _ = stopped.wait_for(|s| *s) => None,
-            }
-        })
-    });
+    // The guard lives until the statement is done: a dropped call stops it.
+    let crate::statement::Running { task, stop: _stop } = crate::statement::spawn(session, sql, params);
     match task.await {
         Ok(Some(Ok(output))) => Ok(output),
         Ok(Some(Err(e))) => Err(status(&e)),

@@ -251,16 +251,6 @@ impl From<Response> for Outcome {
     }
 }
 
-/// Tells a statement's blocking thread to stop when the protocol side is dropped (a
-/// cancel request) or gives up (timeout).
-struct StopOnDrop(tokio::sync::watch::Sender<bool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.send(true);
-    }
-}
-
 impl Backend {
     /// Runs one statement for `client` (parameters bound for an extended query) and
     /// turns its result into a protocol response, rows in `format`.
@@ -349,24 +339,7 @@ impl Backend {
     async fn execute(&self, conn: &Connection, sql: &str, params: Option<Vec<ScalarValue>>, timeout: Option<Duration>) -> Result<QueryOutput, ErrorInfo> {
         let session = Arc::clone(&conn.session);
         let is_write = writes(sql);
-        let sql = sql.to_string();
-        let (stop, mut stopped) = tokio::sync::watch::channel(false);
-        let stop = StopOnDrop(stop);
-        let runtime = tokio::runtime::Handle::current();
-        let task = tokio::task::spawn_blocking(move || {
-            runtime.block_on(async move {
-                let run = async {
-                    match params {
-                        Some(p) => session.execute_with_params(&sql, p).await,
-                        None => session.execute(&sql).await,
-                    }
-                };
-                tokio::select! {
-                    r = run => Some(r),
-                    _ = stopped.wait_for(|s| *s) => None,
-                }
-            })
-        });
+        let crate::statement::Running { task, stop } = crate::statement::spawn(session, sql.to_string(), params);
         let wait = async { task.await.map_err(|e| error("XX000", format!("statement thread failed: {e}"))) };
         tokio::pin!(wait);
         let result = match timeout {

@@ -28,6 +28,7 @@ pub mod errors;
 pub mod flight;
 pub mod handler;
 pub mod pgtypes;
+mod statement;
 
 use std::fmt::Debug;
 use std::net::SocketAddr;
