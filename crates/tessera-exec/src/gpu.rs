@@ -1360,42 +1360,14 @@ pub fn plan_kernel(
     gpu_tables: &HashMap<HashTableId, GpuTable>,
     options: KernelOptions,
 ) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
+    let scan = match &p.source {
+        Source::Scan(scan) => scan,
+        Source::Result { fields, .. } => return plan_over_result(p, fields, state, gpu_tables, options),
+    };
     let one = |site: Site, reason: Reason| vec![Unsupported::new(site, reason)];
     let mut reasons = Vec::new();
     let mut cols = Vec::new();
     let mut dict_values = Vec::new();
-    let from_result;
-    let (p, scan) = match &p.source {
-        Source::Scan(scan) => (p, scan),
-        Source::Result { fields, .. } => {
-            // Only a build reads an intermediate result on the GPU: its table lets the
-            // pipelines probing it run there too (TPC-H q17's per-part averages, q18's
-            // HAVING's orders). Its columns go up as the result has them, without
-            // dictionaries; NULLs it turns out to hold send the query to the CPU.
-            if !matches!(p.sink, Sink::HashBuild(_)) {
-                return Err(one(Site::Source, Reason::IntermediateSource));
-            }
-            for f in fields {
-                // Decimals of more than 18 digits (SQL's result types of SUM and AVG) go
-                // up in 64 bits when their values fit (else the query runs on the CPU,
-                // see `upload_column`), as kernels hold such computed values.
-                let width = match f.ty {
-                    Type::Utf8 => None,
-                    t => codegen::layout::value_width(t),
-                };
-                cols.push(GpuColumn { width: width.unwrap_or(Width::I64), dictionary: None });
-                if width.is_none() {
-                    reasons.push(Unsupported::new(Site::Source, Reason::ColumnType { column: f.name.clone(), ty: f.ty }));
-                }
-            }
-            let mut q = p.clone();
-            if let Source::Result { fields, .. } = &mut q.source {
-                fields.iter_mut().for_each(|f| f.nullable = false);
-            }
-            from_result = q;
-            return finish_plan(&from_result, cols, dict_values, reasons, state, gpu_tables, options);
-        }
-    };
     let table = table.ok_or_else(|| one(Site::Source, Reason::Inconsistent("table not loaded".into())))?;
     for (&c, f) in scan.columns.iter().zip(&scan.fields) {
         let dict = table.dictionaries.get(c).and_then(|d| d.clone());
@@ -1418,6 +1390,43 @@ pub fn plan_kernel(
         cols.push(GpuColumn { width, dictionary });
     }
     finish_plan(p, cols, dict_values, reasons, state, gpu_tables, options)
+}
+
+/// [`plan_kernel`] for a pipeline reading an intermediate result. Only a build reads
+/// one on the GPU: its table lets the pipelines probing it run there too (TPC-H q17's
+/// per-part averages, q18's HAVING's orders). Its columns go up as the result has them,
+/// without dictionaries; NULLs it turns out to hold send the query to the CPU, so the
+/// kernel is generated for columns without them.
+fn plan_over_result(
+    p: &Pipeline,
+    fields: &[tessera_ir::Field],
+    state: &mut GpuQueryState,
+    gpu_tables: &HashMap<HashTableId, GpuTable>,
+    options: KernelOptions,
+) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
+    if !matches!(p.sink, Sink::HashBuild(_)) {
+        return Err(vec![Unsupported::new(Site::Source, Reason::IntermediateSource)]);
+    }
+    let mut reasons = Vec::new();
+    let mut cols = Vec::with_capacity(fields.len());
+    for f in fields {
+        // Decimals of more than 18 digits (SQL's result types of SUM and AVG) go up in 64
+        // bits when their values fit (else the query runs on the CPU, see
+        // `upload_column`), as kernels hold such computed values.
+        let width = match f.ty {
+            Type::Utf8 => None,
+            t => codegen::layout::value_width(t),
+        };
+        cols.push(GpuColumn { width: width.unwrap_or(Width::I64), dictionary: None });
+        if width.is_none() {
+            reasons.push(Unsupported::new(Site::Source, Reason::ColumnType { column: f.name.clone(), ty: f.ty }));
+        }
+    }
+    let mut without_nulls = p.clone();
+    if let Source::Result { fields, .. } = &mut without_nulls.source {
+        fields.iter_mut().for_each(|f| f.nullable = false);
+    }
+    finish_plan(&without_nulls, cols, Vec::new(), reasons, state, gpu_tables, options)
 }
 
 /// [`plan_kernel`] once the source columns are known: binds dictionaries, finds the

@@ -155,47 +155,39 @@ impl Executor {
             let mut p = Placement::default();
             let mut shapes = HashMap::new();
             for pipe in plan.pipelines() {
-                let reason = if banned.contains(&pipe.id) {
-                    Some(vec![Unsupported::new(Site::Placement, Reason::ProbedOnCpu)])
+                // A HAVING applied on the GPU leaves only its groups to download.
+                let having = gpu_having(plan, pipe);
+                let planned = if banned.contains(&pipe.id) {
+                    Err(vec![Unsupported::new(Site::Placement, Reason::ProbedOnCpu)])
                 } else if let Source::Scan(scan) = &pipe.source {
                     let is_build = matches!(pipe.sink, Sink::HashBuild(_));
-                    // A HAVING applied on the GPU leaves only its groups to download.
-                    let having = gpu_having(plan, pipe);
                     let many_groups = if device == DevicePref::Auto && having.is_none() { gpu::too_many_groups(pipe, scan.rows) } else { None };
                     if device == DevicePref::Auto && !is_build && scan.rows < gpu::GPU_MIN_ROWS {
-                        Some(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::GPU_MIN_ROWS))])
+                        Err(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::GPU_MIN_ROWS))])
                     } else if let Some(groups) = many_groups {
-                        Some(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows: scan.rows })])
+                        Err(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows: scan.rows })])
                     } else {
                         let table = self.load(scan)?;
-                        match gpu.plan(pipe, Some(&table), &mut p.state, &shapes) {
-                            Ok(placed) => {
-                                if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table: shape }) = (&pipe.sink, &placed.kernel.sink) {
-                                    shapes.insert(b.table, shape.clone());
-                                }
-                                p.kernels.insert(pipe.id, Arc::new(placed));
-                                if let Some(h) = having {
-                                    p.fused_havings.insert(h.pipeline, pipe.id);
-                                    p.state.havings.insert(pipe.id, h);
-                                }
-                                None
-                            }
-                            Err(r) => Some(r),
-                        }
+                        gpu.plan(pipe, Some(&table), &mut p.state, &shapes)
                     }
                 } else {
                     // An intermediate result: only a build reads one on the GPU (see
                     // `gpu::plan_kernel`).
-                    match gpu.plan(pipe, None, &mut p.state, &shapes) {
-                        Ok(placed) => {
-                            if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table: shape }) = (&pipe.sink, &placed.kernel.sink) {
-                                shapes.insert(b.table, shape.clone());
-                            }
-                            p.kernels.insert(pipe.id, Arc::new(placed));
-                            None
+                    gpu.plan(pipe, None, &mut p.state, &shapes)
+                };
+                let reason = match planned {
+                    Ok(placed) => {
+                        if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table: shape }) = (&pipe.sink, &placed.kernel.sink) {
+                            shapes.insert(b.table, shape.clone());
                         }
-                        Err(r) => Some(r),
+                        p.kernels.insert(pipe.id, Arc::new(placed));
+                        if let Some(h) = having {
+                            p.fused_havings.insert(h.pipeline, pipe.id);
+                            p.state.havings.insert(pipe.id, h);
+                        }
+                        None
                     }
+                    Err(r) => Some(r),
                 };
                 if let Some(r) = reason {
                     p.reasons.insert(pipe.id, r);
