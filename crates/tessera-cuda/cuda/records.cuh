@@ -6,8 +6,9 @@
 // (MIN, MAX) to their start value. After it, for large group domains and GPU sorts:
 // tessera_compact_records turns the groups seen into records, tessera_gather_records
 // copies each accumulator's words into them, tessera_rank_records orders them for an
-// ORDER BY; before them, tessera_having drops the groups a HAVING rejects. Not included by tessera.cuh: its __global__ kernels would be compiled into
-// every generated pipeline's module.
+// ORDER BY; before them, tessera_having drops the groups a HAVING rejects. Not included
+// by tessera.cuh: its __global__ kernels would be compiled into every generated
+// pipeline's module.
 #pragma once
 #include "compact.cuh"
 
@@ -15,25 +16,26 @@
 extern "C" __global__ void tessera_fill_u64(unsigned long long* a, long long n, unsigned long long v) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) a[i] = v;
 }
-// HAVING (tessera_cuda::codegen::having): clears seen[g] for every group g failing one
-// of the `nterms` terms, six words each: the accumulator array's kind (1: signed 128-bit,
-// low word first; 2: unsigned 64-bit; 3: signed 64-bit; 4: a SplitSum, the unsigned
-// low-half sum then the signed high-half sum), its address, its words per group, the
-// comparison (0 <, 1 <=, 2 >, 3 >=, 4 =, 5 <>) and the constant's low and high words.
-__device__ __int128 tessera_having_value(const long long* t, long long g) {
-    const unsigned long long* a = (const unsigned long long*)t[1] + g * t[2];
-    if (t[0] == 1) return ((__int128)(long long)a[1] << 64) | (__int128)a[0];
-    if (t[0] == 2) return (__int128)a[0];
-    if (t[0] == 4) return (__int128)(long long)a[1] * 4294967296LL + (__int128)a[0];
+// A group's aggregate value from its words `a`, by kind (Accumulator::record_kind):
+// 1: signed 128-bit, low word first; 2: unsigned 64-bit; 3: signed 64-bit; 4: a
+// SplitSum, the unsigned low-half sum then the signed high-half sum.
+__device__ __int128 tessera_record_value(long long kind, const unsigned long long* a) {
+    if (kind == 1) return ((__int128)(long long)a[1] << 64) | (__int128)a[0];
+    if (kind == 2) return (__int128)a[0];
+    if (kind == 4) return (__int128)(long long)a[1] * 4294967296LL + (__int128)a[0];
     return (__int128)(long long)a[0];
 }
+// HAVING (tessera_cuda::codegen::having): clears seen[g] for every group g failing one
+// of the `nterms` terms, six words each: the accumulator array's kind (as
+// tessera_record_value reads it), its address, its words per group, the comparison
+// (0 <, 1 <=, 2 >, 3 >=, 4 =, 5 <>) and the constant's low and high words.
 extern "C" __global__ void tessera_having(unsigned int* seen, long long n, const long long* terms, int nterms) {
     for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += (long long)gridDim.x * blockDim.x) {
         if (seen[g] == 0u) continue;
         bool keep = true;
         for (int k = 0; k < nterms && keep; ++k) {
             const long long* t = terms + 6 * k;
-            const __int128 v = tessera_having_value(t, g);
+            const __int128 v = tessera_record_value(t[0], (const unsigned long long*)t[1] + g * t[2]);
             const __int128 c = ((__int128)t[5] << 64) | (__int128)(unsigned long long)t[4];
             switch (t[3]) {
                 case 0: keep = v < c; break;
@@ -61,10 +63,8 @@ extern "C" __global__ void tessera_compact_records(const unsigned int* seen, lon
 // order total and the same as a stable sort of the groups in group-number order. Every
 // pair is compared (one block per record), so this is for at most a few thousand records
 // (`max`); above that the records are copied in place, unsorted. keys: four words per key: kind (0: group key,
-// slot (g / a) % b with slot 0 for NULL; 1: signed 128-bit at word a of the record; 2:
-// unsigned 64-bit at word a; 3: signed 64-bit at word a; 4: a SplitSum at word a, the
-// unsigned low-half sum then the signed high-half sum), a, b, flags (1: descending, 2:
-// NULLs first).
+// slot (g / a) % b with slot 0 for NULL; else an aggregate at word a of the record, read
+// by tessera_record_value), a, b, flags (1: descending, 2: NULLs first).
 __device__ int tessera_cmp_key(const unsigned long long* x, const unsigned long long* y, const long long* k) {
     int c = 0;
     if (k[0] == 0) {
@@ -76,17 +76,8 @@ __device__ int tessera_cmp_key(const unsigned long long* x, const unsigned long 
             return sx == 0 ? null_first : -null_first;
         }
         c = sx < sy ? -1 : (sx > sy ? 1 : 0);
-    } else if (k[0] == 1) {
-        const long long hx = (long long)x[k[1] + 1], hy = (long long)y[k[1] + 1];
-        c = hx < hy ? -1 : (hx > hy ? 1 : (x[k[1]] < y[k[1]] ? -1 : (x[k[1]] > y[k[1]] ? 1 : 0)));
-    } else if (k[0] == 2) {
-        c = x[k[1]] < y[k[1]] ? -1 : (x[k[1]] > y[k[1]] ? 1 : 0);
-    } else if (k[0] == 4) {
-        const __int128 vx = (__int128)(long long)x[k[1] + 1] * 4294967296LL + (__int128)x[k[1]];
-        const __int128 vy = (__int128)(long long)y[k[1] + 1] * 4294967296LL + (__int128)y[k[1]];
-        c = vx < vy ? -1 : (vx > vy ? 1 : 0);
     } else {
-        const long long vx = (long long)x[k[1]], vy = (long long)y[k[1]];
+        const __int128 vx = tessera_record_value(k[0], x + k[1]), vy = tessera_record_value(k[0], y + k[1]);
         c = vx < vy ? -1 : (vx > vy ? 1 : 0);
     }
     return (k[3] & 1) ? -c : c;

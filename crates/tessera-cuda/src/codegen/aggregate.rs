@@ -93,6 +93,18 @@ impl Accumulator {
         }
     }
 
+    /// How the runtime's record kernels (`records.cuh`: `tessera_record_value`) read a
+    /// group's value in its first array: 1 signed 128-bit, 2 unsigned 64-bit, 3 signed
+    /// 64-bit, 4 a SplitSum's two halves. For an AVG, its sum's.
+    pub fn record_kind(self) -> i64 {
+        match self {
+            Accumulator::Sum(SumRepr::I128) | Accumulator::SumCount(SumRepr::I128) => 1,
+            Accumulator::Count => 2,
+            Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) | Accumulator::Min | Accumulator::Max => 3,
+            Accumulator::Sum(SumRepr::Split) | Accumulator::SumCount(SumRepr::Split) => 4,
+        }
+    }
+
     /// The C type of one group's accumulator.
     pub fn c(self) -> &'static str {
         match self {

@@ -13,7 +13,7 @@
 
 use tessera_ir::{AggFunc, CmpOp, Expr, Operator, Pipeline, Scalar, Sink, Type};
 
-use super::aggregate::{Accumulator, SumRepr};
+use super::aggregate::Accumulator;
 use super::unsupported::Reason;
 
 /// The most conjuncts one aggregation's HAVING applies on the GPU (one pass over the
@@ -58,13 +58,10 @@ impl GpuHaving {
         let mut out = Vec::with_capacity(6 * self.terms.len());
         for t in &self.terms {
             let acc = *accumulators.get(t.aggregate)?;
-            let (kind, words) = match acc {
-                Accumulator::Sum(SumRepr::I128) => (1, 2),
-                Accumulator::Count => (2, 1),
-                Accumulator::Sum(SumRepr::I64) | Accumulator::Min | Accumulator::Max => (3, 1),
-                Accumulator::Sum(SumRepr::Split) => (4, 2),
-                Accumulator::SumCount(_) => return None,
-            };
+            if matches!(acc, Accumulator::SumCount(_)) {
+                return None;
+            }
+            let words = acc.arrays().first()?.0 as i64;
             let op = match t.op {
                 CmpOp::Lt => 0,
                 CmpOp::LtEq => 1,
@@ -75,7 +72,7 @@ impl GpuHaving {
                 CmpOp::NotDistinct | CmpOp::Distinct => return None,
             };
             let ptr = *arrays.get(first[t.aggregate])?;
-            out.extend([kind, ptr as i64, words, op, t.value as u64 as i64, (t.value >> 64) as i64]);
+            out.extend([acc.record_kind(), ptr as i64, words, op, t.value as u64 as i64, (t.value >> 64) as i64]);
         }
         Some(out)
     }
@@ -157,6 +154,7 @@ fn flip(op: CmpOp) -> Option<CmpOp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codegen::aggregate::SumRepr;
     use tessera_ir::{AggExpr, Aggregate, Device, Field, GroupStrategy, Source};
 
     fn col(index: usize) -> Box<Expr> {

@@ -6,7 +6,7 @@
 use tessera_ir::{Expr, Operator, Pipeline, Sink};
 
 use super::abi::Kernel;
-use super::aggregate::{Accumulator, SumRepr};
+use super::aggregate::Accumulator;
 use super::layout::{KeyLayout, SinkLayout};
 use super::unsupported::Reason;
 
@@ -56,13 +56,7 @@ impl GpuSort {
                 out.extend([0, stride as i64, key.slots as i64, flags]);
             } else {
                 let j = k.column - keys.len();
-                let kind = match accumulators[j] {
-                    Accumulator::Sum(SumRepr::I128) | Accumulator::SumCount(SumRepr::I128) => 1,
-                    Accumulator::Count => 2,
-                    Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) | Accumulator::Min | Accumulator::Max => 3,
-                    Accumulator::Sum(SumRepr::Split) | Accumulator::SumCount(SumRepr::Split) => 4,
-                };
-                out.extend([kind, offsets[j], 0, flags]);
+                out.extend([accumulators[j].record_kind(), offsets[j], 0, flags]);
             }
         }
         out
@@ -118,6 +112,7 @@ pub fn plan_sort(sort: &Pipeline, aggregation: &Kernel) -> Result<GpuSort, Reaso
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codegen::aggregate::SumRepr;
 
     #[test]
     fn sort_keys_address_group_slots_and_accumulator_words_of_the_records() {
