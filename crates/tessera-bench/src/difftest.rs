@@ -262,7 +262,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 77;
+pub const TEMPLATES: usize = 81;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -591,6 +591,31 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             "SELECT k1, k2, AVG(v), SUM(v) FROM f GROUP BY k1, k2 HAVING (AVG(v) > {} OR COUNT(*) = 1) AND SUM(v) <> {} AND 2 < COUNT(*)",
             rng.range(-100_000, 100_000),
             rng.range(-10, 10)
+        ),
+        // Group keys other keys determine (TPC-H q10, q18): a dimension's columns beside
+        // its key; a fact row's columns (its string without a dictionary, as row numbers
+        // on the GPU) beside its id, and the dimension row its key joins; a build of
+        // unique ids carrying that string; and keys only partly determined, one of them
+        // nullable.
+        77 => format!(
+            "SELECT d1.d1k, d1.name, d1.region, d1.w, SUM(f.v), COUNT(*), MAX(f.m) FROM f JOIN d1 ON f.k1 = d1.d1k \
+             WHERE f.k2 < {} GROUP BY d1.d1k, d1.name, d1.region, d1.w",
+            rng.range(0, 50)
+        ),
+        78 => format!(
+            "SELECT f.id, f.t, f.day, d1.name, d1.region, SUM(f.v) FROM f JOIN d1 ON f.k1 = d1.d1k WHERE f.id % 997 = {} \
+             GROUP BY d1.name, f.id, f.t, f.day, d1.region",
+            rng.range(0, 996)
+        ),
+        79 => format!(
+            "SELECT a.id, a.t, a.s, COUNT(*), SUM(b.v) FROM f a JOIN f b ON a.id = b.k1 WHERE a.id < {} AND b.k2 <> {} GROUP BY a.id, a.t, a.s",
+            rng.range(0, 600),
+            k2(rng)
+        ),
+        80 => format!(
+            "SELECT d1.d1k, d1.region, d3.tag3, d1.nick, SUM(f.m), COUNT(*) FROM f JOIN d1 ON f.k1 = d1.d1k JOIN d3 ON f.k3 = d3.d3k \
+             WHERE f.k2 <> {} GROUP BY d1.d1k, d1.region, d3.tag3, d1.nick",
+            k2(rng)
         ),
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),

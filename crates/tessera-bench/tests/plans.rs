@@ -50,10 +50,10 @@ fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>) {
             };
             // The dictionaries placed so far, for the same kernel with parameters.
             let mut scratch = state.planned_copy();
-            match plan_kernel(p, table.as_deref(), &mut state, &shapes, KernelOptions { literals: Literals::Inline, ..KernelOptions::default() }) {
+            match plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions { literals: Literals::Inline, ..KernelOptions::default() }) {
                 Ok(placed) => {
                     let kernel = placed.kernel;
-                    let with_params = plan_kernel(p, table.as_deref(), &mut scratch, &shapes, KernelOptions { literals: Literals::Parameters, ..KernelOptions::default() })
+                    let with_params = plan_kernel(p, table.as_ref(), &mut scratch, &shapes, KernelOptions { literals: Literals::Parameters, ..KernelOptions::default() })
                         .unwrap_or_else(|e| panic!("{name} pipeline {}: inlined but not with parameters: {e:?}", p.id))
                         .kernel;
                     if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table }) = (&p.sink, &kernel.sink) {
@@ -405,4 +405,56 @@ fn plans_for_the_gpu_build_unique_keys_and_membership_tables() {
         .count();
     assert_eq!(residual_probes, 2, "{q21}");
     assert_eq!(find(&cpu, "q21").pipelines().filter(|p| matches!(p.sink, Sink::MarkBuild(_))).count(), 2);
+}
+
+/// TPC-H q10 groups by seven customer and nation columns and q18 by five customer and
+/// order columns; `c_custkey` and `o_orderkey` are keys of their tables (in the data),
+/// and the joins on keys fix the rest: q10 groups by `c_custkey` alone and q18 by
+/// `o_orderkey` alone, each over a perfect-hash domain. Every pipeline of both that
+/// scans a table or builds over a result then generates a kernel (NVRTC compiles it
+/// where present).
+#[test]
+fn dependent_group_keys_reduce_q10_and_q18_to_one_key() {
+    use std::collections::HashMap;
+    use tessera_cuda::codegen::KernelOptions;
+    use tessera_exec::gpu::{GpuQueryState, plan_kernel};
+    let (_dir, plans, session) = plans_for(Suite::Tpch, tessera_engine::Target::Gpu);
+    let nvrtc = tessera_cuda::test_support::nvrtc_or_skip("q10 and q18 kernels compile with NVRTC");
+    let manifest = session.store().manifest().unwrap();
+    for (q, key) in [("q10", "customer.c_custkey"), ("q18", "orders.o_orderkey")] {
+        let (_, plan) = plans.iter().find(|(n, _)| *n == q).unwrap();
+        let reduced: Vec<_> = plan
+            .pipelines()
+            .filter_map(|p| match &p.sink {
+                Sink::Aggregate(a) => a.reduced_form(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(reduced.len(), 1, "{q}:\n{plan}");
+        let (r, order) = &reduced[0];
+        assert_eq!(r.fields.iter().take(r.group_by.len()).map(|f| f.name.as_str()).collect::<Vec<_>>(), vec![key], "{q}:\n{plan}");
+        assert!(matches!(r.strategy, tessera_ir::GroupStrategy::Perfect { .. }), "{q}:\n{plan}");
+        // Every column of the original output is one of the reduced form's.
+        let mut seen = order.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..order.len()).collect::<Vec<_>>());
+        let (mut state, mut shapes) = (GpuQueryState::default(), HashMap::new());
+        for p in plan.pipelines() {
+            // Builds over intermediate results are generated without their rows; other
+            // pipelines over results (the final sorts) stay on the CPU.
+            let table = match &p.source {
+                tessera_ir::Source::Scan(scan) => Some(session.store().load(manifest.table(&scan.table).unwrap()).unwrap()),
+                tessera_ir::Source::Result { .. } if matches!(p.sink, Sink::HashBuild(_)) => None,
+                tessera_ir::Source::Result { .. } => continue,
+            };
+            let placed = plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions::default())
+                .unwrap_or_else(|r| panic!("{q} pipeline {}: {}\n{plan}", p.id, tessera_cuda::codegen::unsupported::describe(&r)));
+            if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table }) = (&p.sink, &placed.kernel.sink) {
+                shapes.insert(b.table, table.clone());
+            }
+            if nvrtc {
+                tessera_cuda::compile_cubin(&placed.kernel.source, "sm_90").unwrap_or_else(|e| panic!("{q}: {e}\n{}", placed.kernel.source));
+            }
+        }
+    }
 }

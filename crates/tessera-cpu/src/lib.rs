@@ -207,6 +207,13 @@ impl CpuBackend {
                 state.tables.insert(build.table, Arc::new(table));
             }
             Sink::Aggregate(agg) => {
+                // Grouped by the independent keys when the planner found dependent ones,
+                // the output's columns then put back in order.
+                let reduced = agg.reduced_form();
+                let (agg, order) = match &reduced {
+                    Some((a, order)) => (a, Some(order)),
+                    None => (agg, None),
+                };
                 let fields = pipeline.sink_input_fields();
                 let key_types: Vec<_> = agg
                     .group_by
@@ -255,6 +262,13 @@ impl CpuBackend {
                         .map(|(_, columns)| Chunk::new(columns, if scalar { 1 } else { 0 }))
                         .filter(|c| c.rows > 0)
                         .collect()
+                };
+                let chunks = match order {
+                    Some(order) => chunks
+                        .into_iter()
+                        .map(|c| Chunk::new(order.iter().map(|&k| Arc::clone(&c.columns[k])).collect(), c.rows))
+                        .collect(),
+                    None => chunks,
                 };
                 run.rows_out = chunks.iter().map(|c: &Chunk| c.rows as u64).sum();
                 state.results.insert(agg.result, Arc::new(chunks));

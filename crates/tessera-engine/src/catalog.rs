@@ -222,7 +222,11 @@ impl tessera_plan::Catalog for StoreCatalog {
                 }
             })
             .collect();
-        Some(tessera_plan::TableInfo { name: meta.name.clone(), version: meta.version, rows: meta.rows, columns })
+        // Whether a column is a key is read from the data, when the planner asks: the
+        // table is then loaded at planning rather than by the query's first scan of it.
+        let (store, key_meta) = (Arc::clone(&table.store), meta.clone());
+        let keys = tessera_plan::KeyCheck::new(move |c| store.load(&key_meta).is_ok_and(|t| t.is_unique(c)));
+        Some(tessera_plan::TableInfo { name: meta.name.clone(), version: meta.version, rows: meta.rows, columns, keys })
     }
 }
 

@@ -66,7 +66,8 @@ pub fn too_many_groups(pipe: &Pipeline, rows: u64) -> Option<u64> {
         return None;
     }
     let Sink::Aggregate(a) = &pipe.sink else { return None };
-    let tessera_ir::GroupStrategy::Hash { estimated_groups, .. } = &a.strategy else { return None };
+    let strategy = a.reduced.as_ref().map_or(&a.strategy, |r| &r.strategy);
+    let tessera_ir::GroupStrategy::Hash { estimated_groups, .. } = strategy else { return None };
     let straight = pipe.operators.iter().all(|o| matches!(o, Operator::Project { .. }));
     (straight && *estimated_groups > rows / GPU_MAX_GROUP_FRACTION).then_some(*estimated_groups)
 }
@@ -231,11 +232,20 @@ struct Probed {
     next: u64,
 }
 
+/// What a dictionary's codes stand for (see `DictRef`).
+#[derive(Clone)]
+enum DictValues {
+    /// A stored column's sorted dictionary: code `i` is entry `i`.
+    Values(ArrayRef),
+    /// A stored string column without a dictionary: code `i` is row `i` (`DictRef::by_row`).
+    Rows(Arc<LoadedTable>, usize),
+}
+
 /// Per query: tables built on the GPU and dictionaries by id.
 #[derive(Default)]
 pub struct GpuQueryState {
     tables: HashMap<HashTableId, GpuHashTable>,
-    dictionaries: Vec<ArrayRef>,
+    dictionaries: Vec<DictValues>,
     /// The query's error flags (overflow, build key out of range, duplicate build key),
     /// shared by its kernels and read once, when a pipeline's result comes back.
     flags: Option<DeviceBuffer<u64>>,
@@ -380,7 +390,7 @@ impl GpuRuntime {
     }
 
     /// Generates the kernel for `p` if it can run on the GPU (see [`plan_kernel`]).
-    pub fn plan(&self, p: &Pipeline, table: Option<&LoadedTable>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
+    pub fn plan(&self, p: &Pipeline, table: Option<&Arc<LoadedTable>>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
         plan_kernel(p, table, state, gpu_tables, self.kernel_options())
     }
 
@@ -521,20 +531,25 @@ impl GpuRuntime {
         let mut col_bufs = Vec::new();
         match &p.source {
             Source::Scan(scan) => {
-                for (&c, gc) in scan.columns.iter().zip(cols) {
-                    col_bufs.push(self.column(table, c, gc.width)?);
+                for (i, (&c, gc)) in scan.columns.iter().zip(cols).enumerate() {
+                    // A string column the kernel holds only as row numbers stays on the host.
+                    if gc.width == Width::Str && !kernel.strings.contains(&i) {
+                        col_bufs.push(None);
+                        continue;
+                    }
+                    col_bufs.push(Some(self.column(table, c, gc.width)?));
                 }
             }
             // An intermediate result (see [`result_table`]) goes up whole each time.
             Source::Result { .. } => {
                 self.make_room(table.rows * 8 * cols.len());
                 for (c, gc) in cols.iter().enumerate() {
-                    col_bufs.push(Arc::new(self.upload_column(table, c, gc.width)?));
+                    col_bufs.push(Some(Arc::new(self.upload_column(table, c, gc.width)?)));
                 }
             }
         }
-        let col_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.ptr(dev)).collect();
-        let byte_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.bytes_ptr(dev)).collect();
+        let col_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.ptr(dev))).collect();
+        let byte_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.bytes_ptr(dev))).collect();
         // Per probe (operator order): its table's payload arrays and bitmap.
         let mut probed: Vec<Probed> = Vec::new();
         for op in &p.operators {
@@ -654,7 +669,8 @@ impl GpuRuntime {
                 Param::Flags => Ok(flags_ptr),
                 Param::Consts => Ok(consts_ptr),
                 Param::Column { column, .. } => col_ptrs.get(*column).copied().ok_or_else(|| missing("column")),
-                Param::Bytes { column } => byte_ptrs.get(*column).copied().filter(|&p| p != 0).ok_or_else(|| missing("string bytes")),
+                // Null for a string column the kernel reads only as row numbers.
+                Param::Bytes { column } => byte_ptrs.get(*column).copied().filter(|&p| p != 0 || !kernel.strings.contains(column)).ok_or_else(|| missing("string bytes")),
                 Param::Payload { probe, column, .. } => probed.get(*probe).and_then(|p| p.payload.get(*column)).copied().ok_or_else(|| missing("payload")),
                 Param::Bitmap { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("bitmap")),
                 Param::Keys { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("keys")),
@@ -699,7 +715,7 @@ impl GpuRuntime {
         let after = event()?;
         // Freed in stream order: after the kernel has read it.
         drop(d_consts);
-        let bytes: u64 = col_bufs.iter().map(|b| b.bytes() as u64).sum();
+        let bytes: u64 = col_bufs.iter().flatten().map(|b| b.bytes() as u64).sum();
         let mut report = GpuRun { bytes, rows: table.rows as u64, ..GpuRun::new(p.id) };
         let ms = |at: Instant| at.duration_since(started).as_secs_f64() * 1e3;
         report.phases.push(("columns found and outputs allocated", ms(allocated)));
@@ -724,7 +740,15 @@ impl GpuRuntime {
             Ok(())
         };
         match (&kernel.sink, &p.sink) {
-            (SinkLayout::Aggregate { groups, accumulators, keys, hashed, .. }, Sink::Aggregate(a)) => {
+            (SinkLayout::Aggregate { groups, accumulators, keys, hashed, value_dicts, .. }, Sink::Aggregate(a)) => {
+                // The kernel grouped by the independent keys when the planner found
+                // dependent ones: its columns are those of the reduced form, put back in
+                // order at the end.
+                let reduced = a.reduced_form();
+                let (a, reorder) = match &reduced {
+                    Some((r, order)) => (r, Some(order)),
+                    None => (a, None),
+                };
                 let seen = seen.ok_or_else(|| TesseraError::Internal("seen".into()))?;
                 let scalar = keys.is_empty() && hashed.is_none();
                 let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, accumulators)));
@@ -803,8 +827,12 @@ impl GpuRuntime {
                             }));
                         }
                         Accumulator::Min | Accumulator::Max => {
-                            let m = take()?;
+                            let (m, dict) = (take()?, value_dicts.get(j).copied().flatten());
                             builds.push(Box::new(move || {
+                                if let Some(d) = dict {
+                                    // A dependent group key's codes (groups always have one).
+                                    return dictionary_column(st, d, m.iter().map(|&x| x as i32).collect());
+                                }
                                 let v: Int64Array = m.iter().zip(present).map(|(&x, &p)| p.then_some(x as i64)).collect();
                                 int_as(&v, arg_ty.unwrap_or(ty), ty)
                             }));
@@ -820,7 +848,11 @@ impl GpuRuntime {
                     builds.into_iter().map(|b| b()).collect::<Result<Vec<_>>>()?
                 };
                 report.phases.push(("columns built", ms(Instant::now())));
-                let rows = order.len();
+                let rows = groups.order.len();
+                let columns = match reorder {
+                    Some(reorder) => reorder.iter().map(|&k| columns.get(k).cloned().ok_or_else(|| TesseraError::Internal("reduced aggregation column".into()))).collect::<Result<Vec<_>>>()?,
+                    None => columns,
+                };
                 report.rows_out = rows as u64;
                 self.report(report, started);
                 Ok(Some(Chunk::new(columns, rows)))
@@ -1130,7 +1162,6 @@ fn split_records(bytes: &[u8], present: usize, width: usize, words: &[usize], pe
 /// cached): its chunks as batches. A NULL in it sends the query to the CPU (kernels over
 /// results are generated for columns without NULLs).
 pub fn result_table(id: usize, chunks: &[Chunk]) -> Result<LoadedTable> {
-    let width = chunks.first().map_or(0, |c| c.columns.len());
     let mut batches = Vec::with_capacity(chunks.len());
     let mut schema = Arc::new(arrow::datatypes::Schema::empty());
     for chunk in chunks.iter().filter(|c| c.rows > 0) {
@@ -1143,15 +1174,7 @@ pub fn result_table(id: usize, chunks: &[Chunk]) -> Result<LoadedTable> {
         let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(chunk.rows));
         batches.push(arrow::array::RecordBatch::try_new_with_options(Arc::clone(&schema), chunk.columns.clone(), &options).map_err(arrow_err)?);
     }
-    Ok(LoadedTable {
-        name: format!("result r{id}"),
-        version: 0,
-        schema: Arc::clone(&schema),
-        physical_schema: schema,
-        rows: batches.iter().map(|b| b.num_rows()).sum(),
-        batches,
-        dictionaries: vec![None; width],
-    })
+    Ok(LoadedTable::from_batches(format!("result r{id}"), schema, batches))
 }
 
 /// Column `c` of `table` as one array of `rows + 1` offsets into one array of bytes.
@@ -1170,9 +1193,15 @@ fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
     Ok((offsets, bytes))
 }
 
-/// Dictionary codes downloaded from the GPU as a column of dictionary `d`'s values.
+/// Dictionary codes downloaded from the GPU as a column of dictionary `d`'s values. Row
+/// numbers of a string column become a dictionary array over the whole column (its
+/// values may repeat), gathered from only where read.
 fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Result<ArrayRef> {
-    let values = state.dictionaries.get(d.id).cloned().ok_or_else(|| TesseraError::Internal("dictionary id".into()))?;
+    let values = match state.dictionaries.get(d.id) {
+        Some(DictValues::Values(v)) => Arc::clone(v),
+        Some(DictValues::Rows(table, c)) => table.whole_column(*c)?,
+        None => return Err(TesseraError::Internal("dictionary id".into())),
+    };
     Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, values).map_err(arrow_err)?))
 }
 
@@ -1355,7 +1384,7 @@ pub struct GpuPipeline {
 /// of tables built on the GPU so far.
 pub fn plan_kernel(
     p: &Pipeline,
-    table: Option<&LoadedTable>,
+    table: Option<&Arc<LoadedTable>>,
     state: &mut GpuQueryState,
     gpu_tables: &HashMap<HashTableId, GpuTable>,
     options: KernelOptions,
@@ -1381,12 +1410,21 @@ pub fn plan_kernel(
                 Width::I64
             }),
         };
-        let dictionary = dict.map(|d| {
-            let values: ArrayRef = d.values.clone();
-            let id = state.dictionaries.len() + dict_values.len();
-            dict_values.push(Arc::clone(&values));
-            DictRef { size: values.len(), id }
-        });
+        let id = state.dictionaries.len() + dict_values.len();
+        let dictionary = match dict {
+            Some(d) => {
+                let values: ArrayRef = d.values.clone();
+                dict_values.push(DictValues::Values(Arc::clone(&values)));
+                Some(DictRef { size: values.len(), id, by_row: false })
+            }
+            // A string without a dictionary can still ride through the kernel as its row
+            // number (see `DictRef::by_row`).
+            None if f.ty == Type::Utf8 && i32::try_from(table.rows).is_ok() => {
+                dict_values.push(DictValues::Rows(Arc::clone(table), c));
+                Some(DictRef { size: table.rows, id, by_row: true })
+            }
+            None => None,
+        };
         cols.push(GpuColumn { width, dictionary });
     }
     finish_plan(p, cols, dict_values, reasons, state, gpu_tables, options)
@@ -1434,14 +1472,22 @@ fn plan_over_result(
 fn finish_plan(
     p: &Pipeline,
     cols: Vec<GpuColumn>,
-    dict_values: Vec<ArrayRef>,
+    dict_values: Vec<DictValues>,
     mut reasons: Vec<Unsupported>,
     state: &mut GpuQueryState,
     gpu_tables: &HashMap<HashTableId, GpuTable>,
     options: KernelOptions,
 ) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
     let known = state.dictionaries.len();
-    let bound = bind(p, &cols, gpu_tables, &|d: DictRef| if d.id < known { state.dictionaries.get(d.id).cloned() } else { dict_values.get(d.id - known).cloned() });
+    let values = |d: DictRef| {
+        let v = if d.id < known { state.dictionaries.get(d.id) } else { dict_values.get(d.id - known) };
+        match v {
+            Some(DictValues::Values(a)) => Some(Arc::clone(a)),
+            // Row numbers: a predicate over them is the string's (LIKE), not codes'.
+            _ => None,
+        }
+    };
+    let bound = bind(p, &cols, gpu_tables, &values);
     let mut tables = Vec::new();
     for (index, o) in p.operators.iter().enumerate() {
         if let Operator::Probe(pr) = o {

@@ -485,8 +485,8 @@ fn plan_gpu_sorts(plan: &QueryPlan, p: &mut Placement) {
     for q in plan.pipelines() {
         let (Source::Result { id, .. }, Sink::Sort(_)) = (&q.source, &q.sink) else { continue };
         let Some(agg) = plan.pipelines().find(|a| matches!(&a.sink, Sink::Aggregate(ag) if ag.result == *id)) else { continue };
-        let Some(placed) = p.kernels.get(&agg.id) else { continue };
-        match gpu::plan_sort(q, &placed.kernel) {
+        let (Some(placed), Sink::Aggregate(a)) = (p.kernels.get(&agg.id), &agg.sink) else { continue };
+        match gpu::plan_sort(q, a, &placed.kernel) {
             Ok(sort) => {
                 p.state.sorts.insert(agg.id, sort);
                 p.fused_sorts.insert(q.id, agg.id);

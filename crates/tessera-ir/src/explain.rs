@@ -97,7 +97,7 @@ impl fmt::Display for Pipeline {
                         format!("{:?}({}{arg})", x.func, if x.distinct { "DISTINCT " } else { "" })
                     })
                     .collect();
-                let strategy = match &a.strategy {
+                let describe = |strategy: &GroupStrategy| match strategy {
                     GroupStrategy::Scalar => "scalar".to_string(),
                     GroupStrategy::Perfect { domains } => {
                         let d: Vec<String> = domains
@@ -112,6 +112,11 @@ impl fmt::Display for Pipeline {
                     }
                     GroupStrategy::Hash { estimated_groups, .. } => format!("hash table, ~{estimated_groups} groups"),
                 };
+                let mut strategy = describe(&a.strategy);
+                if let Some(r) = &a.reduced {
+                    let deps: Vec<String> = a.group_by.iter().zip(&r.dependent).filter(|(_, d)| **d).map(|(k, _)| k.to_string()).collect();
+                    strategy = format!("{strategy}; by the other keys alone: {}, as they determine {}", describe(&r.strategy), deps.join(", "));
+                }
                 writeln!(f, "  -> Aggregate r{} group by [{}] aggregates [{}] ({strategy})", a.result, keys.join(", "), aggs.join(", "))
             }
             Sink::Sort(s) => {

@@ -53,6 +53,7 @@ mod tests {
                     }],
                     strategy: GroupStrategy::Scalar,
                     fields: vec![Field::new("revenue", Type::Int64, true)],
+                    reduced: None,
                 }),
                 device: Device::Cpu,
                 device_reason: None,

@@ -461,6 +461,70 @@ pub struct Aggregate {
     pub strategy: GroupStrategy,
     /// Output columns.
     pub fields: Vec<Field>,
+    /// Group keys the others determine, when the planner found some (see
+    /// [`ReducedKeys`]); a backend may ignore it.
+    #[serde(default)]
+    pub reduced: Option<ReducedKeys>,
+}
+
+/// Group keys that functionally depend on the other keys: TPC-H q10 groups by
+/// `c_custkey, c_name, c_address, ...` and `n_name`, and `c_custkey` is unique in
+/// `customer` (so it fixes the customer row and every column of it) while the nation row
+/// is the one `c_nationkey` joined. Grouping by the independent keys alone gives the same
+/// groups; each dependent key has one value per group, which a MIN over it returns.
+/// A backend that groups by fewer, narrower keys this way skips hashing and comparing
+/// long strings, and on the GPU needs no string key at all: the dependent strings ride
+/// as row numbers (see `DictRef::by_row` in tessera-cuda).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReducedKeys {
+    /// Per group key, whether the others determine it.
+    pub dependent: Vec<bool>,
+    /// How the independent keys find their group.
+    pub strategy: GroupStrategy,
+}
+
+impl Aggregate {
+    /// The aggregation over the independent keys when [`Aggregate::reduced`] is set:
+    /// those keys, then the aggregates, then a MIN of each dependent key (its one value
+    /// per group). `order[i]` is the column of that aggregation's output holding this
+    /// aggregation's output column `i`.
+    pub fn reduced_form(&self) -> Option<(Aggregate, Vec<usize>)> {
+        let r = self.reduced.as_ref()?;
+        if r.dependent.len() != self.group_by.len() || !r.dependent.contains(&true) {
+            return None;
+        }
+        let keys: Vec<usize> = (0..self.group_by.len()).filter(|&i| !r.dependent[i]).collect();
+        let deps: Vec<usize> = (0..self.group_by.len()).filter(|&i| r.dependent[i]).collect();
+        let mut fields: Vec<Field> = keys.iter().map(|&i| self.fields[i].clone()).collect();
+        fields.extend(self.fields[self.group_by.len()..].iter().cloned());
+        fields.extend(deps.iter().map(|&i| self.fields[i].clone()));
+        let mut aggregates = self.aggregates.clone();
+        aggregates.extend(deps.iter().map(|&i| AggExpr {
+            func: AggFunc::Min,
+            arg: Some(self.group_by[i].clone()),
+            distinct: false,
+            ty: self.fields[i].ty,
+            name: self.fields[i].name.clone(),
+        }));
+        let (nk, na) = (keys.len(), self.aggregates.len());
+        let mut order = Vec::with_capacity(self.fields.len());
+        for i in 0..self.group_by.len() {
+            order.push(match keys.iter().position(|&k| k == i) {
+                Some(at) => at,
+                None => nk + na + deps.iter().position(|&d| d == i).unwrap_or(0),
+            });
+        }
+        order.extend((0..na).map(|j| nk + j));
+        let reduced = Aggregate {
+            result: self.result,
+            group_by: keys.iter().map(|&i| self.group_by[i].clone()).collect(),
+            aggregates,
+            strategy: r.strategy.clone(),
+            fields,
+            reduced: None,
+        };
+        Some((reduced, order))
+    }
 }
 
 /// One ORDER BY key.

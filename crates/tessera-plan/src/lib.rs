@@ -31,7 +31,7 @@ use datafusion::logical_expr::logical_plan::{FetchType, SkipType};
 use datafusion::logical_expr::{Expr as DfExpr, LogicalPlan, LogicalPlanBuilder, TableScan, col};
 use tessera_ir::{
     AggExpr, AggFunc, Aggregate, BuildStrategy, Device, Expr, External, Field, GroupStrategy, HashBuild, JoinKind,
-    KeyDomain, MarkBuild, Operator, Pipeline, Probe, QueryPlan, ResultId, Scan, Sink, Sort, SortKey, Source, Step, Type,
+    KeyDomain, MarkBuild, Operator, Pipeline, Probe, QueryPlan, ReducedKeys, ResultId, Scan, Sink, Sort, SortKey, Source, Step, Type,
 };
 
 pub use result_table::ResultTable;
@@ -77,6 +77,31 @@ pub struct TableInfo {
     pub rows: u64,
     /// Per table column.
     pub columns: Vec<ColumnInfo>,
+    /// Which columns are keys (for the group keys they determine, see [`ReducedKeys`]).
+    pub keys: KeyCheck,
+}
+
+/// Tells whether a column of a stored table is a key of it: no NULL and no value twice,
+/// exactly (from the data: the check may read the column, once per table version).
+#[derive(Clone, Default)]
+pub struct KeyCheck(Option<Arc<dyn Fn(usize) -> bool + Send + Sync>>);
+
+impl KeyCheck {
+    /// A check by `f` (given the table column's position).
+    pub fn new(f: impl Fn(usize) -> bool + Send + Sync + 'static) -> KeyCheck {
+        KeyCheck(Some(Arc::new(f)))
+    }
+
+    /// Whether column `c` is a key (false when nothing can check).
+    pub fn is_key(&self, c: usize) -> bool {
+        self.0.as_ref().is_some_and(|f| f(c))
+    }
+}
+
+impl std::fmt::Debug for KeyCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "KeyCheck(data)" } else { "KeyCheck(none)" })
+    }
 }
 
 /// Statistics of one stored column.
@@ -173,6 +198,7 @@ pub fn plan_for(root: &LogicalPlan, catalog: &dyn Catalog, target: Target) -> Pl
         next_table: 0,
         subqueries: expr::Subqueries::default(),
         match_fraction: std::collections::HashMap::new(),
+        instances: Vec::new(),
     };
     let pushed = semi::push_semi_joins(root, &|scan| catalog.table(scan).map(|t| t.rows));
     let root = pushed.as_ref().unwrap_or(root);
@@ -194,6 +220,28 @@ struct ColStats {
     distinct: Option<u64>,
     /// Whether each value is in one row (Some(false): values repeat; None: unknown).
     unique: Option<bool>,
+    /// The stored column the values are from, when they are a stored column's.
+    origin: Option<Origin>,
+}
+
+/// Where a column's values come from: column `column` of the rows of scan `instance`
+/// (each scan of a stored table in a query is an instance of its own). The columns of one
+/// instance in a row of a stream come from one row of that table: a join pairs whole
+/// rows, and filters, projections and sorts keep them whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Origin {
+    instance: usize,
+    column: usize,
+}
+
+/// A join of a row of instance `by` with the rows of instance `build` whose column `key`
+/// equals a column of it: when that column is a key of its table (checked when used), the
+/// row of `by` fixes the row of `build` (TPC-H q10's nation row by `c_nationkey`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Determines {
+    build: usize,
+    key: usize,
+    by: usize,
 }
 
 /// A pipeline being grown: its source and operators so far, and its current layout.
@@ -203,11 +251,13 @@ struct Stream {
     fields: Vec<Field>,
     stats: Vec<ColStats>,
     rows: f64,
+    /// The joins in this stream that fix one instance's row by another's.
+    determines: Vec<Determines>,
 }
 
 impl Stream {
     fn from_result(id: ResultId, fields: Vec<Field>, stats: Vec<ColStats>, rows: f64) -> Stream {
-        Stream { source: Source::Result { id, fields: fields.clone() }, operators: Vec::new(), fields, stats, rows }
+        Stream { source: Source::Result { id, fields: fields.clone() }, operators: Vec::new(), fields, stats, rows, determines: Vec::new() }
     }
 
     /// What is known of the values of `e`: a column's statistics, nothing for the rest.
@@ -261,6 +311,8 @@ struct Planner<'a> {
     /// Per hash table probed by an inner join, the estimated share of probe rows that
     /// find a match (see [`match_fraction`]).
     match_fraction: std::collections::HashMap<usize, f64>,
+    /// The stored table of each scan instance (see [`Origin`]).
+    instances: Vec<TableInfo>,
 }
 
 /// The layout of a DataFusion schema.
@@ -348,6 +400,8 @@ impl Planner<'_> {
             None => (0..info.columns.len()).collect(),
         };
         let fields = fields_of(&scan.projected_schema)?;
+        let instance = self.instances.len();
+        self.instances.push(info.clone());
         let stats: Vec<ColStats> = columns
             .iter()
             .map(|&c| {
@@ -358,6 +412,7 @@ impl Planner<'_> {
                     dictionary: ci.dictionary.then_some(ci.distinct),
                     distinct: Some(ci.distinct),
                     unique: if share >= UNIQUE_MIN_SHARE { Some(true) } else if share < REPEATING_MAX_SHARE { Some(false) } else { None },
+                    origin: Some(Origin { instance, column: c }),
                 }
             })
             .collect();
@@ -375,6 +430,7 @@ impl Planner<'_> {
             fields,
             stats,
             rows: info.rows as f64,
+            determines: Vec::new(),
         };
         let any = self.subqueries.or_any();
         for f in &scan.filters {
@@ -485,21 +541,29 @@ impl Planner<'_> {
                     .zip(out_types)
                     .filter_map(|(e, ty)| aggregate(e, a.input.schema(), ty).ok())
                     .collect();
-                let (strategy, groups) = group_strategy(&group_by, &s);
+                let (strategy, mut groups) = group_strategy(&group_by, &s);
+                let reduced = self.reduced_keys(&group_by, &s);
+                if let Some(r) = &reduced {
+                    let independent: Vec<Expr> = group_by.iter().zip(&r.dependent).filter(|(_, d)| !**d).map(|(k, _)| k.clone()).collect();
+                    groups = groups.min(group_strategy(&independent, &s).1);
+                }
                 // Group keys keep their statistics; dictionary encoding survives only a
                 // perfect-hash aggregation (a hash table returns plain strings).
-                let perfect = matches!(strategy, GroupStrategy::Perfect { .. });
+                // With the keys reduced, dependent keys come back as a MIN's plain values.
+                let perfect = matches!(reduced.as_ref().map_or(&strategy, |r| &r.strategy), GroupStrategy::Perfect { .. });
                 let single_key = group_by.len() == 1;
                 let key_stats: Vec<ColStats> = group_by
                     .iter()
-                    .map(|e| {
+                    .enumerate()
+                    .map(|(i, e)| {
                         let mut st = s.stats_of(e);
-                        if !perfect {
+                        if !perfect || reduced.as_ref().is_some_and(|r| r.dependent[i]) {
                             st.dictionary = None;
                         }
                         // One group a value: a lone key is unique; of several keys each
                         // may repeat, unless it was unique already.
                         st.unique = if single_key { Some(true) } else { st.unique.filter(|&u| u) };
+                        st.origin = None;
                         st
                     })
                     .collect();
@@ -507,7 +571,7 @@ impl Planner<'_> {
                 let rows = groups.min(s.rows.max(1.0));
                 self.push_pipeline(
                     s,
-                    Sink::Aggregate(Aggregate { result, group_by, aggregates, strategy, fields: fields.clone() }),
+                    Sink::Aggregate(Aggregate { result, group_by, aggregates, strategy, fields: fields.clone(), reduced }),
                 );
                 let mut stats = key_stats;
                 stats.resize(fields.len(), ColStats::default());
@@ -594,6 +658,12 @@ impl Planner<'_> {
         let matched = match_fraction(&probe, &probe_keys, build.rows);
         let filtering = matches!(kind, JoinKind::Semi | JoinKind::Anti) && residual.is_none();
         let (build_unique, probe_unique) = (keys_unique(&build, &build_keys), keys_unique(&probe, &probe_keys));
+        let mut determines = build.determines.clone();
+        if let ([Expr::Column { .. }], [Expr::Column { .. }]) = (probe_keys.as_slice(), build_keys.as_slice()) {
+            if let (Some(b), Some(by)) = (build.stats_of(&build_keys[0]).origin, probe.stats_of(&probe_keys[0]).origin) {
+                determines.push(Determines { build: b.instance, key: b.column, by: by.instance });
+            }
+        }
         let (table, build_fields, mut build_stats, build_rows) = self.build_table(build, build_keys, nulls_equal, filtering);
 
         // Probe side: its rows repeat where build keys do, and the build's where its keys do.
@@ -619,6 +689,7 @@ impl Planner<'_> {
                 let outer = kind == JoinKind::LeftOuter;
                 probe.fields.extend(build_fields.iter().map(|f| Field { nullable: f.nullable || outer, ..f.clone() }));
                 probe.stats.extend(build_stats);
+                probe.determines.extend(determines);
                 if kind == JoinKind::Inner {
                     probe.rows = probe.rows.max(build_rows.min(probe.rows));
                 }
@@ -709,6 +780,75 @@ impl Planner<'_> {
     /// as a `membership` table (for semi/anti probes without a residual), only answers
     /// whether a key is there and keeps none; returns the table and what the stream was:
     /// its columns, their statistics and its rows.
+    /// The group keys of an aggregation over `s` that the others determine (see
+    /// [`ReducedKeys`]). A key column that is a key of its table (exactly, from the data)
+    /// fixes its instance's row, and through joins on keys the rows of further
+    /// instances; every group key from a fixed instance but one such key a row needs is
+    /// dependent. Only plain columns take part.
+    fn reduced_keys(&self, keys: &[Expr], s: &Stream) -> Option<ReducedKeys> {
+        if keys.len() < 2 {
+            return None;
+        }
+        let origins: Vec<Option<Origin>> = keys
+            .iter()
+            .map(|k| match k {
+                Expr::Column { .. } => s.stats_of(k).origin,
+                _ => None,
+            })
+            .collect();
+        // The HyperLogLog count first: a column far from one value a row is no key, and
+        // the exact check (which reads the column) is not worth making.
+        let is_key = |o: Origin| {
+            self.instances.get(o.instance).is_some_and(|t| {
+                let distinct = t.columns.get(o.column).map_or(0, |c| c.distinct) as f64;
+                t.rows > 0 && distinct >= UNIQUE_MIN_SHARE * t.rows as f64 && t.keys.is_key(o.column)
+            })
+        };
+        let fixed_by = |roots: &[usize]| {
+            let mut fixed: Vec<usize> = roots.iter().filter_map(|&i| origins[i].map(|o| o.instance)).collect();
+            loop {
+                let before = fixed.len();
+                for d in &s.determines {
+                    if fixed.contains(&d.by) && !fixed.contains(&d.build) && is_key(Origin { instance: d.build, column: d.key }) {
+                        fixed.push(d.build);
+                    }
+                }
+                if fixed.len() == before {
+                    return fixed;
+                }
+            }
+        };
+        // Roots: key columns, one an instance.
+        let mut roots: Vec<usize> = Vec::new();
+        for (i, o) in origins.iter().enumerate() {
+            if let Some(o) = o {
+                if !roots.iter().any(|&r| origins[r].map(|x| x.instance) == Some(o.instance)) && is_key(*o) {
+                    roots.push(i);
+                }
+            }
+        }
+        // A root whose row the other roots fix is dependent too (q18's `c_custkey` is
+        // not: its orders row does not fix the customer without a join on a key).
+        let mut i = 0;
+        while i < roots.len() {
+            let others: Vec<usize> = roots.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, &r)| r).collect();
+            let instance = origins[roots[i]].map(|o| o.instance);
+            if instance.is_some_and(|x| fixed_by(&others).contains(&x)) {
+                roots.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        let fixed = fixed_by(&roots);
+        let dependent: Vec<bool> =
+            (0..keys.len()).map(|i| !roots.contains(&i) && origins[i].is_some_and(|o| fixed.contains(&o.instance))).collect();
+        if !dependent.contains(&true) {
+            return None;
+        }
+        let independent: Vec<Expr> = keys.iter().zip(&dependent).filter(|(_, d)| !**d).map(|(k, _)| k.clone()).collect();
+        Some(ReducedKeys { dependent, strategy: group_strategy(&independent, s).0 })
+    }
+
     fn build_table(&mut self, build: Stream, keys: Vec<Expr>, nulls_equal: bool, membership: bool) -> (usize, Vec<Field>, Vec<ColStats>, f64) {
         let table = self.next_table;
         self.next_table += 1;

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arrow::array::{ArrayRef, AsArray, DictionaryArray, Int32Array, StringArray};
 use arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
@@ -43,6 +43,10 @@ pub struct LoadedTable {
     pub dictionaries: Vec<Option<LoadedColumnDictionary>>,
     /// Total number of rows.
     pub rows: usize,
+    /// Per column, whether its values are all present and distinct, found on first ask.
+    unique: Vec<OnceLock<bool>>,
+    /// Per column, its values as one array, made on first ask.
+    whole: Vec<OnceLock<ArrayRef>>,
 }
 
 impl LoadedTable {
@@ -128,9 +132,74 @@ impl LoadedTable {
             schema,
             physical_schema,
             batches,
+            unique: (0..dictionaries.len()).map(|_| OnceLock::new()).collect(),
+            whole: (0..dictionaries.len()).map(|_| OnceLock::new()).collect(),
             dictionaries,
             rows,
         })
+    }
+
+    /// A table of `batches` that are not from the store (an intermediate result), without
+    /// dictionaries; the declared and physical schemas are the batches'.
+    pub fn from_batches(name: String, schema: SchemaRef, batches: Vec<RecordBatch>) -> LoadedTable {
+        let width = schema.fields().len();
+        LoadedTable {
+            name,
+            version: 0,
+            physical_schema: Arc::clone(&schema),
+            schema,
+            rows: batches.iter().map(|b| b.num_rows()).sum(),
+            batches,
+            dictionaries: vec![None; width],
+            unique: (0..width).map(|_| OnceLock::new()).collect(),
+            whole: (0..width).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// Whether column `c` holds no NULL and no value twice: a key of the table, as the
+    /// planner's functional dependencies need it (see `tessera_ir::ReducedKeys`). Only
+    /// integer and date columns are checked; any other column answers false. Checked on
+    /// first ask (stopping at the first repeat) and remembered for this version.
+    pub fn is_unique(&self, c: usize) -> bool {
+        let Some(cell) = self.unique.get(c) else { return false };
+        *cell.get_or_init(|| self.check_unique(c))
+    }
+
+    fn check_unique(&self, c: usize) -> bool {
+        let mut parts = Vec::with_capacity(self.batches.len());
+        for b in &self.batches {
+            let a = b.column(c);
+            if a.null_count() > 0 {
+                return false;
+            }
+            let a = match a.data_type() {
+                DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => {
+                    arrow::compute::cast(a, &DataType::Int64)
+                }
+                DataType::Date32 => arrow::compute::cast(a, &DataType::Int32).and_then(|a| arrow::compute::cast(&a, &DataType::Int64)),
+                _ => return false,
+            };
+            let Ok(a) = a else { return false };
+            parts.push(a);
+        }
+        let values = parts.iter().flat_map(|a| a.as_primitive::<arrow::datatypes::Int64Type>().values().iter().copied());
+        unique_values(values, self.rows)
+    }
+
+    /// Column `c`'s values as one array of its physical type (the batches concatenated),
+    /// made once: what a GPU result's row numbers into this column are gathered from.
+    pub fn whole_column(&self, c: usize) -> Result<ArrayRef> {
+        let cell = self.whole.get(c).ok_or_else(|| TesseraError::Internal(format!("column #{c} of {}", self.name)))?;
+        if let Some(a) = cell.get() {
+            return Ok(Arc::clone(a));
+        }
+        let parts: Vec<&dyn arrow::array::Array> = self.batches.iter().map(|b| b.column(c).as_ref()).collect();
+        let whole = if parts.is_empty() {
+            arrow::array::new_empty_array(self.physical_schema.field(c).data_type())
+        } else {
+            arrow::compute::concat(&parts).map_err(|e| TesseraError::Internal(format!("concatenating a column: {e}")))?
+        };
+        Ok(Arc::clone(cell.get_or_init(|| whole)))
     }
 
     /// Batch `i` with the columns in `projection` (all when `None`), dictionary columns
@@ -172,6 +241,36 @@ impl LoadedTable {
     }
 }
 
+/// Whether the `n` `values` are distinct: a bitmap over their range when it is at most 8
+/// bits a value (stopping at the first repeat, which a column of repeating values meets
+/// within its first rows), else a sort.
+fn unique_values<I: Iterator<Item = i64> + Clone>(values: I, n: usize) -> bool {
+    let (mut min, mut max) = (i64::MAX, i64::MIN);
+    for v in values.clone() {
+        min = min.min(v);
+        max = max.max(v);
+    }
+    if n == 0 || min > max {
+        return true;
+    }
+    let span = (max as i128 - min as i128) as u128 + 1;
+    if span <= 8 * n as u128 + 64 {
+        let mut bits = vec![0u64; (span as usize).div_ceil(64)];
+        for v in values {
+            let i = (v as i128 - min as i128) as usize;
+            let (w, b) = (i / 64, 1u64 << (i % 64));
+            if bits[w] & b != 0 {
+                return false;
+            }
+            bits[w] |= b;
+        }
+        return true;
+    }
+    let mut all: Vec<i64> = values.collect();
+    all.sort_unstable();
+    all.windows(2).all(|w| w[0] != w[1])
+}
+
 fn read_parquet(path: &Path) -> Result<Vec<RecordBatch>> {
     let file = File::open(path).map_err(|e| TesseraError::io(format!("opening {}", path.display()), e))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
@@ -206,4 +305,22 @@ fn dictionary_encode(parts: &[ArrayRef]) -> Result<(LoadedColumnDictionary, Vec<
         encoded.push(Arc::new(dict) as ArrayRef);
     }
     Ok((LoadedColumnDictionary { values }, encoded))
+}
+
+#[cfg(test)]
+mod unique_tests {
+    use super::unique_values;
+
+    #[test]
+    fn unique_values_by_bitmap_and_by_sort() {
+        let u = |v: Vec<i64>| unique_values(v.iter().copied(), v.len());
+        assert!(u(vec![]));
+        assert!(u(vec![5]));
+        assert!(u((1..=1000).rev().collect()));
+        assert!(!u(vec![3, 1, 2, 3]));
+        // Spread too wide for a bitmap: sorted.
+        assert!(u(vec![i64::MIN, 0, i64::MAX]));
+        assert!(!u(vec![i64::MAX, i64::MIN, 7, i64::MAX]));
+        assert!(!u(vec![i64::MIN, i64::MIN]));
+    }
 }

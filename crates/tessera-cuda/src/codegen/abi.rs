@@ -176,4 +176,7 @@ pub struct Kernel {
     /// The most rows one launch may read: the bound its grouped sums' representations
     /// are exact for (`SumRepr`); `u64::MAX` when nothing bounds it.
     pub rows_limit: u64,
+    /// Source string columns whose bytes it reads (`LIKE`): a string column it holds only
+    /// as row numbers is not uploaded.
+    pub strings: Vec<usize>,
 }

@@ -253,7 +253,17 @@ pub struct Lowering {
 
 /// Lowers aggregation `a` over the current layout (`fields`) of a pipeline reading
 /// `source_rows` rows.
+///
+/// With [`Aggregate::reduced`], the kernel groups by the independent keys alone and each
+/// dependent key is a MIN of its values — codes when it is a string, which only such a
+/// MIN may read (all of a group's codes are the same row's or value's). The executor puts
+/// the columns back in the aggregation's order ([`Aggregate::reduced_form`]).
 pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], source_rows: u64) -> Lowered<Lowering> {
+    let reduced = a.reduced_form();
+    let (a, dependent_from) = match &reduced {
+        Some((r, _)) => (r, a.aggregates.len()),
+        None => (a, usize::MAX),
+    };
     super::scan::prefetch(b, a.group_by.iter().chain(a.aggregates.iter().filter_map(|x| x.arg.as_ref())).flat_map(|e| e.columns()))?;
     let (groups, keys, hashed, grp) = group_number(b, a, fields, source_rows)?;
     let scalar = matches!(a.strategy, GroupStrategy::Scalar);
@@ -297,14 +307,23 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
     b.params.push(Param::Out(Out::Seen));
     // The values, computed once per row.
     let mut values = Vec::new();
+    let mut value_dicts = Vec::new();
     for (j, agg) in a.aggregates.iter().enumerate() {
+        let dict = match &agg.arg {
+            Some(Expr::Column { index, .. }) if j >= dependent_from => b.dicts.get(*index).copied().flatten(),
+            _ => None,
+        };
+        value_dicts.push(dict);
         let value = match &agg.arg {
             Some(e) => {
                 let at = e.ty(fields);
-                if value_width(at).is_none() || at == Type::Utf8 {
+                if value_width(at).is_none() || (at == Type::Utf8 && dict.is_none()) {
                     return Err(Reason::ValueType(at));
                 }
-                super::filter::expr(b, e, fields)?
+                match (e, dict) {
+                    (Expr::Column { index, .. }, Some(_)) => super::scan::column(b, *index)?.0,
+                    _ => super::filter::expr(b, e, fields)?,
+                }
             }
             None => CExpr::text("1LL"),
         };
@@ -317,7 +336,7 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
     if hashed.is_some() {
         b.params.push(Param::Out(Out::Keys));
     }
-    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table }, rows_limit })
+    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table, value_dicts }, rows_limit })
 }
 
 /// The group slots, the keys' layouts (perfect hash) or packing (hash table), and the
@@ -340,7 +359,7 @@ fn group_number(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field]
         let (slots, min, dictionary) = match d {
             KeyDomain::Range { min, max } => ((max - min + 2) as usize, *min, None),
             KeyDomain::Dictionary { .. } => {
-                let dict = b.dicts.get(*index).copied().flatten().ok_or(Reason::UnknownDictionary)?;
+                let dict = b.dicts.get(*index).copied().flatten().filter(|d| !d.by_row).ok_or(Reason::UnknownDictionary)?;
                 (dict.size + 1, 0, Some(dict))
             }
             KeyDomain::Boolean => return Err(Reason::BooleanGroupKey),

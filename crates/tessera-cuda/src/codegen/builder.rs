@@ -47,6 +47,8 @@ pub struct Builder<'a> {
     pub params: Vec<Param>,
     /// Whether an [`Stmt::Expand`] was lowered (a kernel expands its items once).
     pub expanded: bool,
+    /// Source string columns whose bytes are read.
+    pub strings: Vec<usize>,
     tmp: usize,
 }
 
@@ -66,6 +68,7 @@ impl<'a> Builder<'a> {
             consts: Vec::new(),
             params: Vec::new(),
             expanded: false,
+            strings: Vec::new(),
             tmp: 0,
         }
     }

@@ -146,6 +146,9 @@ fn like(b: &mut Builder<'_>, x: &Expr, pattern: &str, case_insensitive: bool) ->
         _ => return Err(Reason::Like("LIKE over a column other than a source string column".into())),
     };
     let literal = c_string(pattern.as_bytes());
+    if !b.strings.contains(&c) {
+        b.strings.push(c);
+    }
     Ok(b.var(CType::Bool, "lk", cx![format!("tessera_like(col{c}, col{c}_bytes, "), CExpr::row(), format!(", {literal}, {})", pattern.len())]))
 }
 

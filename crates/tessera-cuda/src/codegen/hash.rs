@@ -81,6 +81,12 @@ impl KeyPack {
                 Expr::Column { index, .. } => dicts.get(*index).copied().flatten(),
                 _ => None,
             };
+            // Row numbers standing for strings are not comparable: equal strings have
+            // different rows.
+            let dictionary = match dictionary {
+                Some(d) if d.by_row => return Err(Reason::HashKey(format!("{k}: strings without a dictionary"))),
+                d => d,
+            };
             let (min, max) = match (ranges.get(i).copied().flatten(), dictionary, ty) {
                 (_, Some(d), Type::Utf8) => (0, d.size.saturating_sub(1) as i64),
                 (_, None, Type::Utf8) => return Err(Reason::HashKey(format!("{k}: strings without a dictionary"))),

@@ -185,6 +185,7 @@ mod tests {
                 aggregates: vec![aggregate(AggFunc::Sum, DEC), aggregate(AggFunc::Avg, Type::Float64), aggregate(AggFunc::CountStar, Type::Int64), aggregate(AggFunc::Max, Type::Date32)],
                 strategy: GroupStrategy::Hash { estimated_groups: 1000, key_ranges: vec![None] },
                 fields: fields.clone(),
+                reduced: None,
             }),
             device: Device::Cpu,
             device_reason: None,

@@ -101,6 +101,11 @@ pub struct DictRef {
     pub size: usize,
     /// The executor's id for it.
     pub id: usize,
+    /// The codes are row numbers of a stored string column without a dictionary, whose
+    /// values may repeat: they can be carried (through projections, build payloads and
+    /// as a dependent group key, see `tessera_ir::ReducedKeys`) and turned back into the
+    /// strings when results come back, but never compared, grouped by or sorted on.
+    pub by_row: bool,
 }
 
 /// A column of the pipeline's source as it lives on the GPU.
@@ -176,6 +181,9 @@ pub enum SinkLayout {
         hashed: Option<KeyPack>,
         /// Where blocks accumulate before merging into the global arrays.
         table: GroupTable,
+        /// Per aggregate, the dictionary of its values when it is a dependent group key
+        /// held as codes (a MIN of them, see `tessera_ir::ReducedKeys`).
+        value_dicts: Vec<Option<DictRef>>,
     },
     /// `unsigned long long count`, then per column of the sink's input an array as long
     /// as the input: the rows that reach the sink, compacted, in no particular order.

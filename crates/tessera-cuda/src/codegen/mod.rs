@@ -115,7 +115,16 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         whole_tiles: options.experiments.whole_tiles,
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
-    let kernel = Kernel { source, params: lowered.params, literals: lowered.literals, consts: lowered.consts, sink: lowered.sink, items_per_thread: items, rows_limit: lowered.rows_limit };
+    let kernel = Kernel {
+        source,
+        params: lowered.params,
+        literals: lowered.literals,
+        consts: lowered.consts,
+        sink: lowered.sink,
+        items_per_thread: items,
+        rows_limit: lowered.rows_limit,
+        strings: lowered.strings,
+    };
     Ok((kernel, lowered.ir))
 }
 
@@ -129,6 +138,8 @@ struct Lowered {
     rows_limit: u64,
     /// A grouped aggregation's block-level table (what decides warp queues).
     group_table: Option<GroupTable>,
+    /// Source string columns whose bytes the kernel reads.
+    strings: Vec<usize>,
 }
 
 /// Lowers `pipeline`, loading source columns `eager` first, in a stage of their own;
@@ -233,7 +244,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         reasons.push(Unsupported::new(Site::Kernel, Reason::Parameters(params.len())));
     }
     match sink {
-        Some(sink) if reasons.is_empty() => Ok(Lowered { ir: b.ir, params, literals, consts: b.consts, sink, rows_limit, group_table }),
+        Some(sink) if reasons.is_empty() => Ok(Lowered { ir: b.ir, params, literals, consts: b.consts, sink, rows_limit, group_table, strings: b.strings }),
         _ => Err(reasons),
     }
 }

@@ -12,22 +12,34 @@ use crate::cx;
 pub fn column(b: &mut Builder<'_>, i: usize) -> Lowered<(CExpr, Width)> {
     match b.layout.get(i).cloned() {
         Some(Val::Local(v, w)) => Ok((v, w)),
-        Some(Val::Source(c)) => Ok((load(b, c)?, b.cols[c].width)),
+        Some(Val::Source(c)) => Ok((load(b, c)?, value_width(&b.cols[c]))),
         None => Err(Reason::Inconsistent(format!("column #{i} out of range"))),
     }
+}
+
+/// The width of a source column's values in the row layout: a string column without a
+/// dictionary is its row numbers (32 bits) when it has them ([`super::layout::DictRef::by_row`]).
+fn value_width(c: &GpuColumn) -> Width {
+    if c.width == Width::Str && c.dictionary.is_some_and(|d| d.by_row) { Width::I32 } else { c.width }
 }
 
 /// The value of source column `c`, loaded here if it is not yet; every layout position
 /// still naming the unloaded column now names the value.
 pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
-    let w = b.cols.get(c).ok_or_else(|| Reason::Inconsistent(format!("source column #{c} out of range")))?.width;
+    let col = b.cols.get(c).ok_or_else(|| Reason::Inconsistent(format!("source column #{c} out of range")))?;
+    let (by_row, w) = (col.width == Width::Str, value_width(col));
     if w == Width::Str {
         return Err(Reason::RawString);
     }
     let unloaded = b.layout.iter().any(|slot| matches!(slot, Val::Source(x) if *x == c));
     if unloaded && !b.loaded.contains(&c) {
         let pass = b.pass;
-        let v = b.def(w.ctype(), format!("c{c}"), cx![format!("col{c}["), CExpr::row(), "]"], Some(Load::Column { column: c, pass }));
+        let v = if by_row {
+            // The row number stands for the string (nothing to read).
+            b.def(w.ctype(), format!("c{c}"), cx!["(int32_t)", CExpr::row()], None)
+        } else {
+            b.def(w.ctype(), format!("c{c}"), cx![format!("col{c}["), CExpr::row(), "]"], Some(Load::Column { column: c, pass }))
+        };
         b.column_values.insert(c, v);
     }
     let v = b.column_values.get(&c).cloned().ok_or_else(|| Reason::Inconsistent(format!("source column #{c} is not in the row")))?;

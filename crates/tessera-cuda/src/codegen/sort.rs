@@ -63,10 +63,26 @@ impl GpuSort {
     }
 }
 
-/// The [`GpuSort`] for sort pipeline `sort` over the result of the GPU aggregation whose
-/// kernel is `aggregation`, or why it cannot run on the GPU.
-pub fn plan_sort(sort: &Pipeline, aggregation: &Kernel) -> Result<GpuSort, Reason> {
+/// The [`GpuSort`] for sort pipeline `sort` over the result of the GPU aggregation `agg`
+/// whose kernel is `aggregation`, or why it cannot run on the GPU.
+pub fn plan_sort(sort: &Pipeline, agg: &tessera_ir::Aggregate, aggregation: &Kernel) -> Result<GpuSort, Reason> {
     let why = |s: &str| Err(Reason::SortKeys(s.to_string()));
+    // With dependent group keys the kernel's columns are the reduced form's: the
+    // independent keys, the aggregates, then the dependent keys (MINs of codes, which
+    // do not order like their strings).
+    let reduced = agg.reduced_form();
+    let kernel_column = |index: usize| -> Result<usize, Reason> {
+        match &reduced {
+            None => Ok(index),
+            Some((r, order)) => {
+                let k = *order.get(index).ok_or_else(|| Reason::SortKeys(format!("sort key #{index} out of range")))?;
+                if k >= r.group_by.len() + agg.aggregates.len() {
+                    return Err(Reason::SortKeys("sort by a group key the others determine".into()));
+                }
+                Ok(k)
+            }
+        }
+    };
     let (Sink::Sort(s), SinkLayout::Aggregate { keys, accumulators, hashed, .. }) = (&sort.sink, &aggregation.sink) else {
         return why("not a sort of an aggregation's groups");
     };
@@ -97,6 +113,7 @@ pub fn plan_sort(sort: &Pipeline, aggregation: &Kernel) -> Result<GpuSort, Reaso
             Some(p) => *p.get(index).ok_or_else(|| Reason::SortKeys(format!("sort key #{index} out of range")))?,
             None => index,
         };
+        let index = kernel_column(index)?;
         if index >= keys.len() {
             match accumulators.get(index - keys.len()) {
                 Some(Accumulator::SumCount(_)) => return why("sort by an AVG on the GPU"),

@@ -37,6 +37,7 @@ fn grouped(max: i64, func: AggFunc) -> Pipeline {
             aggregates: vec![AggExpr { func, arg: Some(Expr::col(1, "v")), distinct: false, ty, name: "a".into() }],
             strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max }] },
             fields: vec![Field::new("k", Type::Int32, false), Field::new("a", ty, true)],
+            reduced: None,
         }),
         device: Device::Gpu,
         device_reason: None,
@@ -257,6 +258,7 @@ fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
             aggregates: vec![AggExpr { func: AggFunc::Sum, arg: Some(Expr::col(2, "v")), distinct: false, ty: Type::Int64, name: "a".into() }],
             strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 1992, max: 1998 }] },
             fields: vec![Field::new("year", Type::Int32, false), Field::new("a", Type::Int64, true)],
+            reduced: None,
         }),
         device: Device::Gpu,
         device_reason: None,
@@ -738,6 +740,7 @@ fn hashed_probe_pipeline(kind: JoinKind) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTa
             aggregates: vec![AggExpr { func: AggFunc::Sum, arg: Some(Expr::col(out_fields - 1, "x")), distinct: false, ty: Type::Int64, name: "s".into() }],
             strategy: GroupStrategy::Hash { estimated_groups: 50_000, key_ranges: vec![None] },
             fields: vec![Field::new("v", Type::Int64, false), Field::new("s", Type::Int64, true)],
+            reduced: None,
         }),
         device: Device::Gpu,
         device_reason: None,
@@ -829,4 +832,55 @@ fn like_over_strings_without_a_dictionary_matches_their_bytes() {
     h.payload = vec![2];
     let r = generate(&p, &cols, &[]).unwrap_err();
     assert_eq!(r.iter().map(|u| &u.reason).collect::<Vec<_>>(), vec![&Reason::RawString], "{r:?}");
+}
+
+/// A string column without a dictionary rides through a kernel as its row number
+/// (`DictRef::by_row`): as a build's payload, next to a LIKE over its bytes, and as a
+/// group key the other keys determine (a MIN of the row numbers); never as a key.
+#[test]
+fn strings_ride_as_row_numbers() {
+    let by_row = DictRef { size: 1000, id: 0, by_row: true };
+    let (p, mut cols) = like_pipeline("a%", false, false);
+    cols[2].dictionary = Some(by_row);
+    let nvrtc = crate::test_support::nvrtc_or_skip("row-number kernels compile with NVRTC");
+    let compile = |k: &Kernel| {
+        if nvrtc {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
+    };
+    // A payload: the row number is stored, the bytes are not read (nor uploaded).
+    let mut build = p.clone();
+    build.operators.clear();
+    build.sink = build_pipeline().sink;
+    let Sink::HashBuild(h) = &mut build.sink else { unreachable!() };
+    h.payload = vec![1, 2];
+    let k = generate(&build, &cols, &[]).unwrap();
+    assert!(k.source.contains("= (int32_t)r;"), "{}", k.source);
+    assert!(k.strings.is_empty(), "{:?}", k.strings);
+    let SinkLayout::Build { table } = &k.sink else { panic!("not a build") };
+    assert_eq!(table.payload[1], GpuColumn { width: Width::I32, dictionary: Some(by_row) });
+    compile(&k);
+    // The same build behind a LIKE over the column's bytes.
+    build.operators = p.operators.clone();
+    let k = generate(&build, &cols, &[]).unwrap();
+    assert_eq!(k.strings, vec![2]);
+    assert!(k.source.contains("tessera_like(col2, col2_bytes, r,") && k.source.contains("= (int32_t)r;"), "{}", k.source);
+    compile(&k);
+    // A dependent group key: grouped by k alone, the string's row numbers a MIN.
+    let mut agg = p.clone();
+    agg.operators.clear();
+    let Sink::Aggregate(a) = &mut agg.sink else { unreachable!() };
+    a.group_by.push(Expr::col(2, "s"));
+    a.fields.insert(1, Field::new("s", Type::Utf8, false));
+    a.strategy = GroupStrategy::Hash { estimated_groups: 10, key_ranges: vec![Some((0, 9)), None] };
+    a.reduced = Some(tessera_ir::ReducedKeys { dependent: vec![false, true], strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max: 9 }] } });
+    let k = generate(&agg, &cols, &[]).unwrap();
+    let SinkLayout::Aggregate { keys, accumulators, value_dicts, .. } = &k.sink else { panic!("not an aggregate") };
+    assert_eq!((keys.len(), accumulators.get(1), value_dicts.as_slice()), (1, Some(&Accumulator::Min), &[None, Some(by_row)][..]));
+    compile(&k);
+    // Without the reduction the string is a hash key: refused.
+    let Sink::Aggregate(a) = &mut agg.sink else { unreachable!() };
+    a.reduced = None;
+    let r = generate(&agg, &cols, &[]).unwrap_err();
+    assert!(unsupported::describe(&r).contains("strings without a dictionary"), "{r:?}");
 }
