@@ -1193,17 +1193,41 @@ fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
     Ok((offsets, bytes))
 }
 
-/// Dictionary codes downloaded from the GPU as a column of dictionary `d`'s values. Row
-/// numbers of a string column become a dictionary array over the whole column (its
-/// values may repeat), gathered from only where read.
+/// Dictionary codes downloaded from the GPU as a column of dictionary `d`'s values.
+///
+/// Row numbers of a string column are gathered from the table: few of them (a sorted
+/// top-k, a HAVING's groups) are picked from its batches, while a result holding more
+/// than [`WHOLE_COLUMN_MIN_SHARE`] of the rows becomes a dictionary array over the
+/// whole column (one array made once per table version; its values may repeat), so
+/// that a large result is not a copy of the strings.
 fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Result<ArrayRef> {
     let values = match state.dictionaries.get(d.id) {
         Some(DictValues::Values(v)) => Arc::clone(v),
-        Some(DictValues::Rows(table, c)) => table.whole_column(*c)?,
+        Some(DictValues::Rows(table, c)) => {
+            if codes.len() as f64 >= WHOLE_COLUMN_MIN_SHARE * table.rows as f64 {
+                table.whole_column(*c)?
+            } else {
+                let rows: Vec<usize> = codes.iter().map(|x| x.unwrap_or(0).max(0) as usize).collect();
+                let picked = table.gather(*c, &rows)?;
+                // NULL codes (none come from kernels, whose columns have no NULLs) stay NULL.
+                let nulls = codes.nulls().cloned();
+                let picked = match nulls {
+                    Some(n) => arrow::array::make_array(picked.to_data().into_builder().nulls(Some(n)).build().map_err(arrow_err)?),
+                    None => picked,
+                };
+                return Ok(picked);
+            }
+        }
         None => return Err(TesseraError::Internal("dictionary id".into())),
     };
     Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, values).map_err(arrow_err)?))
 }
+
+/// The share of a table's rows from which a string column's rows coming back from the
+/// GPU are a dictionary array over the whole column rather than a copy of the strings
+/// picked (see [`dictionary_column`]): a quarter, where the copy would cost about what
+/// making the column one array does once.
+const WHOLE_COLUMN_MIN_SHARE: f64 = 0.25;
 
 /// Little-endian 64-bit words of downloaded bytes.
 fn words_of(bytes: &[u8]) -> Vec<u64> {

@@ -549,8 +549,11 @@ impl Planner<'_> {
                 }
                 // Group keys keep their statistics; dictionary encoding survives only a
                 // perfect-hash aggregation (a hash table returns plain strings).
-                // With the keys reduced, dependent keys come back as a MIN's plain values.
-                let perfect = matches!(reduced.as_ref().map_or(&strategy, |r| &r.strategy), GroupStrategy::Perfect { .. });
+                // With the keys reduced, dependent keys come back as a MIN's plain values;
+                // the other keys keep their dictionary only if both ways of grouping do (a
+                // backend may group either way).
+                let perfect = matches!(strategy, GroupStrategy::Perfect { .. })
+                    && reduced.as_ref().is_none_or(|r| matches!(r.strategy, GroupStrategy::Perfect { .. }));
                 let single_key = group_by.len() == 1;
                 let key_stats: Vec<ColStats> = group_by
                     .iter()

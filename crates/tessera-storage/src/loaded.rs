@@ -186,6 +186,36 @@ impl LoadedTable {
         unique_values(values, self.rows)
     }
 
+    /// Rows `rows` of column `c` (row numbers of the whole table), as one array of its
+    /// physical type: the column's one array when made ([`LoadedTable::whole_column`]),
+    /// else picked from its batches.
+    pub fn gather(&self, c: usize, rows: &[usize]) -> Result<ArrayRef> {
+        let err = |e: arrow::error::ArrowError| TesseraError::Internal(format!("gathering rows: {e}"));
+        if let Some(whole) = self.whole.get(c).and_then(|w| w.get()) {
+            let idx = arrow::array::UInt64Array::from_iter_values(rows.iter().map(|&r| r as u64));
+            return arrow::compute::take(whole, &idx, None).map_err(err);
+        }
+        let mut starts = Vec::with_capacity(self.batches.len());
+        let mut at = 0usize;
+        for b in &self.batches {
+            starts.push(at);
+            at += b.num_rows();
+        }
+        let mut picks = Vec::with_capacity(rows.len());
+        for &r in rows {
+            if r >= at {
+                return Err(TesseraError::Internal(format!("row {r} of {} rows", at)));
+            }
+            let b = starts.partition_point(|&s| s <= r) - 1;
+            picks.push((b, r - starts[b]));
+        }
+        let parts: Vec<&dyn arrow::array::Array> = self.batches.iter().map(|b| b.column(c).as_ref()).collect();
+        if parts.is_empty() {
+            return Ok(arrow::array::new_empty_array(self.physical_schema.field(c).data_type()));
+        }
+        arrow::compute::interleave(&parts, &picks).map_err(err)
+    }
+
     /// Column `c`'s values as one array of its physical type (the batches concatenated),
     /// made once: what a GPU result's row numbers into this column are gathered from.
     pub fn whole_column(&self, c: usize) -> Result<ArrayRef> {
@@ -322,5 +352,24 @@ mod unique_tests {
         assert!(u(vec![i64::MIN, 0, i64::MAX]));
         assert!(!u(vec![i64::MAX, i64::MIN, 7, i64::MAX]));
         assert!(!u(vec![i64::MIN, i64::MIN]));
+    }
+}
+
+#[cfg(test)]
+mod gather_tests {
+    use super::*;
+    use arrow::array::{Array, StringArray};
+
+    #[test]
+    fn rows_are_gathered_across_batches_and_from_the_whole_column() {
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, false)]));
+        let batch = |v: &[&str]| RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(StringArray::from(v.to_vec()))]).unwrap();
+        let t = LoadedTable::from_batches("t".into(), Arc::clone(&schema), vec![batch(&["a", "b"]), batch(&[]), batch(&["c", "d", "e"])]);
+        let strings = |a: ArrayRef| a.as_string::<i32>().iter().map(|s| s.unwrap().to_string()).collect::<Vec<_>>();
+        assert_eq!(strings(t.gather(0, &[4, 0, 2, 2, 1]).unwrap()), ["e", "a", "c", "c", "b"]);
+        assert!(t.gather(0, &[5]).is_err());
+        assert_eq!(t.whole_column(0).unwrap().len(), 5);
+        assert_eq!(strings(t.gather(0, &[3, 1]).unwrap()), ["d", "b"]);
+        assert!(t.is_unique(0) == false, "strings are not checked");
     }
 }
