@@ -506,15 +506,12 @@ impl Aggregate {
             ty: self.fields[i].ty,
             name: self.fields[i].name.clone(),
         }));
+        // The reduced output: independent keys, aggregates, dependent keys.
         let (nk, na) = (keys.len(), self.aggregates.len());
-        let mut order = Vec::with_capacity(self.fields.len());
-        for i in 0..self.group_by.len() {
-            order.push(match keys.iter().position(|&k| k == i) {
-                Some(at) => at,
-                None => nk + na + deps.iter().position(|&d| d == i).unwrap_or(0),
-            });
-        }
-        order.extend((0..na).map(|j| nk + j));
+        let mut order = vec![0; self.group_by.len()];
+        keys.iter().enumerate().for_each(|(at, &i)| order[i] = at);
+        deps.iter().enumerate().for_each(|(at, &i)| order[i] = nk + na + at);
+        order.extend(nk..nk + na);
         let reduced = Aggregate {
             result: self.result,
             group_by: keys.iter().map(|&i| self.group_by[i].clone()).collect(),
@@ -549,4 +546,40 @@ pub struct Sort {
     pub skip: usize,
     /// Rows to keep after skipping (top-N).
     pub fetch: Option<usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `GROUP BY a, k, b` with `a` and `b` determined by `k`, one SUM: the reduced form
+    /// groups by `k`, MINs `a` then `b` after the SUM, and `order` maps each output column
+    /// back.
+    #[test]
+    fn reduced_form_groups_by_the_independent_keys_and_maps_columns_back() {
+        let f = |n: &str, ty| Field::new(n, ty, false);
+        let agg = Aggregate {
+            result: 3,
+            group_by: vec![Expr::col(0, "a"), Expr::col(1, "k"), Expr::col(2, "b")],
+            aggregates: vec![AggExpr { func: AggFunc::Sum, arg: Some(Expr::col(3, "v")), distinct: false, ty: Type::Int64, name: "s".into() }],
+            strategy: GroupStrategy::Hash { estimated_groups: 10, key_ranges: vec![None; 3] },
+            fields: vec![f("a", Type::Utf8), f("k", Type::Int32), f("b", Type::Date32), f("s", Type::Int64)],
+            reduced: Some(ReducedKeys { dependent: vec![true, false, true], strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max: 9 }] } }),
+        };
+        let (r, order) = agg.reduced_form().unwrap();
+        assert_eq!(r.group_by, vec![Expr::col(1, "k")]);
+        assert_eq!(r.aggregates.iter().map(|x| (x.func, x.arg.clone())).collect::<Vec<_>>(), vec![
+            (AggFunc::Sum, Some(Expr::col(3, "v"))),
+            (AggFunc::Min, Some(Expr::col(0, "a"))),
+            (AggFunc::Min, Some(Expr::col(2, "b"))),
+        ]);
+        assert_eq!(r.fields.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(), ["k", "s", "a", "b"]);
+        assert_eq!(order, [2, 0, 3, 1]);
+        for (i, &k) in order.iter().enumerate() {
+            assert_eq!(r.fields[k], agg.fields[i]);
+        }
+        // Nothing dependent: no reduced form.
+        let none = Aggregate { reduced: Some(ReducedKeys { dependent: vec![false; 3], strategy: GroupStrategy::Scalar }), ..agg };
+        assert!(none.reduced_form().is_none());
+    }
 }

@@ -542,11 +542,10 @@ impl Planner<'_> {
                     .filter_map(|(e, ty)| aggregate(e, a.input.schema(), ty).ok())
                     .collect();
                 let (strategy, mut groups) = group_strategy(&group_by, &s);
-                let reduced = self.reduced_keys(&group_by, &s);
-                if let Some(r) = &reduced {
-                    let independent: Vec<Expr> = group_by.iter().zip(&r.dependent).filter(|(_, d)| !**d).map(|(k, _)| k.clone()).collect();
-                    groups = groups.min(group_strategy(&independent, &s).1);
-                }
+                let reduced = self.reduced_keys(&group_by, &s).map(|(r, independent_groups)| {
+                    groups = groups.min(independent_groups);
+                    r
+                });
                 // Group keys keep their statistics; dictionary encoding survives only a
                 // perfect-hash aggregation (a hash table returns plain strings).
                 // With the keys reduced, dependent keys come back as a MIN's plain values;
@@ -779,16 +778,13 @@ impl Planner<'_> {
         }
     }
 
-    /// Ends `build` in a hash table on `keys` that keeps every column as payload — or,
-    /// as a `membership` table (for semi/anti probes without a residual), only answers
-    /// whether a key is there and keeps none; returns the table and what the stream was:
-    /// its columns, their statistics and its rows.
     /// The group keys of an aggregation over `s` that the others determine (see
     /// [`ReducedKeys`]). A key column that is a key of its table (exactly, from the data)
     /// fixes its instance's row, and through joins on keys the rows of further
     /// instances; every group key from a fixed instance but one such key a row needs is
-    /// dependent. Only plain columns take part.
-    fn reduced_keys(&self, keys: &[Expr], s: &Stream) -> Option<ReducedKeys> {
+    /// dependent. Only plain columns take part. Also the estimated groups of the
+    /// independent keys.
+    fn reduced_keys(&self, keys: &[Expr], s: &Stream) -> Option<(ReducedKeys, f64)> {
         if keys.len() < 2 {
             return None;
         }
@@ -849,9 +845,14 @@ impl Planner<'_> {
             return None;
         }
         let independent: Vec<Expr> = keys.iter().zip(&dependent).filter(|(_, d)| !**d).map(|(k, _)| k.clone()).collect();
-        Some(ReducedKeys { dependent, strategy: group_strategy(&independent, s).0 })
+        let (strategy, groups) = group_strategy(&independent, s);
+        Some((ReducedKeys { dependent, strategy }, groups))
     }
 
+    /// Ends `build` in a hash table on `keys` that keeps every column as payload — or,
+    /// as a `membership` table (for semi/anti probes without a residual), only answers
+    /// whether a key is there and keeps none; returns the table and what the stream was:
+    /// its columns, their statistics and its rows.
     fn build_table(&mut self, build: Stream, keys: Vec<Expr>, nulls_equal: bool, membership: bool) -> (usize, Vec<Field>, Vec<ColStats>, f64) {
         let table = self.next_table;
         self.next_table += 1;

@@ -93,7 +93,6 @@ impl LoadedTable {
                 batches.push(b);
             }
         }
-        let rows = batches.iter().map(|b| b.num_rows()).sum();
 
         let mut dictionaries = Vec::with_capacity(schema.fields().len());
         let mut fields = Vec::with_capacity(schema.fields().len());
@@ -126,31 +125,33 @@ impl LoadedTable {
             .map(|cols| RecordBatch::try_new(Arc::clone(&physical_schema), cols))
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| TesseraError::Internal(format!("building loaded batches: {e}")))?;
-        Ok(LoadedTable {
-            name: table.name.clone(),
-            version: table.version,
-            schema,
-            physical_schema,
-            batches,
-            unique: (0..dictionaries.len()).map(|_| OnceLock::new()).collect(),
-            whole: (0..dictionaries.len()).map(|_| OnceLock::new()).collect(),
-            dictionaries,
-            rows,
-        })
+        Ok(LoadedTable::new(table.name.clone(), table.version, schema, physical_schema, batches, dictionaries))
     }
 
     /// A table of `batches` that are not from the store (an intermediate result), without
     /// dictionaries; the declared and physical schemas are the batches'.
     pub fn from_batches(name: String, schema: SchemaRef, batches: Vec<RecordBatch>) -> LoadedTable {
-        let width = schema.fields().len();
+        let dictionaries = vec![None; schema.fields().len()];
+        LoadedTable::new(name, 0, Arc::clone(&schema), schema, batches, dictionaries)
+    }
+
+    fn new(
+        name: String,
+        version: u64,
+        schema: SchemaRef,
+        physical_schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+        dictionaries: Vec<Option<LoadedColumnDictionary>>,
+    ) -> LoadedTable {
+        let width = dictionaries.len();
         LoadedTable {
             name,
-            version: 0,
-            physical_schema: Arc::clone(&schema),
+            version,
             schema,
+            physical_schema,
             rows: batches.iter().map(|b| b.num_rows()).sum(),
             batches,
-            dictionaries: vec![None; width],
+            dictionaries,
             unique: (0..width).map(|_| OnceLock::new()).collect(),
             whole: (0..width).map(|_| OnceLock::new()).collect(),
         }
@@ -338,8 +339,9 @@ fn dictionary_encode(parts: &[ArrayRef]) -> Result<(LoadedColumnDictionary, Vec<
 }
 
 #[cfg(test)]
-mod unique_tests {
-    use super::unique_values;
+mod tests {
+    use super::*;
+    use arrow::array::{Array, StringArray};
 
     #[test]
     fn unique_values_by_bitmap_and_by_sort() {
@@ -353,12 +355,6 @@ mod unique_tests {
         assert!(!u(vec![i64::MAX, i64::MIN, 7, i64::MAX]));
         assert!(!u(vec![i64::MIN, i64::MIN]));
     }
-}
-
-#[cfg(test)]
-mod gather_tests {
-    use super::*;
-    use arrow::array::{Array, StringArray};
 
     #[test]
     fn rows_are_gathered_across_batches_and_from_the_whole_column() {
