@@ -22,7 +22,8 @@
 #             "q09 q13"), GPU off: each CPU pipeline's rows and times
 #   phases  — EXPLAIN ANALYZE of TPC-H SF10 $QUERIES (default "q13 q18") with the
 #             many-groups placement rule on and off: each GPU pipeline's host phases
-#   difftests — $SEEDS (default 8) difftest runs at once, seeds 1.. past the default
+#   difftests — $SEEDS (default 8) difftest runs at once, seeds $SEED0+1.. past the
+#             default, each stopped after $DIFFTEST_SECONDS (default 500)
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
 #   source  — Nsight Compute's per-SASS-instruction stall samples of the probe kernels in
 #             $SOURCE (default q3.1 and q3.2), reports and CSV into $OUT/ncu
@@ -287,14 +288,19 @@ for section in "$@"; do
     grep -E "query:|rror" $OUT/cpuanalyze.txt
     ;;
   difftests)
-    # $SEEDS random-query runs at once, each with its own seed and store (GPU required).
+    # $SEEDS random-query runs at once, each with its own seed and store (GPU required),
+    # seeds $SEED0+1.. past the default (give each session's runs new ones); each log
+    # straight into $OUT, each run stopped after $DIFFTEST_SECONDS (default 500) so
+    # that the cases it finished come back within the device's 10-minute limit.
     for s in $(seq 1 ${SEEDS:-8}); do
-      $X --data-dir /tmp/tdr$s difftest --require-gpu --seed $((0x7e55e7a02026 + s)) > /tmp/difftest$s.txt 2>&1 &
+      seed=$((0x7e55e7a02026 + ${SEED0:-0} + s))
+      timeout ${DIFFTEST_SECONDS:-500} $X --data-dir /tmp/tdr$s difftest --require-gpu --seed $seed > $OUT/difftest-seed$seed.txt 2>&1 &
     done
     wait
-    for s in $(seq 1 ${SEEDS:-8}); do tail -1 /tmp/difftest$s.txt; grep -E "mismatch|MISMATCH|differ" /tmp/difftest$s.txt | head -20; done
-    cat /tmp/difftest*.txt > $OUT/difftests.txt
-    ;;
+    echo "== cases finished (each line a case: its queries, GPU share, failures), mismatches"
+    cat $OUT/difftest-seed*.txt | grep -E "^case " | awk '{for (i=1;i<NF;i++) if ($(i+1) ~ /^queries,?$/) q+=$i} END {print q " queries in finished cases"}'
+    grep -hE "mismatch|MISMATCH|differ" $OUT/difftest-seed*.txt | grep -v " 0 mismatches" | head -40
+    grep -h "queries, " $OUT/difftest-seed*.txt | grep -v "^case" ;;
   esac
 done
 date -u

@@ -967,7 +967,7 @@ fn sort_chunks(
         })
         .collect::<Result<Vec<_>>>()?;
     let fetch = sort.fetch.map(|f| f + sort.skip);
-    let idx = lexsort_to_indices(&keys, fetch).map_err(arrow_err)?;
+    let idx = sort_indices(&keys, rows, fetch)?;
     let sorted = if let [only] = chunks.as_slice() {
         take_all(&only.columns, &idx)?
     } else {
@@ -990,6 +990,37 @@ fn sort_chunks(
             .collect::<Result<Vec<_>>>()?
     };
     limit(vec![Chunk::new(sorted, 0)], sort.skip, sort.fetch)
+}
+
+/// The order of `rows` rows by `keys` (the first `fetch` of it when limited; rows equal
+/// on every key in their order of arrival). One primitive key sorts with arrow's kernel.
+/// Several keys, or a string key, are first converted to arrow's row format, whose rows
+/// compare as bytes: `lexsort_to_indices` compares column by column through a dynamic
+/// comparator for each pair, and TPC-H q16's 27 840 groups by count, brand, type and size
+/// took 15.9 ms to sort that way at SF 10 on the H200's host.
+fn sort_indices(keys: &[SortColumn], rows: usize, fetch: Option<usize>) -> Result<UInt32Array> {
+    let plain = |k: &SortColumn| k.values.data_type().is_primitive();
+    if (keys.len() == 1 && plain(&keys[0])) || rows <= 1 {
+        return lexsort_to_indices(keys, fetch).map_err(arrow_err);
+    }
+    let fields = keys.iter().map(|k| arrow::row::SortField::new_with_options(k.values.data_type().clone(), k.options.unwrap_or_default())).collect();
+    let converter = arrow::row::RowConverter::new(fields).map_err(arrow_err)?;
+    let columns: Vec<ArrayRef> = keys.iter().map(|k| Arc::clone(&k.values)).collect();
+    let converted = converter.convert_columns(&columns).map_err(arrow_err)?;
+    let n = u32::try_from(rows).map_err(|_| TesseraError::NotImplemented(format!("sorting {rows} rows (at most 2^32)")))?;
+    let mut idx: Vec<u32> = (0..n).collect();
+    let order = |a: &u32, b: &u32| converted.row(*a as usize).cmp(&converted.row(*b as usize)).then(a.cmp(b));
+    match fetch {
+        Some(f) if f < idx.len() => {
+            if f > 0 {
+                idx.select_nth_unstable_by(f - 1, order);
+            }
+            idx.truncate(f);
+            idx.sort_unstable_by(order);
+        }
+        _ => idx.sort_unstable_by(order),
+    }
+    Ok(UInt32Array::from(idx))
 }
 
 /// The rows `picks` ((chunk, row) pairs; `idx`: the same rows of the concatenation) of
@@ -1071,6 +1102,47 @@ mod tests {
             let want: Vec<String> = want.into_iter().skip(skip).take(fetch.unwrap_or(usize::MAX)).map(|r| format!("row{r}")).collect();
             assert_eq!(strings, want, "skip {skip} fetch {fetch:?}");
             assert_eq!(values(&got), want.iter().map(|r| r[3..].parse::<i64>().unwrap() % 10).collect::<Vec<_>>());
+        }
+    }
+
+    /// Several keys (a string with NULLs first, descending; an integer with NULLs last)
+    /// sort through the row format: the order of a stable sort of the values, with and
+    /// without a limit, ties in input order.
+    #[test]
+    fn multi_key_sorts_order_rows_as_a_stable_sort_of_their_values() {
+        use arrow::array::{Int32Array, StringArray};
+        let n = 500u32;
+        let text: Vec<Option<String>> = (0..n).map(|i| (i % 7 != 0).then(|| format!("t{}", (i * 31) % 13))).collect();
+        let num: Vec<Option<i32>> = (0..n).map(|i| (i % 5 != 0).then_some(((i * 17) % 11) as i32 - 5)).collect();
+        let keys = vec![
+            SortColumn {
+                values: Arc::new(StringArray::from(text.clone())) as ArrayRef,
+                options: Some(SortOptions { descending: true, nulls_first: true }),
+            },
+            SortColumn { values: Arc::new(Int32Array::from(num.clone())) as ArrayRef, options: Some(SortOptions { descending: false, nulls_first: false }) },
+        ];
+        let mut want: Vec<u32> = (0..n).collect();
+        // NULLs first then descending text; then ascending numbers, NULLs last.
+        want.sort_by(|&a, &b| {
+            let (ta, tb) = (&text[a as usize], &text[b as usize]);
+            let t = match (ta, tb) {
+                (None, None) => std::cmp::Ordering::Equal,
+                (None, Some(_)) => std::cmp::Ordering::Less,
+                (Some(_), None) => std::cmp::Ordering::Greater,
+                (Some(x), Some(y)) => y.cmp(x),
+            };
+            let (na, nb) = (num[a as usize], num[b as usize]);
+            t.then(match (na, nb) {
+                (None, None) => std::cmp::Ordering::Equal,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (Some(x), Some(y)) => x.cmp(&y),
+            })
+        });
+        for fetch in [None, Some(0), Some(1), Some(37), Some(499), Some(500), Some(900)] {
+            let got = sort_indices(&keys, n as usize, fetch).unwrap();
+            let k = fetch.unwrap_or(usize::MAX).min(n as usize);
+            assert_eq!(got.values().to_vec(), want[..k].to_vec(), "fetch {fetch:?}");
         }
     }
 

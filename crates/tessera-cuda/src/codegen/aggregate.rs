@@ -39,7 +39,36 @@ pub enum GroupTable {
     Direct {
         /// Slots (= groups).
         slots: usize,
+        /// Copies of the table (a power of two, at most [`MAX_TABLE_COPIES`]): lane `l`
+        /// of a warp adds into copy `l % copies` (see [`table_copies`]).
+        copies: usize,
     },
+}
+
+/// The most copies of a direct table a block keeps: one per lane of a warp.
+pub const MAX_TABLE_COPIES: usize = 32;
+
+/// Copies of a direct table of `slots` slots of `per_slot` bytes each: one unless the
+/// domain has fewer slots than a warp has lanes, else as many (a power of two, at most
+/// [`MAX_TABLE_COPIES`]) as fit in [`SHARED_AGG_BYTES`].
+///
+/// Shared atomics on one address serialize, and with fewer slots than lanes the rows of
+/// a warp land on the same few addresses: TPC-H q1 (4 groups present among 6 slots, 8
+/// aggregates over 59 M rows) took 13.5 ms at SF 10 on the H200 against a 0.62 ms
+/// bandwidth model with one copy (`gpu-h200-2026-11-25g`). With a copy per lane, lanes
+/// of a warp add into distinct addresses; the copies are summed inside the block before
+/// its one merge into the global arrays. Domains of a warp's lanes or more (every SSB
+/// aggregation) keep one copy: their rows spread over the slots already, and a larger
+/// table takes L1 from the probes' bitmaps (`benchmarks/results/README.md`, "Seen flags").
+pub fn table_copies(slots: usize, per_slot: usize) -> usize {
+    if slots >= MAX_TABLE_COPIES {
+        return 1;
+    }
+    let mut copies = MAX_TABLE_COPIES;
+    while copies > 1 && slots.saturating_mul(per_slot).saturating_mul(copies) > SHARED_AGG_BYTES {
+        copies /= 2;
+    }
+    copies
 }
 
 /// Shared memory a block spends on its group table. 16 KiB keeps 12 blocks of 128
@@ -62,7 +91,11 @@ fn slot_bytes(accumulators: &[Accumulator]) -> usize {
 /// The block-level table for `groups` group slots (see [`GroupTable`]).
 pub fn group_table(groups: usize, accumulators: &[Accumulator]) -> GroupTable {
     let per_slot = slot_bytes(accumulators);
-    if groups.saturating_mul(per_slot) <= SHARED_AGG_BYTES { GroupTable::Direct { slots: groups } } else { GroupTable::Global }
+    if groups.saturating_mul(per_slot) <= SHARED_AGG_BYTES {
+        GroupTable::Direct { slots: groups, copies: table_copies(groups, per_slot) }
+    } else {
+        GroupTable::Global
+    }
 }
 
 /// One aggregate's accumulator array.
@@ -188,6 +221,18 @@ impl SumRepr {
             SumRepr::I128 => format!("{at} = make_int128(0ull, 0ull);"),
             SumRepr::I64 => format!("{at} = 0LL;"),
             SumRepr::Split => format!("{at}.lo = 0ull; {at}.hi = 0ull;"),
+        }
+    }
+
+    /// A statement adding accumulator `from` into accumulator `to` (both of this
+    /// representation), without atomics: `to` is a thread's own.
+    fn fold(self, from: &str, to: &str) -> String {
+        match self {
+            SumRepr::I128 => format!(
+                "{{ const unsigned long long lo = {to}.lo + {from}.lo; {to}.hi = {to}.hi + {from}.hi + (lo < {to}.lo ? 1ull : 0ull); {to}.lo = lo; }}"
+            ),
+            SumRepr::I64 => format!("{to} += {from};"),
+            SumRepr::Split => format!("{to}.lo += {from}.lo; {to}.hi += {from}.hi;"),
         }
     }
 
@@ -448,6 +493,19 @@ fn scalar_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &
     let _ = writeln!(b.ir.epilogue, "    if (__any_sync(0xffffffffu, any) && (threadIdx.x & 31) == 0) out_seen[0] = 1u;");
 }
 
+/// The value of shared array `name` for slot `s` in a direct table's merge: the slot
+/// itself with one copy, else a local (`m_…`) into which a loop written to `epilogue`
+/// folds the slot's copies with `fold(from, to)`.
+fn slot_value(epilogue: &mut String, copies: usize, name: &str, ctype: &str, fold: &dyn Fn(&str, &str) -> String) -> String {
+    if copies == 1 {
+        return format!("{name}[s]");
+    }
+    let local = format!("m_{}", name.trim_start_matches("sh_"));
+    let more = fold(&format!("{name}[s * {copies} + c]"), &local);
+    let _ = writeln!(epilogue, "        {ctype} {local} = {name}[s * {copies}]; for (int c = 1; c < {copies}; ++c) {{ {more} }}");
+    local
+}
+
 /// Atomic, initial value, warp reduction and comparison of MIN or MAX.
 fn min_max(acc: Accumulator) -> (&'static str, &'static str, &'static str, &'static str) {
     if acc == Accumulator::Min {
@@ -476,7 +534,7 @@ fn accumulate(accumulators: &[Accumulator], values: &[CExpr], prefix: &str, inde
 /// Grouped aggregates: per row into the block's shared table (or the global arrays, see
 /// [`GroupTable`]); at the end each block merges its table into the global arrays.
 fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], grp: &CExpr, table: GroupTable) {
-    let slots = match table {
+    let (slots, copies) = match table {
         GroupTable::Global => {
             // The seen flag is read before it is written: a store from every row would
             // queue on the few hot addresses in L2 like an atomic. An `atomicOr` from
@@ -486,61 +544,73 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
             b.effect(cx![accumulate(accumulators, values, "out_", grp), seen]);
             return;
         }
-        GroupTable::Direct { slots } => slots,
+        GroupTable::Direct { slots, copies } => (slots, copies),
     };
+    let cells = slots * copies;
     // Shared arrays and their initialization.
     let mut init = String::new();
     let prologue = &mut b.ir.prologue;
     for (j, acc) in accumulators.iter().enumerate() {
         match acc {
             Accumulator::Count => {
-                let _ = writeln!(prologue, "    __shared__ unsigned long long sh_a{j}[{slots}];");
+                let _ = writeln!(prologue, "    __shared__ unsigned long long sh_a{j}[{cells}];");
                 let _ = write!(init, "sh_a{j}[s] = 0ull; ");
             }
             Accumulator::Sum(r) | Accumulator::SumCount(r) => {
-                let _ = writeln!(prologue, "    __shared__ {} sh_a{j}[{slots}];", r.c());
+                let _ = writeln!(prologue, "    __shared__ {} sh_a{j}[{cells}];", r.c());
                 let _ = write!(init, "{} ", r.zero(&format!("sh_a{j}[s]")));
                 if matches!(acc, Accumulator::SumCount(_)) {
-                    let _ = writeln!(prologue, "    __shared__ unsigned long long sh_c{j}[{slots}];");
+                    let _ = writeln!(prologue, "    __shared__ unsigned long long sh_c{j}[{cells}];");
                     let _ = write!(init, "sh_c{j}[s] = 0ull; ");
                 }
             }
             Accumulator::Min | Accumulator::Max => {
-                let _ = writeln!(prologue, "    __shared__ long long sh_a{j}[{slots}];");
+                let _ = writeln!(prologue, "    __shared__ long long sh_a{j}[{cells}];");
                 let _ = write!(init, "sh_a{j}[s] = {}; ", min_max(*acc).1);
             }
         }
     }
-    let _ = writeln!(prologue, "    __shared__ unsigned int sh_seen[{slots}];");
+    let _ = writeln!(prologue, "    __shared__ unsigned int sh_seen[{cells}];");
     init.push_str("sh_seen[s] = 0u;");
-    let _ = writeln!(prologue, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{ {init} }}");
+    let _ = writeln!(prologue, "    for (int s = threadIdx.x; s < {cells}; s += {BLOCK_THREADS}) {{ {init} }}");
     let _ = writeln!(prologue, "    __syncthreads();");
     // Per row.
-    let sl = b.var(CType::Int, "sl", cx!["(int)(", grp, ")"]);
+    let sl = if copies == 1 {
+        b.var(CType::Int, "sl", cx!["(int)(", grp, ")"])
+    } else {
+        b.var(CType::Int, "sl", cx!["(int)(", grp, format!(") * {copies} + (int)(threadIdx.x & {}u)", copies - 1)])
+    };
     let shared = accumulate(accumulators, values, "sh_", &sl);
     b.effect(cx![shared, "sh_seen[", &sl, "] = 1u;"]);
-    // Merge.
+    // Merge: a thread per slot folds the slot's copies (if several) into locals, then
+    // adds them to the global arrays.
     let epilogue = &mut b.ir.epilogue;
     let _ = writeln!(epilogue, "    __syncthreads();");
     let _ = writeln!(epilogue, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{");
     let _ = writeln!(epilogue, "        const int grp = s;");
-    let _ = writeln!(epilogue, "        if (sh_seen[s] == 0u) continue;");
+    let add = |from: &str, to: &str| format!("{to} += {from};");
+    let seen = slot_value(epilogue, copies, "sh_seen", "unsigned int", &|from, to| format!("{to} |= {from};"));
+    let _ = writeln!(epilogue, "        if ({seen} == 0u) continue;");
     for (j, acc) in accumulators.iter().enumerate() {
-        let _ = match acc {
-            Accumulator::Count => writeln!(epilogue, "        if (sh_a{j}[s] != 0ull) atomicAdd(&out_a{j}[grp], sh_a{j}[s]);"),
+        match acc {
+            Accumulator::Count => {
+                let v = slot_value(epilogue, copies, &format!("sh_a{j}"), "unsigned long long", &add);
+                let _ = writeln!(epilogue, "        if ({v} != 0ull) atomicAdd(&out_a{j}[grp], {v});");
+            }
             Accumulator::Sum(r) | Accumulator::SumCount(r) => {
-                let _ = writeln!(epilogue, "        {}", r.merge(&format!("sh_a{j}[s]"), &format!("out_a{j}[grp]")));
+                let v = slot_value(epilogue, copies, &format!("sh_a{j}"), r.c(), &|from, to| r.fold(from, to));
+                let _ = writeln!(epilogue, "        {}", r.merge(&v, &format!("out_a{j}[grp]")));
                 if matches!(acc, Accumulator::SumCount(_)) {
-                    writeln!(epilogue, "        if (sh_c{j}[s] != 0ull) atomicAdd(&out_c{j}[grp], sh_c{j}[s]);")
-                } else {
-                    Ok(())
+                    let n = slot_value(epilogue, copies, &format!("sh_c{j}"), "unsigned long long", &add);
+                    let _ = writeln!(epilogue, "        if ({n} != 0ull) atomicAdd(&out_c{j}[grp], {n});");
                 }
             }
             Accumulator::Min | Accumulator::Max => {
-                let (f, start, _, _) = min_max(*acc);
-                writeln!(epilogue, "        if (sh_a{j}[s] != {start}) {f}(&out_a{j}[grp], sh_a{j}[s]);")
+                let (f, start, _, cmp) = min_max(*acc);
+                let v = slot_value(epilogue, copies, &format!("sh_a{j}"), "long long", &|from, to| format!("if ({from} {cmp} {to}) {to} = {from};"));
+                let _ = writeln!(epilogue, "        if ({v} != {start}) {f}(&out_a{j}[grp], {v});");
             }
-        };
+        }
     }
     let _ = writeln!(epilogue, "        if (out_seen[grp] == 0u) out_seen[grp] = 1u;");
     let _ = writeln!(epilogue, "    }}");

@@ -54,7 +54,7 @@ use std::collections::HashMap;
 use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source};
 
 pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
-pub use aggregate::{Accumulator, GroupTable, MAX_GROUP_SLOTS, SHARED_AGG_BYTES, SumRepr, group_table, magnitude};
+pub use aggregate::{Accumulator, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, SumRepr, group_table, magnitude, table_copies};
 pub use hash::{KeyPack, KeyPart};
 pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, SinkLayout, Width, width_of};
 pub use options::{BLOCK_THREADS, Experiments, ITEMS_PER_THREAD, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};

@@ -52,9 +52,23 @@ fn cols() -> Vec<GpuColumn> {
 fn group_table_choice_follows_the_shared_budget() {
     let sum = [Accumulator::Sum(SumRepr::I128)];
     // 20 bytes a slot: 819 slots fit in 16 KiB directly.
-    assert_eq!(group_table(800, &sum), GroupTable::Direct { slots: 800 });
+    assert_eq!(group_table(800, &sum), GroupTable::Direct { slots: 800, copies: 1 });
     // A 64-bit sum: 12 bytes a slot.
-    assert_eq!(group_table(1300, &[Accumulator::Sum(SumRepr::I64)]), GroupTable::Direct { slots: 1300 });
+    assert_eq!(group_table(1300, &[Accumulator::Sum(SumRepr::I64)]), GroupTable::Direct { slots: 1300, copies: 1 });
+    // Fewer slots than a warp has lanes: a copy per lane where the budget allows (6
+    // slots x 32 copies x 20 bytes = 3 840), fewer for wider slots (TPC-H q1's shape: 6
+    // slots of 8 aggregates, 124 bytes, 16 copies), one from 32 slots on.
+    assert_eq!(group_table(6, &sum), GroupTable::Direct { slots: 6, copies: 32 });
+    let q1 = [
+        [Accumulator::Sum(SumRepr::Split); 4].as_slice(),
+        &[Accumulator::SumCount(SumRepr::I64); 3],
+        &[Accumulator::Count],
+    ]
+    .concat();
+    assert_eq!(group_table(6, &q1), GroupTable::Direct { slots: 6, copies: 16 });
+    assert_eq!(group_table(31, &q1), GroupTable::Direct { slots: 31, copies: 4 });
+    assert_eq!(group_table(32, &sum), GroupTable::Direct { slots: 32, copies: 1 });
+    assert_eq!(table_copies(1, 16 << 10), 1);
     // SSB q2.1's 8 008-slot domain: global atomics (measured faster than a shared
     // hash table).
     assert_eq!(group_table(8008, &sum), GroupTable::Global);
@@ -105,9 +119,9 @@ fn grouped_sums_add_with_fire_and_forget_atomics() {
     let Source::Scan(scan) = &mut p.source else { unreachable!() };
     scan.fields[1].ty = Type::Int32;
     let k = generate(&p, &[int_col(), int_col()], &[]).unwrap();
-    assert!(k.source.contains("__shared__ long long sh_a0[11]"), "{}", k.source);
+    assert!(k.source.contains("__shared__ long long sh_a0[352]"), "{}", k.source);
     assert!(k.source.contains("atomicAdd((unsigned long long*)&sh_a0["), "{}", k.source);
-    assert!(k.source.contains("atomicAdd((unsigned long long*)&out_a0[grp], (unsigned long long)sh_a0[s])"), "{}", k.source);
+    assert!(k.source.contains("atomicAdd((unsigned long long*)&out_a0[grp], (unsigned long long)m_a0)"), "{}", k.source);
     assert!(!k.source.contains("atomic_add_i128"), "{}", k.source);
     assert_eq!(k.rows_limit, (1 << 32) - 1);
     // A large domain (global arrays) of int64 values: split halves, below 2^32 rows.
@@ -208,11 +222,20 @@ fn small_domains_aggregate_in_a_direct_shared_table() {
     let SinkLayout::Aggregate { groups, table, .. } = &k.sink else { panic!("not an aggregate") };
     // Slot 0 is NULL's, then 0..=9.
     assert_eq!(*groups, 11);
-    assert_eq!(*table, GroupTable::Direct { slots: 11 });
+    // Fewer slots than lanes: a copy per lane (see `table_copies`).
+    assert_eq!(*table, GroupTable::Direct { slots: 11, copies: 32 });
     // int64 values: split sums (see `grouped_sums_add_with_fire_and_forget_atomics`).
-    assert!(k.source.contains("__shared__ SplitSum sh_a0[11];"), "{}", k.source);
+    assert!(k.source.contains("__shared__ SplitSum sh_a0[352];"), "{}", k.source);
+    assert!(k.source.contains("= (int)(grp1[i]) * 32 + (int)(threadIdx.x & 31u);"), "{}", k.source);
     assert!(k.source.contains("atomic_add_split(&sh_a0[sl2[i]], v0[i]);"), "{}", k.source);
-    // Merged once per block, not per row.
+    // The copies folded, then merged once per block, not per row.
+    assert!(k.source.contains("SplitSum m_a0 = sh_a0[s * 32]; for (int c = 1; c < 32; ++c) { m_a0.lo += sh_a0[s * 32 + c].lo;"), "{}", k.source);
+    assert!(k.source.contains("atomicAdd((unsigned long long*)&out_a0[grp].lo, (unsigned long long)m_a0.lo);"), "{}", k.source);
+    // From 32 slots on, one copy indexed by the group itself.
+    let k = generate(&grouped(40, AggFunc::Sum), &cols(), &[]).unwrap();
+    let SinkLayout::Aggregate { table, .. } = &k.sink else { panic!("not an aggregate") };
+    assert_eq!(*table, GroupTable::Direct { slots: 42, copies: 1 });
+    assert!(k.source.contains("__shared__ SplitSum sh_a0[42];"), "{}", k.source);
     assert!(k.source.contains("atomicAdd((unsigned long long*)&out_a0[grp].lo, (unsigned long long)sh_a0[s].lo);"), "{}", k.source);
 }
 
@@ -474,6 +497,21 @@ fn golden_scalar_aggregate_kernel() {
     a.aggregates = vec![agg(AggFunc::Sum), agg(AggFunc::CountStar), agg(AggFunc::Min), agg(AggFunc::Max), agg(AggFunc::Avg)];
     a.fields = (0..5).map(|i| tessera_ir::Field::new(&format!("a{i}"), Type::Int64, true)).collect();
     golden("scalar_aggregate", &generate(&p, &cols(), &[]).unwrap().source);
+}
+
+/// Every accumulator kind in a direct table of several copies (fewer slots than lanes):
+/// the copies of each slot folded before the merge.
+#[test]
+fn golden_grouped_copies_kernel() {
+    let mut p = grouped(3, AggFunc::Sum);
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    let agg = |func| tessera_ir::AggExpr { func, arg: Some(Expr::col(1, "v")), distinct: false, ty: Type::Int64, name: "a".into() };
+    a.aggregates = vec![agg(AggFunc::Sum), agg(AggFunc::CountStar), agg(AggFunc::Min), agg(AggFunc::Max), agg(AggFunc::Avg)];
+    a.fields = std::iter::once(Field::new("k", Type::Int32, false)).chain((0..5).map(|i| Field::new(&format!("a{i}"), Type::Int64, true))).collect();
+    let k = generate(&p, &cols(), &[]).unwrap();
+    let SinkLayout::Aggregate { table, .. } = &k.sink else { panic!("not an aggregate") };
+    assert_eq!(*table, GroupTable::Direct { slots: 5, copies: 32 });
+    golden("grouped_copies", &k.source);
 }
 
 /// Expressions: CASE branches (a lambda when a branch needs statements), checked
