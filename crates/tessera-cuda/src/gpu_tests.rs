@@ -150,6 +150,45 @@ fn gpu_device_library_kernels_match_the_cpu() {
     device.synchronize().unwrap();
 }
 
+/// Group records in group-number order (`records.cuh`): every seen group once, in
+/// increasing order, the count in word 0, over domains smaller and larger than the grid
+/// and ranges that see no group at all.
+#[test]
+fn gpu_group_records_come_in_group_order() {
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_group_records_come_in_group_order") else {
+        return;
+    };
+    let cache = KernelCache::new(None);
+    let module = cache.load(&device, crate::library::RECORDS_SOURCE).unwrap_or_else(|e| panic!("{e}"));
+    let stream = device.stream().clone();
+    let mut rng = Rng(7);
+    for (n, share) in [(1usize, 100), (5, 50), (1_000, 0), (1_000_003, 30), (2_000_000, 1), (300_001, 100)] {
+        let seen: Vec<u32> = (0..n).map(|g| u32::from(rng.range(0, 100) < share || (share == 1 && g == n - 1))).collect();
+        let want: Vec<u64> = (0..n as u64).filter(|&g| seen[g as usize] != 0).collect();
+        let width = 3i64;
+        let blocks = 37usize;
+        let per_block = n.div_ceil(blocks).next_multiple_of(256) as i64;
+        let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let d_seen = device.upload(&seen).unwrap();
+        let mut counts = device.upload(&vec![u64::MAX; blocks]).unwrap();
+        let mut rec = device.upload(&vec![u64::MAX; 1 + n * width as usize]).unwrap();
+        let n_arg = n as i64;
+        let count = module.load_function("tessera_count_seen").unwrap();
+        let mut launch = stream.launch_builder(&count);
+        launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&mut counts);
+        unsafe { launch.launch(cfg) }.unwrap();
+        let compact = module.load_function("tessera_compact_records_ordered").unwrap();
+        let mut launch = stream.launch_builder(&compact);
+        launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&counts).arg(&mut rec).arg(&width);
+        unsafe { launch.launch(cfg) }.unwrap();
+        let got = device.download(&rec).unwrap();
+        assert_eq!(got[0], want.len() as u64, "count over {n} groups");
+        let numbers: Vec<u64> = (0..want.len()).map(|i| got[1 + i * width as usize]).collect();
+        assert!(numbers == want, "records over {n} groups out of order or wrong");
+    }
+    device.synchronize().unwrap();
+}
+
 /// The open-addressing tables of `hash.cuh` against a `HashMap`: unique inserts that find
 /// every duplicate, a full table, group counts under heavy skew and all-equal keys, keys
 /// at the extremes of the word, and lookups of present and absent keys.

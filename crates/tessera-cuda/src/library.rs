@@ -6,8 +6,8 @@
 //! These headers are not part of `tessera.cuh`, so generated modules do not carry them.
 
 /// The group-record kernels (`records.cuh`): `tessera_fill_u64`,
-/// `tessera_having`, `tessera_compact_records`, `tessera_gather_records`,
-/// `tessera_rank_records`.
+/// `tessera_having`, `tessera_count_seen`, `tessera_compact_records_ordered`,
+/// `tessera_gather_records`, `tessera_rank_records`.
 pub const RECORDS_SOURCE: &str = "#include \"records.cuh\"\n";
 
 /// The bandwidth-measuring kernel (`bandwidth.cuh`): `tessera_read`.

@@ -757,7 +757,7 @@ impl GpuRuntime {
                     let terms = h.descriptors(accumulators, &arrays).ok_or_else(|| TesseraError::Internal("a HAVING term over an accumulator it cannot read".into()))?;
                     self.apply_having(&seen, *groups, &terms)?;
                 }
-                let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, hashed.is_some(), sort)?;
+                let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, sort)?;
                 report.phases.extend(groups.marks.iter().map(|&(name, at)| (name, ms(at))));
                 if groups.sorted {
                     if let Some(s) = state.sorts.get(&p.id) {
@@ -977,21 +977,19 @@ impl GpuRuntime {
         Ok(())
     }
 
-    /// The groups an aggregation saw, in group-number order (any order when `hashed`), with the words of each
-    /// accumulator array (`accs`, each a whole number of words per group) for them. Small
+    /// The groups an aggregation saw, in group-number order (a hash table's slot order
+    /// when it groups through one), with the words of each accumulator array (`accs`, each a whole number of words per group) for them. Small
     /// domains download `seen` and the arrays whole, in one round trip. Large ones (SSB
     /// q4.3: 2 M slots, 800 present) are compacted on the GPU into records (group number,
-    /// then each array's words) by kernels queued behind the aggregation, so only present
-    /// groups cross PCIe, and the first [`COMPACT_HEAD_RECORDS`] of them in the same round
-    /// trip as the count.
+    /// then each array's words, in group-number order) by kernels queued behind the
+    /// aggregation, so only present groups cross PCIe, and the first
+    /// [`COMPACT_HEAD_RECORDS`] of them in the same round trip as the count.
     ///
     /// With a `sort` (keys as [`GpuSort::descriptors`] gives them), the records are also
     /// ranked on the GPU and come back in its order, when there are at most
-    /// [`GPU_SORT_MAX_ROWS`] of them. `hashed`: the group numbers are hash-table slots,
-    /// whose order means nothing, so compacted records are not sorted by them on the host
-    /// (TPC-H q18 at SF 10: 15 M groups).
+    /// [`GPU_SORT_MAX_ROWS`] of them.
     #[allow(clippy::too_many_arguments)]
-    fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, hashed: bool, sort: Option<(usize, Vec<i64>)>) -> Result<FetchedGroups> {
+    fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, sort: Option<(usize, Vec<i64>)>) -> Result<FetchedGroups> {
         let dev = &self.device;
         let stream = dev.stream();
         if sort.is_none() && (scalar || groups < COMPACT_MIN_GROUPS) {
@@ -1018,9 +1016,19 @@ impl GpuRuntime {
         let rec_ptr = rec.as_slice().device_ptr(stream).0;
         let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let (n, w) = (groups as i64, width as i64);
-        let compact = self.helper("tessera_compact_records")?;
+        // In group-number order (`records.cuh`): each block counts its range of groups,
+        // then writes their records after the earlier blocks' ones.
+        let blocks = cfg.grid_dim.0 as usize;
+        let per_block = groups.div_ceil(blocks).next_multiple_of(cfg.block_dim.0 as usize) as i64;
+        // SAFETY: every block writes its count before the second kernel reads them.
+        let counts = unsafe { dev.memory().alloc_uninit::<u64>(blocks) }?;
+        let count = self.helper("tessera_count_seen")?;
+        let mut l = stream.launch_builder(&count);
+        l.arg(seen.as_slice()).arg(&n).arg(&per_block).arg(counts.as_slice());
+        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("count seen: {e:?}")))?;
+        let compact = self.helper("tessera_compact_records_ordered")?;
         let mut l = stream.launch_builder(&compact);
-        l.arg(seen.as_slice()).arg(&n).arg(&rec_ptr).arg(&w);
+        l.arg(seen.as_slice()).arg(&n).arg(&per_block).arg(counts.as_slice()).arg(&rec_ptr).arg(&w);
         unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("compact: {e:?}")))?;
         let gather = self.helper("tessera_gather_records")?;
         let mut off = 1i64;
@@ -1072,15 +1080,12 @@ impl GpuRuntime {
                 (r.rows, r.rows_out, r.bytes) = (present as u64, present as u64, (present * width * 8) as u64);
             }
         }
-        // Records in group-number order, unless ranked or hashed (a hashed group's number
-        // is its slot, in no useful order).
-        let perm = if sorted || hashed {
-            None
-        } else {
-            let numbers: Vec<usize> = (0..present).map(|i| word_at(&bytes, 1 + i * width) as usize).collect();
-            Some(group_order(&numbers, groups).ok_or_else(|| TesseraError::Internal(format!("{present} group records with numbers outside {groups} groups or repeated")))?)
-        };
-        let (order, values) = split_records(&bytes[8..], present, width, words, perm.as_deref())?;
+        // Records come in group-number order (a hashed group's number is its slot, in no
+        // useful order), unless ranked.
+        let (order, values) = split_records(&bytes[8..], present, width, words)?;
+        if !sorted && (order.windows(2).any(|w| w[0] >= w[1]) || order.last().is_some_and(|&g| g >= groups)) {
+            return Err(TesseraError::Internal(format!("{present} group records not in increasing group order below {groups}")));
+        }
         marks.push(("records split", Instant::now()));
         Ok(FetchedGroups { order, values, any: present > 0, sorted, marks })
     }
@@ -1091,37 +1096,11 @@ impl GpuRuntime {
     }
 }
 
-/// The order of records whose group numbers are `numbers` (distinct, below `groups`) by
-/// group number: record indices, or None when a number repeats or is out of range. A
-/// dense domain places each record at its number's slot in one pass (a comparison sort
-/// of TPC-H q13's 1 M records took 66 ms on the H200's host); a sparse one — fewer
-/// records than 1/[`SPARSE_GROUP_FRACTION`] of the domain — sorts them instead, since
-/// the slots alone cost a pass over the domain (q17's 2 044 parts of 2 M: 4.2 ms).
-fn group_order(numbers: &[usize], groups: usize) -> Option<Vec<usize>> {
-    let present = numbers.len();
-    if present.saturating_mul(SPARSE_GROUP_FRACTION) < groups {
-        let mut pairs: Vec<(usize, usize)> = numbers.iter().copied().zip(0..).collect();
-        pairs.sort_unstable();
-        let valid = pairs.windows(2).all(|w| w[0].0 < w[1].0) && pairs.last().is_none_or(|p| p.0 < groups);
-        return valid.then(|| pairs.into_iter().map(|(_, i)| i).collect());
-    }
-    let mut at = vec![usize::MAX; groups];
-    for (i, &g) in numbers.iter().enumerate() {
-        *at.get_mut(g)? = i;
-    }
-    let order: Vec<usize> = at.into_iter().filter(|&i| i != usize::MAX).collect();
-    (order.len() == present).then_some(order)
-}
-
-/// See [`group_order`]: below one record in this many slots of the domain, records are
-/// sorted rather than placed.
-const SPARSE_GROUP_FRACTION: usize = 16;
-
 /// Group records of `width` words each (the group number, then each accumulator array's
 /// `words`), `present` of them in `bytes`, taken apart into the group numbers and one
-/// vector per accumulator array, in `perm`'s order (else as they lie). Ranges of records
-/// go to threads of their own: at TPC-H SF 10, q18's 15 M groups are 480 MB of records.
-fn split_records(bytes: &[u8], present: usize, width: usize, words: &[usize], perm: Option<&[usize]>) -> Result<(Vec<usize>, Vec<Vec<u64>>)> {
+/// vector per accumulator array, in their order. Ranges of records go to threads of their
+/// own: at TPC-H SF 10, q18's 15 M groups are 480 MB of records.
+fn split_records(bytes: &[u8], present: usize, width: usize, words: &[usize]) -> Result<(Vec<usize>, Vec<Vec<u64>>)> {
     /// Records a thread takes apart at least (below it, one thread does all).
     const RECORDS_PER_THREAD: usize = 1 << 16;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(present / RECORDS_PER_THREAD).max(1);
@@ -1142,8 +1121,7 @@ fn split_records(bytes: &[u8], present: usize, width: usize, words: &[usize], pe
     }
     tessera_cpu::parallel::on_threads(parts, |(start, order, mut accs)| {
         for (k, o) in order.iter_mut().enumerate() {
-            let r = perm.map_or(start + k, |p| p[start + k]);
-            let at = r * width;
+            let at = (start + k) * width;
             *o = word(at) as usize;
             let mut off = at + 1;
             for (acc, &w) in accs.iter_mut().zip(words) {
@@ -1552,22 +1530,10 @@ mod tests {
     #[test]
     fn helper_kernels_compile_with_nvrtc() {
         if tessera_cuda::test_support::nvrtc_or_skip("helper kernels compile with NVRTC") {
-            compiles_with_kernels(RECORDS_SOURCE, &["tessera_fill_u64", "tessera_having", "tessera_compact_records", "tessera_gather_records", "tessera_rank_records"]);
-        }
-    }
-
-    /// Records come back in group-number order from a dense domain (placed) and a sparse
-    /// one (sorted); a repeated or out-of-range number is refused both ways.
-    #[test]
-    fn group_order_sorts_records_by_group_number() {
-        // Dense: 5 records in 8 groups.
-        assert_eq!(group_order(&[6, 0, 3, 7, 1], 8), Some(vec![1, 4, 2, 0, 3]));
-        // Sparse: 4 records in 1 000 000 groups.
-        assert_eq!(group_order(&[999_999, 5, 77, 0], 1_000_000), Some(vec![3, 1, 2, 0]));
-        assert_eq!(group_order(&[], 1_000_000), Some(vec![]));
-        for groups in [8, 1_000_000] {
-            assert_eq!(group_order(&[3, 1, 3], groups), None, "repeated, {groups} groups");
-            assert_eq!(group_order(&[2, groups], groups), None, "out of range, {groups} groups");
+            compiles_with_kernels(
+                RECORDS_SOURCE,
+                &["tessera_fill_u64", "tessera_having", "tessera_count_seen", "tessera_compact_records_ordered", "tessera_gather_records", "tessera_rank_records"],
+            );
         }
     }
 
