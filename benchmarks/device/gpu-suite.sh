@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Device runs for the CUDA backend's figures, in sections (each device command may run
 # at most 10 minutes, so a session calls this two or three times on one warm machine):
+#   tests   — the packed GPU unit tests alone
 #   check   — GPU unit tests (if packed), SSB SF1 with answers checked, `tessera difftest`
 #             (random queries, GPU vs CPU backend vs DataFusion, GPU required)
 #   clients — SSB SF20 from 1..16 concurrent clients through `tessera serve`, GPU on and off,
@@ -84,6 +85,10 @@ ncu_query() {  # $1: query, $2: generated kernels launched before its probe kern
 for section in "$@"; do
   echo "===== $section"
   case $section in
+  tests)
+    # The packed GPU unit tests alone (GPU and NVRTC required).
+    for t in /tmp/tessera-gpu/tests/*; do TESSERA_REQUIRE_GPU=1 TESSERA_REQUIRE_NVRTC=1 $t 2>&1 | grep -E "^(test result|test .*FAILED|failures)|panicked|skipped"; done
+    ;;
   check)
     if [ -d /tmp/tessera-gpu/tests ]; then
       for t in /tmp/tessera-gpu/tests/*; do TESSERA_REQUIRE_GPU=1 TESSERA_REQUIRE_NVRTC=1 $t 2>&1 | grep -E "^(test result|test .*FAILED|failures)|panicked|skipped"; done
