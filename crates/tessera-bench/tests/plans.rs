@@ -458,3 +458,31 @@ fn dependent_group_keys_reduce_q10_and_q18_to_one_key() {
         }
     }
 }
+
+/// TPC-H q13: with its orders counted per customer below the outer join (eager
+/// aggregation), the count per customer is grouped by `c_custkey`, a key of `customer`
+/// whose rows the probe of the grouped orders (unique keys) matches at most once, so it
+/// is a projection and the count of customers per count follows in the same pipeline.
+/// For both targets.
+#[test]
+fn one_row_groups_are_projections_in_q13() {
+    for target in [tessera_engine::Target::Cpu, tessera_engine::Target::Gpu] {
+        let (_dir, plans, _session) = plans_for(Suite::Tpch, target);
+        let (_, plan) = plans.iter().find(|(n, _)| *n == "q13").unwrap();
+        let aggregates: Vec<&tessera_ir::Aggregate> = plan
+            .pipelines()
+            .filter_map(|p| match &p.sink {
+                Sink::Aggregate(a) => Some(a),
+                _ => None,
+            })
+            .collect();
+        let keys: Vec<Vec<&str>> = aggregates.iter().map(|a| a.fields.iter().take(a.group_by.len()).map(|f| f.name.as_str()).collect()).collect();
+        assert_eq!(keys, vec![vec!["orders.o_custkey"], vec!["c_orders.c_count"]], "{target:?}:\n{plan}");
+        // The outer probe and the count of customers per count are one pipeline.
+        let outer = plan
+            .pipelines()
+            .find(|p| p.operators.iter().any(|o| matches!(o, tessera_ir::Operator::Probe(pr) if pr.kind == tessera_ir::JoinKind::LeftOuter)))
+            .unwrap_or_else(|| panic!("{target:?}: no outer probe\n{plan}"));
+        assert!(matches!(&outer.sink, Sink::Aggregate(a) if a.fields[0].name == "c_orders.c_count"), "{target:?}:\n{plan}");
+    }
+}

@@ -222,6 +222,25 @@ struct ColStats {
     unique: Option<bool>,
     /// The stored column the values are from, when they are a stored column's.
     origin: Option<Origin>,
+    /// The lone group key of an aggregation's result: one row a value, NULL included.
+    group_key: bool,
+    /// How the rows the values come from may repeat in the stream (see [`Repeats`]).
+    repeats: Repeats,
+}
+
+/// What a column's rows went through that may repeat them in a stream, for proving that
+/// no two rows of the stream hold the same value ([`Planner::proven_unique`]): a column
+/// whose values are unique where they come from (a key of its table, a lone group key)
+/// stays so through filters, projections, semi and anti joins, and through each inner or
+/// LEFT OUTER join that matches each of its rows at most once.
+#[derive(Debug, Clone, Default)]
+struct Repeats {
+    /// A LEFT OUTER join extended unmatched rows with NULLs in this column.
+    always: bool,
+    /// Per join that paired these rows with another side's: that side's join key
+    /// columns (None: a key that is not a plain column). The rows do not repeat if one
+    /// of them is proven unique there. Shared: the joins of a query nest them.
+    unless: Vec<Arc<Vec<Option<ColStats>>>>,
 }
 
 /// Where a column's values come from: column `column` of the rows of scan `instance`
@@ -413,6 +432,7 @@ impl Planner<'_> {
                     distinct: Some(ci.distinct),
                     unique: if share >= UNIQUE_MIN_SHARE { Some(true) } else if share < REPEATING_MAX_SHARE { Some(false) } else { None },
                     origin: Some(Origin { instance, column: c }),
+                    ..ColStats::default()
                 }
             })
             .collect();
@@ -532,7 +552,7 @@ impl Planner<'_> {
                 s
             }
             LogicalPlan::Aggregate(a) => {
-                let s = children.remove(0);
+                let mut s = children.remove(0);
                 let group_by: Vec<Expr> = a.group_expr.iter().map(|e| tr(e, a.input.schema())).collect();
                 let out_types: Vec<Type> = fields.iter().skip(group_by.len()).map(|f| f.ty).collect();
                 let aggregates: Vec<AggExpr> = a
@@ -541,6 +561,15 @@ impl Planner<'_> {
                     .zip(out_types)
                     .filter_map(|(e, ty)| aggregate(e, a.input.schema(), ty).ok())
                     .collect();
+                // A group key proven unique makes each group one row: the aggregation is a
+                // projection, and the pipeline goes on (TPC-H q13's count per customer,
+                // once its orders are counted per customer below the outer join).
+                let one_row_groups = group_by.iter().any(|k| matches!(k, Expr::Column { .. }) && self.proven_unique(&s.stats_of(k)));
+                if one_row_groups && aggregates.len() == a.aggr_expr.len() {
+                    let exprs: Vec<Expr> = group_by.iter().cloned().chain(aggregates.iter().map(|agg| one_row_aggregate(agg, &s.fields))).collect();
+                    s.project(exprs, fields);
+                    return s;
+                }
                 let (strategy, mut groups) = group_strategy(&group_by, &s);
                 let reduced = self.reduced_keys(&group_by, &s).map(|(r, independent_groups)| {
                     groups = groups.min(independent_groups);
@@ -566,6 +595,8 @@ impl Planner<'_> {
                         // may repeat, unless it was unique already.
                         st.unique = if single_key { Some(true) } else { st.unique.filter(|&u| u) };
                         st.origin = None;
+                        st.group_key = single_key;
+                        st.repeats = Repeats::default();
                         st
                     })
                     .collect();
@@ -660,6 +691,8 @@ impl Planner<'_> {
         let matched = match_fraction(&probe, &probe_keys, build.rows);
         let filtering = matches!(kind, JoinKind::Semi | JoinKind::Anti) && residual.is_none();
         let (build_unique, probe_unique) = (keys_unique(&build, &build_keys), keys_unique(&probe, &probe_keys));
+        let key_stats = |s: &Stream, keys: &[Expr]| Arc::new(keys.iter().map(|k| matches!(k, Expr::Column { .. }).then(|| s.stats_of(k))).collect::<Vec<_>>());
+        let (build_key_stats, probe_key_stats) = (key_stats(&build, &build_keys), key_stats(&probe, &probe_keys));
         let mut determines = build.determines.clone();
         if let ([Expr::Column { .. }], [Expr::Column { .. }]) = (probe_keys.as_slice(), build_keys.as_slice()) {
             if let (Some(b), Some(by)) = (build.stats_of(&build_keys[0]).origin, probe.stats_of(&probe_keys[0]).origin) {
@@ -675,6 +708,16 @@ impl Planner<'_> {
             }
             if probe_unique != Some(true) {
                 build_stats.iter_mut().for_each(|s| s.unique = s.unique.filter(|u| !u));
+            }
+            // Each probe row is repeated once per matching build row, and each build
+            // row once per matching probe row (plus, outer, NULLs for unmatched ones).
+            probe.stats.iter_mut().for_each(|s| s.repeats.unless.push(Arc::clone(&build_key_stats)));
+            for s in &mut build_stats {
+                if kind == JoinKind::LeftOuter {
+                    s.repeats.always = true;
+                } else {
+                    s.repeats.unless.push(Arc::clone(&probe_key_stats));
+                }
             }
         }
         probe.operators.push(Operator::Probe(Probe {
@@ -778,6 +821,28 @@ impl Planner<'_> {
         }
     }
 
+    /// Whether the column of `o` is a key of its table (no NULL, no value twice), checked
+    /// in the data. The HyperLogLog count first: a column far from one value a row is no
+    /// key, and the exact check (which reads the column) is not worth making.
+    fn is_key(&self, o: Origin) -> bool {
+        self.instances.get(o.instance).is_some_and(|t| {
+            let distinct = t.columns.get(o.column).map_or(0, |c| c.distinct) as f64;
+            t.rows > 0 && distinct >= UNIQUE_MIN_SHARE * t.rows as f64 && t.keys.is_key(o.column)
+        })
+    }
+
+    /// Whether no two rows of the stream hold the same value of a column with statistics
+    /// `st` (NULLs counted equal), proven rather than estimated: its values are unique
+    /// where they come from (a key of its table, or the lone group key of an
+    /// aggregation), and every join since matched each of its rows at most once — the
+    /// other side's join keys included a column proven unique there (see [`Repeats`]).
+    fn proven_unique(&self, st: &ColStats) -> bool {
+        let at_source = st.group_key || st.origin.is_some_and(|o| self.is_key(o));
+        at_source
+            && !st.repeats.always
+            && st.repeats.unless.iter().all(|keys| keys.iter().flatten().any(|k| self.proven_unique(k)))
+    }
+
     /// The group keys of an aggregation over `s` that the others determine (see
     /// [`ReducedKeys`]). A key column that is a key of its table (exactly, from the data)
     /// fixes its instance's row, and through joins on keys the rows of further
@@ -795,14 +860,7 @@ impl Planner<'_> {
                 _ => None,
             })
             .collect();
-        // The HyperLogLog count first: a column far from one value a row is no key, and
-        // the exact check (which reads the column) is not worth making.
-        let is_key = |o: Origin| {
-            self.instances.get(o.instance).is_some_and(|t| {
-                let distinct = t.columns.get(o.column).map_or(0, |c| c.distinct) as f64;
-                t.rows > 0 && distinct >= UNIQUE_MIN_SHARE * t.rows as f64 && t.keys.is_key(o.column)
-            })
-        };
+        let is_key = |o: Origin| self.is_key(o);
         let fixed_by = |roots: &[usize]| {
             let mut fixed: Vec<usize> = roots.iter().filter_map(|&i| origins[i].map(|o| o.instance)).collect();
             loop {
@@ -1157,6 +1215,26 @@ fn aggregate(e: &DfExpr, schema: &DFSchema, ty: Type) -> Result<AggExpr, String>
         }
     }
     Ok(AggExpr { func, arg, distinct: false, ty, name })
+}
+
+/// The value of `agg` over a group of one row, over that row's columns `fields`: a
+/// COUNT(*) is 1, a COUNT 0 or 1 as its argument is NULL or not, and SUM, AVG, MIN and
+/// MAX are the argument itself in the aggregate's type (a SUM or AVG of decimals
+/// widens, exactly).
+fn one_row_aggregate(agg: &AggExpr, fields: &[Field]) -> Expr {
+    let int = |v: i64| Expr::lit(tessera_ir::Scalar::Int(v), agg.ty);
+    // Only COUNT(*) has no argument.
+    let Some(arg) = &agg.arg else { return int(1) };
+    match agg.func {
+        AggFunc::CountStar => int(1),
+        AggFunc::Count => Expr::Case {
+            when_then: vec![(Expr::IsNull(Box::new(arg.clone())), int(0))],
+            otherwise: Some(Box::new(int(1))),
+            ty: agg.ty,
+        },
+        AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max if arg.ty(fields) == agg.ty => arg.clone(),
+        AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max => Expr::Cast { expr: Box::new(arg.clone()), ty: agg.ty },
+    }
 }
 
 /// Perfect hash when every key is a column with a small known domain, else hashing;

@@ -193,9 +193,9 @@ mod tests {
     fn stats() -> Vec<ColStats> {
         vec![
             // 0: d_year 1992..=1998, 7 distinct.
-            ColStats { range: Some((1992, 1998)), dictionary: None, distinct: Some(7), unique: None, origin: None },
+            ColStats { range: Some((1992, 1998)), dictionary: None, distinct: Some(7), unique: None, origin: None, ..ColStats::default() },
             // 1: a dictionary string with 25 distinct values.
-            ColStats { range: None, dictionary: Some(25), distinct: Some(25), unique: None, origin: None },
+            ColStats { range: None, dictionary: Some(25), distinct: Some(25), unique: None, origin: None, ..ColStats::default() },
             // 2: nothing known.
             ColStats::default(),
         ]
