@@ -262,7 +262,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 81;
+pub const TEMPLATES: usize = 83;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -616,6 +616,19 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             "SELECT d1.d1k, d1.region, d3.tag3, d1.nick, SUM(f.m), COUNT(*) FROM f JOIN d1 ON f.k1 = d1.d1k JOIN d3 ON f.k3 = d3.d3k \
              WHERE f.k2 <> {} GROUP BY d1.d1k, d1.region, d3.tag3, d1.nick",
             k2(rng)
+        ),
+        // One row a group: grouped by a key of its table through joins that match each
+        // row at most once (a projection when the keys are unique in the data; else, as
+        // when d1k repeats, an aggregation). TPC-H q13's shape, then every aggregate.
+        81 => format!(
+            "SELECT c, COUNT(*) FROM (SELECT d1.d1k, COUNT(f.id) AS c FROM d1 LEFT JOIN f ON f.k1 = d1.d1k AND f.k2 <> {} \
+             GROUP BY d1.d1k) AS t GROUP BY c",
+            k2(rng)
+        ),
+        82 => format!(
+            "SELECT f.id, COUNT(*), COUNT(f.n), SUM(f.m), AVG(f.m), AVG(f.v), MIN(d1.name), MAX(d1.w) FROM f LEFT JOIN d1 ON f.k1 = d1.d1k \
+             WHERE f.id % 499 = {} GROUP BY f.id",
+            rng.range(0, 498)
         ),
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),
