@@ -860,13 +860,12 @@ impl Planner<'_> {
                 _ => None,
             })
             .collect();
-        let is_key = |o: Origin| self.is_key(o);
         let fixed_by = |roots: &[usize]| {
             let mut fixed: Vec<usize> = roots.iter().filter_map(|&i| origins[i].map(|o| o.instance)).collect();
             loop {
                 let before = fixed.len();
                 for d in &s.determines {
-                    if fixed.contains(&d.by) && !fixed.contains(&d.build) && is_key(Origin { instance: d.build, column: d.key }) {
+                    if fixed.contains(&d.by) && !fixed.contains(&d.build) && self.is_key(Origin { instance: d.build, column: d.key }) {
                         fixed.push(d.build);
                     }
                 }
@@ -879,7 +878,7 @@ impl Planner<'_> {
         let mut roots: Vec<usize> = Vec::new();
         for (i, o) in origins.iter().enumerate() {
             if let Some(o) = o {
-                if !roots.iter().any(|&r| origins[r].map(|x| x.instance) == Some(o.instance)) && is_key(*o) {
+                if !roots.iter().any(|&r| origins[r].map(|x| x.instance) == Some(o.instance)) && self.is_key(*o) {
                     roots.push(i);
                 }
             }

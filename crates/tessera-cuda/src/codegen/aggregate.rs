@@ -55,9 +55,10 @@ pub const MAX_TABLE_COPIES: usize = 32;
 /// Shared atomics on one address serialize, and with fewer slots than lanes the rows of
 /// a warp land on the same few addresses: TPC-H q1 (4 groups present among 6 slots, 8
 /// aggregates over 59 M rows) took 13.5 ms at SF 10 on the H200 against a 0.62 ms
-/// bandwidth model with one copy (`gpu-h200-2026-11-25g`). With a copy per lane, lanes
-/// of a warp add into distinct addresses; the copies are summed inside the block before
-/// its one merge into the global arrays. Domains of a warp's lanes or more (every SSB
+/// bandwidth model with one copy (`gpu-h200-2026-11-25g`), 3.2 ms with 16
+/// (`gpu-h200-2026-11-25h`). With a copy per lane, lanes of a warp add into distinct
+/// addresses; the copies are summed inside the block before its one merge into the
+/// global arrays. Domains of a warp's lanes or more (every SSB
 /// aggregation) keep one copy: their rows spread over the slots already, and a larger
 /// table takes L1 from the probes' bitmaps (`benchmarks/results/README.md`, "Seen flags").
 pub fn table_copies(slots: usize, per_slot: usize) -> usize {

@@ -512,6 +512,14 @@ fn golden_grouped_copies_kernel() {
     let SinkLayout::Aggregate { table, .. } = &k.sink else { panic!("not an aggregate") };
     assert_eq!(*table, GroupTable::Direct { slots: 5, copies: 32 });
     golden("grouped_copies", &k.source);
+    // Over 2^32 rows the sums are 128-bit, folded with their carry.
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.rows = 1 << 33;
+    let k = generate(&p, &cols(), &[]).unwrap();
+    assert!(k.source.contains("Int128 m_a0 = sh_a0[s * 32]; for (int c = 1; c < 32; ++c) { { const unsigned long long lo = m_a0.lo + sh_a0[s * 32 + c].lo;"), "{}", k.source);
+    if crate::test_support::nvrtc_or_skip("128-bit copies compile with NVRTC") {
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+    }
 }
 
 /// Expressions: CASE branches (a lambda when a branch needs statements), checked
