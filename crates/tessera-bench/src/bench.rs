@@ -24,6 +24,9 @@ use crate::suite::{Query, Suite};
 pub enum EngineKind {
     /// Tessera itself.
     Tessera,
+    /// Tessera in the same process with the GPU left out (`tessera.device = 'cpu'`).
+    #[serde(rename = "tessera-cpu")]
+    TesseraCpu,
     /// Plain DataFusion over the same in-memory tables.
     DataFusion,
     /// DuckDB (Python module) over the store's Parquet files, loaded into memory.
@@ -31,10 +34,11 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
-    /// Parses `tessera`, `datafusion` or `duckdb`.
+    /// Parses `tessera`, `tessera-cpu`, `datafusion` or `duckdb`.
     pub fn parse(s: &str) -> Option<EngineKind> {
         match s.to_ascii_lowercase().as_str() {
             "tessera" => Some(EngineKind::Tessera),
+            "tessera-cpu" => Some(EngineKind::TesseraCpu),
             "datafusion" => Some(EngineKind::DataFusion),
             "duckdb" => Some(EngineKind::DuckDb),
             _ => None,
@@ -45,6 +49,7 @@ impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Tessera => "tessera",
+            EngineKind::TesseraCpu => "tessera-cpu",
             EngineKind::DataFusion => "datafusion",
             EngineKind::DuckDb => "duckdb",
         }
@@ -289,6 +294,20 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                     run.gpu = per_run.lock().ok().and_then(|v| gpu_figures(&v, peak));
                     results.push(run);
                 }
+            }
+            EngineKind::TesseraCpu => {
+                // The same session under `tessera.device = 'cpu'`: the GPU present but
+                // left out, in the process that times Tessera with it (two processes
+                // differ by up to a fifth on the same CPU-backend queries: see
+                // `benchmarks/results/gpu-h200-2026-11-25h/README.md`).
+                session.execute("SET tessera.device = 'cpu'").await?;
+                for q in &queries {
+                    results.push(time_query(q, *engine, opts.runs, || async {
+                        let out = session.execute(q.sql.trim().trim_end_matches(';')).await?;
+                        check::to_rows(&out.batches)
+                    }).await);
+                }
+                session.execute("SET tessera.device = 'auto'").await?;
             }
             EngineKind::DataFusion => {
                 let ctx = datafusion_peer(&session, opts)?;

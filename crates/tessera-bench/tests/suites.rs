@@ -4,20 +4,20 @@
 use tessera_bench::bench::{self, BenchOptions, Check, EngineKind};
 use tessera_bench::Suite;
 
-fn run_suite(suite: Suite) {
+fn run_suite(suite: Suite, engines: Vec<EngineKind>) {
     let dir = tempfile::tempdir().unwrap();
     let opts = BenchOptions {
         suite,
         sf: 1.0,
         queries: Vec::new(),
         runs: 0,
-        engines: vec![EngineKind::Tessera],
+        engines: engines.clone(),
         threads: 2,
         data_dir: dir.path().to_path_buf(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let report = runtime.block_on(bench::run(&opts, &|_| {})).unwrap();
-    assert_eq!(report.results.len(), suite.queries().len());
+    assert_eq!(report.results.len(), suite.queries().len() * engines.len());
     let failures: Vec<String> = report
         .results
         .iter()
@@ -29,10 +29,11 @@ fn run_suite(suite: Suite) {
 
 #[test]
 fn ssb_sf1_answers_check() {
-    run_suite(Suite::Ssb);
+    // Also with the GPU left out in the same process (`tessera-cpu`).
+    run_suite(Suite::Ssb, vec![EngineKind::Tessera, EngineKind::TesseraCpu]);
 }
 
 #[test]
 fn tpch_sf1_answers_check() {
-    run_suite(Suite::Tpch);
+    run_suite(Suite::Tpch, vec![EngineKind::Tessera]);
 }

@@ -44,7 +44,8 @@ pub struct BenchArgs {
     /// Warm runs per query, after one cold run.
     #[arg(long, default_value_t = 5)]
     runs: usize,
-    /// Engines to run: tessera, datafusion, duckdb (repeat the flag for several).
+    /// Engines to run: tessera, tessera-cpu (the same process with the GPU left out:
+    /// `tessera.device = 'cpu'`), datafusion, duckdb (repeat the flag for several).
     #[arg(long = "engine", default_value = "tessera")]
     engines: Vec<String>,
     /// Threads for every engine (default: all cores).
@@ -128,7 +129,7 @@ pub async fn bench(data_dir: &Path, args: &BenchArgs) -> Result<(), String> {
         .engines
         .iter()
         .flat_map(|e| e.split(','))
-        .map(|e| EngineKind::parse(e).ok_or_else(|| format!("unknown engine '{e}' (tessera, datafusion, duckdb)")))
+        .map(|e| EngineKind::parse(e).ok_or_else(|| format!("unknown engine '{e}' (tessera, tessera-cpu, datafusion, duckdb)")))
         .collect::<Result<Vec<_>, _>>()?;
     let opts = BenchOptions {
         suite,
