@@ -1,6 +1,6 @@
-// compact.cuh: stream compaction by warps, for generated kernels that materialize rows
-// and the runtime's group compaction (records.cuh). The output is a set, not a stable
-// order; sort afterwards if an order is needed.
+// compact.cuh: stream compaction by warps, for generated kernels that materialize rows.
+// The output is a set, not a stable order; sort afterwards if an order is needed (the
+// runtime's group records, records.cuh, are compacted in order by a block-wide scan).
 #pragma once
 #include "types.cuh"
 

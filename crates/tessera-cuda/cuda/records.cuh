@@ -11,7 +11,7 @@
 // by tessera.cuh: its __global__ kernels would be compiled into every generated
 // pipeline's module.
 #pragma once
-#include "compact.cuh"
+#include "types.cuh"
 
 // Sets a[0..n) to v.
 extern "C" __global__ void tessera_fill_u64(unsigned long long* a, long long n, unsigned long long v) {

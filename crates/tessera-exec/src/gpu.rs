@@ -978,8 +978,9 @@ impl GpuRuntime {
     }
 
     /// The groups an aggregation saw, in group-number order (a hash table's slot order
-    /// when it groups through one), with the words of each accumulator array (`accs`, each a whole number of words per group) for them. Small
-    /// domains download `seen` and the arrays whole, in one round trip. Large ones (SSB
+    /// when it groups through one), with the words of each accumulator array (`accs`,
+    /// each a whole number of words per group) for them. Small domains download `seen`
+    /// and the arrays whole, in one round trip. Large ones (SSB
     /// q4.3: 2 M slots, 800 present) are compacted on the GPU into records (group number,
     /// then each array's words, in group-number order) by kernels queued behind the
     /// aggregation, so only present groups cross PCIe, and the first
