@@ -262,7 +262,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 83;
+pub const TEMPLATES: usize = 87;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -629,6 +629,30 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             "SELECT f.id, COUNT(*), COUNT(f.n), SUM(f.m), AVG(f.m), AVG(f.v), MIN(d1.name), MAX(d1.w) FROM f LEFT JOIN d1 ON f.k1 = d1.d1k \
              WHERE f.id % 499 = {} GROUP BY f.id",
             rng.range(0, 498)
+        ),
+        // A LEFT OUTER join's NULLs through expressions (the GPU carries them in
+        // filters and projections): three-valued OR and NOT, COALESCE as a group key,
+        // CASE over NULL conditions, IS NOT DISTINCT FROM, arithmetic, a residual in ON.
+        83 => format!(
+            "SELECT f.k2, COUNT(*), SUM(f.v) FROM f LEFT JOIN d1 ON f.k1 = d1.d1k WHERE d1.w > {} OR d1.d1k IS NULL GROUP BY f.k2",
+            cents(rng.range(-99_999, 9_999_999))
+        ),
+        84 => format!(
+            "SELECT COALESCE(d1.cat, -1) AS c, COUNT(*), SUM(f.m) FROM f LEFT JOIN d1 ON f.k1 = d1.d1k AND d1.cat <> {} \
+             GROUP BY COALESCE(d1.cat, -1)",
+            cat(rng)
+        ),
+        85 => format!(
+            "SELECT COUNT(*), SUM(CASE WHEN d1.cat IS NULL THEN f.v ELSE 0 END), SUM(CASE WHEN d1.cat + f.k2 > {} THEN 1 ELSE 0 END) \
+             FROM f LEFT JOIN d1 ON f.k1 = d1.d1k WHERE NOT (d1.cat < {})",
+            rng.range(0, 60),
+            cat(rng)
+        ),
+        86 => format!(
+            "SELECT f.k2, COUNT(*), COUNT(d1.cat) FROM f LEFT JOIN d1 ON f.k1 = d1.d1k AND f.k2 <> d1.cat * {} \
+             WHERE d1.d1k IS NOT DISTINCT FROM f.k1 OR f.v < {} GROUP BY f.k2",
+            rng.range(1, 5),
+            v(rng)
         ),
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),

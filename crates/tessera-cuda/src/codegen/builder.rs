@@ -32,6 +32,11 @@ pub struct Builder<'a> {
     pub layout: Vec<Val>,
     /// Per column of the current layout: its dictionary when it holds codes.
     pub dicts: Vec<Option<DictRef>>,
+    /// Per column of the current layout: when it may be NULL (a LEFT OUTER join's build
+    /// columns), the condition under which it is not (a `bool` value of the kernel); its
+    /// value is then 0 where it is NULL. Only filters and projections read such columns
+    /// (`filter::value`); sinks, keys and string functions refuse them.
+    pub nulls: Vec<Option<CExpr>>,
     /// Source columns loaded so far (values named `c{i}`).
     pub loaded: Vec<usize>,
     /// The value holding each source column loaded so far.
@@ -61,6 +66,7 @@ impl<'a> Builder<'a> {
             branches: Vec::new(),
             layout: (0..cols.len()).map(Val::Source).collect(),
             dicts: cols.iter().map(|c| c.dictionary).collect(),
+            nulls: vec![None; cols.len()],
             loaded: Vec::new(),
             column_values: std::collections::HashMap::new(),
             pass: 1.0,
@@ -182,11 +188,11 @@ impl<'a> Builder<'a> {
     }
 
     fn branch_over(&mut self, over: Option<Chain>, f: impl FnOnce(&mut Self) -> Lowered<CExpr>) -> Lowered<CExpr> {
-        let saved = (self.layout.clone(), self.dicts.clone(), self.loaded.clone(), self.column_values.clone(), self.pass);
+        let saved = (self.layout.clone(), self.dicts.clone(), self.nulls.clone(), self.loaded.clone(), self.column_values.clone(), self.pass);
         self.branches.push(Vec::new());
         let result = f(self);
         let stmts = self.branches.pop().unwrap_or_default();
-        (self.layout, self.dicts, self.loaded, self.column_values, self.pass) = saved;
+        (self.layout, self.dicts, self.nulls, self.loaded, self.column_values, self.pass) = saved;
         let value = result?;
         Ok(if stmts.is_empty() && over.is_none() { value } else { CExpr(vec![Piece::Branch(Box::new(Branch { stmts, result: value, over }))]) })
     }

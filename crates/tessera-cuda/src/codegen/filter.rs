@@ -30,11 +30,15 @@ pub const IN_LIST_MAX_BITMAP_BITS: u64 = 1 << 21;
 /// [`IN_LIST_MAX_COMPARES`]).
 pub const IN_LIST_MAX_SPREAD_VALUES: usize = 64;
 
-/// A filter: one row test per conjunct.
+/// A filter: one row test per conjunct; a conjunct that is NULL drops the row, as false
+/// does.
 pub fn filter(b: &mut Builder<'_>, predicate: &Expr, fields: &[Field]) -> Lowered<()> {
     for c in predicate.conjuncts() {
-        let c = expr(b, c, fields)?;
-        b.reject(cx!["!(", c, ")"]);
+        let test = match value(b, c, fields)? {
+            (c, None) => c,
+            (c, Some(ok)) => cx!["(", ok, " && ", c, ")"],
+        };
+        b.reject(cx!["!(", test, ")"]);
     }
     Ok(())
 }
@@ -43,43 +47,90 @@ pub fn filter(b: &mut Builder<'_>, predicate: &Expr, fields: &[Field]) -> Lowere
 pub fn project(b: &mut Builder<'_>, exprs: &[Expr], out: &[Field], fields: &[Field]) -> Lowered<()> {
     let mut vals = Vec::new();
     let mut dicts = Vec::new();
+    let mut nulls = Vec::new();
     for (e, f) in exprs.iter().zip(out) {
         dicts.push(match e {
             Expr::Column { index, .. } => b.dicts.get(*index).copied().flatten(),
             _ => None,
         });
         match e {
-            Expr::Column { index, .. } => vals.push(b.layout.get(*index).cloned().ok_or_else(|| Reason::Inconsistent(format!("projected column #{index}")))?),
+            Expr::Column { index, .. } => {
+                vals.push(b.layout.get(*index).cloned().ok_or_else(|| Reason::Inconsistent(format!("projected column #{index}")))?);
+                nulls.push(b.nulls.get(*index).cloned().flatten());
+            }
             e => {
                 let w = value_width(f.ty).filter(|_| f.ty != Type::Utf8).ok_or(Reason::ValueType(f.ty))?;
-                let v = expr(b, e, fields)?;
+                let (v, ok) = value(b, e, fields)?;
                 let n = b.var(w.ctype(), "p", cx![format!("({})(", w.c()), v, ")"]);
                 vals.push(Val::Local(n, w));
+                nulls.push(ok.map(|ok| b.var(CType::Bool, "nv", ok)));
             }
         }
     }
     b.layout = vals;
     b.dicts = dicts;
+    b.nulls = nulls;
     Ok(())
 }
 
-/// A C expression of type `long long` (integers) or `bool` (predicates).
+/// A C expression of type `long long` (integers) or `bool` (predicates) for a value that
+/// is never NULL: one that may be (see [`Builder::nulls`]) is refused.
 pub fn expr(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
+    match value(b, e, input)? {
+        (v, None) => Ok(v),
+        (_, Some(_)) => Err(Reason::NullableValue(e.to_string())),
+    }
+}
+
+/// Whether `e` may be NULL in the current layout (a column that may be is in it, other
+/// than under IS [NOT] NULL or IS [NOT] DISTINCT FROM).
+fn may_be_null(b: &Builder<'_>, e: &Expr) -> bool {
+    match e {
+        Expr::Column { index, .. } => b.nulls.get(*index).is_some_and(Option::is_some),
+        Expr::IsNull(_) | Expr::IsNotNull(_) | Expr::Cmp { op: CmpOp::Distinct | CmpOp::NotDistinct, .. } => false,
+        Expr::Case { when_then, otherwise, .. } => otherwise.as_deref().is_none_or(|o| case_may_be_null(b, when_then, o)),
+        e => e.children().into_iter().any(|c| may_be_null(b, c)),
+    }
+}
+
+/// Both operands' conditions of not being NULL, when either has one: a value computed from
+/// both is NULL when either is.
+fn both(a: Option<CExpr>, b: Option<CExpr>) -> Option<CExpr> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(cx!["(", a, " && ", b, ")"]),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The C expression of `e` (`long long` for integers, `bool` for predicates) and, when it
+/// may be NULL, the condition under which it is not: SQL's three-valued logic over the
+/// columns a LEFT OUTER join may have left NULL. Operators on a NULL give NULL, except
+/// IS [NOT] NULL, IS [NOT] DISTINCT FROM, and AND/OR when the other side decides them
+/// (FALSE AND NULL is FALSE, TRUE OR NULL is TRUE). A value that is NULL computes with 0
+/// in its place (the arithmetic stays defined; a division by it may raise an error flag,
+/// which only sends the query to the CPU backend).
+pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, Option<CExpr>)> {
     Ok(match e {
-        Expr::Column { index, .. } => super::scan::column(b, *index)?.0,
-        Expr::Literal { value, ty } => match value {
-            Scalar::Int(v) => b.literal(*v),
-            Scalar::Date32(d) => b.literal(i64::from(*d)),
-            Scalar::Decimal(d) if value_width(*ty) == Some(Width::I64) => b.literal(i64::try_from(*d).map_err(|_| Reason::Literal(format!("decimal {d} wider than 64 bits")))?),
-            Scalar::Boolean(v) => CExpr::text(v.to_string()),
-            other => return Err(Reason::Literal(format!("{other:?}"))),
-        },
+        Expr::Column { index, .. } => {
+            let v = super::scan::value(b, *index)?.0;
+            (v, b.nulls.get(*index).cloned().flatten())
+        }
+        Expr::Literal { value, ty } => (
+            match value {
+                Scalar::Int(v) => b.literal(*v),
+                Scalar::Date32(d) => b.literal(i64::from(*d)),
+                Scalar::Decimal(d) if value_width(*ty) == Some(Width::I64) => b.literal(i64::try_from(*d).map_err(|_| Reason::Literal(format!("decimal {d} wider than 64 bits")))?),
+                Scalar::Boolean(v) => CExpr::text(v.to_string()),
+                other => return Err(Reason::Literal(format!("{other:?}"))),
+            },
+            None,
+        ),
         Expr::Cmp { op, left, right } => {
             if left.ty(input) == Type::Utf8 || right.ty(input) == Type::Utf8 {
                 return Err(Reason::StringComparison);
             }
-            let (l, r) = (expr(b, left, input)?, expr(b, right, input)?);
-            let op = match op {
+            let ((l, lo), (r, ro)) = (value(b, left, input)?, value(b, right, input)?);
+            let sym = match op {
                 CmpOp::Eq | CmpOp::NotDistinct => "==",
                 CmpOp::NotEq | CmpOp::Distinct => "!=",
                 CmpOp::Lt => "<",
@@ -87,44 +138,124 @@ pub fn expr(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
                 CmpOp::Gt => ">",
                 CmpOp::GtEq => ">=",
             };
-            cx!["((long long)(", l, format!(") {op} (long long)("), r, "))"]
+            let cmp = cx!["((long long)(", l, format!(") {sym} (long long)("), r, "))"];
+            match (op, both(lo.clone(), ro.clone())) {
+                (_, None) => (cmp, None),
+                // Never NULL: two NULLs are not distinct, a NULL and a value are.
+                (CmpOp::NotDistinct | CmpOp::Distinct, Some(_)) => {
+                    let (lo, ro) = (lo.unwrap_or_else(|| CExpr::text("true")), ro.unwrap_or_else(|| CExpr::text("true")));
+                    let same = cx!["((", lo.clone(), " && ", ro.clone(), " && ", cmp, ") || (!", lo, " && !", ro, "))"];
+                    (if *op == CmpOp::NotDistinct { same } else { cx!["(!", same, ")"] }, None)
+                }
+                (_, ok) => (cmp, ok),
+            }
         }
-        Expr::And(x, y) => cx!["(", expr(b, x, input)?, " && ", expr(b, y, input)?, ")"],
-        Expr::Or(x, y) => cx!["(", expr(b, x, input)?, " || ", expr(b, y, input)?, ")"],
-        Expr::Not(x) => cx!["(!", expr(b, x, input)?, ")"],
-        // Columns on the GPU are not nullable (checked when the kernel is generated).
-        Expr::IsNull(_) => CExpr::text("false"),
-        Expr::IsNotNull(_) => CExpr::text("true"),
+        Expr::And(x, y) => {
+            let ((vx, ox), (vy, oy)) = (value(b, x, input)?, value(b, y, input)?);
+            let v = cx!["(", vx.clone(), " && ", vy.clone(), ")"];
+            match (ox, oy) {
+                (None, None) => (v, None),
+                // FALSE whenever a side is a FALSE that is not NULL.
+                (ox, oy) => {
+                    let (ox, oy) = (ox.unwrap_or_else(|| CExpr::text("true")), oy.unwrap_or_else(|| CExpr::text("true")));
+                    (v, Some(cx!["((", ox.clone(), " && ", oy.clone(), ") || (", ox, " && !", vx, ") || (", oy, " && !", vy, "))"]))
+                }
+            }
+        }
+        Expr::Or(x, y) => {
+            let ((vx, ox), (vy, oy)) = (value(b, x, input)?, value(b, y, input)?);
+            match (ox, oy) {
+                (None, None) => (cx!["(", vx, " || ", vy, ")"], None),
+                // TRUE whenever a side is a TRUE that is not NULL.
+                (ox, oy) => {
+                    let (ox, oy) = (ox.unwrap_or_else(|| CExpr::text("true")), oy.unwrap_or_else(|| CExpr::text("true")));
+                    let (tx, ty) = (cx!["(", ox.clone(), " && ", vx, ")"], cx!["(", oy.clone(), " && ", vy, ")"]);
+                    (cx!["(", tx.clone(), " || ", ty.clone(), ")"], Some(cx!["((", ox, " && ", oy, ") || ", tx, " || ", ty, ")"]))
+                }
+            }
+        }
+        Expr::Not(x) => {
+            let (v, ok) = value(b, x, input)?;
+            (cx!["(!", v, ")"], ok)
+        }
+        // A column that cannot be NULL is not evaluated.
+        Expr::IsNull(x) if !may_be_null(b, x) => (CExpr::text("false"), None),
+        Expr::IsNotNull(x) if !may_be_null(b, x) => (CExpr::text("true"), None),
+        Expr::IsNull(x) | Expr::IsNotNull(x) => {
+            let ok = value(b, x, input)?.1.unwrap_or_else(|| CExpr::text("true"));
+            (if matches!(e, Expr::IsNull(_)) { cx!["(!", ok, ")"] } else { ok }, None)
+        }
         Expr::InList { expr: x, list, negated } => {
-            let x = expr(b, x, input)?;
+            let (x, ok) = value(b, x, input)?;
             let test = in_list(b, x, list)?;
-            if *negated { cx!["(!", test, ")"] } else { test }
+            (if *negated { cx!["(!", test, ")"] } else { test }, ok)
         }
         Expr::Arith { op, left, right, ty } => arith(b, *op, left, right, *ty, input)?,
-        Expr::Negate(x) => cx!["(-(long long)(", expr(b, x, input)?, "))"],
+        Expr::Negate(x) => {
+            let (v, ok) = value(b, x, input)?;
+            (cx!["(-(long long)(", v, "))"], ok)
+        }
         Expr::Cast { expr: x, ty } => cast(b, x, *ty, input)?,
-        Expr::DatePart { part: tessera_ir::DatePart::Year, expr: x } => cx!["tessera_year((long long)(", expr(b, x, input)?, "))"],
+        Expr::DatePart { part: tessera_ir::DatePart::Year, expr: x } => {
+            let (v, ok) = value(b, x, input)?;
+            (cx!["tessera_year((long long)(", v, "))"], ok)
+        }
         Expr::Case { when_then, otherwise, ty } => {
             if value_width(*ty).is_none() || *ty == Type::Utf8 {
                 return Err(Reason::Case(format!("CASE of type {ty}")));
             }
-            // The conditional operator evaluates only the branch taken, as SQL does.
-            let Some(o) = otherwise else { return Err(Reason::Case("CASE without ELSE (NULL)".into())) };
-            let mut s = b.branch(|b| expr(b, o, input))?;
+            // The conditional operator evaluates only the branch taken, as SQL does; a
+            // condition that is NULL is not taken. A branch that may be NULL is lowered
+            // a second time for its condition of not being NULL.
+            let nullable = otherwise.as_deref().is_none_or(|o| case_may_be_null(b, when_then, o));
+            let branch = |b: &mut Builder<'_>, x: &Expr| -> Lowered<(CExpr, CExpr)> {
+                let v = b.branch(|b| expr_value(b, x, input))?;
+                let ok = if nullable && may_be_null(b, x) { b.branch(|b| Ok(value(b, x, input)?.1.unwrap_or_else(|| CExpr::text("true"))))? } else { CExpr::text("true") };
+                Ok((v, ok))
+            };
+            // Without an ELSE, the ELSE is NULL.
+            let (mut s, mut s_ok) = match otherwise {
+                Some(o) => branch(b, o)?,
+                None => (CExpr::text("0LL"), CExpr::text("false")),
+            };
             for (w, t) in when_then.iter().rev() {
-                let c = expr(b, w, input)?;
-                let v = b.branch(|b| expr(b, t, input))?;
-                s = cx!["((", c, ") ? (long long)(", v, ") : (long long)(", s, "))"];
+                let c = match value(b, w, input)? {
+                    (c, None) => c,
+                    (c, Some(ok)) => cx!["(", ok, " && ", c, ")"],
+                };
+                let (v, v_ok) = branch(b, t)?;
+                s = cx!["((", c.clone(), ") ? (long long)(", v, ") : (long long)(", s, "))"];
+                if nullable {
+                    s_ok = cx!["((", c, ") ? (", v_ok, ") : (", s_ok, "))"];
+                }
             }
-            s
+            (s, nullable.then_some(s_ok))
         }
         Expr::Like { expr: x, pattern, negated, case_insensitive } => {
             let test = like(b, x, pattern, *case_insensitive)?;
-            if *negated { cx!["(!", test, ")"] } else { test }
+            (if *negated { cx!["(!", test, ")"] } else { test }, None)
         }
         Expr::Subquery { .. } => return Err(Reason::Subquery),
         other => return Err(Reason::Expression(other.to_string())),
     })
+}
+
+/// Whether a CASE may be NULL: one of its values may be, and nothing the CASE tested
+/// proves it is not where it is taken — `WHEN x IS NOT NULL [AND ...] THEN x`, or
+/// `WHEN x IS NULL THEN ... ELSE x` (an IS NULL is never NULL, so the ELSE is reached
+/// only where it was false). These are COALESCE as DataFusion writes it and TPC-H q13's
+/// count of a LEFT OUTER join's rows.
+fn case_may_be_null(b: &Builder<'_>, when_then: &[(Expr, Expr)], otherwise: &Expr) -> bool {
+    let tested_not_null = |w: &Expr, t: &Expr| w.conjuncts().iter().any(|c| matches!(c, Expr::IsNotNull(x) if x.as_ref() == t));
+    let when_may = when_then.iter().any(|(w, t)| may_be_null(b, t) && !tested_not_null(w, t));
+    let else_tested = when_then.iter().any(|(w, _)| matches!(w, Expr::IsNull(x) if x.as_ref() == otherwise));
+    when_may || (may_be_null(b, otherwise) && !else_tested)
+}
+
+/// The value of `e`, NULL or not (a CASE branch's: its condition of not being NULL is
+/// lowered apart).
+fn expr_value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
+    Ok(value(b, e, input)?.0)
 }
 
 /// `x LIKE pattern` over a string column without a dictionary (`tessera_like` in
@@ -227,7 +358,7 @@ fn in_bitmap(b: &mut Builder<'_>, x: CExpr, vals: &[i64]) -> CExpr {
 
 /// Integer and decimal `+ - *`, exact in 128 bits and checked against the result type's
 /// range (overflow raises `flags[0]`).
-fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, input: &[Field]) -> Lowered<CExpr> {
+fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, input: &[Field]) -> Lowered<(CExpr, Option<CExpr>)> {
     let (lt, rt) = (left.ty(input), right.ty(input));
     let scale = |t: Type| match t {
         Type::Decimal { scale, .. } => Some(scale),
@@ -237,7 +368,7 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
     let (Some(ls), Some(rs), Some(os)) = (scale(lt), scale(rt), scale(ty)) else {
         return Err(Reason::Arithmetic(format!("arithmetic on {lt} and {rt}")));
     };
-    let (l, r) = (expr(b, left, input)?, expr(b, right, input)?);
+    let ((l, lo_ok), (r, ro)) = (value(b, left, input)?, value(b, right, input)?);
     let pow = |k: i8| 10i128.pow(k.max(0) as u32);
     let value = match op {
         ArithOp::Add | ArithOp::Sub => {
@@ -256,15 +387,15 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
         other => return Err(Reason::Arithmetic(other.to_string())),
     };
     let (lo, hi) = value_bounds(ty).ok_or(Reason::ValueType(ty))?;
-    Ok(b.var(CType::LongLong, "a", cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, flags)")]))
+    Ok((b.var(CType::LongLong, "a", cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, flags)")]), both(lo_ok, ro)))
 }
 
 /// CAST between integer and decimal types, checked against the target's range.
-fn cast(b: &mut Builder<'_>, x: &Expr, ty: Type, input: &[Field]) -> Lowered<CExpr> {
+fn cast(b: &mut Builder<'_>, x: &Expr, ty: Type, input: &[Field]) -> Lowered<(CExpr, Option<CExpr>)> {
     let from = x.ty(input);
-    let v = expr(b, x, input)?;
+    let (v, ok) = value(b, x, input)?;
     let scale = match (from, ty) {
-        (f, t) if f == t => return Ok(v),
+        (f, t) if f == t => return Ok((v, ok)),
         (f, t) if f.is_integer() && t.is_integer() => None,
         (f, Type::Decimal { scale, .. }) if f.is_integer() || matches!(f, Type::Decimal { .. }) => {
             let fs = match f {
@@ -283,5 +414,5 @@ fn cast(b: &mut Builder<'_>, x: &Expr, ty: Type, input: &[Field]) -> Lowered<CEx
         None => cx!["tessera_checked((__int128)(", v, format!("), {lo}LL, {hi}LL, flags)")],
         Some(k) => cx!["tessera_checked((__int128)(", v, format!(") * {k}, {lo}LL, {hi}LL, flags)")],
     };
-    Ok(b.var(CType::LongLong, "k", value))
+    Ok((b.var(CType::LongLong, "k", value), ok))
 }

@@ -195,9 +195,11 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
             // Keep the layout the operator's output, so the rest is still checked.
             b.layout.truncate(out.len());
             b.dicts.truncate(out.len());
+            b.nulls.truncate(out.len());
             while b.layout.len() < out.len() {
                 b.layout.push(Val::Local(cx!["0"], Width::I64));
                 b.dicts.push(None);
+                b.nulls.push(None);
             }
         }
         if matches!(op, Operator::Probe(_)) {

@@ -173,22 +173,27 @@ fn dense_slot(b: &mut Builder<'_>, t: &GpuTable, key: CExpr, narrow: bool) -> CE
 /// duplicate key sends the query to the CPU), so a match is that one row: an inner join
 /// gathers its payload and tests the residual as a filter; a semi or anti join tests
 /// `found && residual`, gathering the payload inside the test, only for rows whose key
-/// matched. A membership table (no payload, repeated keys one entry) answers only semi
-/// and anti probes without a residual.
+/// matched; a LEFT OUTER join keeps every row, gathers the payload where the key
+/// matched and makes it NULL where the key or the residual did not (the payload
+/// columns' condition of not being NULL is the match, see [`Builder::nulls`]). A
+/// membership table (no payload, repeated keys one entry) answers only semi and anti
+/// probes without a residual; a LEFT OUTER join of a chained (1:N) table is not lowered.
 pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hoisted: &HashMap<usize, CExpr>, fields: &[Field]) -> Lowered<()> {
     if p.null_aware || p.nulls_equal {
         return Err(Reason::ProbeShape);
     }
-    if !matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti) {
+    let outer = p.kind == JoinKind::LeftOuter;
+    if !(matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti) || (outer && t.chain.is_none())) {
         return Err(Reason::JoinKind(p.kind));
     }
     if t.hashed.is_none() && p.keys.len() != 1 {
         return Err(Reason::Inconsistent("a dense table probed on several keys".into()));
     }
-    if t.membership && (p.kind == JoinKind::Inner || p.residual.is_some()) {
+    let rows_read = matches!(p.kind, JoinKind::Inner | JoinKind::LeftOuter) || p.residual.is_some();
+    if t.membership && rows_read {
         return Err(Reason::Inconsistent("a membership table probed for its rows".into()));
     }
-    if (p.kind == JoinKind::Inner || p.residual.is_some()) && t.payload.len() != p.build_fields.len() {
+    if rows_read && t.payload.len() != p.build_fields.len() {
         return Err(Reason::Inconsistent(format!("a probe reading {} build columns of a table holding {}", p.build_fields.len(), t.payload.len())));
     }
     for (j, pc) in t.payload.iter().enumerate() {
@@ -214,6 +219,23 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
         }
     };
     let joined: Vec<Field> = fields.iter().chain(&p.build_fields).cloned().collect();
+    if outer {
+        let found = found.ok_or_else(|| Reason::Inconsistent("a hoisted LEFT OUTER probe".into()))?;
+        let from = b.layout.len();
+        gather_payload_where(b, t, probe_no, &s, Some(&found));
+        let matched = match &p.residual {
+            None => found,
+            Some(residual) => {
+                // Tested only where the key matched (the payload is there).
+                let holds = b.branch(|b| super::filter::expr(b, residual, &joined))?;
+                b.var(CType::Bool, "om", cx![found, " && (", holds, ")"])
+            }
+        };
+        for null in &mut b.nulls[from..] {
+            *null = Some(matched.clone());
+        }
+        return Ok(());
+    }
     match (&p.residual, found) {
         (None, found) => {
             if let Some(found) = found {
@@ -296,11 +318,23 @@ fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields
 
 /// Appends the payload columns of table `t` at slot `s` to the layout.
 fn gather_payload(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &CExpr) {
+    gather_payload_where(b, t, probe_no, s, None);
+}
+
+/// Appends the payload columns of table `t` at slot `s` to the layout, read only where
+/// `found` holds when given (elsewhere the slot is outside the arrays; the value is 0).
+fn gather_payload_where(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &CExpr, found: Option<&CExpr>) {
     for (j, pc) in t.payload.iter().enumerate() {
         let name = b.fresh("b");
-        let v = b.def(pc.width.ctype(), name, cx![format!("h{probe_no}_p{j}["), s, "]"], Some(Load::Payload { probe: probe_no, column: j }));
+        let read = cx![format!("h{probe_no}_p{j}["), s, "]"];
+        let read = match found {
+            Some(f) => cx!["(", f.clone(), format!(") ? ({})", pc.width.c()), read, format!(" : ({})0", pc.width.c())],
+            None => read,
+        };
+        let v = b.def(pc.width.ctype(), name, read, Some(Load::Payload { probe: probe_no, column: j }));
         b.layout.push(Val::Local(v, pc.width));
         b.dicts.push(pc.dictionary);
+        b.nulls.push(None);
     }
 }
 

@@ -8,8 +8,18 @@ use super::layout::{GpuColumn, Width};
 use super::unsupported::Reason;
 use crate::cx;
 
-/// The value of column `i` of the current layout, loading it on first use.
+/// The value of column `i` of the current layout, loading it on first use; a column that
+/// may be NULL is refused (see [`Builder::nulls`]).
 pub fn column(b: &mut Builder<'_>, i: usize) -> Lowered<(CExpr, Width)> {
+    if b.nulls.get(i).is_some_and(Option::is_some) {
+        return Err(Reason::NullableValue(format!("column #{i}")));
+    }
+    value(b, i)
+}
+
+/// The value of column `i` of the current layout, loading it on first use, whether or not
+/// it may be NULL (its value is then 0 where it is).
+pub fn value(b: &mut Builder<'_>, i: usize) -> Lowered<(CExpr, Width)> {
     match b.layout.get(i).cloned() {
         Some(Val::Local(v, w)) => Ok((v, w)),
         Some(Val::Source(c)) => Ok((load(b, c)?, value_width(&b.cols[c]))),

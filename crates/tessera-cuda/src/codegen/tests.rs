@@ -837,6 +837,102 @@ fn hashed_anti_and_semi_probes_compile() {
     }
 }
 
+/// `f LEFT OUTER JOIN t ON (a, b)`, with `w` (the table's second payload column, #4)
+/// NULL where no row of `t` matched: `CASE WHEN w IS NULL THEN 0 ELSE w END` (TPC-H q13's
+/// count after the join) summed per `v`, and a filter `w > 5 OR w IS NULL` in three-valued
+/// logic before it.
+fn left_outer_pipeline(residual: bool) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
+    let (mut p, cols, tables) = hashed_probe_pipeline(JoinKind::LeftOuter);
+    let w = || Expr::col(4, "w");
+    let Operator::Probe(probe) = &mut p.operators[0] else { unreachable!() };
+    if residual {
+        // `f.v <> t.w` decides a match as well (as TPC-H q21's `l_suppkey <> l_suppkey`).
+        probe.residual = Some(Expr::Cmp { op: CmpOp::NotEq, left: Box::new(Expr::col(2, "v")), right: Box::new(w()) });
+    }
+    let fields = p.operators[0].output_fields(p.source_fields());
+    let five = Expr::lit(Scalar::Int(5), Type::Int64);
+    p.operators.push(Operator::Filter(Expr::Or(
+        Box::new(Expr::Cmp { op: CmpOp::Gt, left: Box::new(w()), right: Box::new(five) }),
+        Box::new(Expr::IsNull(Box::new(w()))),
+    )));
+    let count = Expr::Case {
+        when_then: vec![(Expr::IsNull(Box::new(w())), Expr::lit(Scalar::Int(0), Type::Int64))],
+        otherwise: Some(Box::new(w())),
+        ty: Type::Int64,
+    };
+    p.operators.push(Operator::Project {
+        exprs: vec![Expr::col(2, "v"), count],
+        fields: vec![fields[2].clone(), Field::new("c", Type::Int64, true)],
+    });
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.group_by = vec![Expr::col(0, "v")];
+    a.aggregates[0].arg = Some(Expr::col(1, "c"));
+    (p, cols, tables)
+}
+
+/// A LEFT OUTER probe keeps every row: the payload is read only where the key matched,
+/// and is NULL elsewhere — through IS NULL, CASE and a three-valued OR — but a sink never
+/// reads a value that may be NULL.
+#[test]
+fn left_outer_probes_carry_nulls_to_expressions_not_to_sinks() {
+    for residual in [false, true] {
+        let (p, cols, tables) = left_outer_pipeline(residual);
+        let kernel = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{e:?}"));
+        let body = whole_tile_loop(&kernel.source);
+        assert!(body.contains(") ? (int64_t)h0_p1["), "the payload is read only where the key matched:\n{body}");
+        assert!(!body.contains("if (f"), "a LEFT OUTER probe drops no row:\n{body}");
+        if crate::test_support::nvrtc_or_skip("LEFT OUTER probes compile") {
+            crate::compile_cubin(&kernel.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", kernel.source));
+        }
+        if !residual {
+            golden("left_outer_probe", &kernel.source);
+        }
+    }
+    // The payload itself summed: SUM over NULLs is not lowered (an all-NULL group's sum is
+    // NULL, which the accumulators do not track).
+    let (mut p, cols, tables) = hashed_probe_pipeline(JoinKind::LeftOuter);
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.aggregates[0].arg = Some(Expr::col(4, "w"));
+    let r = generate(&p, &cols, &tables).unwrap_err();
+    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{r:?}");
+    // Nor a group key that may be NULL.
+    let (mut p, cols, tables) = hashed_probe_pipeline(JoinKind::LeftOuter);
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.group_by = vec![Expr::col(3, "k")];
+    let r = generate(&p, &cols, &tables).unwrap_err();
+    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{r:?}");
+}
+
+/// Which CASEs over a value that may be NULL are NULL themselves: only those whose
+/// tests do not rule it out.
+#[test]
+fn a_case_testing_its_value_for_null_is_never_null() {
+    let (mut p, cols, tables) = left_outer_pipeline(false);
+    let w = || Expr::col(4, "w");
+    let zero = || Expr::lit(Scalar::Int(0), Type::Int64);
+    let not_null = Expr::IsNotNull(Box::new(w()));
+    let cases = [
+        // COALESCE(w, 0) as DataFusion writes it.
+        (vec![(not_null.clone(), w())], Some(zero()), true),
+        (vec![(Expr::And(Box::new(not_null), Box::new(Expr::Cmp { op: CmpOp::Gt, left: Box::new(w()), right: Box::new(zero()) })), w())], Some(zero()), true),
+        // The value where it was not tested, or no ELSE: may be NULL.
+        (vec![(Expr::Cmp { op: CmpOp::Gt, left: Box::new(Expr::col(2, "v")), right: Box::new(zero()) }, w())], Some(zero()), false),
+        (vec![(Expr::IsNull(Box::new(w())), zero())], None, false),
+    ];
+    for (when_then, otherwise, never_null) in cases {
+        let Operator::Project { exprs, .. } = &mut p.operators[2] else { unreachable!() };
+        exprs[1] = Expr::Case { when_then, otherwise: otherwise.map(Box::new), ty: Type::Int64 };
+        let what = exprs[1].to_string();
+        match generate(&p, &cols, &tables) {
+            Ok(_) => assert!(never_null, "{what}: summed although it may be NULL"),
+            Err(r) => {
+                assert!(!never_null, "{what}: {r:?}");
+                assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{what}: {r:?}");
+            }
+        }
+    }
+}
+
 /// `SELECT k, SUM(v) FROM t WHERE s LIKE <pattern> GROUP BY k` with `s` a string column
 /// without a dictionary (offsets and bytes on the GPU).
 fn like_pipeline(pattern: &str, negated: bool, case_insensitive: bool) -> (Pipeline, Vec<GpuColumn>) {

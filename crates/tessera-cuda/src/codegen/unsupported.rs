@@ -59,6 +59,9 @@ pub enum Reason {
         /// The column.
         column: String,
     },
+    /// A value that may be NULL (a LEFT OUTER join's build column) where the kernel does
+    /// not carry NULLs: a key, a sink's input, a string function's operand.
+    NullableValue(String),
     /// An expression the generator does not lower, as the IR prints it.
     Expression(String),
     /// A literal the generator does not lower.
@@ -153,6 +156,7 @@ impl fmt::Display for Reason {
             Reason::ExpansionQueue(bytes) => write!(f, "a 1:N join whose queued rows take {bytes} bytes of shared memory"),
             Reason::RawString => write!(f, "a string column without a dictionary read other than by LIKE"),
             Reason::Like(what) => write!(f, "{what} on the GPU"),
+            Reason::NullableValue(what) => write!(f, "{what}, which may be NULL, as a key or a sink's input on the GPU"),
             Reason::NullableColumn { column } => write!(f, "nullable column {column} (validity is not on the GPU yet)"),
             Reason::Expression(e) => write!(f, "{e} on the GPU"),
             Reason::Literal(l) => write!(f, "literal {l} on the GPU"),
