@@ -486,3 +486,34 @@ fn one_row_groups_are_projections_in_q13() {
         assert!(matches!(&outer.sink, Sink::Aggregate(a) if a.fields[0].name == "c_orders.c_count"), "{target:?}:\n{plan}");
     }
 }
+
+/// What the planner knows of aggregates' values: a MIN keeps its argument's range
+/// (q02's decimal `MIN(ps_supplycost)` beside `ps_partkey` packs into one hash key), and
+/// a count per group has few distinct values (q13's customers per order count: a small
+/// hash table, not one sized for every customer).
+#[test]
+fn aggregate_results_keep_what_is_known_of_their_values() {
+    let (_dir, plans, _session) = plans_for(Suite::Tpch, tessera_engine::Target::Gpu);
+    let (_, q02) = plans.iter().find(|(n, _)| *n == "q02").unwrap();
+    let two_keys = q02
+        .pipelines()
+        .find_map(|p| match &p.sink {
+            Sink::HashBuild(h) if h.keys.len() == 2 => Some(h),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("q02 builds no table on two keys:\n{q02}"));
+    let tessera_ir::BuildStrategy::Hash { key_ranges } = &two_keys.strategy else { panic!("{q02}") };
+    assert!(key_ranges.iter().all(Option::is_some), "{key_ranges:?}\n{q02}");
+    let (_, q13) = plans.iter().find(|(n, _)| *n == "q13").unwrap();
+    let by_count = q13
+        .pipelines()
+        .find_map(|p| match &p.sink {
+            Sink::Aggregate(a) if a.fields[0].name == "c_orders.c_count" => Some(a),
+            _ => None,
+        })
+        .unwrap();
+    // SF 0.01: 15 000 orders, so at most √(8 · 15 000) + 1 distinct counts and a NULL's
+    // 0, against 1 500 customers.
+    let GroupStrategy::Hash { estimated_groups, .. } = by_count.strategy else { panic!("{q13}") };
+    assert!(estimated_groups <= 348, "{estimated_groups} groups:\n{q13}");
+}

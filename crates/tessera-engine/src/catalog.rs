@@ -230,11 +230,16 @@ impl tessera_plan::Catalog for StoreCatalog {
     }
 }
 
-/// A min/max statistic of an integer or date column as an integer (days for dates).
+/// A min/max statistic of an integer, date or decimal column as an integer (days for
+/// dates; a decimal's unscaled value, as the GPU holds it, when it fits 64 bits).
 fn stat_as_i64(s: &str, dt: &datafusion::arrow::datatypes::DataType) -> Option<i64> {
     use datafusion::arrow::datatypes::DataType as T;
     match dt {
         T::Int8 | T::Int16 | T::Int32 | T::Int64 | T::UInt8 | T::UInt16 | T::UInt32 => s.parse().ok(),
+        T::Decimal128(precision, scale) if *precision <= 18 => {
+            let v = datafusion::arrow::compute::kernels::cast_utils::parse_decimal::<datafusion::arrow::datatypes::Decimal128Type>(s, *precision, *scale).ok()?;
+            i64::try_from(v).ok()
+        }
         T::Date32 => {
             let mut it = s.splitn(3, '-');
             let y: i64 = it.next()?.parse().ok()?;
@@ -263,12 +268,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn date_statistics_become_day_numbers() {
+    fn date_and_decimal_statistics_become_integers() {
         use datafusion::arrow::datatypes::DataType;
         assert_eq!(stat_as_i64("1992-01-01", &DataType::Date32), Some(8035));
         assert_eq!(stat_as_i64("1998-12-31", &DataType::Date32), Some(10591));
         assert_eq!(stat_as_i64("-5", &DataType::Int32), Some(-5));
-        assert_eq!(stat_as_i64("1.5", &DataType::Decimal128(5, 1)), None);
+        // Decimals of at most 18 digits unscaled, as the GPU holds them.
+        assert_eq!(stat_as_i64("1.5", &DataType::Decimal128(5, 1)), Some(15));
+        assert_eq!(stat_as_i64("-1.50", &DataType::Decimal128(15, 2)), Some(-150));
+        assert_eq!(stat_as_i64("1.50", &DataType::Decimal128(38, 2)), None);
         for days in [-1000, 0, 11016, 20000] {
             let (y, m, d) = tessera_ir::civil_from_days(days);
             assert_eq!(days_from_civil(y, m as i64, d as i64), days);

@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use datafusion::common::ScalarValue;
-use tessera_ir::{Device, Expr, Operator, Pipeline, QueryPlan, Scalar, Sink, Source, Step};
+use tessera_ir::{Device, Expr, HashTableId, Operator, Pipeline, QueryPlan, Scalar, Sink, Source, Step};
 
 use crate::gpu::{GpuPipeline, GpuQueryState, GpuRuntime};
 use tessera_cuda::codegen::{Reason, Site, Unsupported, unsupported::describe};
@@ -162,7 +162,7 @@ impl Executor {
                 } else if let Source::Scan(scan) = &pipe.source {
                     let is_build = matches!(pipe.sink, Sink::HashBuild(_));
                     let many_groups = if device == DevicePref::Auto && having.is_none() { gpu::too_many_groups(pipe, scan.rows) } else { None };
-                    if device == DevicePref::Auto && !is_build && scan.rows < gpu::GPU_MIN_ROWS {
+                    if device == DevicePref::Auto && !is_build && scan.rows < gpu::GPU_MIN_ROWS && !probes_large_build(plan, pipe) {
                         Err(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::GPU_MIN_ROWS))])
                     } else if let Some(groups) = many_groups {
                         Err(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows: scan.rows })])
@@ -567,4 +567,24 @@ pub fn to_batches(chunks: &[Chunk], schema: &SchemaRef) -> Result<Vec<RecordBatc
 
 fn df_err(e: datafusion::error::DataFusionError) -> TesseraError {
     TesseraError::External(Box::new(e))
+}
+
+/// Whether `pipe` probes a table built from a scan of at least [`gpu::GPU_MIN_ROWS`]
+/// rows. Such a pipeline runs on the GPU however small its own input (the placement's
+/// minimum is for pipelines alone): on the CPU it would pull the large build there too,
+/// since a table built on the GPU is probed only there (TPC-H q20's 100 K suppliers
+/// probing the membership table of 8 M partsupp rows).
+fn probes_large_build(plan: &QueryPlan, pipe: &Pipeline) -> bool {
+    let probed: Vec<HashTableId> = pipe
+        .operators
+        .iter()
+        .filter_map(|o| match o {
+            Operator::Probe(p) => Some(p.table),
+            _ => None,
+        })
+        .collect();
+    plan.pipelines().any(|b| match (&b.sink, &b.source) {
+        (Sink::HashBuild(h), Source::Scan(scan)) => probed.contains(&h.table) && scan.rows >= gpu::GPU_MIN_ROWS,
+        _ => false,
+    })
 }

@@ -107,7 +107,8 @@ impl std::fmt::Debug for KeyCheck {
 /// Statistics of one stored column.
 #[derive(Debug, Clone, Default)]
 pub struct ColumnInfo {
-    /// Smallest value, as an integer (integer and date columns).
+    /// Smallest value, as an integer (integer and date columns; decimals of at most 18
+    /// digits unscaled).
     pub min: Option<i64>,
     /// Largest value, as an integer.
     pub max: Option<i64>,
@@ -170,6 +171,16 @@ pub enum Target {
     /// table whose matches the probe walks until the residual holds.
     Gpu,
 }
+
+/// Under [`Target::Gpu`], a sort of rows a scan's filters and joins reduce this many
+/// times (estimated) reads them from a result materialized on the GPU (see
+/// `Planner::sorted_on_the_cpu`); less reduced, the rows would cross PCIe in bulk
+/// (a whole-table ORDER BY ... LIMIT is cheaper as the CPU's top-k over the scan).
+pub const GPU_SORT_SPLIT_MIN_REDUCTION: f64 = 4.0;
+
+/// …and at most this many rows (1 Mi rows of eight 8-byte columns are 64 MB to download,
+/// about 3 ms over PCIe).
+pub const GPU_SORT_SPLIT_MAX_ROWS: f64 = (1u64 << 20) as f64;
 
 /// Under [`Target::Gpu`], an inner join builds its unique-key side when it has at most
 /// this many rows, even if it is the larger (TPC-H q12 builds 15 M orders rather than
@@ -279,10 +290,29 @@ impl Stream {
         Stream { source: Source::Result { id, fields: fields.clone() }, operators: Vec::new(), fields, stats, rows, determines: Vec::new() }
     }
 
-    /// What is known of the values of `e`: a column's statistics, nothing for the rest.
+    /// What is known of the values of `e`: a column's statistics; for a computed value,
+    /// its range and distinct count where they follow from its operands' (an integer
+    /// literal, a cast that keeps the value, a CASE choosing among such values — TPC-H
+    /// q13's `CASE WHEN c IS NULL THEN 0 ELSE c END`); nothing for the rest.
     fn stats_of(&self, e: &Expr) -> ColStats {
         match e {
             Expr::Column { index, .. } => self.stats.get(*index).cloned().unwrap_or_default(),
+            Expr::Literal { value: tessera_ir::Scalar::Int(v), .. } => ColStats { range: Some((*v, *v)), distinct: Some(1), ..ColStats::default() },
+            Expr::Cast { expr, ty } => {
+                let from = expr.ty(&self.fields);
+                let keeps_value = (from.is_integer() && ty.is_integer()) || from == *ty;
+                let st = self.stats_of(expr);
+                ColStats { range: st.range.filter(|_| keeps_value), distinct: st.distinct, ..ColStats::default() }
+            }
+            Expr::Case { when_then, otherwise: Some(o), .. } => {
+                let branches: Vec<ColStats> = when_then.iter().map(|(_, t)| t).chain([o.as_ref()]).map(|t| self.stats_of(t)).collect();
+                let range = branches.iter().try_fold(None::<(i64, i64)>, |acc, b| {
+                    let (lo, hi) = b.range?;
+                    Some(Some(acc.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi)))))
+                });
+                let distinct = branches.iter().try_fold(0u64, |acc, b| Some(acc.saturating_add(b.distinct?)));
+                ColStats { range: range.flatten(), distinct, ..ColStats::default() }
+            }
             _ => ColStats::default(),
         }
     }
@@ -375,6 +405,25 @@ impl Planner<'_> {
         let result = self.new_result();
         self.push_pipeline(stream, Sink::Materialize { result, skip: 0, fetch: None });
         result
+    }
+
+    /// The stream a sort reads. Under [`Target::Gpu`], the rows of a scan that filters
+    /// and joins estimate at most [`GPU_SORT_SPLIT_MAX_ROWS`] of, and at most
+    /// 1/[`GPU_SORT_SPLIT_MIN_REDUCTION`] of the scan's (or of a scan that small), are
+    /// materialized by their own pipeline, and the sort reads that result: the GPU does
+    /// not sort rows yet, and a pipeline ending in a CPU sort would keep every table it
+    /// probes on the CPU with it (TPC-H q02's 8 M partsupp rows probing four tables for
+    /// 100 sorted rows; q20's suppliers probing a table of 8 M partsupp rows).
+    fn sorted_on_the_cpu(&mut self, s: Stream) -> Stream {
+        let Source::Scan(scan) = &s.source else { return s };
+        let reduced = s.rows * GPU_SORT_SPLIT_MIN_REDUCTION <= scan.rows as f64 || scan.rows as f64 <= GPU_SORT_SPLIT_MAX_ROWS;
+        let few = s.rows <= GPU_SORT_SPLIT_MAX_ROWS && reduced;
+        if self.target != Target::Gpu || s.operators.is_empty() || !few {
+            return s;
+        }
+        let (fields, stats, rows) = (s.fields.clone(), s.stats.clone(), s.rows);
+        let result = self.materialize(s);
+        Stream::from_result(result, fields, stats, rows)
     }
 
     fn node(&mut self, node: &LogicalPlan) -> Stream {
@@ -600,6 +649,11 @@ impl Planner<'_> {
                         st
                     })
                     .collect();
+                let aggregate_stats: Vec<ColStats> = if aggregates.len() == a.aggr_expr.len() {
+                    aggregates.iter().map(|agg| aggregate_stats(agg, &s, groups)).collect()
+                } else {
+                    Vec::new()
+                };
                 let result = self.new_result();
                 let rows = groups.min(s.rows.max(1.0));
                 self.push_pipeline(
@@ -607,11 +661,12 @@ impl Planner<'_> {
                     Sink::Aggregate(Aggregate { result, group_by, aggregates, strategy, fields: fields.clone(), reduced }),
                 );
                 let mut stats = key_stats;
+                stats.extend(aggregate_stats);
                 stats.resize(fields.len(), ColStats::default());
                 Stream::from_result(result, fields, stats, rows)
             }
             LogicalPlan::Sort(sort) => {
-                let s = children.remove(0);
+                let s = self.sorted_on_the_cpu(children.remove(0));
                 let keys = sort
                     .expr
                     .iter()
@@ -689,6 +744,8 @@ impl Planner<'_> {
 
         // Build side.
         let matched = match_fraction(&probe, &probe_keys, build.rows);
+        // A semi join keeps the rows that match, where statistics tell how many.
+        let semi_kept = known_match_fraction(&probe, &probe_keys, build.rows).unwrap_or(selectivity::DEFAULT_SELECTIVITY);
         let filtering = matches!(kind, JoinKind::Semi | JoinKind::Anti) && residual.is_none();
         let (build_unique, probe_unique) = (keys_unique(&build, &build_keys), keys_unique(&probe, &probe_keys));
         let key_stats = |s: &Stream, keys: &[Expr]| Arc::new(keys.iter().map(|k| matches!(k, Expr::Column { .. }).then(|| s.stats_of(k))).collect::<Vec<_>>());
@@ -747,7 +804,8 @@ impl Planner<'_> {
                     probe.project(exprs, fields.clone());
                 }
             }
-            JoinKind::Semi | JoinKind::Anti => probe.rows *= selectivity::DEFAULT_SELECTIVITY,
+            JoinKind::Semi => probe.rows *= semi_kept,
+            JoinKind::Anti => probe.rows *= selectivity::DEFAULT_SELECTIVITY,
             JoinKind::Mark => {
                 probe.fields.push(Field::new("mark", Type::Boolean, j.null_aware));
                 probe.stats.push(ColStats::default());
@@ -1099,15 +1157,17 @@ fn keys_unique(s: &Stream, keys: &[Expr]) -> Option<bool> {
 /// The estimated share of `probe`'s rows that find a match among `build_rows` rows when
 /// joined on `keys`: the build side's rows over the probe key's distinct values (a
 /// foreign key into an unfiltered table matches always, into a filtered one as often
-/// as the filter keeps), 1 when that is not known (several keys, no statistics).
+/// as the filter keeps); over several keys, over the most distinct values one of them
+/// has (the pairs are at least that many: TPC-H q02's `(ps_partkey, ps_supplycost)`
+/// against one cheapest cost per part); 1 when that is not known.
 fn match_fraction(probe: &Stream, keys: &[Expr], build_rows: f64) -> f64 {
-    match keys {
-        [key] => match probe.stats_of(key).distinct {
-            Some(d) if d > 0 => (build_rows / d as f64).clamp(0.0, 1.0),
-            _ => 1.0,
-        },
-        _ => 1.0,
-    }
+    known_match_fraction(probe, keys, build_rows).unwrap_or(1.0)
+}
+
+/// [`match_fraction`] where statistics know it.
+fn known_match_fraction(probe: &Stream, keys: &[Expr], build_rows: f64) -> Option<f64> {
+    let distinct = keys.iter().map(|k| probe.stats_of(k).distinct).collect::<Option<Vec<u64>>>()?.into_iter().max()?;
+    (distinct > 0).then(|| (build_rows / distinct as f64).clamp(0.0, 1.0))
 }
 
 fn unreachable_roles() -> (JoinKind, bool) {
@@ -1216,6 +1276,28 @@ fn aggregate(e: &DfExpr, schema: &DFSchema, ty: Type) -> Result<AggExpr, String>
     Ok(AggExpr { func, arg, distinct: false, ty, name })
 }
 
+/// What is known of the values aggregate `agg` gives over stream `s` in `groups` groups:
+/// a MIN or MAX is one of its argument's values (the argument's range and distinct
+/// count, when the types match); a COUNT's groups sum to the rows counted, and d distinct
+/// counts need 1 + 2 + … + d ≤ rows, so there are at most √(2 · rows) of them (√(8 ·
+/// rows): the rows are an estimate; TPC-H q13's orders per customer at SF 10 have 46
+/// values for 1.5 M customers, where the group estimate alone would size a table of
+/// millions of slots).
+fn aggregate_stats(agg: &AggExpr, s: &Stream, groups: f64) -> ColStats {
+    let groups = groups.max(1.0) as u64;
+    match (agg.func, &agg.arg) {
+        (AggFunc::Min | AggFunc::Max, Some(arg)) if !agg.distinct && arg.ty(&s.fields) == agg.ty => {
+            let st = s.stats_of(arg);
+            ColStats { range: st.range, distinct: st.distinct.map(|d| d.min(groups)), ..ColStats::default() }
+        }
+        (AggFunc::Count | AggFunc::CountStar, _) => {
+            let counts = (8.0 * s.rows.max(1.0)).sqrt() as u64 + 1;
+            ColStats { distinct: Some(counts.min(groups)), ..ColStats::default() }
+        }
+        _ => ColStats::default(),
+    }
+}
+
 /// The value of `agg` over a group of one row, over that row's columns `fields`: a
 /// COUNT(*) is 1, a COUNT 0 or 1 as its argument is NULL or not, and SUM, AVG, MIN and
 /// MAX are the argument itself in the aggregate's type (a SUM or AVG of decimals
@@ -1279,14 +1361,16 @@ fn group_strategy(keys: &[Expr], s: &Stream) -> (GroupStrategy, f64) {
     }
 }
 
-/// Per hash key, the range of its values when statistics know it (integer and date
-/// columns).
+/// Per hash key, the range of its values when statistics know it (integer, date and
+/// decimal columns, decimals unscaled: TPC-H q2's `(ps_partkey, MIN(ps_supplycost))`
+/// packs in 21 + 17 bits at SF 10).
 fn key_ranges(keys: &[Expr], s: &Stream) -> Vec<Option<(i64, i64)>> {
     keys.iter()
         .map(|k| {
             let ty = k.ty(&s.fields);
             let range = s.stats_of(k).range.filter(|(min, max)| max >= min);
-            range.filter(|_| matches!(k, Expr::Column { .. }) && (ty.is_integer() || ty == Type::Date32))
+            let ranged = ty.is_integer() || ty == Type::Date32 || matches!(ty, Type::Decimal { precision, .. } if precision <= 18);
+            range.filter(|_| matches!(k, Expr::Column { .. }) && ranged)
         })
         .collect()
 }
