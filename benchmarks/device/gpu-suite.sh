@@ -17,8 +17,8 @@
 #   ssb100  — SSB SF100, Tessera alone (fits the H200's memory)
 #   ssb100duck — SSB SF100 beside DuckDB, answers checked against DuckDB's
 #   tpch1   — TPC-H SF1 Tessera with the GPU and with tessera.device = 'cpu' in one process,
-#             beside DuckDB, all answers checked; again with the CPU engine first; then
-#             in a process with the GPU off
+#             (taking turns run by run) beside DuckDB, all answers checked; then in a
+#             process with the GPU off
 #   tpch10  — TPC-H SF10 Tessera beside DuckDB (JSON + SVG), then EXPLAIN ANALYZE of each
 #   cpu16   — TPC-H SF10 and SSB SF20 through the CPU backend only (GPU off) beside DuckDB
 #   cpuanalyze — EXPLAIN ANALYZE of every TPC-H SF10 query (or those in $QUERIES, e.g.
@@ -255,13 +255,10 @@ for section in "$@"; do
     ;;
   tpch1)
     # tessera-cpu: the same process under tessera.device = 'cpu' (separate processes
-    # differ by up to a fifth on the same CPU-backend queries).
+    # differ by up to a fifth on the same CPU-backend queries), the two taking turns run
+    # by run (passes one after the other differed by the order they ran in).
     echo "== TPC-H SF1 tessera, tessera-cpu (tessera.device = 'cpu', same process) + duckdb"
-    $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs ${TPCH1_RUNS:-5} --engine tessera --engine tessera-cpu --engine duckdb --json $OUT/tpch1.json 2>&1 | grep -v '^\s*$'
-    # The engines run one after the other over all queries: the other order too, so a
-    # difference that is only the order shows as one.
-    echo "== TPC-H SF1 tessera-cpu first, then tessera (same process)"
-    $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs ${TPCH1_RUNS:-5} --engine tessera-cpu --engine tessera --json $OUT/tpch1-reversed.json 2>&1 | grep -v '^\s*$'
+    $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs ${TPCH1_RUNS:-7} --engine tessera --engine tessera-cpu --engine duckdb --json $OUT/tpch1.json 2>&1 | grep -v '^\s*$'
     echo "== TPC-H SF1 in a process without the GPU (TESSERA_DISABLE_GPU=1)"
     TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs 3 --engine tessera --json $OUT/tpch1-cpu.json 2>&1 | grep -v '^\s*$'
     ;;
