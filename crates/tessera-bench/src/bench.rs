@@ -279,6 +279,10 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                 if *engine == EngineKind::TesseraCpu {
                     continue;
                 }
+                // A second connection to the same database, its device setting made once
+                // (a SET clears a connection's cached plans).
+                let cpu_session = Session::connect(session.database())?;
+                cpu_session.execute("SET tessera.device = 'cpu'").await?;
                 let gpu = session.executor().gpu();
                 let peak = gpu.and_then(|g| g.bandwidth_gbs());
                 for q in &queries {
@@ -286,7 +290,6 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                     let sql = q.sql.trim().trim_end_matches(';');
                     let with_gpu = || -> RunFuture<'_> {
                         Box::pin(async {
-                            session.execute("SET tessera.device = 'auto'").await?;
                             let start = Instant::now();
                             let out = session.execute(sql).await?;
                             let ms = start.elapsed().as_secs_f64() * 1e3;
@@ -300,9 +303,8 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                     };
                     let without = || -> RunFuture<'_> {
                         Box::pin(async {
-                            session.execute("SET tessera.device = 'cpu'").await?;
                             let start = Instant::now();
-                            let out = session.execute(sql).await?;
+                            let out = cpu_session.execute(sql).await?;
                             let ms = start.elapsed().as_secs_f64() * 1e3;
                             Ok((check::to_rows(&out.batches)?, ms))
                         })
@@ -311,7 +313,6 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                     runs[0].gpu = per_run.lock().ok().and_then(|v| gpu_figures(&v, peak));
                     results.extend(runs);
                 }
-                session.execute("SET tessera.device = 'auto'").await?;
             }
             EngineKind::Tessera => {
                 let gpu = session.executor().gpu();
