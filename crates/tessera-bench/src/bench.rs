@@ -141,6 +141,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// What the GPU pipelines of the query `session` just ran did, for [`gpu_figures`]:
+/// (kernel ms, host ms, bytes, pipelines), None without a GPU.
+fn last_gpu_run(session: &Session) -> Option<(f64, f64, u64, usize)> {
+    let runs = session.executor().gpu()?.last_runs.lock().ok()?.clone();
+    Some((runs.iter().map(|r| r.kernel_ms).sum(), runs.iter().map(|r| r.host_ms).sum(), runs.iter().map(|r| r.bytes).sum(), runs.len()))
+}
+
 /// The GPU figures of Tessera's runs of one query: `runs` holds per run (kernel ms, host
 /// ms, bytes, pipelines); the first (cold) run is left out when there are others.
 fn gpu_figures(runs: &[(f64, f64, u64, usize)], peak_gbs: Option<f64>) -> Option<GpuFigures> {
@@ -283,8 +290,7 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                 // (a SET clears a connection's cached plans).
                 let cpu_session = Session::connect(session.database())?;
                 cpu_session.execute("SET tessera.device = 'cpu'").await?;
-                let gpu = session.executor().gpu();
-                let peak = gpu.and_then(|g| g.bandwidth_gbs());
+                let peak = session.executor().gpu().and_then(|g| g.bandwidth_gbs());
                 for q in &queries {
                     let per_run = std::sync::Mutex::new(Vec::new());
                     let sql = q.sql.trim().trim_end_matches(';');
@@ -293,10 +299,8 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                             let start = Instant::now();
                             let out = session.execute(sql).await?;
                             let ms = start.elapsed().as_secs_f64() * 1e3;
-                            if let Some(runs) = gpu.and_then(|g| g.last_runs.lock().ok().map(|r| r.clone())) {
-                                if let Ok(mut v) = per_run.lock() {
-                                    v.push((runs.iter().map(|r| r.kernel_ms).sum(), runs.iter().map(|r| r.host_ms).sum(), runs.iter().map(|r| r.bytes).sum(), runs.len()));
-                                }
+                            if let (Some(run), Ok(mut v)) = (last_gpu_run(&session), per_run.lock()) {
+                                v.push(run);
                             }
                             Ok((check::to_rows(&out.batches)?, ms))
                         })
@@ -310,25 +314,21 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                         })
                     };
                     let mut runs = time_alternating(q, opts.runs, &[(EngineKind::Tessera, &with_gpu), (EngineKind::TesseraCpu, &without)]).await;
-                    runs[0].gpu = per_run.lock().ok().and_then(|v| gpu_figures(&v, peak));
+                    if let Some(with_gpu) = runs.first_mut() {
+                        with_gpu.gpu = per_run.lock().ok().and_then(|v| gpu_figures(&v, peak));
+                    }
                     results.extend(runs);
                 }
             }
             EngineKind::Tessera => {
-                let gpu = session.executor().gpu();
-                let peak = gpu.and_then(|g| g.bandwidth_gbs());
+                let peak = session.executor().gpu().and_then(|g| g.bandwidth_gbs());
                 for q in &queries {
                     // Per run: what the GPU pipelines of the query did.
                     let per_run = std::sync::Mutex::new(Vec::new());
                     let mut run = time_query(q, *engine, opts.runs, || async {
                         let out = session.execute(q.sql.trim().trim_end_matches(';')).await?;
-                        if let Some(runs) = gpu.and_then(|g| g.last_runs.lock().ok().map(|r| r.clone())) {
-                            let kernel: f64 = runs.iter().map(|r| r.kernel_ms).sum();
-                            let host: f64 = runs.iter().map(|r| r.host_ms).sum();
-                            let bytes: u64 = runs.iter().map(|r| r.bytes).sum();
-                            if let Ok(mut v) = per_run.lock() {
-                                v.push((kernel, host, bytes, runs.len()));
-                            }
+                        if let (Some(run), Ok(mut v)) = (last_gpu_run(&session), per_run.lock()) {
+                            v.push(run);
                         }
                         check::to_rows(&out.batches)
                     })
@@ -419,17 +419,7 @@ async fn time_alternating<'a>(q: &Query, runs: usize, engines: &[(EngineKind, &d
     engines
         .iter()
         .zip(times.into_iter().zip(answers).zip(errors))
-        .map(|((engine, _), ((times, answer), error))| QueryRun {
-            query: q.name.to_string(),
-            engine: *engine,
-            rows: answer.as_ref().map_or(0, |a| a.len()),
-            cold_ms: times.first().copied().unwrap_or(f64::NAN),
-            warm_ms: times.into_iter().skip(1).collect(),
-            check: Check::Unchecked("not run".into()),
-            error,
-            gpu: None,
-            answer,
-        })
+        .map(|((engine, _), ((times, answer), error))| query_run(q, *engine, times, answer, error))
         .collect()
 }
 
@@ -454,12 +444,16 @@ where
             }
         }
     }
-    let cold_ms = times.first().copied().unwrap_or(f64::NAN);
+    query_run(q, engine, times, answer, error)
+}
+
+/// The record of `q`'s runs on `engine`: the first time is the cold run's, the rest warm.
+fn query_run(q: &Query, engine: EngineKind, times: Vec<f64>, answer: Option<Rows>, error: Option<String>) -> QueryRun {
     QueryRun {
         query: q.name.to_string(),
         engine,
         rows: answer.as_ref().map_or(0, |a| a.len()),
-        cold_ms,
+        cold_ms: times.first().copied().unwrap_or(f64::NAN),
         warm_ms: times.into_iter().skip(1).collect(),
         check: Check::Unchecked("not run".into()),
         error,

@@ -743,9 +743,10 @@ impl Planner<'_> {
         }
 
         // Build side.
-        let matched = match_fraction(&probe, &probe_keys, build.rows);
+        let known_match = match_fraction(&probe, &probe_keys, build.rows);
+        let matched = known_match.unwrap_or(1.0);
         // A semi join keeps the rows that match, where statistics tell how many.
-        let semi_kept = known_match_fraction(&probe, &probe_keys, build.rows).unwrap_or(selectivity::DEFAULT_SELECTIVITY);
+        let semi_kept = known_match.unwrap_or(selectivity::DEFAULT_SELECTIVITY);
         let filtering = matches!(kind, JoinKind::Semi | JoinKind::Anti) && residual.is_none();
         let (build_unique, probe_unique) = (keys_unique(&build, &build_keys), keys_unique(&probe, &probe_keys));
         let key_stats = |s: &Stream, keys: &[Expr]| Arc::new(keys.iter().map(|k| matches!(k, Expr::Column { .. }).then(|| s.stats_of(k))).collect::<Vec<_>>());
@@ -1159,13 +1160,8 @@ fn keys_unique(s: &Stream, keys: &[Expr]) -> Option<bool> {
 /// foreign key into an unfiltered table matches always, into a filtered one as often
 /// as the filter keeps); over several keys, over the most distinct values one of them
 /// has (the pairs are at least that many: TPC-H q02's `(ps_partkey, ps_supplycost)`
-/// against one cheapest cost per part); 1 when that is not known.
-fn match_fraction(probe: &Stream, keys: &[Expr], build_rows: f64) -> f64 {
-    known_match_fraction(probe, keys, build_rows).unwrap_or(1.0)
-}
-
-/// [`match_fraction`] where statistics know it.
-fn known_match_fraction(probe: &Stream, keys: &[Expr], build_rows: f64) -> Option<f64> {
+/// against one cheapest cost per part); None when statistics do not tell.
+fn match_fraction(probe: &Stream, keys: &[Expr], build_rows: f64) -> Option<f64> {
     let distinct = keys.iter().map(|k| probe.stats_of(k).distinct).collect::<Option<Vec<u64>>>()?.into_iter().max()?;
     (distinct > 0).then(|| (build_rows / distinct as f64).clamp(0.0, 1.0))
 }

@@ -33,8 +33,8 @@ pub struct Builder<'a> {
     /// Per column of the current layout: its dictionary when it holds codes.
     pub dicts: Vec<Option<DictRef>>,
     /// Per column of the current layout: when it may be NULL (a LEFT OUTER join's build
-    /// columns), the condition under which it is not (a `bool` value of the kernel); its
-    /// value is then 0 where it is NULL. Only filters and projections read such columns
+    /// columns), the condition under which it is not (a `bool` value of the kernel); where
+    /// it is NULL its value means nothing. Only filters and projections read such columns
     /// (`filter::value`); sinks, keys and string functions refuse them.
     pub nulls: Vec<Option<CExpr>>,
     /// Source columns loaded so far (values named `c{i}`).

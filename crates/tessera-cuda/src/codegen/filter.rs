@@ -34,10 +34,7 @@ pub const IN_LIST_MAX_SPREAD_VALUES: usize = 64;
 /// does.
 pub fn filter(b: &mut Builder<'_>, predicate: &Expr, fields: &[Field]) -> Lowered<()> {
     for c in predicate.conjuncts() {
-        let test = match value(b, c, fields)? {
-            (c, None) => c,
-            (c, Some(ok)) => cx!["(", ok, " && ", c, ")"],
-        };
+        let test = is_true(b, c, fields)?;
         b.reject(cx!["!(", test, ")"]);
     }
     Ok(())
@@ -93,6 +90,20 @@ fn may_be_null(b: &Builder<'_>, e: &Expr) -> bool {
     }
 }
 
+/// Whether predicate `e` is TRUE: neither FALSE nor NULL (what a filter keeps and a CASE
+/// condition takes).
+fn is_true(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
+    Ok(match value(b, e, input)? {
+        (c, None) => c,
+        (c, Some(ok)) => cx!["(", ok, " && ", c, ")"],
+    })
+}
+
+/// A condition of not being NULL, `true` for a value that never is.
+fn or_true(ok: Option<CExpr>) -> CExpr {
+    ok.unwrap_or_else(|| CExpr::text("true"))
+}
+
 /// Both operands' conditions of not being NULL, when either has one: a value computed from
 /// both is NULL when either is.
 fn both(a: Option<CExpr>, b: Option<CExpr>) -> Option<CExpr> {
@@ -106,9 +117,10 @@ fn both(a: Option<CExpr>, b: Option<CExpr>) -> Option<CExpr> {
 /// may be NULL, the condition under which it is not: SQL's three-valued logic over the
 /// columns a LEFT OUTER join may have left NULL. Operators on a NULL give NULL, except
 /// IS [NOT] NULL, IS [NOT] DISTINCT FROM, and AND/OR when the other side decides them
-/// (FALSE AND NULL is FALSE, TRUE OR NULL is TRUE). A value that is NULL computes with 0
-/// in its place (the arithmetic stays defined; a division by it may raise an error flag,
-/// which only sends the query to the CPU backend).
+/// (FALSE AND NULL is FALSE, TRUE OR NULL is TRUE). A value that is NULL computes with
+/// whatever its column holds there (0, or the build row's value where a residual failed):
+/// the arithmetic stays defined, and an error flag it may raise only sends the query to
+/// the CPU backend.
 pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, Option<CExpr>)> {
     Ok(match e {
         Expr::Column { index, .. } => {
@@ -143,7 +155,7 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
                 (_, None) => (cmp, None),
                 // Never NULL: two NULLs are not distinct, a NULL and a value are.
                 (CmpOp::NotDistinct | CmpOp::Distinct, Some(_)) => {
-                    let (lo, ro) = (lo.unwrap_or_else(|| CExpr::text("true")), ro.unwrap_or_else(|| CExpr::text("true")));
+                    let (lo, ro) = (or_true(lo), or_true(ro));
                     let same = cx!["((", lo.clone(), " && ", ro.clone(), " && ", cmp, ") || (!", lo, " && !", ro, "))"];
                     (if *op == CmpOp::NotDistinct { same } else { cx!["(!", same, ")"] }, None)
                 }
@@ -157,7 +169,7 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
                 (None, None) => (v, None),
                 // FALSE whenever a side is a FALSE that is not NULL.
                 (ox, oy) => {
-                    let (ox, oy) = (ox.unwrap_or_else(|| CExpr::text("true")), oy.unwrap_or_else(|| CExpr::text("true")));
+                    let (ox, oy) = (or_true(ox), or_true(oy));
                     (v, Some(cx!["((", ox.clone(), " && ", oy.clone(), ") || (", ox, " && !", vx, ") || (", oy, " && !", vy, "))"]))
                 }
             }
@@ -168,7 +180,7 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
                 (None, None) => (cx!["(", vx, " || ", vy, ")"], None),
                 // TRUE whenever a side is a TRUE that is not NULL.
                 (ox, oy) => {
-                    let (ox, oy) = (ox.unwrap_or_else(|| CExpr::text("true")), oy.unwrap_or_else(|| CExpr::text("true")));
+                    let (ox, oy) = (or_true(ox), or_true(oy));
                     let (tx, ty) = (cx!["(", ox.clone(), " && ", vx, ")"], cx!["(", oy.clone(), " && ", vy, ")"]);
                     (cx!["(", tx.clone(), " || ", ty.clone(), ")"], Some(cx!["((", ox, " && ", oy, ") || ", tx, " || ", ty, ")"]))
                 }
@@ -182,7 +194,7 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
         Expr::IsNull(x) if !may_be_null(b, x) => (CExpr::text("false"), None),
         Expr::IsNotNull(x) if !may_be_null(b, x) => (CExpr::text("true"), None),
         Expr::IsNull(x) | Expr::IsNotNull(x) => {
-            let ok = value(b, x, input)?.1.unwrap_or_else(|| CExpr::text("true"));
+            let ok = or_true(value(b, x, input)?.1);
             (if matches!(e, Expr::IsNull(_)) { cx!["(!", ok, ")"] } else { ok }, None)
         }
         Expr::InList { expr: x, list, negated } => {
@@ -210,7 +222,7 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
             let nullable = otherwise.as_deref().is_none_or(|o| case_may_be_null(b, when_then, o));
             let branch = |b: &mut Builder<'_>, x: &Expr| -> Lowered<(CExpr, CExpr)> {
                 let v = b.branch(|b| expr_value(b, x, input))?;
-                let ok = if nullable && may_be_null(b, x) { b.branch(|b| Ok(value(b, x, input)?.1.unwrap_or_else(|| CExpr::text("true"))))? } else { CExpr::text("true") };
+                let ok = if nullable && may_be_null(b, x) { b.branch(|b| Ok(or_true(value(b, x, input)?.1)))? } else { CExpr::text("true") };
                 Ok((v, ok))
             };
             // Without an ELSE, the ELSE is NULL.
@@ -219,10 +231,7 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
                 None => (CExpr::text("0LL"), CExpr::text("false")),
             };
             for (w, t) in when_then.iter().rev() {
-                let c = match value(b, w, input)? {
-                    (c, None) => c,
-                    (c, Some(ok)) => cx!["(", ok, " && ", c, ")"],
-                };
+                let c = is_true(b, w, input)?;
                 let (v, v_ok) = branch(b, t)?;
                 s = cx!["((", c.clone(), ") ? (long long)(", v, ") : (long long)(", s, "))"];
                 if nullable {

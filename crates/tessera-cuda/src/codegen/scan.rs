@@ -18,7 +18,7 @@ pub fn column(b: &mut Builder<'_>, i: usize) -> Lowered<(CExpr, Width)> {
 }
 
 /// The value of column `i` of the current layout, loading it on first use, whether or not
-/// it may be NULL (its value is then 0 where it is).
+/// it may be NULL (where it is, its value means nothing).
 pub fn value(b: &mut Builder<'_>, i: usize) -> Lowered<(CExpr, Width)> {
     match b.layout.get(i).cloned() {
         Some(Val::Local(v, w)) => Ok((v, w)),
