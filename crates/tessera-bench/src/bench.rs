@@ -29,7 +29,7 @@ pub enum EngineKind {
     TesseraCpu,
     /// Plain DataFusion over the same in-memory tables.
     DataFusion,
-    /// DuckDB (Python module) over the store's Parquet files, loaded into memory.
+    /// DuckDB (Python module) over the store's tables exported to Parquet, loaded into memory.
     DuckDb,
 }
 
@@ -494,15 +494,70 @@ struct DuckQuery {
     rows: Option<Rows>,
 }
 
-/// Runs the queries in DuckDB through its Python module, over the store's Parquet files.
+/// Rows per Parquet file of a table exported for DuckDB (files are written in parallel).
+const EXPORT_FILE_ROWS: usize = 8 << 20;
+
+/// The Parquet files of `table` as the store holds it now, written once per table
+/// version under `<store>/export/` (the store's own files are tiles, which DuckDB does
+/// not read): the same rows DuckDB then loads into its memory.
+fn parquet_export(session: &Session, meta: &tessera_storage::TableMeta) -> Result<Vec<PathBuf>> {
+    let store = session.store();
+    let dir = store.dir().join("export").join(format!("{}-v{}", meta.name, meta.version));
+    let done = dir.join("DONE");
+    let batch_rows = store.load(meta)?.batch_rows().to_vec();
+    // Files of consecutive batches, about EXPORT_FILE_ROWS rows each.
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+    let (mut start, mut rows) = (0, 0);
+    for (i, n) in batch_rows.iter().enumerate() {
+        rows += n;
+        if rows >= EXPORT_FILE_ROWS || i + 1 == batch_rows.len() {
+            groups.push(start..i + 1);
+            (start, rows) = (i + 1, 0);
+        }
+    }
+    let files: Vec<PathBuf> = (0..groups.len()).map(|k| dir.join(format!("part-{k:04}.parquet"))).collect();
+    if done.exists() {
+        return Ok(files);
+    }
+    // Exports of this table's earlier versions are stale.
+    if let Ok(entries) = std::fs::read_dir(store.dir().join("export")) {
+        let prefix = format!("{}-v", meta.name);
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with(&prefix) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| TesseraError::io(format!("creating {}", dir.display()), e))?;
+    let loaded = store.load(meta)?;
+    let write = |k: usize| -> Result<()> {
+        let f = std::fs::File::create(&files[k]).map_err(|e| TesseraError::io(format!("creating {}", files[k].display()), e))?;
+        let props = parquet::file::properties::WriterProperties::builder().set_compression(parquet::basic::Compression::SNAPPY).build();
+        let err = |e: parquet::errors::ParquetError| TesseraError::Execution(format!("writing {}: {e}", files[k].display()));
+        let mut w = parquet::arrow::ArrowWriter::try_new(f, Arc::clone(&loaded.schema), Some(props)).map_err(err)?;
+        for i in groups[k].clone() {
+            w.write(&loaded.logical_batch(i, None)?).map_err(err)?;
+        }
+        w.close().map_err(err)?;
+        Ok(())
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..groups.len()).map(|k| s.spawn(move || write(k))).collect();
+        handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err(TesseraError::Internal("an export thread failed".into()))))
+    })?;
+    std::fs::write(&done, b"").map_err(|e| TesseraError::io(format!("writing {}", done.display()), e))?;
+    Ok(files)
+}
+
+/// Runs the queries in DuckDB through its Python module, over the store's tables
+/// exported to Parquet ([`parquet_export`]).
 fn run_duckdb(session: &Session, opts: &BenchOptions, queries: &[&Query]) -> std::result::Result<(String, Vec<QueryRun>), String> {
     use std::io::Write;
     let manifest = session.store().manifest().map_err(|e| e.to_string())?;
     let mut tables = serde_json::Map::new();
     for t in opts.suite.tables() {
         let meta = manifest.table(t).ok_or_else(|| format!("table {t} missing"))?;
-        let files: Vec<String> =
-            meta.files.iter().map(|f| session.store().dir().join(&f.path).display().to_string()).collect();
+        let files: Vec<String> = parquet_export(session, meta).map_err(|e| e.to_string())?.iter().map(|f| f.display().to_string()).collect();
         tables.insert(t.to_string(), serde_json::json!(files));
     }
     let spec = serde_json::json!({

@@ -4,7 +4,8 @@
 // codegen) and CUDA's builtins: the fixed-width types and Int128 (types.cuh), warp-level
 // append for materializing rows (compact.cuh), the atomics of 128-bit and split sums
 // (atomics.cuh), expression helpers (expr.cuh), open-addressing hash tables
-// (hash.cuh) and LIKE over strings without a dictionary (strings.cuh). The runtime's own kernels are in headers of their own that this one does
+// (hash.cuh), LIKE over strings without a dictionary (strings.cuh) and columns kept
+// in bit-packed tiles (tiles.cuh). The runtime's own kernels are in headers of their own that this one does
 // not include (records.cuh, bandwidth.cuh; see tessera_cuda::library).
 //
 // Built for NVRTC, which ships no headers: nothing here includes a system header.
@@ -17,3 +18,4 @@
 #include "expr.cuh"
 #include "hash.cuh"
 #include "strings.cuh"
+#include "tiles.cuh"

@@ -42,6 +42,7 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     ("expr.cuh", include_str!("../cuda/expr.cuh")),
     ("hash.cuh", include_str!("../cuda/hash.cuh")),
     ("strings.cuh", include_str!("../cuda/strings.cuh")),
+    ("tiles.cuh", include_str!("../cuda/tiles.cuh")),
     // The runtime's own kernels: not included by tessera.cuh (see crate::library).
     ("records.cuh", include_str!("../cuda/records.cuh")),
     ("bandwidth.cuh", include_str!("../cuda/bandwidth.cuh")),

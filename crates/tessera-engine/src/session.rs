@@ -248,7 +248,7 @@ impl Session {
         catalog.register_schema(SCHEMA, Arc::clone(&public) as _).map_err(from_df)?;
         catalog.register_schema(PG_CATALOG, Arc::new(PgCatalogSchema::new(Arc::clone(&public)))).map_err(from_df)?;
         ctx.register_catalog(CATALOG, Arc::new(catalog));
-        crate::table_functions::register(&ctx);
+        crate::table_functions::register(&ctx, &store);
         crate::pg_catalog::register_functions(&ctx, &public);
         Ok(Session { ctx, db: Arc::clone(db), plans: PlanCache::default() })
     }

@@ -1,11 +1,16 @@
 //! `read_parquet('path')` and `read_csv('path' [, header [, 'delimiter']])`: querying
 //! files in place. Paths may be globs or directories, as DataFusion's listing tables
 //! accept. `SELECT … FROM 'file.parquet'` works too (DataFusion's URL tables).
+//! `tessera_storage(['table'])`: how the store keeps each column (encodings, bytes).
 
 use std::fs::File;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::datasource::MemTable;
+use tessera_storage::tiles::Scheme;
+use tessera_storage::{ColumnStorage, Store};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{ScalarValue, plan_err};
 use datafusion::datasource::file_format::csv::CsvFormat;
@@ -16,9 +21,78 @@ use datafusion::logical_expr::Expr;
 use datafusion::prelude::SessionContext;
 
 /// Registers the table functions on `ctx`.
-pub fn register(ctx: &SessionContext) {
+pub fn register(ctx: &SessionContext, store: &Arc<Store>) {
     ctx.register_udtf("read_parquet", Arc::new(ReadParquet));
     ctx.register_udtf("read_csv", Arc::new(ReadCsv));
+    ctx.register_udtf("tessera_storage", Arc::new(StorageReport(Arc::clone(store))));
+}
+
+/// `tessera_storage(['table'])`: one row per column of the store's tables (or of one
+/// table): its rows, files and tiles, how many tiles each encoding took, and its bytes
+/// in the data files beside its bytes in Arrow's layout.
+#[derive(Debug)]
+struct StorageReport(Arc<Store>);
+
+impl TableFunctionImpl for StorageReport {
+    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        let only = match literal(args.exprs(), 0, "tessera_storage")? {
+            None => None,
+            Some(ScalarValue::Utf8(Some(t)) | ScalarValue::Utf8View(Some(t)) | ScalarValue::LargeUtf8(Some(t))) => Some(t),
+            Some(other) => return plan_err!("tessera_storage takes a table name, got {other}"),
+        };
+        let mut rows = self.0.storage().map_err(|e| DataFusionError::External(Box::new(e)))?;
+        if let Some(t) = &only {
+            rows.retain(|r| &r.table == t);
+            if rows.is_empty() && self.0.manifest().map_err(|e| DataFusionError::External(Box::new(e)))?.table(t).is_none() {
+                return plan_err!("tessera_storage: table '{t}' does not exist");
+            }
+        }
+        let encodings: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                let mut parts: Vec<String> =
+                    Scheme::ALL.iter().filter(|s| r.schemes[**s as usize] > 0).map(|s| format!("{} {}", s.name(), r.schemes[*s as usize])).collect();
+                if r.dictionary_values > 0 {
+                    parts.push(format!("dictionary of {}", r.dictionary_values));
+                }
+                if r.ipc {
+                    parts.push("arrow ipc".into());
+                }
+                parts.join(", ")
+            })
+            .collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("table_name", DataType::Utf8, false),
+            Field::new("column_name", DataType::Utf8, false),
+            Field::new("data_type", DataType::Utf8, false),
+            Field::new("rows", DataType::UInt64, false),
+            Field::new("files", DataType::UInt64, false),
+            Field::new("tiles", DataType::UInt64, false),
+            Field::new("encodings", DataType::Utf8, false),
+            Field::new("stored_bytes", DataType::UInt64, false),
+            Field::new("arrow_bytes", DataType::UInt64, false),
+            Field::new("ratio", DataType::Float64, true),
+        ]));
+        let strings = |f: fn(&ColumnStorage) -> &str| Arc::new(StringArray::from_iter_values(rows.iter().map(f))) as ArrayRef;
+        let counts = |f: fn(&ColumnStorage) -> u64| Arc::new(UInt64Array::from_iter_values(rows.iter().map(f))) as ArrayRef;
+        let ratio = Float64Array::from_iter(rows.iter().map(|r| (r.stored_bytes > 0).then(|| r.arrow_bytes as f64 / r.stored_bytes as f64)));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                strings(|r| &r.table),
+                strings(|r| &r.column),
+                strings(|r| &r.data_type),
+                counts(|r| r.rows),
+                counts(|r| r.files),
+                counts(|r| r.tiles),
+                Arc::new(StringArray::from(encodings)),
+                counts(|r| r.stored_bytes),
+                counts(|r| r.arrow_bytes),
+                Arc::new(ratio),
+            ],
+        )?;
+        Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
+    }
 }
 
 fn literal(args: &[Expr], i: usize, function: &str) -> Result<Option<ScalarValue>> {

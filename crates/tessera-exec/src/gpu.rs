@@ -78,6 +78,9 @@ pub enum GpuBuf {
     I32(DeviceBuffer<i32>),
     /// 64-bit values.
     I64(DeviceBuffer<i64>),
+    /// A stored column in bit-packed tiles, as stored (`tessera_storage::PackedColumn`),
+    /// decoded by the kernels where they load it.
+    Packed(DeviceBuffer<u64>),
     /// Strings without a dictionary: offsets (rows + 1) into their UTF-8 bytes.
     Str {
         /// Row `r`'s bytes are `bytes[offsets[r]..offsets[r + 1]]`.
@@ -93,6 +96,7 @@ impl GpuBuf {
         match self {
             GpuBuf::I32(b) => b.as_slice().device_ptr(stream).0,
             GpuBuf::I64(b) | GpuBuf::Str { offsets: b, .. } => b.as_slice().device_ptr(stream).0,
+            GpuBuf::Packed(b) => b.as_slice().device_ptr(stream).0,
         }
     }
 
@@ -108,6 +112,7 @@ impl GpuBuf {
         match self {
             GpuBuf::I32(b) => b.num_bytes(),
             GpuBuf::I64(b) => b.num_bytes(),
+            GpuBuf::Packed(b) => b.num_bytes(),
             GpuBuf::Str { offsets, bytes } => offsets.num_bytes() + bytes.num_bytes(),
         }
     }
@@ -115,7 +120,7 @@ impl GpuBuf {
     fn width_bytes(&self) -> usize {
         match self {
             GpuBuf::I32(_) => 4,
-            GpuBuf::I64(_) | GpuBuf::Str { .. } => 8,
+            GpuBuf::I64(_) | GpuBuf::Packed(_) | GpuBuf::Str { .. } => 8,
         }
     }
 }
@@ -444,12 +449,13 @@ impl GpuRuntime {
         }
     }
 
-    fn column(&self, table: &LoadedTable, c: usize, width: Width) -> Result<Arc<GpuBuf>> {
+    fn column(&self, table: &LoadedTable, c: usize, col: &GpuColumn) -> Result<Arc<GpuBuf>> {
+        let (width, packed) = (col.width, col.packed);
         let key = (table.name.clone(), table.version, c);
         if let Ok(mut cache) = self.columns.lock() {
             cache.tick += 1;
             let tick = cache.tick;
-            if let Some(e) = cache.map.get_mut(&key) {
+            if let Some(e) = cache.map.get_mut(&key).filter(|e| matches!(*e.buf, GpuBuf::Packed(_)) == packed) {
                 e.last_used = tick;
                 return Ok(Arc::clone(&e.buf));
             }
@@ -466,6 +472,16 @@ impl GpuRuntime {
             self.cache_column(key, &buf);
             return Ok(buf);
         }
+        if packed {
+            // The tiles go up as stored (see `tessera_storage::PackedColumn`).
+            let p = table.packed_column(c)?.ok_or_else(|| TesseraError::Internal(format!("column #{c} of {} has no packed form", table.name)))?;
+            self.make_room(p.words.len() * 8);
+            // An empty upload is not a buffer: keep one word so the column has an address.
+            let words = if p.words.is_empty() { vec![0u64] } else { p.words };
+            let buf = Arc::new(GpuBuf::Packed(self.device.upload(&words)?));
+            self.cache_column(key, &buf);
+            return Ok(buf);
+        }
         self.make_room(table.rows * width.bytes());
         let buf = Arc::new(self.upload_column(table, c, width)?);
         self.cache_column(key, &buf);
@@ -479,8 +495,7 @@ impl GpuRuntime {
         Ok(match width {
             Width::I32 => {
                 let mut v: Vec<i32> = Vec::with_capacity(table.rows);
-                for b in &table.batches {
-                    let a = b.column(c);
+                for a in table.column(c)?.iter() {
                     match a.data_type() {
                         DataType::Dictionary(..) => v.extend(a.as_dictionary::<Int32Type>().keys().values().iter()),
                         DataType::Date32 => v.extend(a.as_primitive::<arrow::datatypes::Date32Type>().values().iter()),
@@ -494,8 +509,7 @@ impl GpuRuntime {
             }
             Width::I64 => {
                 let mut v: Vec<i64> = Vec::with_capacity(table.rows);
-                for b in &table.batches {
-                    let a = b.column(c);
+                for a in table.column(c)?.iter() {
                     match a.data_type() {
                         DataType::Decimal128(..) => {
                             for &x in a.as_primitive::<arrow::datatypes::Decimal128Type>().values().iter() {
@@ -537,7 +551,7 @@ impl GpuRuntime {
                         col_bufs.push(None);
                         continue;
                     }
-                    col_bufs.push(Some(self.column(table, c, gc.width)?));
+                    col_bufs.push(Some(self.column(table, c, gc)?));
                 }
             }
             // An intermediate result (see [`result_table`]) goes up whole each time.
@@ -872,6 +886,7 @@ impl GpuRuntime {
                         GpuBuf::I32(_) => bytes.chunks_exact(4).map(|w| i64::from(i32::from_le_bytes([w[0], w[1], w[2], w[3]]))).collect(),
                         GpuBuf::I64(_) => words_of(bytes).into_iter().map(|w| w as i64).collect(),
                         GpuBuf::Str { .. } => return Err(string_as_values()),
+                        GpuBuf::Packed(_) => return Err(TesseraError::Internal("a packed column as a result".into())),
                     };
                     let col: ArrayRef = match c.dictionary {
                         Some(d) => dictionary_column(state, d, Int32Array::from_iter_values(values.iter().map(|&v| v as i32)))?,
@@ -1156,13 +1171,21 @@ pub fn result_table(id: usize, chunks: &[Chunk]) -> Result<LoadedTable> {
     Ok(LoadedTable::from_batches(format!("result r{id}"), schema, batches))
 }
 
+/// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded in
+/// the kernels (the default), or decoded on the host into plain arrays: the experiment
+/// variable `TESSERA_EXP_PACKED=0` turns packing off, to measure one against the other.
+fn packed_columns() -> bool {
+    static PACKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PACKED.get_or_init(|| std::env::var("TESSERA_EXP_PACKED").map_or(true, |v| v != "0"))
+}
+
 /// Column `c` of `table` as one array of `rows + 1` offsets into one array of bytes.
 fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
     let mut offsets = Vec::with_capacity(table.rows + 1);
     let mut bytes = Vec::new();
     offsets.push(0i64);
-    for b in &table.batches {
-        let a = arrow::compute::cast(b.column(c), &DataType::LargeUtf8).map_err(arrow_err)?;
+    for a in table.column(c)?.iter() {
+        let a = arrow::compute::cast(a, &DataType::LargeUtf8).map_err(arrow_err)?;
         let s = a.as_string::<i64>();
         let (first, last) = (s.value_offsets()[0], s.value_offsets()[s.len()]);
         let base = bytes.len() as i64 - first;
@@ -1402,7 +1425,13 @@ pub fn plan_kernel(
     let mut dict_values = Vec::new();
     let table = table.ok_or_else(|| one(Site::Source, Reason::Inconsistent("table not loaded".into())))?;
     for (&c, f) in scan.columns.iter().zip(&scan.fields) {
-        let dict = table.dictionaries.get(c).and_then(|d| d.clone());
+        let dict = match table.dictionary(c) {
+            Ok(d) => d,
+            Err(e) => {
+                reasons.push(Unsupported::new(Site::Source, Reason::Inconsistent(format!("column #{c}'s dictionary: {e}"))));
+                None
+            }
+        };
         let width = match (&dict, f.ty) {
             (Some(_), _) => Width::I32,
             // Strings without a dictionary go up as offsets and bytes, for LIKE; the
@@ -1428,7 +1457,9 @@ pub fn plan_kernel(
             }
             None => None,
         };
-        cols.push(GpuColumn { width, dictionary });
+        // Stored integer columns go up in their bit-packed tiles (see `tiles.cuh`).
+        let packed = matches!(width, Width::I32 | Width::I64) && dictionary.is_none() && packed_columns() && table.packable(c);
+        cols.push(GpuColumn { width, dictionary, packed });
     }
     finish_plan(p, cols, dict_values, reasons, state, gpu_tables, options)
 }
@@ -1458,7 +1489,7 @@ fn plan_over_result(
             Type::Utf8 => None,
             t => codegen::layout::value_width(t),
         };
-        cols.push(GpuColumn { width: width.unwrap_or(Width::I64), dictionary: None });
+        cols.push(GpuColumn::plain(width.unwrap_or(Width::I64), None));
         if width.is_none() {
             reasons.push(Unsupported::new(Site::Source, Reason::ColumnType { column: f.name.clone(), ty: f.ty }));
         }

@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod gpu;
+mod zones;
 /// How literals reach GPU kernels (re-exported for the session settings).
 pub use tessera_cuda::codegen::{KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 
@@ -357,7 +358,7 @@ impl Executor {
                         }
                         state.results.insert(sort.result, Arc::new(out));
                     } else {
-                        let input = self.source(&p.source, &state)?;
+                        let input = self.source(&p.source, &p.operators, &state)?;
                         let run = self.cpu.run(p, &input, &mut state)?;
                         record(StepRun { step: format!("pipeline {}", p.id), cpu: true, run });
                     }
@@ -391,15 +392,21 @@ impl Executor {
         to_batches(&out, schema)
     }
 
-    fn source(&self, source: &Source, state: &CpuState) -> Result<Arc<Vec<Chunk>>> {
+    /// The chunks a CPU pipeline reads: a result, or a scan's batches less those the
+    /// zone maps prove its leading filters reject (see [`zones`]).
+    fn source(&self, source: &Source, operators: &[Operator], state: &CpuState) -> Result<Arc<Vec<Chunk>>> {
         match source {
             Source::Result { id, .. } => result(state, *id),
             Source::Scan(scan) => {
                 let loaded = self.load(scan)?;
+                let columns = scan.columns.iter().map(|&c| loaded.column(c)).collect::<Result<Vec<_>>>()?;
+                let skipped = zones::skipped_batches(&loaded, &scan.columns, operators);
                 let chunks = loaded
-                    .batches
+                    .batch_rows()
                     .iter()
-                    .map(|b| Chunk::new(scan.columns.iter().map(|&c| Arc::clone(b.column(c))).collect(), b.num_rows()))
+                    .enumerate()
+                    .filter(|(i, _)| !skipped[*i])
+                    .map(|(i, &rows)| Chunk::new(columns.iter().map(|col| Arc::clone(&col[i])).collect(), rows))
                     .collect();
                 Ok(Arc::new(chunks))
             }

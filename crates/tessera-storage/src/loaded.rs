@@ -1,20 +1,22 @@
-//! A table loaded into memory as Arrow batches, with low-cardinality strings
-//! dictionary-encoded against one sorted dictionary per column.
+//! A table of the store, opened from its memory-mapped data files and decoded column by
+//! column on first use, with low-cardinality strings dictionary-encoded against one
+//! sorted dictionary per column.
 
-use std::collections::HashMap;
-use std::fs::File;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use arrow::array::{ArrayRef, AsArray, DictionaryArray, Int32Array, StringArray};
+use arrow::array::{Array, ArrayRef, AsArray, DictionaryArray, StringArray};
 use arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use tessera_common::{Result, TesseraError};
 
+use crate::colfile::{ColumnFile, StringTarget};
 use crate::manifest::TableMeta;
+use crate::packed::{PackedColumn, pack_column};
+use crate::tiles::{FLAG_CODES, FLAG_LENGTHS, FLAG_NULLS, Scheme, TileHeader};
 
-/// Rows per in-memory batch: 64 Ki rows, the morsel size of the execution engines.
+/// Rows per in-memory batch: 64 Ki rows, the morsel size of the execution engines (32
+/// tiles; a data file's batches start at its first row).
 pub const LOADED_BATCH_ROWS: usize = 64 * 1024;
 
 /// The sorted dictionary of one dictionary-encoded string column: code `i` stands for
@@ -25,7 +27,35 @@ pub struct LoadedColumnDictionary {
     pub values: Arc<StringArray>,
 }
 
-/// A table in memory.
+/// A value made on first ask; a failed attempt is not remembered (the next ask tries
+/// again), and concurrent askers wait for the one making it.
+#[derive(Debug)]
+struct Lazy<T>(Mutex<Option<T>>);
+
+impl<T: Clone> Lazy<T> {
+    fn new(v: Option<T>) -> Lazy<T> {
+        Lazy(Mutex::new(v))
+    }
+
+    fn get_or_try(&self, make: impl FnOnce() -> Result<T>) -> Result<T> {
+        let mut slot = self.0.lock().map_err(|_| TesseraError::Internal("a table column's lock is poisoned".into()))?;
+        if let Some(v) = slot.as_ref() {
+            return Ok(v.clone());
+        }
+        let v = make()?;
+        *slot = Some(v.clone());
+        Ok(v)
+    }
+}
+
+/// A dictionary column's table-wide dictionary and, per file, its codes' places in it.
+#[derive(Debug)]
+struct TableDictionary {
+    values: Arc<StringArray>,
+    file_to_table: Vec<Vec<i32>>,
+}
+
+/// A table: its data files mapped, its columns decoded on first use.
 #[derive(Debug)]
 pub struct LoadedTable {
     /// Table name.
@@ -34,127 +64,281 @@ pub struct LoadedTable {
     pub version: u64,
     /// The table's declared (logical) schema, strings as `Utf8`.
     pub schema: SchemaRef,
-    /// The physical schema of [`LoadedTable::batches`]: dictionary-encoded string
+    /// The physical schema of [`LoadedTable::column`]'s arrays: dictionary-encoded string
     /// columns are `Dictionary(Int32, Utf8)`.
     pub physical_schema: SchemaRef,
-    /// The rows, in batches of up to [`LOADED_BATCH_ROWS`].
-    pub batches: Vec<RecordBatch>,
-    /// Per column, its dictionary when it is dictionary-encoded.
-    pub dictionaries: Vec<Option<LoadedColumnDictionary>>,
     /// Total number of rows.
     pub rows: usize,
+    /// Rows of each batch (at most [`LOADED_BATCH_ROWS`]).
+    batch_rows: Vec<usize>,
+    /// Per batch, its file and first row in that file.
+    batch_at: Vec<(usize, usize)>,
+    files: Vec<ColumnFile>,
+    /// Per column, its arrays (one a batch), decoded on first ask.
+    columns: Vec<Lazy<Arc<[ArrayRef]>>>,
+    /// Per dictionary-encoded column, its dictionary, made on first ask.
+    dictionaries: Vec<Option<Lazy<Arc<TableDictionary>>>>,
     /// Per column, whether its values are all present and distinct, found on first ask.
     unique: Vec<OnceLock<bool>>,
     /// Per column, its values as one array, made on first ask.
     whole: Vec<OnceLock<ArrayRef>>,
+    /// Per column, whether it has a packed form, found on first ask.
+    packable: Vec<OnceLock<bool>>,
+    /// Per column, the zone map of each batch ([`LoadedTable::batch_zone`]).
+    zones: Vec<OnceLock<Vec<Option<Option<(i64, i64)>>>>>,
 }
 
 impl LoadedTable {
-    /// Reads every file of `table` under `dir` (files in parallel) and dictionary-encodes
-    /// the columns whose statistics mark them for it.
+    /// Opens `table`'s data files under `dir` (maps them and reads their footers);
+    /// string columns whose statistics mark them are dictionary-encoded when decoded.
     pub fn load(dir: &Path, table: &TableMeta) -> Result<LoadedTable> {
         let schema = table.schema()?;
-        // Files are read in parallel by at most one thread per core.
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(table.files.len()).max(1);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let slots: Vec<std::sync::Mutex<Option<Result<Vec<RecordBatch>>>>> =
-            table.files.iter().map(|_| std::sync::Mutex::new(None)).collect();
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(f) = table.files.get(i) else { break };
-                        let read = read_parquet(&dir.join(&f.path));
-                        if let Ok(mut slot) = slots[i].lock() {
-                            *slot = Some(read);
-                        }
-                    }
-                });
+        let mut files = Vec::with_capacity(table.files.len());
+        let (mut batch_rows, mut batch_at) = (Vec::new(), Vec::new());
+        for (k, f) in table.files.iter().enumerate() {
+            let file = ColumnFile::open(&dir.join(&f.path))?;
+            let rows = file.footer().rows as usize;
+            if rows as u64 != f.rows || file.footer().columns.len() != schema.fields().len() {
+                return Err(TesseraError::Execution(format!(
+                    "table '{}': data file {} holds {} rows of {} columns, the manifest says {} rows of {}",
+                    table.name,
+                    f.path,
+                    rows,
+                    file.footer().columns.len(),
+                    f.rows,
+                    schema.fields().len()
+                )));
             }
-        });
-        let per_file: Vec<Result<Vec<RecordBatch>>> = slots
-            .into_iter()
-            .map(|m| {
-                m.into_inner()
-                    .ok()
-                    .flatten()
-                    .unwrap_or_else(|| Err(TesseraError::Internal("a data file was not read".into())))
+            for start in (0..rows).step_by(LOADED_BATCH_ROWS) {
+                batch_rows.push(LOADED_BATCH_ROWS.min(rows - start));
+                batch_at.push((k, start));
+            }
+            files.push(file);
+        }
+        let encode: Vec<bool> =
+            schema.fields().iter().zip(&table.columns).map(|(f, c)| c.stats.dictionary && f.data_type() == &DataType::Utf8).collect();
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .zip(&encode)
+            .map(|(f, &e)| {
+                if e {
+                    Field::new(f.name(), DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)), f.is_nullable())
+                } else {
+                    f.as_ref().clone()
+                }
             })
             .collect();
-        let mut batches = Vec::new();
-        for file in per_file {
-            for b in file? {
-                // Files carry the schema they were written with; re-label with the
-                // manifest's schema (same types) so every batch shares one schema.
-                let b = RecordBatch::try_new(Arc::clone(&schema), b.columns().to_vec()).map_err(|e| {
-                    TesseraError::Execution(format!("table '{}': data file does not match its schema: {e}", table.name))
-                })?;
-                batches.push(b);
-            }
-        }
-
-        let mut dictionaries = Vec::with_capacity(schema.fields().len());
-        let mut fields = Vec::with_capacity(schema.fields().len());
-        let mut columns: Vec<Vec<ArrayRef>> = vec![Vec::new(); batches.len()];
-        for (c, field) in schema.fields().iter().enumerate() {
-            let encode = table.columns[c].stats.dictionary && field.data_type() == &DataType::Utf8;
-            let parts: Vec<ArrayRef> = batches.iter().map(|b| Arc::clone(b.column(c))).collect();
-            if encode {
-                let (dict, encoded) = dictionary_encode(&parts)?;
-                for (cols, e) in columns.iter_mut().zip(encoded) {
-                    cols.push(e);
-                }
-                fields.push(Field::new(
-                    field.name(),
-                    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
-                    field.is_nullable(),
-                ));
-                dictionaries.push(Some(dict));
-            } else {
-                for (cols, p) in columns.iter_mut().zip(parts) {
-                    cols.push(p);
-                }
-                fields.push(field.as_ref().clone());
-                dictionaries.push(None);
-            }
-        }
-        let physical_schema = Arc::new(Schema::new(fields));
-        let batches = columns
-            .into_iter()
-            .map(|cols| RecordBatch::try_new(Arc::clone(&physical_schema), cols))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| TesseraError::Internal(format!("building loaded batches: {e}")))?;
-        Ok(LoadedTable::new(table.name.clone(), table.version, schema, physical_schema, batches, dictionaries))
+        let width = fields.len();
+        Ok(LoadedTable {
+            name: table.name.clone(),
+            version: table.version,
+            schema,
+            physical_schema: Arc::new(Schema::new(fields)),
+            rows: table.rows as usize,
+            batch_rows,
+            batch_at,
+            files,
+            columns: (0..width).map(|_| Lazy::new(None)).collect(),
+            dictionaries: encode.iter().map(|&e| e.then(|| Lazy::new(None))).collect(),
+            unique: (0..width).map(|_| OnceLock::new()).collect(),
+            whole: (0..width).map(|_| OnceLock::new()).collect(),
+            packable: (0..width).map(|_| OnceLock::new()).collect(),
+            zones: (0..width).map(|_| OnceLock::new()).collect(),
+        })
     }
 
     /// A table of `batches` that are not from the store (an intermediate result), without
     /// dictionaries; the declared and physical schemas are the batches'.
     pub fn from_batches(name: String, schema: SchemaRef, batches: Vec<RecordBatch>) -> LoadedTable {
-        let dictionaries = vec![None; schema.fields().len()];
-        LoadedTable::new(name, 0, Arc::clone(&schema), schema, batches, dictionaries)
-    }
-
-    fn new(
-        name: String,
-        version: u64,
-        schema: SchemaRef,
-        physical_schema: SchemaRef,
-        batches: Vec<RecordBatch>,
-        dictionaries: Vec<Option<LoadedColumnDictionary>>,
-    ) -> LoadedTable {
-        let width = dictionaries.len();
+        let width = schema.fields().len();
+        let columns = (0..width).map(|c| Lazy::new(Some(batches.iter().map(|b| Arc::clone(b.column(c))).collect()))).collect();
+        let batch_rows: Vec<usize> = batches.iter().map(|b| b.num_rows()).collect();
         LoadedTable {
             name,
-            version,
-            schema,
-            physical_schema,
-            rows: batches.iter().map(|b| b.num_rows()).sum(),
-            batches,
-            dictionaries,
+            version: 0,
+            schema: Arc::clone(&schema),
+            physical_schema: schema,
+            rows: batch_rows.iter().sum(),
+            batch_at: Vec::new(),
+            batch_rows,
+            files: Vec::new(),
+            columns,
+            dictionaries: (0..width).map(|_| None).collect(),
             unique: (0..width).map(|_| OnceLock::new()).collect(),
             whole: (0..width).map(|_| OnceLock::new()).collect(),
+            packable: (0..width).map(|_| OnceLock::new()).collect(),
+            zones: (0..width).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// The footers of the table's data files (where each column lies, its encodings and
+    /// sizes); none for an intermediate result.
+    pub fn footers(&self) -> impl Iterator<Item = &crate::colfile::Footer> {
+        self.files.iter().map(|f| f.footer())
+    }
+
+    /// Rows of each batch: every column's arrays have these lengths.
+    pub fn batch_rows(&self) -> &[usize] {
+        &self.batch_rows
+    }
+
+    /// Column `c` as one array of its physical type per batch, decoded on first ask
+    /// (the batches in parallel, a thread a core).
+    pub fn column(&self, c: usize) -> Result<Arc<[ArrayRef]>> {
+        let cell = self.columns.get(c).ok_or_else(|| TesseraError::Internal(format!("column #{c} of {}", self.name)))?;
+        cell.get_or_try(|| self.decode_column(c))
+    }
+
+    /// Column `c` in the packed form GPU kernels decode ([`PackedColumn`]), from its
+    /// stored tiles; `None` for an intermediate result, a dictionary-encoded column, or
+    /// a column with a tile that cannot be packed (NULLs, raw values).
+    pub fn packed_column(&self, c: usize) -> Result<Option<PackedColumn>> {
+        if !self.packable(c) {
+            return Ok(None);
+        }
+        let headers: Vec<Vec<TileHeader>> = self.files.iter().map(|f| f.headers(c)).collect::<Result<_>>()?;
+        let mut stored = Vec::with_capacity(headers.iter().map(|h| h.len()).sum());
+        let mut at = 0usize;
+        for (f, hs) in self.files.iter().zip(&headers) {
+            for h in hs {
+                stored.push((at, *h, f.tile_bytes(c, h)?));
+                at += h.rows as usize;
+            }
+        }
+        pack_column(&stored, self.rows)
+    }
+
+    /// Whether [`LoadedTable::packed_column`] gives column `c` (its tile headers read
+    /// once and remembered).
+    pub fn packable(&self, c: usize) -> bool {
+        let Some(cell) = self.packable.get(c) else { return false };
+        *cell.get_or_init(|| {
+            let stored = !self.files.is_empty() && matches!(self.dictionaries.get(c), Some(None));
+            stored
+                && self.files.iter().all(|f| {
+                    f.footer().columns.get(c).is_some_and(|e| e.ipc.is_none())
+                        && f.headers(c).is_ok_and(|hs| {
+                            hs.iter().all(|h| h.scheme != Scheme::Plain && h.flags & (FLAG_NULLS | FLAG_CODES | FLAG_LENGTHS) == 0)
+                        })
+                })
+        })
+    }
+
+    /// The zone map of column `c` over batch `i`: the smallest and largest non-NULL
+    /// value of its tiles (in the column's integer domain: days, unscaled decimals), or
+    /// `Some(None)` when the batch holds no value at all; `None` when unknown (floats,
+    /// strings, 128-bit decimals, an intermediate result). Kept per column once asked.
+    pub fn batch_zone(&self, c: usize, i: usize) -> Option<Option<(i64, i64)>> {
+        let cell = self.zones.get(c)?;
+        let zones = cell.get_or_init(|| self.batch_zones(c));
+        zones.get(i).copied().flatten()
+    }
+
+    fn batch_zones(&self, c: usize) -> Vec<Option<Option<(i64, i64)>>> {
+        let Ok(headers) = self.files.iter().map(|f| f.headers(c)).collect::<Result<Vec<_>>>() else { return Vec::new() };
+        self.batch_at
+            .iter()
+            .zip(&self.batch_rows)
+            .map(|(&(k, start), &rows)| {
+                let first = start / crate::tiles::TILE_ROWS;
+                let tiles = headers[k].get(first..first + rows.div_ceil(crate::tiles::TILE_ROWS))?;
+                let mut zone: Option<(i64, i64)> = None;
+                for h in tiles {
+                    if h.flags & crate::tiles::FLAG_NO_ZONE != 0 {
+                        return None;
+                    }
+                    if h.flags & crate::tiles::FLAG_ALL_NULL == 0 {
+                        zone = Some(zone.map_or((h.min, h.max), |(lo, hi)| (lo.min(h.min), hi.max(h.max))));
+                    }
+                }
+                Some(zone)
+            })
+            .collect()
+    }
+
+    /// Column `c`'s dictionary when it is dictionary-encoded.
+    pub fn dictionary(&self, c: usize) -> Result<Option<LoadedColumnDictionary>> {
+        Ok(self.table_dictionary(c)?.map(|d| LoadedColumnDictionary { values: Arc::clone(&d.values) }))
+    }
+
+    fn table_dictionary(&self, c: usize) -> Result<Option<Arc<TableDictionary>>> {
+        let Some(Some(cell)) = self.dictionaries.get(c) else { return Ok(None) };
+        cell.get_or_try(|| {
+            let per_file: Vec<Vec<&str>> = self.files.iter().map(|f| f.dictionary(c)).collect::<Result<_>>()?;
+            let mut all: Vec<&str> = per_file.iter().flatten().copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            // Strings a file stored as bytes (its dictionary was full) belong too.
+            let mut extra = Vec::new();
+            for f in &self.files {
+                extra.extend(f.plain_strings(c)?);
+            }
+            if !extra.is_empty() {
+                all.extend(extra.iter().map(|s| s.as_str()));
+                all.sort_unstable();
+                all.dedup();
+            }
+            let file_to_table = per_file
+                .iter()
+                .map(|d| d.iter().map(|s| all.binary_search(s).map(|i| i as i32).unwrap_or(0)).collect())
+                .collect();
+            Ok(Arc::new(TableDictionary { values: Arc::new(StringArray::from(all)), file_to_table }))
+        })
+        .map(Some)
+    }
+
+    fn decode_column(&self, c: usize) -> Result<Arc<[ArrayRef]>> {
+        let field = self.schema.field(c);
+        let headers: Vec<Vec<TileHeader>> = self.files.iter().map(|f| f.headers(c)).collect::<Result<_>>()?;
+        let dict = self.table_dictionary(c)?;
+        let file_dicts: Vec<Vec<&str>> = if dict.is_some() {
+            Vec::new()
+        } else {
+            self.files.iter().map(|f| f.dictionary(c)).collect::<Result<_>>()?
+        };
+        let sorted: Vec<&str> = dict.as_ref().map(|d| d.values.iter().flatten().collect()).unwrap_or_default();
+        let decode = |i: usize| -> Result<ArrayRef> {
+            let (k, start) = self.batch_at[i];
+            let target = match &dict {
+                Some(d) => StringTarget::Codes { file_to_table: &d.file_to_table[k], sorted: &sorted },
+                None => StringTarget::Strings { dictionary: file_dicts.get(k).map(|v| v.as_slice()).unwrap_or(&[]) },
+            };
+            let a = self.files[k].decode(c, field, &headers[k], start, self.batch_rows[i], &target)?;
+            match &dict {
+                Some(d) => {
+                    let keys = a.as_primitive::<Int32Type>().clone();
+                    let values = Arc::clone(&d.values) as ArrayRef;
+                    Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).map_err(|e| TesseraError::Internal(format!("dictionary: {e}")))?))
+                }
+                None => Ok(a),
+            }
+        };
+        let n = self.batch_rows.len();
+        let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(1).min(n).max(1);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let slots: Vec<Mutex<Option<Result<ArrayRef>>>> = (0..n).map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if i >= n {
+                            break;
+                        }
+                        let a = decode(i);
+                        if let Ok(mut slot) = slots[i].lock() {
+                            *slot = Some(a);
+                        }
+                    }
+                });
+            }
+        });
+        slots
+            .into_iter()
+            .map(|m| m.into_inner().ok().flatten().unwrap_or_else(|| Err(TesseraError::Internal("a batch was not decoded".into()))))
+            .collect::<Result<Vec<_>>>()
+            .map(Arc::from)
     }
 
     /// Whether column `c` holds no NULL and no value twice: a key of the table, as the
@@ -167,18 +351,19 @@ impl LoadedTable {
     }
 
     fn check_unique(&self, c: usize) -> bool {
-        let mut parts = Vec::with_capacity(self.batches.len());
-        for b in &self.batches {
-            let a = b.column(c);
+        let checked = matches!(
+            self.physical_schema.field(c).data_type(),
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::Date32
+        );
+        let Some(column) = checked.then(|| self.column(c).ok()).flatten() else { return false };
+        let mut parts = Vec::with_capacity(column.len());
+        for a in column.iter() {
             if a.null_count() > 0 {
                 return false;
             }
             let a = match a.data_type() {
-                DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => {
-                    arrow::compute::cast(a, &DataType::Int64)
-                }
                 DataType::Date32 => arrow::compute::cast(a, &DataType::Int32).and_then(|a| arrow::compute::cast(&a, &DataType::Int64)),
-                _ => return false,
+                _ => arrow::compute::cast(a, &DataType::Int64),
             };
             let Ok(a) = a else { return false };
             parts.push(a);
@@ -196,11 +381,11 @@ impl LoadedTable {
             let idx = arrow::array::UInt64Array::from_iter_values(rows.iter().map(|&r| r as u64));
             return arrow::compute::take(whole, &idx, None).map_err(err);
         }
-        let mut starts = Vec::with_capacity(self.batches.len());
+        let mut starts = Vec::with_capacity(self.batch_rows.len());
         let mut at = 0usize;
-        for b in &self.batches {
+        for &n in &self.batch_rows {
             starts.push(at);
-            at += b.num_rows();
+            at += n;
         }
         let mut picks = Vec::with_capacity(rows.len());
         for &r in rows {
@@ -210,7 +395,8 @@ impl LoadedTable {
             let b = starts.partition_point(|&s| s <= r) - 1;
             picks.push((b, r - starts[b]));
         }
-        let parts: Vec<&dyn arrow::array::Array> = self.batches.iter().map(|b| b.column(c).as_ref()).collect();
+        let column = self.column(c)?;
+        let parts: Vec<&dyn Array> = column.iter().map(|a| a.as_ref()).collect();
         if parts.is_empty() {
             return Ok(arrow::array::new_empty_array(self.physical_schema.field(c).data_type()));
         }
@@ -224,7 +410,8 @@ impl LoadedTable {
         if let Some(a) = cell.get() {
             return Ok(Arc::clone(a));
         }
-        let parts: Vec<&dyn arrow::array::Array> = self.batches.iter().map(|b| b.column(c).as_ref()).collect();
+        let column = self.column(c)?;
+        let parts: Vec<&dyn Array> = column.iter().map(|a| a.as_ref()).collect();
         let whole = if parts.is_empty() {
             arrow::array::new_empty_array(self.physical_schema.field(c).data_type())
         } else {
@@ -236,24 +423,23 @@ impl LoadedTable {
     /// Batch `i` with the columns in `projection` (all when `None`), dictionary columns
     /// decoded back to the declared string type.
     pub fn logical_batch(&self, i: usize, projection: Option<&[usize]>) -> Result<RecordBatch> {
-        let batch = &self.batches[i];
-        let all: Vec<usize> = (0..batch.num_columns()).collect();
+        let all: Vec<usize> = (0..self.schema.fields().len()).collect();
         let projection = projection.unwrap_or(&all);
         let mut columns = Vec::with_capacity(projection.len());
         for &c in projection {
-            let col = batch.column(c);
-            columns.push(if self.dictionaries[c].is_some() {
-                arrow::compute::cast(col, self.schema.field(c).data_type())
+            let col = Arc::clone(&self.column(c)?[i]);
+            columns.push(if matches!(self.dictionaries.get(c), Some(Some(_))) {
+                arrow::compute::cast(&col, self.schema.field(c).data_type())
                     .map_err(|e| TesseraError::Internal(format!("decoding dictionary: {e}")))?
             } else {
-                Arc::clone(col)
+                col
             });
         }
         let schema = Arc::new(self.schema.project(projection).map_err(|e| TesseraError::Internal(e.to_string()))?);
         RecordBatch::try_new_with_options(
             schema,
             columns,
-            &arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+            &arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(self.batch_rows[i])),
         )
         .map_err(|e| TesseraError::Internal(format!("building batch: {e}")))
     }
@@ -263,9 +449,10 @@ impl LoadedTable {
     /// The table's batches with the logical schema, dealt round-robin into at most
     /// `partitions` partitions (at least one), for engines that scan in parallel.
     pub fn logical_partitions(&self, partitions: usize, projection: Option<&[usize]>) -> Result<Vec<Vec<RecordBatch>>> {
-        let n = partitions.min(self.batches.len()).max(1);
+        let batches = self.batch_rows.len();
+        let n = partitions.min(batches).max(1);
         let mut parts = vec![Vec::new(); n];
-        for i in 0..self.batches.len() {
+        for i in 0..batches {
             parts[i % n].push(self.logical_batch(i, projection)?);
         }
         Ok(parts)
@@ -300,42 +487,6 @@ fn unique_values<I: Iterator<Item = i64> + Clone>(values: I, n: usize) -> bool {
     let mut all: Vec<i64> = values.collect();
     all.sort_unstable();
     all.windows(2).all(|w| w[0] != w[1])
-}
-
-fn read_parquet(path: &Path) -> Result<Vec<RecordBatch>> {
-    let file = File::open(path).map_err(|e| TesseraError::io(format!("opening {}", path.display()), e))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-        .and_then(|b| b.with_batch_size(LOADED_BATCH_ROWS).build())
-        .map_err(|e| TesseraError::Execution(format!("reading {}: {e}", path.display())))?;
-    reader
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| TesseraError::Execution(format!("reading {}: {e}", path.display())))
-}
-
-/// Encodes string arrays against one sorted dictionary of all their distinct values.
-fn dictionary_encode(parts: &[ArrayRef]) -> Result<(LoadedColumnDictionary, Vec<ArrayRef>)> {
-    let mut distinct: Vec<&str> = Vec::new();
-    let mut seen: HashMap<&str, ()> = HashMap::new();
-    for p in parts {
-        let s = p.as_string::<i32>();
-        for v in s.iter().flatten() {
-            if seen.insert(v, ()).is_none() {
-                distinct.push(v);
-            }
-        }
-    }
-    distinct.sort_unstable();
-    let codes: HashMap<&str, i32> = distinct.iter().enumerate().map(|(i, v)| (*v, i as i32)).collect();
-    let values = Arc::new(StringArray::from(distinct.clone()));
-    let mut encoded = Vec::with_capacity(parts.len());
-    for p in parts {
-        let s = p.as_string::<i32>();
-        let keys: Int32Array = s.iter().map(|v| v.map(|v| codes[v])).collect();
-        let dict = DictionaryArray::<Int32Type>::try_new(keys, Arc::clone(&values) as ArrayRef)
-            .map_err(|e| TesseraError::Internal(format!("dictionary: {e}")))?;
-        encoded.push(Arc::new(dict) as ArrayRef);
-    }
-    Ok((LoadedColumnDictionary { values }, encoded))
 }
 
 #[cfg(test)]

@@ -16,8 +16,12 @@ use tessera_common::{Result, TesseraError};
 
 /// File name of the manifest inside the data directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
-/// Format version written into the manifest; bumped on incompatible changes.
-pub const FORMAT_VERSION: u32 = 1;
+/// Format version written into the manifest; bumped on incompatible changes. Format 1
+/// kept Parquet data files; format 2 keeps tile files ([`crate::colfile`]). A store of
+/// format 1 is converted when opened ([`crate::Store::open`]).
+pub const FORMAT_VERSION: u32 = 2;
+/// The format of stores whose data files are Parquet (Tessera before 2026-11-26).
+pub const FORMAT_PARQUET: u32 = 1;
 
 /// The whole catalog of a data directory.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -83,7 +87,7 @@ pub struct ColumnStats {
     pub sketch: String,
 }
 
-/// One Parquet data file of a table.
+/// One data file of a table.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FileMeta {
     /// Path relative to the data directory.
@@ -129,8 +133,23 @@ impl TableMeta {
 }
 
 impl Manifest {
-    /// Reads the manifest of `dir`; a directory without one holds an empty store.
+    /// Reads the manifest of `dir`; a directory without one holds an empty store. A
+    /// manifest of another format is an error (see [`Manifest::load_any_format`]).
     pub fn load(dir: &Path) -> Result<Manifest> {
+        let manifest = Manifest::load_any_format(dir)?;
+        if manifest.format == FORMAT_PARQUET {
+            return Err(TesseraError::Execution(format!(
+                "the store {} was written by an earlier Tessera (format {FORMAT_PARQUET}, Parquet data files) and is \
+                 converted when opened while no other process writes to it: close the other process and open it again",
+                dir.display()
+            )));
+        }
+        Ok(manifest)
+    }
+
+    /// Reads the manifest of `dir` in this format or in [`FORMAT_PARQUET`]; a newer
+    /// format is an error, never misread.
+    pub fn load_any_format(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST_FILE);
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
@@ -140,9 +159,10 @@ impl Manifest {
         let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
             TesseraError::Execution(format!("the manifest {} is corrupt: {e}", path.display()))
         })?;
-        if manifest.format != FORMAT_VERSION {
+        if manifest.format != FORMAT_VERSION && manifest.format != FORMAT_PARQUET {
             return Err(TesseraError::Execution(format!(
-                "the manifest {} has format {} but this Tessera reads format {FORMAT_VERSION}",
+                "the manifest {} has format {} but this Tessera reads formats {FORMAT_PARQUET} and {FORMAT_VERSION}: \
+                 it was written by a newer Tessera",
                 path.display(),
                 manifest.format
             )));

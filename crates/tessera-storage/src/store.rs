@@ -8,11 +8,9 @@ use std::sync::{Arc, Mutex};
 use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
-use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
 use tessera_common::{Result, TesseraError};
 
+use crate::colfile::{self, FileWriter};
 use crate::loaded::LoadedTable;
 use crate::manifest::{sync_dir, FileMeta, Manifest, TableMeta, MANIFEST_FILE};
 use crate::stats::ColumnAccumulator;
@@ -22,12 +20,9 @@ const DATA_DIR: &str = "data";
 /// Lock file held exclusively by a writing transaction (and by orphan cleanup).
 const LOCK_FILE: &str = "LOCK";
 /// A data file is closed and a new one started after this many rows, so that large
-/// tables are split into files that can be loaded in parallel (8 Mi rows is ~100 MB of
-/// SSB lineorder in Parquet).
+/// tables are split into files that are written in parallel (8 Mi rows is ~100 MB of
+/// SSB lineorder, whose encoded tiles a writer holds in memory until the file is done).
 const FILE_MAX_ROWS: usize = 8 << 20;
-/// Rows per Parquet row group: 1 Mi rows (the parquet crate's default) balances scan
-/// parallelism against per-group overhead.
-const ROW_GROUP_ROWS: usize = 1 << 20;
 
 /// An open data directory.
 #[derive(Debug)]
@@ -37,6 +32,33 @@ pub struct Store {
     cache: Mutex<HashMap<String, Arc<LoadedTable>>>,
     /// The last manifest read, with the identity of the file it came from.
     manifest_cache: Mutex<Option<(ManifestFileId, Arc<Manifest>)>>,
+}
+
+/// How one column is stored, over all of its table's data files.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ColumnStorage {
+    /// Table name.
+    pub table: String,
+    /// Column name.
+    pub column: String,
+    /// Arrow type, as the manifest spells it.
+    pub data_type: String,
+    /// Rows of the table.
+    pub rows: u64,
+    /// Data files of the table.
+    pub files: u64,
+    /// Tiles of the column (0 for a column kept as Arrow IPC).
+    pub tiles: u64,
+    /// Tiles of each scheme, by `tiles::Scheme` number.
+    pub schemes: [u64; 5],
+    /// Values in the files' string dictionaries.
+    pub dictionary_values: u64,
+    /// Whether the column is kept as Arrow IPC (a type without a tile encoding).
+    pub ipc: bool,
+    /// Bytes in the data files.
+    pub stored_bytes: u64,
+    /// Bytes of its values in Arrow's layout.
+    pub arrow_bytes: u64,
 }
 
 /// What identifies one committed manifest file: commits replace it by rename, so a new
@@ -59,7 +81,13 @@ impl Store {
         let store = Store { dir, cache: Mutex::new(HashMap::new()), manifest_cache: Mutex::new(None) };
         let lock = store.open_lock()?;
         match lock.try_lock() {
-            Ok(()) => store.remove_orphans(&Manifest::load(&store.dir)?)?,
+            Ok(()) => {
+                let manifest = Manifest::load_any_format(&store.dir)?;
+                store.remove_orphans(&manifest)?;
+                if manifest.format == crate::manifest::FORMAT_PARQUET {
+                    store.convert_parquet(manifest)?;
+                }
+            }
             Err(fs::TryLockError::WouldBlock) => {}
             Err(fs::TryLockError::Error(e)) => {
                 return Err(TesseraError::io(format!("locking {}", store.dir.display()), e));
@@ -116,6 +144,39 @@ impl Store {
         Ok(loaded)
     }
 
+    /// How each column of each table is stored: its tiles' schemes and its bytes in the
+    /// files beside its bytes in Arrow's layout (what `tessera_storage()` shows).
+    pub fn storage(&self) -> Result<Vec<ColumnStorage>> {
+        let manifest = self.manifest()?;
+        let mut out = Vec::new();
+        for table in &manifest.tables {
+            let loaded = self.load(table)?;
+            for (c, column) in table.columns.iter().enumerate() {
+                let mut s = ColumnStorage {
+                    table: table.name.clone(),
+                    column: column.name.clone(),
+                    data_type: column.data_type.clone(),
+                    rows: table.rows,
+                    files: table.files.len() as u64,
+                    ..ColumnStorage::default()
+                };
+                for footer in loaded.footers() {
+                    let Some(e) = footer.columns.get(c) else { continue };
+                    s.tiles += e.tiles;
+                    s.stored_bytes += e.stored_bytes;
+                    s.arrow_bytes += e.arrow_bytes;
+                    s.dictionary_values += e.dictionary.map_or(0, |d| d.1);
+                    s.ipc |= e.ipc.is_some();
+                    for (k, n) in e.schemes.iter().enumerate() {
+                        s.schemes[k] += n;
+                    }
+                }
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
     fn cache_get(&self, name: &str) -> Option<Arc<LoadedTable>> {
         self.cache.lock().ok()?.get(name).cloned()
     }
@@ -128,6 +189,51 @@ impl Store {
             .write(true)
             .open(&path)
             .map_err(|e| TesseraError::io(format!("opening {}", path.display()), e))
+    }
+
+    /// Rewrites a store of Parquet data files (format 1) as tile files, table by table
+    /// and file by file, then replaces the manifest at once: a process killed during the
+    /// conversion leaves the Parquet store as it was (the new files are orphans, removed
+    /// at the next open). Must be called with the write lock held.
+    fn convert_parquet(&self, mut manifest: Manifest) -> Result<()> {
+        let mut written = Vec::new();
+        let mut old = Vec::new();
+        let result = (|| -> Result<()> {
+            for table in &mut manifest.tables {
+                let schema = table.schema()?;
+                for file in &mut table.files {
+                    let source = self.dir.join(&file.path);
+                    let id = manifest.next_file_id;
+                    manifest.next_file_id += 1;
+                    let rel = format!("{DATA_DIR}/{id:010}.{}", colfile::EXTENSION);
+                    let path = self.dir.join(&rel);
+                    written.push(path.clone());
+                    let mut writer = FileWriter::new(path.clone(), Arc::clone(&schema));
+                    for batch in read_parquet(&source)? {
+                        writer.write(&conform(&table.name, &schema, &batch)?)?;
+                    }
+                    let bytes = writer.finish()?;
+                    File::open(&path).and_then(|f| f.sync_all()).map_err(|e| TesseraError::io(format!("syncing {}", path.display()), e))?;
+                    old.push(source);
+                    *file = FileMeta { path: rel, rows: file.rows, bytes };
+                }
+                table.version += 1;
+            }
+            sync_dir(&self.dir.join(DATA_DIR)).map_err(|e| TesseraError::io("syncing the data folder", e))?;
+            manifest.format = crate::manifest::FORMAT_VERSION;
+            manifest.version += 1;
+            manifest.save(&self.dir)
+        })();
+        if let Err(e) = result {
+            for f in written {
+                let _ = fs::remove_file(f);
+            }
+            return Err(TesseraError::Execution(format!("converting the store {} to this Tessera's format: {e}", self.dir.display())));
+        }
+        for f in old {
+            let _ = fs::remove_file(f);
+        }
+        Ok(())
     }
 
     /// Deletes data files the manifest does not reference and a stale temporary
@@ -274,7 +380,7 @@ impl<'a> Transaction<'a> {
     fn new_file(&mut self) -> (String, PathBuf) {
         let id = self.manifest.next_file_id;
         self.manifest.next_file_id += 1;
-        let rel = format!("{DATA_DIR}/{id:010}.parquet");
+        let rel = format!("{DATA_DIR}/{id:010}.{}", colfile::EXTENSION);
         let path = self.store.dir.join(&rel);
         self.new_files.push(path.clone());
         (rel, path)
@@ -322,15 +428,13 @@ fn conform(table: &str, schema: &SchemaRef, batch: &RecordBatch) -> Result<Recor
         .map_err(|e| TesseraError::Internal(format!("rebuilding batch: {e}")))
 }
 
-/// Opens a Parquet data file with the store's writer settings.
-fn open_parquet(path: &Path, schema: &SchemaRef) -> Result<ArrowWriter<File>> {
-    let file = File::create(path).map_err(|e| TesseraError::io(format!("creating {}", path.display()), e))?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .build();
-    ArrowWriter::try_new(file, Arc::clone(schema), Some(props))
-        .map_err(|e| TesseraError::Execution(format!("creating {}: {e}", path.display())))
+/// The batches of a Parquet data file (a store of format 1).
+fn read_parquet(path: &Path) -> Result<Vec<RecordBatch>> {
+    let file = File::open(path).map_err(|e| TesseraError::io(format!("opening {}", path.display()), e))?;
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .and_then(|b| b.build())
+        .map_err(|e| TesseraError::Execution(format!("reading {}: {e}", path.display())))?;
+    reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| TesseraError::Execution(format!("reading {}: {e}", path.display())))
 }
 
 /// One data file of a table written on another thread, so that a large load encodes
@@ -341,9 +445,7 @@ pub struct ChunkFile {
     table: String,
     schema: SchemaRef,
     rel: String,
-    path: PathBuf,
-    writer: Option<ArrowWriter<File>>,
-    rows: u64,
+    writer: FileWriter,
     stats: Vec<ColumnAccumulator>,
 }
 
@@ -369,30 +471,24 @@ impl ChunkFile {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        if self.writer.is_none() {
-            self.writer = Some(open_parquet(&self.path, &self.schema)?);
-        }
-        if let Some(w) = self.writer.as_mut() {
-            w.write(&batch).map_err(|e| TesseraError::Execution(format!("writing {}: {e}", self.path.display())))?;
-        }
+        self.writer.write(&batch)?;
         for (acc, column) in self.stats.iter_mut().zip(batch.columns()) {
             acc.update(column)?;
         }
-        self.rows += batch.num_rows() as u64;
         Ok(())
     }
 
-    /// Finishes the file (the expensive last encoding happens here, on the caller's thread).
+    /// Finishes the file (its last tile is encoded and the file written here, on the
+    /// caller's thread).
     pub fn close(self) -> Result<ClosedChunk> {
-        let file = match self.writer {
-            Some(w) => {
-                w.close().map_err(|e| TesseraError::Execution(format!("closing {}: {e}", self.path.display())))?;
-                let bytes = fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
-                Some(FileMeta { path: self.rel, rows: self.rows, bytes })
-            }
-            None => None,
+        let rows = self.writer.rows();
+        let file = if rows == 0 {
+            None
+        } else {
+            let bytes = self.writer.finish()?;
+            Some(FileMeta { path: self.rel, rows, bytes })
         };
-        Ok(ClosedChunk { file, rows: self.rows, stats: self.stats })
+        Ok(ClosedChunk { file, rows, stats: self.stats })
     }
 }
 
@@ -412,9 +508,7 @@ pub struct TableWriter<'t, 'a> {
 
 struct OpenFile {
     rel: String,
-    path: PathBuf,
-    writer: ArrowWriter<File>,
-    rows: usize,
+    writer: FileWriter,
 }
 
 impl TableWriter<'_, '_> {
@@ -439,19 +533,15 @@ impl TableWriter<'_, '_> {
         }
         let mut offset = 0;
         while offset < batch.num_rows() {
-            if self.current.as_ref().is_none_or(|f| f.rows >= FILE_MAX_ROWS) {
+            if self.current.as_ref().is_none_or(|f| f.writer.rows() >= FILE_MAX_ROWS as u64) {
                 self.close_file()?;
                 self.open_file()?;
             }
             let Some(file) = self.current.as_mut() else {
                 return Err(TesseraError::Internal("no open data file".into()));
             };
-            let take = (FILE_MAX_ROWS - file.rows).min(batch.num_rows() - offset);
-            let part = batch.slice(offset, take);
-            file.writer
-                .write(&part)
-                .map_err(|e| TesseraError::Execution(format!("writing {}: {e}", file.path.display())))?;
-            file.rows += take;
+            let take = (FILE_MAX_ROWS - file.writer.rows() as usize).min(batch.num_rows() - offset);
+            file.writer.write(&batch.slice(offset, take))?;
             offset += take;
         }
         for (acc, column) in self.stats.iter_mut().zip(batch.columns()) {
@@ -463,18 +553,17 @@ impl TableWriter<'_, '_> {
 
     fn open_file(&mut self) -> Result<()> {
         let (rel, path) = self.tx.new_file();
-        let writer = open_parquet(&path, &self.schema)?;
-        self.current = Some(OpenFile { rel, path, writer, rows: 0 });
+        self.current = Some(OpenFile { rel, writer: FileWriter::new(path, Arc::clone(&self.schema)) });
         Ok(())
     }
 
     fn close_file(&mut self) -> Result<()> {
         if let Some(f) = self.current.take() {
-            f.writer
-                .close()
-                .map_err(|e| TesseraError::Execution(format!("closing {}: {e}", f.path.display())))?;
-            let bytes = fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0);
-            self.files.push(FileMeta { path: f.rel, rows: f.rows as u64, bytes });
+            let rows = f.writer.rows();
+            if rows > 0 {
+                let bytes = f.writer.finish()?;
+                self.files.push(FileMeta { path: f.rel, rows, bytes });
+            }
         }
         Ok(())
     }
@@ -488,9 +577,7 @@ impl TableWriter<'_, '_> {
                     table: self.table.clone(),
                     schema: Arc::clone(&self.schema),
                     rel,
-                    path,
-                    writer: None,
-                    rows: 0,
+                    writer: FileWriter::new(path, Arc::clone(&self.schema)),
                     stats: self.schema.fields().iter().map(|_| ColumnAccumulator::default()).collect(),
                 }
             })

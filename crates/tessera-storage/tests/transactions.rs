@@ -50,7 +50,7 @@ fn committed_writes_are_visible_and_uncommitted_ones_vanish() {
     let loaded = store.load(t).unwrap();
     assert_eq!(loaded.rows, 100);
     // The low-cardinality string column is dictionary-encoded with a sorted dictionary.
-    let dict = loaded.dictionaries[1].as_ref().expect("s is dictionary-encoded");
+    let dict = loaded.dictionary(1).unwrap().expect("s is dictionary-encoded");
     let values: Vec<&str> = dict.values.iter().flatten().collect();
     assert_eq!(values, vec!["v0", "v1", "v2", "v3", "v4"]);
     assert_eq!(loaded.logical_batch(0, None).unwrap().column(1).data_type(), &DataType::Utf8);
@@ -100,7 +100,7 @@ fn the_writers_dictionary_limit_decides_the_encoding() {
         let t = m.table("t").unwrap();
         assert_eq!(t.columns[1].stats.dictionary, encoded, "{limit:?}");
         let loaded = store.load(t).unwrap();
-        assert_eq!(matches!(loaded.batches[0].column(1).data_type(), DataType::Dictionary(..)), encoded, "{limit:?}");
+        assert_eq!(matches!(loaded.column(1).unwrap()[0].data_type(), DataType::Dictionary(..)), encoded, "{limit:?}");
     }
 }
 
@@ -128,7 +128,7 @@ fn opening_removes_orphans_and_a_stale_temporary_manifest() {
         create_table_with(&store, 0..10);
     }
     // What a killed writer leaves: a data file nobody references and a half-written manifest.
-    std::fs::write(dir.path().join("data/9999999999.parquet"), b"partial").unwrap();
+    std::fs::write(dir.path().join("data/9999999999.tiles"), b"partial").unwrap();
     std::fs::write(dir.path().join("manifest.json.tmp"), b"{ half").unwrap();
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(data_files(dir.path()), 1);
@@ -191,9 +191,10 @@ fn chunks_written_on_other_threads_join_the_table_in_order() {
     assert_eq!(data_files(dir.path()), 3); // the empty chunk's reserved file was never created
     let loaded = store.load(t).unwrap();
     let keys: Vec<i64> = loaded
-        .batches
+        .column(0)
+        .unwrap()
         .iter()
-        .flat_map(|b| b.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec())
+        .flat_map(|a| a.as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec())
         .collect();
     let expected: Vec<i64> = (0..5).chain(100..103).chain(200..210).collect();
     assert_eq!(keys, expected);

@@ -53,3 +53,10 @@ extern "C" __global__ void hash_find(const unsigned long long* keys, int64_t n, 
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
         slot[i] = tessera_hash_find(table, mask, keys[i]);
 }
+
+// Every row of a column in bit-packed tiles (tiles.cuh), decoded one row a thread.
+extern "C" __global__ void unpack_all(const unsigned long long* col, int64_t n, int64_t* out) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        out[i] = tessera_unpack(col, i);
+    }
+}

@@ -6,7 +6,8 @@
 //! - `rows`; `flags` (`flags[0]`: arithmetic overflow, `flags[1]`: a build key outside
 //!   its range, `flags[2]`: a duplicate build key; one array per query, read when a
 //!   result comes back); `consts` ([`Kernel::consts`], null when empty);
-//! - the source columns `col{i}`, then the bytes `col{i}_bytes` of string columns;
+//! - the source columns `col{i}` (plain arrays, or bit-packed tiles: `tiles.cuh`), then
+//!   the bytes `col{i}_bytes` of string columns;
 //! - per probe, in operator order: its payload arrays `h{p}_p{j}`, then its membership
 //!   bitmap `h{p}_bits` (bit `s` set when slot `s` holds a row: what probes test) or, for
 //!   a hashed table, its keys `h{p}_keys`;
@@ -38,6 +39,8 @@ pub enum Param {
         column: usize,
         /// Its width.
         width: Width,
+        /// In bit-packed tiles (`const unsigned long long*`, see `tiles.cuh`).
+        packed: bool,
     },
     /// The UTF-8 bytes of source column `column` (a [`Width::Str`] column).
     Bytes {
@@ -131,7 +134,8 @@ impl Param {
             Param::Rows => "long long rows".into(),
             Param::Flags => "unsigned long long* __restrict__ flags".into(),
             Param::Consts => "const long long* __restrict__ consts".into(),
-            Param::Column { column, width } => format!("const {}* __restrict__ col{column}", width.c()),
+            Param::Column { column, packed: true, .. } => format!("const unsigned long long* __restrict__ col{column}"),
+            Param::Column { column, width, .. } => format!("const {}* __restrict__ col{column}", width.c()),
             Param::Bytes { column } => format!("const unsigned char* __restrict__ col{column}_bytes"),
             Param::Payload { probe, column, width } => format!("const {}* __restrict__ h{probe}_p{column}", width.c()),
             Param::Bitmap { probe } => format!("const uint32_t* __restrict__ h{probe}_bits"),

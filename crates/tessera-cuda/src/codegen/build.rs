@@ -167,7 +167,7 @@ fn write_payload(b: &mut Builder<'_>, h: &HashBuild, s: &CExpr) -> Lowered<Vec<G
         b.params.push(Param::Out(Out::BuildPayload { column: j, width: w }));
         b.effect(cx![format!("out_p{j}["), s, "] = ", v, ";"]);
         let dictionary = b.dicts.get(col).copied().flatten();
-        payload.push(GpuColumn { width: w, dictionary });
+        payload.push(GpuColumn::plain(w, dictionary));
     }
     Ok(payload)
 }

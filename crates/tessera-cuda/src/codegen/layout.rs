@@ -115,6 +115,16 @@ pub struct GpuColumn {
     pub width: Width,
     /// The dictionary when the column holds dictionary codes.
     pub dictionary: Option<DictRef>,
+    /// The column lies in bit-packed tiles (`tiles.cuh`), decoded where it is loaded;
+    /// else one plain array of its width.
+    pub packed: bool,
+}
+
+impl GpuColumn {
+    /// A plain column of `width`, with its dictionary if any.
+    pub fn plain(width: Width, dictionary: Option<DictRef>) -> GpuColumn {
+        GpuColumn { width, dictionary, packed: false }
+    }
 }
 
 /// One group key of a perfect-hash aggregation.

@@ -31,7 +31,7 @@ pub fn lower(b: &mut Builder<'_>, fields: &[Field], limited: bool) -> Lowered<Si
         let (v, w) = super::scan::column(b, i)?;
         b.params.push(Param::Out(Out::Materialized { column: i, width: w }));
         writes = cx![writes, format!(" out_m{i}[pos] = "), v, ";"];
-        columns.push(GpuColumn { width: w, dictionary });
+        columns.push(GpuColumn::plain(w, dictionary));
     }
     b.effect(cx!["{ const unsigned long long pos = warp_append(out_count);", writes, " }"]);
     Ok(SinkLayout::Materialize { columns })

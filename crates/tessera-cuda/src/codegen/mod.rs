@@ -238,7 +238,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     };
     let literals = b.literals.take().unwrap_or_default();
     let mut params = vec![Param::Rows, Param::Flags, Param::Consts];
-    params.extend(cols.iter().enumerate().map(|(i, c)| Param::Column { column: i, width: c.width }));
+    params.extend(cols.iter().enumerate().map(|(i, c)| Param::Column { column: i, width: c.width, packed: c.packed }));
     params.extend(cols.iter().enumerate().filter(|(_, c)| c.width == Width::Str).map(|(i, _)| Param::Bytes { column: i }));
     params.append(&mut b.params);
     params.extend((0..literals.len()).map(Param::Literal));

@@ -90,7 +90,13 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         _ => Vec::new(),
     };
     let body_stages: &[Stage] = if shape.prefetch { stages.get(1..).unwrap_or(&[]) } else { stages };
-    let prefetch_loads: String = eager.iter().map(|(n, c)| format!(" n{n}[i] = col{c}[r];")).collect();
+    let prefetch_loads: String = eager
+        .iter()
+        .map(|(n, c)| {
+            let (open, close) = super::scan::load_parts(*c, &shape.cols[*c]);
+            format!(" n{n}[i] = {open}r{close};")
+        })
+        .collect();
     let _ = writeln!(src, "    long long tile = (long long)blockIdx.x * {tile_items}LL;");
     if shape.prefetch {
         for (n, c) in &eager {

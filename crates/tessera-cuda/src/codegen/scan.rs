@@ -48,7 +48,8 @@ pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
             // The row number stands for the string (nothing to read).
             b.def(w.ctype(), format!("c{c}"), cx!["(int32_t)", CExpr::row()], None)
         } else {
-            b.def(w.ctype(), format!("c{c}"), cx![format!("col{c}["), CExpr::row(), "]"], Some(Load::Column { column: c, pass }))
+            let (open, close) = load_parts(c, col);
+            b.def(w.ctype(), format!("c{c}"), cx![open, CExpr::row(), close], Some(Load::Column { column: c, pass }))
         };
         b.column_values.insert(c, v);
     }
@@ -60,6 +61,12 @@ pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
     }
     b.loaded.push(c);
     Ok(v)
+}
+
+/// The text around the row of a load of source column `c`: `col{c}[row]`, or for a
+/// column in bit-packed tiles `(type)tessera_unpack(col{c}, row)` (`tiles.cuh`).
+pub fn load_parts(c: usize, col: &GpuColumn) -> (String, &'static str) {
+    if col.packed { (format!("({})tessera_unpack(col{c}, ", col.width.c()), ")") } else { (format!("col{c}["), "]") }
 }
 
 /// Loads the source columns still unloaded among layout columns `columns`, here: what a

@@ -9,7 +9,7 @@ use tessera_ir::{AggFunc, ArithOp, BuildStrategy, CmpOp, Expr, GroupStrategy, Jo
 use tessera_ir::{AggExpr, Aggregate, Device, Field, Scan, Source};
 
 fn int_col() -> GpuColumn {
-    GpuColumn { width: Width::I32, dictionary: None }
+    GpuColumn::plain(Width::I32, None)
 }
 
 /// `SELECT k, sum(v) FROM t WHERE v < 10 GROUP BY k` with `k` in `[0, max]`.
@@ -45,7 +45,7 @@ fn grouped(max: i64, func: AggFunc) -> Pipeline {
 }
 
 fn cols() -> Vec<GpuColumn> {
-    vec![int_col(), GpuColumn { width: Width::I64, dictionary: None }]
+    vec![int_col(), GpuColumn::plain(Width::I64, None)]
 }
 
 #[test]
@@ -286,7 +286,7 @@ fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
         device: Device::Gpu,
         device_reason: None,
     };
-    let cols = vec![int_col(), int_col(), GpuColumn { width: Width::I64, dictionary: None }];
+    let cols = vec![int_col(), int_col(), GpuColumn::plain(Width::I64, None)];
     let tables = vec![
         GpuTable { min: 0, slots: 3000, hashed: None, payload: vec![int_col()], pass_permille: 1000, membership: false, chain: None },
         GpuTable { min: 0, slots: 100, hashed: None, payload: vec![], pass_permille: 5, membership: false, chain: None },
@@ -459,6 +459,36 @@ fn star_join_kernels_compile_with_nvrtc() {
             let k = generate_with(&p, &cols, &tables, KernelOptions { literals, items_per_thread: Some(items), ..KernelOptions::default() }).unwrap();
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{items} items, {literals:?}: {e}\n{}", k.source);
+            }
+        }
+    }
+}
+
+/// Source columns in bit-packed tiles (`tiles.cuh`) are decoded where they are loaded:
+/// in the first stage's loads of the next tile (eager) and where a column is first used
+/// (lazy), and the kernels compile.
+#[test]
+fn packed_columns_decode_where_they_load() {
+    let (p, mut cols, mut tables) = star();
+    for c in &mut cols {
+        c.packed = true;
+    }
+    // Lazy: the second key and the value are loaded after the first probe.
+    let k = generate(&p, &cols, &tables).unwrap();
+    assert!(k.source.contains("const unsigned long long* __restrict__ col0"), "{}", k.source);
+    assert!(k.source.contains("(int32_t)tessera_unpack(col1, "), "{}", k.source);
+    assert!(k.source.contains("(int64_t)tessera_unpack(col2, "), "{}", k.source);
+    assert!(!k.source.contains("col2["), "{}", k.source);
+    assert!(k.params.iter().any(|p| matches!(p, Param::Column { column: 2, packed: true, .. })));
+    // Eager: every column in the first stage, the next tile's while this one is probed.
+    tables[1].pass_permille = 200;
+    let eager = generate(&p, &cols, &tables).unwrap();
+    assert!(eager.source.contains("nc2[i] = (int64_t)tessera_unpack(col2, r);"), "{}", eager.source);
+    golden("star_join_packed", &eager.source);
+    if crate::test_support::nvrtc_or_skip("packed-column kernels compile with NVRTC") {
+        for k in [&k, &eager] {
+            if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                panic!("{e}\n{}", k.source);
             }
         }
     }
@@ -791,7 +821,7 @@ fn hashed_probe_pipeline(kind: JoinKind) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTa
         device: Device::Gpu,
         device_reason: None,
     };
-    let cols = vec![int_col(), GpuColumn { width: Width::I64, dictionary: None }, GpuColumn { width: Width::I64, dictionary: None }];
+    let cols = vec![int_col(), GpuColumn::plain(Width::I64, None), GpuColumn::plain(Width::I64, None)];
     (p, cols, vec![table])
 }
 
@@ -944,7 +974,7 @@ fn like_pipeline(pattern: &str, negated: bool, case_insensitive: bool) -> (Pipel
     let like = Expr::Like { expr: Box::new(Expr::col(2, "s")), pattern: pattern.into(), negated, case_insensitive };
     p.operators = vec![Operator::Filter(like)];
     let mut cols = cols();
-    cols.push(GpuColumn { width: Width::Str, dictionary: None });
+    cols.push(GpuColumn::plain(Width::Str, None));
     (p, cols)
 }
 
@@ -1000,7 +1030,7 @@ fn strings_ride_as_row_numbers() {
     assert!(k.source.contains("= (int32_t)r;"), "{}", k.source);
     assert!(k.strings.is_empty(), "{:?}", k.strings);
     let SinkLayout::Build { table } = &k.sink else { panic!("not a build") };
-    assert_eq!(table.payload[1], GpuColumn { width: Width::I32, dictionary: Some(by_row) });
+    assert_eq!(table.payload[1], GpuColumn::plain(Width::I32, Some(by_row)));
     compile(&k);
     // The same build behind a LIKE over the column's bytes.
     build.operators = p.operators.clone();

@@ -1,0 +1,226 @@
+//! A column's tiles as one array a reader decodes any row of by itself: every tile
+//! frame-of-reference bit-packed. This is the form GPU kernels read (`tiles.cuh` in
+//! tessera-cuda decodes it where a kernel loads a column), made from the stored tiles:
+//! Constant and Bitpack tiles are copied as stored, Delta and Rle tiles (whose rows
+//! depend on the rows before) are re-packed, and so is a file's last partial tile when
+//! another file follows (the form's tile `t` holds rows `[t * 2048, (t + 1) * 2048)`).
+//!
+//! Layout, in 64-bit words: `2 × tiles` header words, then the packed values:
+//!
+//! - `words[2t]`: tile `t`'s frame of reference (an `i64`);
+//! - `words[2t + 1]`: `offset << 8 | bits`, the offset (in words, from the array's
+//!   start) of the tile's packed values and their width (0 to 64; a tile of 0 bits,
+//!   all its rows the reference, points at word 0);
+//! - value `i` of a tile: `bits` wide at bit `i × bits` of its words, LSB first; one
+//!   spare word follows each tile's values.
+
+use tessera_common::Result;
+
+use crate::tiles::{self, FLAG_NULLS, Scheme, TILE_ROWS, TileHeader};
+
+/// A column in the packed form (see the module doc).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackedColumn {
+    /// Header words, then packed values.
+    pub words: Vec<u64>,
+    /// Rows of the column.
+    pub rows: usize,
+}
+
+impl PackedColumn {
+    /// Tiles of the column.
+    pub fn tiles(&self) -> usize {
+        self.rows.div_ceil(TILE_ROWS)
+    }
+
+    /// Row `row`, decoded the way a GPU kernel decodes it (`tessera_unpack`).
+    pub fn get(&self, row: usize) -> i64 {
+        let t = row / TILE_ROWS;
+        let reference = self.words[2 * t] as i64;
+        let meta = self.words[2 * t + 1];
+        let bits = (meta & 0xff) as u32;
+        let pos = (row % TILE_ROWS) as u64 * bits as u64;
+        let w = ((meta >> 8) + (pos >> 6)) as usize;
+        let off = (pos & 63) as u32;
+        let mut v = self.words[w] >> off;
+        if off + bits > 64 {
+            v |= self.words[w + 1] << (64 - off);
+        }
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        reference.wrapping_add((v & mask) as i64)
+    }
+}
+
+/// A stored tile: its first row in the column, its header and its bytes.
+pub type StoredTile<'a> = (usize, TileHeader, &'a [u8]);
+
+/// Builds the packed form from a column's stored tiles (in row order, covering rows
+/// `0..rows`); `None` when a tile cannot be packed (it has NULLs, or raw values: floats,
+/// 128-bit decimals, strings). The form's tiles are made in parallel, a thread a core.
+pub fn pack_column(stored: &[StoredTile<'_>], rows: usize) -> Result<Option<PackedColumn>> {
+    if stored.iter().any(|(_, h, _)| h.flags & (FLAG_NULLS | tiles::FLAG_CODES | tiles::FLAG_LENGTHS) != 0 || h.scheme == Scheme::Plain) {
+        return Ok(None);
+    }
+    let covered = stored.iter().try_fold(0usize, |at, (start, h, _)| (*start == at).then_some(at + h.rows as usize));
+    if covered != Some(rows) {
+        return Err(corrupt(format!("the tiles of a column of {rows} rows do not cover it")));
+    }
+    let tiles = rows.div_ceil(TILE_ROWS);
+    let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(1).clamp(1, tiles.max(1));
+    let per = tiles.div_ceil(threads).max(1);
+    // Each thread packs a run of windows into its own data; offsets are fixed up after.
+    let parts: Vec<Result<(Vec<(i64, u64, u8)>, Vec<u64>)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..tiles)
+            .step_by(per)
+            .map(|first| s.spawn(move || pack_windows(stored, rows, first..(first + per).min(tiles))))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(corrupt("a packing thread failed".into())))).collect()
+    });
+    let base = 2 * tiles as u64;
+    let mut words = Vec::with_capacity(2 * tiles);
+    let mut data = Vec::new();
+    for part in parts {
+        let (headers, part_data) = part?;
+        let shift = base + data.len() as u64;
+        for (reference, offset, bits) in headers {
+            words.push(reference as u64);
+            // A tile of no bits reads no value word: point it at word 0, which exists.
+            let at = if bits == 0 { 0 } else { shift + offset };
+            words.push(at << 8 | bits as u64);
+        }
+        data.extend(part_data);
+    }
+    words.extend(data);
+    Ok(Some(PackedColumn { words, rows }))
+}
+
+/// Packs windows `windows` (each `TILE_ROWS` rows of the column, the last maybe fewer):
+/// a window that is one stored Constant or Bitpack tile is copied as stored, any other
+/// is decoded from the tiles covering it and packed.
+fn pack_windows(stored: &[StoredTile<'_>], rows: usize, windows: std::ops::Range<usize>) -> Result<(Vec<(i64, u64, u8)>, Vec<u64>)> {
+    let mut headers = Vec::with_capacity(windows.len());
+    let mut data = Vec::new();
+    let mut values: Vec<i64> = Vec::with_capacity(2 * TILE_ROWS);
+    for w in windows {
+        let (lo, hi) = (w * TILE_ROWS, ((w + 1) * TILE_ROWS).min(rows));
+        // The first stored tile holding row `lo`.
+        let mut k = stored.partition_point(|(start, h, _)| start + h.rows as usize <= lo);
+        let (start, h, bytes) = stored[k];
+        if start == lo && start + h.rows as usize == hi && matches!(h.scheme, Scheme::Constant | Scheme::Bitpack) {
+            let bits = if h.scheme == Scheme::Constant { 0 } else { h.bits };
+            let n = hi - lo;
+            let nwords = if bits == 0 { 0 } else { (n * bits as usize).div_ceil(64) + 1 };
+            headers.push((h.reference, data.len() as u64, bits));
+            let raw = bytes.get(..nwords * 8).ok_or_else(|| corrupt("truncated packed values".into()))?;
+            data.extend(raw.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])));
+            continue;
+        }
+        values.clear();
+        let mut first = start;
+        while first < hi {
+            let (start, h, bytes) = stored[k];
+            tiles::decode_ints(&h, bytes, &mut values)?;
+            first = start + h.rows as usize;
+            k += 1;
+        }
+        // `values` holds rows from the first covering tile's start on.
+        let skip = lo - start;
+        headers.push(pack_window(&values[skip..skip + (hi - lo)], &mut data));
+    }
+    Ok((headers, data))
+}
+
+fn corrupt(what: String) -> tessera_common::TesseraError {
+    tessera_common::TesseraError::Execution(format!("corrupt data file: {what}"))
+}
+
+/// Packs one window of values (frame of reference); returns its header entry.
+fn pack_window(values: &[i64], data: &mut Vec<u64>) -> (i64, u64, u8) {
+    let min = values.iter().copied().min().unwrap_or(0);
+    let max = values.iter().copied().max().unwrap_or(0);
+    let range = max.wrapping_sub(min) as u64;
+    let bits = (64 - range.leading_zeros()) as u8;
+    let offset = data.len() as u64;
+    if bits > 0 {
+        let start = data.len();
+        data.resize(start + (values.len() * bits as usize).div_ceil(64) + 1, 0);
+        let b = bits as usize;
+        for (i, &v) in values.iter().enumerate() {
+            let x = v.wrapping_sub(min) as u64;
+            let (w, off) = (start + i * b / 64, (i * b) % 64);
+            data[w] |= x << off;
+            if off + b > 64 {
+                data[w + 1] |= x >> (64 - off);
+            }
+        }
+    }
+    (min, offset, bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(parts: &[Vec<i64>]) -> Vec<(TileHeader, Vec<u8>)> {
+        parts
+            .iter()
+            .map(|p| {
+                let mut out = Vec::new();
+                let mut h = tiles::encode_ints(p, None, &mut out);
+                h.offset = 0;
+                (h, out)
+            })
+            .collect()
+    }
+
+    fn with_starts(tiles: &[(TileHeader, Vec<u8>)]) -> Vec<StoredTile<'_>> {
+        let mut at = 0;
+        tiles
+            .iter()
+            .map(|(h, d)| {
+                at += h.rows as usize;
+                (at - h.rows as usize, *h, d.as_slice())
+            })
+            .collect()
+    }
+
+    fn check(parts: &[Vec<i64>]) -> PackedColumn {
+        let tiles = stored(parts);
+        let all: Vec<i64> = parts.iter().flatten().copied().collect();
+        let p = pack_column(&with_starts(&tiles), all.len()).unwrap().unwrap();
+        for (row, &v) in all.iter().enumerate() {
+            assert_eq!(p.get(row), v, "row {row}");
+        }
+        p
+    }
+
+    #[test]
+    fn every_scheme_and_partial_tiles_pack() {
+        let full = TILE_ROWS as i64;
+        let bitpack: Vec<i64> = (0..full).map(|i| (i * 7919) % 1000 - 500).collect();
+        let delta: Vec<i64> = (0..full).map(|i| 10_000 + 3 * i).collect();
+        let rle: Vec<i64> = (0..full).map(|i| i / 500).collect();
+        let constant = vec![42; TILE_ROWS];
+        let extremes: Vec<i64> = (0..full).map(|i| if i % 3 == 0 { i64::MIN } else { i64::MAX }).collect();
+        let p = check(&[bitpack.clone(), delta.clone(), rle.clone(), constant.clone(), extremes.clone(), vec![1, 2, 3]]);
+        assert_eq!(p.tiles(), 6);
+        // A partial tile between files: later windows straddle the stored tiles.
+        check(&[bitpack.clone(), vec![5; 100], delta.clone(), rle, vec![9; 7]]);
+        check(&[vec![i64::MAX; 10], vec![i64::MIN; 3000 - TILE_ROWS], constant]);
+        check(&[]);
+    }
+
+    #[test]
+    fn tiles_with_nulls_or_raw_values_do_not_pack() {
+        let mut out = Vec::new();
+        let h = tiles::encode_ints(&[1, 2, 3], Some(&[true, false, true]), &mut out);
+        assert!(pack_column(&[(0, h, out.as_slice())], 3).unwrap().is_none());
+        let mut out = Vec::new();
+        let h = tiles::encode_plain(&[0u8; 16], 64, 2, None, &mut out);
+        assert!(pack_column(&[(0, h, out.as_slice())], 2).unwrap().is_none());
+        // Tiles that leave a gap are an error.
+        let mut out = Vec::new();
+        let h = tiles::encode_ints(&[1, 2, 3], None, &mut out);
+        assert!(pack_column(&[(0, h, out.as_slice()), (5, h, out.as_slice())], 6).is_err());
+    }
+}
