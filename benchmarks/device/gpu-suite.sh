@@ -14,6 +14,11 @@
 #             default, chooses per pipeline)
 #   cold    — first query in a new process (kernel disk cache warm and empty); a new
 #             constant in q1.1 in both literal modes
+#   store   — SSB SF20 loaded into a new tile store (timed), its size beside the same
+#             tables in Parquet (the DuckDB export, made by ssb20), a shell's start,
+#             tessera_storage('lineorder'); then TPC-H SF10 likewise and its q01 cold
+#   plain   — SSB SF20 with columns uploaded as plain arrays (TESSERA_EXP_PACKED=0)
+#             beside the packed default, in separate processes
 #   ssb100  — SSB SF100, Tessera alone (fits the H200's memory)
 #   ssb100duck — SSB SF100 beside DuckDB, answers checked against DuckDB's
 #   tpch1   — TPC-H SF1 Tessera with the GPU and with tessera.device = 'cpu' in one process,
@@ -151,6 +156,37 @@ for section in "$@"; do
       done
     done
     ;;
+  store)
+    echo "== SSB SF20 gen --load into a new store"
+    rm -rf /tmp/td20
+    $X --data-dir $S20 gen ssb --sf 20 --load 2>&1 | tail -6
+    echo "== store bytes: tiles (data/), and Parquet (export/, once ssb20 has run)"
+    du -sb $S20/data $S20/export 2>/dev/null
+    echo "== a shell's start and first statement (SELECT 1, new process each), s"
+    for i in 1 2 3 4 5; do s=$(date +%s.%N); $X --data-dir $S20 -c "SELECT 1" > /dev/null; e=$(date +%s.%N); python3 -c "print(round($e - $s, 3))"; done
+    echo "== tessera_storage('lineorder')"
+    $X --format csv --data-dir $S20 -c "SELECT column_name, tiles, encodings, stored_bytes, arrow_bytes, round(ratio, 2) AS ratio FROM tessera_storage('lineorder')"
+    echo "== TPC-H SF10 gen --load into a new store"
+    H10=/tmp/tdh10/bench/tpch-sf10
+    rm -rf /tmp/tdh10
+    $X --data-dir $H10 gen tpch --sf 10 --load 2>&1 | tail -9
+    du -sb $H10/data
+    $X --format csv --data-dir $H10 -c "SELECT column_name, tiles, encodings, stored_bytes, arrow_bytes, round(ratio, 2) AS ratio FROM tessera_storage('lineitem')"
+    echo "== TPC-H SF10 q01: first query in a new process (kernel disk cache warm, then empty)"
+    for cache in warm-disk-cache empty-disk-cache warm-disk-cache; do
+      [ $cache = empty-disk-cache ] && rm -rf $H10/kernels
+      s=$(date +%s.%N)
+      $X --format csv --data-dir $H10 -c "EXPLAIN ANALYZE $(sed '/^--/d' benchmarks/tpch/q01.sql)" > /tmp/cold.txt 2>&1
+      e=$(date +%s.%N)
+      echo "q01 $cache: process $(python3 -c "print(round($e - $s, 3))") s; $(grep -E 'query:|kernels|rror' /tmp/cold.txt | tr -d '"' | tr '\n' ' ')"
+    done
+    ;;
+  plain)
+    echo "== SSB SF20, TESSERA_EXP_PACKED=0 (plain arrays uploaded)"
+    TESSERA_EXP_PACKED=0 $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 5 --engine tessera --json $OUT/ssb20-plain.json 2>&1 | grep -v '^\s*$'
+    echo "== SSB SF20, packed (the default), in its own process"
+    $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 5 --engine tessera --json $OUT/ssb20-packed.json 2>&1 | grep -v '^\s*$'
+    ;;
   eager)
     # EXPLAIN ANALYZE of every query for each threshold in $EAGER (the experiment's
     # TESSERA_EXP_EAGER_SECTORS: 0 loads every column up front, above 1 none), prefetch
@@ -201,6 +237,12 @@ for section in "$@"; do
     rm -rf /tmp/td20 /tmp/tdr
     echo "== SSB SF100 tessera alone"
     /usr/bin/time -v $X --data-dir /tmp/td100 bench ssb --sf 100 --runs 3 --json $OUT/ssb100.json 2>&1 | grep -vE '^\s*$' | grep -vE "^\s+(Page|Vol|Invol|Swaps|File|Socket|Signals|Average|Exit|Minor|Major|Percent|System|User)"
+    echo "== SSB SF100: the GPU column cache after all 13 queries, packed (default) and plain (TESSERA_EXP_PACKED=0)"
+    f=/tmp/ssb100.sql; : > $f
+    for q in $Q/q*.sql; do sed '/^--/d' $q >> $f; done
+    echo "EXPLAIN ANALYZE $(sed '/^--/d' $Q/q4.3.sql)" >> $f
+    for p in 1 0; do TESSERA_EXP_PACKED=$p $X --format csv --data-dir /tmp/td100/bench/ssb-sf100 sql $f 2>&1 | grep -E "GPU kernels|rror" | sed "s/^/packed=$p: /"; done
+    $X --format csv --data-dir /tmp/td100/bench/ssb-sf100 -c "SELECT sum(stored_bytes) AS stored, sum(arrow_bytes) AS arrow FROM tessera_storage('lineorder')"
     ;;
   ssb100duck)
     # SSB SF100 beside DuckDB: Tessera's answers checked against DuckDB's. DuckDB loads the

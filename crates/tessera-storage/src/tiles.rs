@@ -240,6 +240,43 @@ fn unpack_one(words: &[u64], i: usize, bits: u8) -> u64 {
     (lo | hi) & mask
 }
 
+/// Appends `n` values packed `bits` (1 to 64) wide, each plus `reference`: 64 values at a
+/// time (exactly `bits` words) by a loop the compiler unrolls for each width, the rest
+/// one by one.
+fn unpack(words: &[u64], n: usize, bits: u8, reference: i64, out: &mut Vec<i64>) {
+    macro_rules! widths {
+        ($($b:literal)*) => {
+            match bits {
+                $($b => unpack_fixed::<$b>(words, n, reference, out),)*
+                _ => out.extend((0..n).map(|i| reference.wrapping_add(unpack_one(words, i, bits) as i64))),
+            }
+        };
+    }
+    widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32
+            33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64);
+}
+
+#[inline(always)]
+fn unpack_fixed<const B: usize>(words: &[u64], n: usize, reference: i64, out: &mut Vec<i64>) {
+    let mask = if B == 64 { u64::MAX } else { (1u64 << B) - 1 };
+    let groups = n / 64;
+    for g in 0..groups {
+        // 64 values of B bits are B words; the word after them always exists (the next
+        // group's first, or the spare word).
+        let w = &words[g * B..g * B + B + 1];
+        let mut block = [0i64; 64];
+        for (i, v) in block.iter_mut().enumerate() {
+            let pos = i * B;
+            let (k, off) = (pos / 64, pos % 64);
+            let lo = w[k] >> off;
+            let hi = if off != 0 && off + B > 64 { w[k + 1] << (64 - off) } else { 0 };
+            *v = reference.wrapping_add(((lo | hi) & mask) as i64);
+        }
+        out.extend_from_slice(&block);
+    }
+    out.extend((groups * 64..n).map(|i| reference.wrapping_add(unpack_one(words, i, B as u8) as i64)));
+}
+
 /// Encodes one tile of integers (`valid[i]` false for NULLs, whose value is ignored) and
 /// appends its data to `out`; returns the header with `offset` and `len` set from `out`.
 pub fn encode_ints(values: &[i64], valid: Option<&[bool]>, out: &mut Vec<u8>) -> TileHeader {
@@ -388,17 +425,22 @@ pub fn decode_ints(h: &TileHeader, data: &[u8], out: &mut Vec<i64>) -> Result<()
                 out.extend(std::iter::repeat_n(h.reference, n));
             } else {
                 let w = words(data, n, h.bits)?;
-                out.extend((0..n).map(|i| h.reference.wrapping_add(unpack_one(&w, i, h.bits) as i64)));
+                unpack(&w, n, h.bits, h.reference, out);
             }
         }
         Scheme::Delta => {
             if n > 0 {
-                let w = if h.bits == 0 { Vec::new() } else { words(data, n - 1, h.bits)? };
+                // The deltas (each plus the smallest), then their running sum.
+                let mut deltas = Vec::with_capacity(n - 1);
+                if h.bits == 0 {
+                    deltas.resize(n - 1, h.delta_base);
+                } else {
+                    unpack(&words(data, n - 1, h.bits)?, n - 1, h.bits, h.delta_base, &mut deltas);
+                }
                 let mut v = h.reference;
                 out.push(v);
-                for i in 0..n - 1 {
-                    let d = if h.bits == 0 { 0 } else { unpack_one(&w, i, h.bits) };
-                    v = v.wrapping_add(h.delta_base.wrapping_add(d as i64));
+                for d in deltas {
+                    v = v.wrapping_add(d);
                     out.push(v);
                 }
             }
