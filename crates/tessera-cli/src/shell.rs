@@ -1,6 +1,7 @@
 //! The interactive shell: line editing and history, multi-line statements ending in
 //! `;`, timing, and dot commands.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use rustyline::error::ReadlineError;
@@ -33,7 +34,12 @@ pub fn gpu_status(session: &Session) -> String {
 
 /// Runs the shell until `.quit` or end of input.
 pub async fn run(session: &Session, format: Format) -> Result<(), String> {
-    println!("{}", gpu_status(session).lines().next().unwrap_or_default());
+    // The GPU opens in the background (a CUDA context takes about 0.35 s), so that the
+    // prompt comes at once; a query, or `.gpu`, waits for it if it is not open yet.
+    let db = Arc::clone(session.database());
+    std::thread::spawn(move || {
+        let _ = db.executor().gpu();
+    });
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| format!("cannot start the line editor: {e}"))?;
     let history = std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".tessera_history"));
     if let Some(h) = &history {

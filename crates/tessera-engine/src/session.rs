@@ -111,6 +111,11 @@ impl Database {
         Ok(Arc::new(Database { store, executor, writes: tokio::sync::Mutex::new(()) }))
     }
 
+    /// The executor: CPU backend, GPU runtime (opened on first use) and their caches.
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
     /// The store.
     pub fn store(&self) -> &Arc<Store> {
         &self.store
@@ -672,7 +677,7 @@ impl Session {
 
     /// The executor (its counters: pipelines run, DataFusion fallbacks run).
     pub fn executor(&self) -> &Executor {
-        &self.db.executor
+        self.db.executor()
     }
 
     /// The unqualified name of a table in the store's schema, or an error for a name in

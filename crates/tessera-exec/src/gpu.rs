@@ -1171,12 +1171,17 @@ pub fn result_table(id: usize, chunks: &[Chunk]) -> Result<LoadedTable> {
     Ok(LoadedTable::from_batches(format!("result r{id}"), schema, batches))
 }
 
-/// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded in
-/// the kernels (the default), or decoded on the host into plain arrays: the experiment
-/// variable `TESSERA_EXP_PACKED=0` turns packing off, to measure one against the other.
+/// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded
+/// where the kernels load them (`TESSERA_EXP_PACKED=1`), or decoded on the host into
+/// plain arrays (the default). Off by default because it is slower as it stands: SSB SF
+/// 20 on the H200 (2026-11-26) took 15.2 ms of kernels packed against 6.6 ms plain,
+/// though the packed columns are 2.5x smaller (a 3.7 ms bandwidth model). Each load
+/// reads its tile's header and then its word, one dependent load after another; decoding
+/// a whole tile per block into shared memory (Crystal's BlockLoad) is what should make
+/// it pay.
 fn packed_columns() -> bool {
     static PACKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PACKED.get_or_init(|| std::env::var("TESSERA_EXP_PACKED").map_or(true, |v| v != "0"))
+    *PACKED.get_or_init(|| std::env::var("TESSERA_EXP_PACKED").is_ok_and(|v| v == "1"))
 }
 
 /// Column `c` of `table` as one array of `rows + 1` offsets into one array of bytes.

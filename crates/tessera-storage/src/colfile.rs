@@ -114,7 +114,17 @@ fn corrupt(path: &Path, what: impl std::fmt::Display) -> TesseraError {
 struct Dictionary {
     codes: std::collections::HashMap<Box<str>, u32>,
     values: Vec<Box<str>>,
+    /// Values seen so far (the rows of the tiles written).
+    seen: usize,
+    /// No longer used: its values hardly repeat (see [`DICTIONARY_TRIAL_ROWS`]).
+    closed: bool,
 }
+
+/// After this many rows a file's string dictionary is kept only if the values repeat
+/// (it holds at most half as many values as rows): comments, names and addresses are
+/// stored as bytes, without a hash lookup a value (TPC-H's l_comment took most of
+/// lineitem's load time in dictionaries of ~900 K values a file).
+const DICTIONARY_TRIAL_ROWS: usize = 16 * TILE_ROWS;
 
 /// The tiles of one column being written.
 struct ColumnEncoder {
@@ -187,8 +197,13 @@ impl ColumnEncoder {
         let n = s.len();
         let is_valid = |i: usize| valid.is_none_or(|v| v[i]);
         let dict = &mut self.dictionary;
-        let mut codes = Vec::with_capacity(n);
-        for i in 0..n {
+        if !dict.closed && dict.seen >= DICTIONARY_TRIAL_ROWS && dict.values.len() * 2 > dict.seen {
+            dict.closed = true;
+        }
+        dict.seen += n;
+        let closed = dict.closed;
+        let mut codes = Vec::with_capacity(if closed { 0 } else { n });
+        for i in (0..n).filter(|_| !closed) {
             if !is_valid(i) {
                 codes.push(0);
                 continue;
@@ -789,6 +804,21 @@ mod tests {
                 assert_eq!(sorted[codes.value(i) as usize], *v);
             }
         }
+    }
+
+    /// Values that hardly repeat leave the dictionary after its trial rows; the rest go
+    /// as bytes, and every row reads back.
+    #[test]
+    fn a_dictionary_of_values_that_do_not_repeat_is_closed() {
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, false)]));
+        let n = DICTIONARY_TRIAL_ROWS + 3 * TILE_ROWS + 5;
+        let values = StringArray::from_iter_values((0..n).map(|i| format!("comment {i}")));
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(values.clone())]).unwrap();
+        let (_dir, f) = write_read(&[batch]);
+        assert_eq!(f.dictionary(0).unwrap().len(), DICTIONARY_TRIAL_ROWS);
+        let h = f.headers(0).unwrap();
+        assert!(h[..16].iter().all(|h| h.flags & FLAG_CODES != 0) && h[16..].iter().all(|h| h.flags & FLAG_LENGTHS != 0));
+        assert_eq!(read_all(&f, &schema).column(0).as_ref(), &values as &dyn Array);
     }
 
     #[test]
