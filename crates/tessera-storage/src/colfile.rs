@@ -476,24 +476,18 @@ impl ColumnFile {
         if e.dictionary.is_none() {
             return Ok(Vec::new());
         }
-        let data = self.bytes(e.data, e.data_len)?;
         let mut seen = std::collections::HashSet::new();
         let mut scratch = Vec::with_capacity(TILE_ROWS);
         for h in self.headers(c)?.iter().filter(|h| h.flags & FLAG_LENGTHS != 0) {
-            let d = data.get(h.offset as usize..(h.offset + h.len) as usize).ok_or_else(|| corrupt(&self.path, "tile beyond its column"))?;
-            scratch.clear();
-            tiles::decode_ints(h, d, &mut scratch)?;
-            let valid = tiles::decode_validity(h, d)?;
-            let mut at = h.values_bytes() + h.bitmap_bytes();
-            for (i, &len) in scratch.iter().enumerate() {
-                if valid.as_ref().is_none_or(|v| v[i]) {
-                    let s = string_at(d, at, len as usize).ok_or_else(|| corrupt(&self.path, "string bytes"))?;
-                    at += len as usize;
+            self.string_rows(h, self.tile_bytes(c, h)?, &mut scratch, |row| {
+                if let StringRow::Bytes(b) = row {
+                    let s = std::str::from_utf8(b).map_err(|e| corrupt(&self.path, e))?;
                     if !seen.contains(s) {
                         seen.insert(s.to_string());
                     }
                 }
-            }
+                Ok(())
+            })?;
         }
         Ok(seen.into_iter().collect())
     }
@@ -590,6 +584,27 @@ impl ColumnFile {
         }
     }
 
+    /// Calls `f` with each row of string tile `h` (bytes `d`): NULL, a code into the
+    /// file's dictionary, or the row's bytes.
+    fn string_rows<'d>(&self, h: &TileHeader, d: &'d [u8], scratch: &mut Vec<i64>, mut f: impl FnMut(StringRow<'d>) -> Result<()>) -> Result<()> {
+        scratch.clear();
+        tiles::decode_ints(h, d, scratch)?;
+        let valid = tiles::decode_validity(h, d)?;
+        let mut at = h.values_bytes() + h.bitmap_bytes();
+        for (i, &x) in scratch.iter().enumerate() {
+            if !valid.as_ref().is_none_or(|v| v[i]) {
+                f(StringRow::Null)?;
+            } else if h.flags & FLAG_CODES != 0 {
+                f(StringRow::Code(x as usize))?;
+            } else {
+                let s = d.get(at..at + x as usize).ok_or_else(|| corrupt(&self.path, "string bytes"))?;
+                at += x as usize;
+                f(StringRow::Bytes(s))?;
+            }
+        }
+        Ok(())
+    }
+
     fn decode_strings<'a>(
         &'a self,
         tiles: &[TileHeader],
@@ -599,64 +614,39 @@ impl ColumnFile {
         target: &StringTarget<'_>,
     ) -> Result<ArrayRef> {
         let mut scratch = Vec::with_capacity(TILE_ROWS);
+        let beyond = || corrupt(&self.path, "string code beyond the dictionary");
         match target {
             StringTarget::Codes { file_to_table, sorted } => {
                 let mut codes: Vec<i32> = Vec::with_capacity(rows);
                 for h in tiles {
-                    let d = tile_data(h)?;
-                    scratch.clear();
-                    tiles::decode_ints(h, d, &mut scratch)?;
-                    let valid = tiles::decode_validity(h, d)?;
-                    let is_valid = |i: usize| valid.as_ref().is_none_or(|v| v[i]);
-                    if h.flags & FLAG_CODES != 0 {
-                        for (i, &x) in scratch.iter().enumerate() {
-                            codes.push(if is_valid(i) {
-                                *file_to_table.get(x as usize).ok_or_else(|| corrupt(&self.path, "string code beyond the dictionary"))?
-                            } else {
-                                0
-                            });
-                        }
-                    } else {
-                        let mut at = h.values_bytes() + h.bitmap_bytes();
-                        for (i, &len) in scratch.iter().enumerate() {
-                            if !is_valid(i) {
-                                codes.push(0);
-                                continue;
+                    self.string_rows(h, tile_data(h)?, &mut scratch, |row| {
+                        codes.push(match row {
+                            StringRow::Null => 0,
+                            StringRow::Code(k) => *file_to_table.get(k).ok_or_else(beyond)?,
+                            StringRow::Bytes(b) => {
+                                let s = std::str::from_utf8(b).map_err(|e| corrupt(&self.path, e))?;
+                                sorted.binary_search(&s).map_err(|_| corrupt(&self.path, format!("'{s}' is not in the column's dictionary")))? as i32
                             }
-                            let s = string_at(d, at, len as usize).ok_or_else(|| corrupt(&self.path, "string bytes"))?;
-                            at += len as usize;
-                            let code = sorted.binary_search(&s).map_err(|_| corrupt(&self.path, format!("'{s}' is not in the column's dictionary")))?;
-                            codes.push(code as i32);
-                        }
-                    }
+                        });
+                        Ok(())
+                    })?;
                 }
                 Ok(Arc::new(Int32Array::new(codes.into(), nulls)))
             }
-            StringTarget::Strings { dictionary: dict } => {
+            StringTarget::Strings { dictionary } => {
                 let mut offsets: Vec<i32> = Vec::with_capacity(rows + 1);
                 let mut bytes: Vec<u8> = Vec::new();
                 offsets.push(0);
-                let too_long = || TesseraError::Execution("a batch of strings beyond 2 GiB".into());
                 for h in tiles {
-                    let d = tile_data(h)?;
-                    scratch.clear();
-                    tiles::decode_ints(h, d, &mut scratch)?;
-                    let valid = tiles::decode_validity(h, d)?;
-                    let is_valid = |i: usize| valid.as_ref().is_none_or(|v| v[i]);
-                    let mut at = h.values_bytes() + h.bitmap_bytes();
-                    for (i, &x) in scratch.iter().enumerate() {
-                        if is_valid(i) {
-                            if h.flags & FLAG_CODES != 0 {
-                                let s = dict.get(x as usize).ok_or_else(|| corrupt(&self.path, "string code beyond the dictionary"))?;
-                                bytes.extend_from_slice(s.as_bytes());
-                            } else {
-                                let s = d.get(at..at + x as usize).ok_or_else(|| corrupt(&self.path, "string bytes"))?;
-                                bytes.extend_from_slice(s);
-                                at += x as usize;
-                            }
+                    self.string_rows(h, tile_data(h)?, &mut scratch, |row| {
+                        match row {
+                            StringRow::Null => {}
+                            StringRow::Code(k) => bytes.extend_from_slice(dictionary.get(k).ok_or_else(beyond)?.as_bytes()),
+                            StringRow::Bytes(b) => bytes.extend_from_slice(b),
                         }
-                        offsets.push(i32::try_from(bytes.len()).map_err(|_| too_long())?);
-                    }
+                        offsets.push(i32::try_from(bytes.len()).map_err(|_| TesseraError::Execution("a batch of strings beyond 2 GiB".into()))?);
+                        Ok(())
+                    })?;
                 }
                 let array = StringArray::try_new(arrow::buffer::OffsetBuffer::new(offsets.into()), Buffer::from_vec(bytes), nulls).map_err(|e| corrupt(&self.path, e))?;
                 Ok(Arc::new(array))
@@ -680,8 +670,13 @@ impl ColumnFile {
     }
 }
 
-fn string_at(d: &[u8], at: usize, len: usize) -> Option<&str> {
-    std::str::from_utf8(d.get(at..at + len)?).ok()
+/// One row of a string tile (see `ColumnFile::string_rows`).
+enum StringRow<'d> {
+    Null,
+    /// A code into the file's dictionary.
+    Code(usize),
+    /// The row's bytes.
+    Bytes(&'d [u8]),
 }
 
 /// What a string column decodes to.
