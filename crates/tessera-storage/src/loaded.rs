@@ -186,8 +186,21 @@ impl LoadedTable {
     /// Column `c` as one array of its physical type per batch, decoded on first ask
     /// (the batches in parallel, a thread a core).
     pub fn column(&self, c: usize) -> Result<Arc<[ArrayRef]>> {
-        let cell = self.columns.get(c).ok_or_else(|| TesseraError::Internal(format!("column #{c} of {}", self.name)))?;
+        let Some(cell) = self.columns.get(c) else {
+            // An empty intermediate result has no schema to know its columns by: any
+            // column of it is no arrays at all.
+            if self.batch_rows.is_empty() {
+                return Ok(Arc::from(Vec::new()));
+            }
+            return Err(TesseraError::Internal(format!("column #{c} of {}", self.name)));
+        };
         cell.get_or_try(|| self.decode_column(c))
+    }
+
+    /// The physical type of column `c`.
+    fn physical_type(&self, c: usize) -> Result<&DataType> {
+        let field = self.physical_schema.fields().get(c).ok_or_else(|| TesseraError::Internal(format!("column #{c} of {}", self.name)))?;
+        Ok(field.data_type())
     }
 
     /// Column `c` in the packed form GPU kernels decode ([`PackedColumn`]), from its
@@ -398,7 +411,7 @@ impl LoadedTable {
         let column = self.column(c)?;
         let parts: Vec<&dyn Array> = column.iter().map(|a| a.as_ref()).collect();
         if parts.is_empty() {
-            return Ok(arrow::array::new_empty_array(self.physical_schema.field(c).data_type()));
+            return Ok(arrow::array::new_empty_array(self.physical_type(c)?));
         }
         arrow::compute::interleave(&parts, &picks).map_err(err)
     }
@@ -413,7 +426,7 @@ impl LoadedTable {
         let column = self.column(c)?;
         let parts: Vec<&dyn Array> = column.iter().map(|a| a.as_ref()).collect();
         let whole = if parts.is_empty() {
-            arrow::array::new_empty_array(self.physical_schema.field(c).data_type())
+            arrow::array::new_empty_array(self.physical_type(c)?)
         } else {
             arrow::compute::concat(&parts).map_err(|e| TesseraError::Internal(format!("concatenating a column: {e}")))?
         };
@@ -518,5 +531,15 @@ mod tests {
         assert_eq!(t.whole_column(0).unwrap().len(), 5);
         assert_eq!(strings(t.gather(0, &[3, 1]).unwrap()), ["d", "b"]);
         assert!(t.is_unique(0) == false, "strings are not checked");
+    }
+
+    /// An empty intermediate result has no schema: its columns are no arrays, not an
+    /// error (a GPU pipeline over a HAVING that kept no group reads one).
+    #[test]
+    fn an_empty_result_has_empty_columns() {
+        let t = LoadedTable::from_batches("r".into(), Arc::new(Schema::empty()), Vec::new());
+        assert_eq!(t.column(0).unwrap().len(), 0);
+        assert_eq!(t.rows, 0);
+        assert!(t.whole_column(0).is_err() && t.gather(0, &[]).is_err());
     }
 }
