@@ -13,7 +13,7 @@ use tessera_common::{Result, TesseraError};
 use crate::colfile::{ColumnFile, StringTarget};
 use crate::manifest::TableMeta;
 use crate::packed::{PackedColumn, pack_column};
-use crate::tiles::{FLAG_CODES, FLAG_LENGTHS, FLAG_NULLS, Scheme, TileHeader};
+use crate::tiles::TileHeader;
 
 /// Rows per in-memory batch: 64 Ki rows, the morsel size of the execution engines (32
 /// tiles; a data file's batches start at its first row).
@@ -130,22 +130,12 @@ impl LoadedTable {
             })
             .collect();
         let width = fields.len();
-        Ok(LoadedTable {
-            name: table.name.clone(),
-            version: table.version,
-            schema,
-            physical_schema: Arc::new(Schema::new(fields)),
-            rows: table.rows as usize,
-            batch_rows,
-            batch_at,
-            files,
-            columns: (0..width).map(|_| Lazy::new(None)).collect(),
-            dictionaries: encode.iter().map(|&e| e.then(|| Lazy::new(None))).collect(),
-            unique: (0..width).map(|_| OnceLock::new()).collect(),
-            whole: (0..width).map(|_| OnceLock::new()).collect(),
-            packable: (0..width).map(|_| OnceLock::new()).collect(),
-            zones: (0..width).map(|_| OnceLock::new()).collect(),
-        })
+        Ok(LoadedTable::assemble(
+            (table.name.clone(), table.version, schema, Arc::new(Schema::new(fields))),
+            (batch_rows, batch_at, files),
+            (0..width).map(|_| Lazy::new(None)).collect(),
+            encode.iter().map(|&e| e.then(|| Lazy::new(None))).collect(),
+        ))
     }
 
     /// A table of `batches` that are not from the store (an intermediate result), without
@@ -154,21 +144,36 @@ impl LoadedTable {
         let width = schema.fields().len();
         let columns = (0..width).map(|c| Lazy::new(Some(batches.iter().map(|b| Arc::clone(b.column(c))).collect()))).collect();
         let batch_rows: Vec<usize> = batches.iter().map(|b| b.num_rows()).collect();
+        LoadedTable::assemble((name, 0, Arc::clone(&schema), schema), (batch_rows, Vec::new(), Vec::new()), columns, (0..width).map(|_| None).collect())
+    }
+
+    /// A table of (name, version, declared and physical schemas), its (batch rows, batch
+    /// places, files), its columns and dictionaries, with empty per-column caches.
+    fn assemble(
+        (name, version, schema, physical_schema): (String, u64, SchemaRef, SchemaRef),
+        (batch_rows, batch_at, files): (Vec<usize>, Vec<(usize, usize)>, Vec<ColumnFile>),
+        columns: Vec<Lazy<Arc<[ArrayRef]>>>,
+        dictionaries: Vec<Option<Lazy<Arc<TableDictionary>>>>,
+    ) -> LoadedTable {
+        fn cells<T>(n: usize) -> Vec<OnceLock<T>> {
+            (0..n).map(|_| OnceLock::new()).collect()
+        }
+        let width = columns.len();
         LoadedTable {
             name,
-            version: 0,
-            schema: Arc::clone(&schema),
-            physical_schema: schema,
+            version,
+            schema,
+            physical_schema,
             rows: batch_rows.iter().sum(),
-            batch_at: Vec::new(),
             batch_rows,
-            files: Vec::new(),
+            batch_at,
+            files,
             columns,
-            dictionaries: (0..width).map(|_| None).collect(),
-            unique: (0..width).map(|_| OnceLock::new()).collect(),
-            whole: (0..width).map(|_| OnceLock::new()).collect(),
-            packable: (0..width).map(|_| OnceLock::new()).collect(),
-            zones: (0..width).map(|_| OnceLock::new()).collect(),
+            dictionaries,
+            unique: cells(width),
+            whole: cells(width),
+            packable: cells(width),
+            zones: cells(width),
         }
     }
 
@@ -231,9 +236,7 @@ impl LoadedTable {
             stored
                 && self.files.iter().all(|f| {
                     f.footer().columns.get(c).is_some_and(|e| e.ipc.is_none())
-                        && f.headers(c).is_ok_and(|hs| {
-                            hs.iter().all(|h| h.scheme != Scheme::Plain && h.flags & (FLAG_NULLS | FLAG_CODES | FLAG_LENGTHS) == 0)
-                        })
+                        && f.headers(c).is_ok_and(|hs| hs.iter().all(crate::packed::packable))
                 })
         })
     }

@@ -51,6 +51,12 @@ impl PackedColumn {
     }
 }
 
+/// Whether a stored tile can be part of a packed column: integers (or dates, decimals)
+/// without NULLs; not raw values (floats, 128-bit decimals) nor strings.
+pub fn packable(h: &TileHeader) -> bool {
+    h.scheme != Scheme::Plain && h.flags & (FLAG_NULLS | tiles::FLAG_CODES | tiles::FLAG_LENGTHS) == 0
+}
+
 /// A stored tile: its first row in the column, its header and its bytes.
 pub type StoredTile<'a> = (usize, TileHeader, &'a [u8]);
 
@@ -58,7 +64,7 @@ pub type StoredTile<'a> = (usize, TileHeader, &'a [u8]);
 /// `0..rows`); `None` when a tile cannot be packed (it has NULLs, or raw values: floats,
 /// 128-bit decimals, strings). The form's tiles are made in parallel, a thread a core.
 pub fn pack_column(stored: &[StoredTile<'_>], rows: usize) -> Result<Option<PackedColumn>> {
-    if stored.iter().any(|(_, h, _)| h.flags & (FLAG_NULLS | tiles::FLAG_CODES | tiles::FLAG_LENGTHS) != 0 || h.scheme == Scheme::Plain) {
+    if !stored.iter().all(|(_, h, _)| packable(h)) {
         return Ok(None);
     }
     let covered = stored.iter().try_fold(0usize, |at, (start, h, _)| (*start == at).then_some(at + h.rows as usize));
