@@ -77,6 +77,15 @@ analyze() {  # $1: store, $2: items per thread, $3: literal mode
   $X --format csv --data-dir $1 sql $f 2>&1 | grep -E "^(tessera_analyze|GPU|pipeline|Error)|rror"
 }
 
+first_query() {  # $1: store, $2: query file, $3: warm-disk-cache or empty-disk-cache (emptied first)
+  [ $3 = empty-disk-cache ] && rm -rf $1/kernels
+  local s e
+  s=$(date +%s.%N)
+  $X --format csv --data-dir $1 -c "EXPLAIN ANALYZE $(sed '/^--/d' $2)" > /tmp/cold.txt 2>&1
+  e=$(date +%s.%N)
+  echo "$(basename $2 .sql) $3: process $(python3 -c "print(round($e - $s, 3))") s; $(grep -E 'query:|kernels|rror' /tmp/cold.txt | tr -d '"' | tr '\n' ' ')"
+}
+
 ncu_setup() {  # Nsight Compute's path into $NCU; the SSB SF20 store the profiles query in $P
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   P=/tmp/tdp
@@ -148,13 +157,7 @@ for section in "$@"; do
     done
     echo "== cold: first query in a new process (store opened, columns uploaded, kernels from disk cache or compiled)"
     for q in q1.1 q2.1 q3.1 q4.3; do
-      for cache in warm-disk-cache empty-disk-cache; do
-        [ $cache = empty-disk-cache ] && rm -rf $S20/kernels
-        s=$(date +%s.%N)
-        $X --format csv --data-dir $S20 -c "EXPLAIN ANALYZE $(sed '/^--/d' $Q/$q.sql)" > /tmp/cold.txt 2>&1
-        e=$(date +%s.%N)
-        echo "$q $cache: process $(python3 -c "print(round($e - $s, 3))") s; $(grep -E 'query:|kernels|rror' /tmp/cold.txt | tr -d '"' | tr '\n' ' ')"
-      done
+      for cache in warm-disk-cache empty-disk-cache; do first_query $S20 $Q/$q.sql $cache; done
     done
     ;;
   store)
@@ -176,13 +179,7 @@ for section in "$@"; do
     du -sb $H10/data
     $X --format csv --data-dir $H10 -c "SELECT column_name, tiles, encodings, stored_bytes, arrow_bytes, round(ratio, 2) AS ratio FROM tessera_storage('lineitem')"
     echo "== TPC-H SF10 q01: first query in a new process (kernel disk cache warm, then empty)"
-    for cache in warm-disk-cache empty-disk-cache warm-disk-cache; do
-      [ $cache = empty-disk-cache ] && rm -rf $H10/kernels
-      s=$(date +%s.%N)
-      $X --format csv --data-dir $H10 -c "EXPLAIN ANALYZE $(sed '/^--/d' benchmarks/tpch/q01.sql)" > /tmp/cold.txt 2>&1
-      e=$(date +%s.%N)
-      echo "q01 $cache: process $(python3 -c "print(round($e - $s, 3))") s; $(grep -E 'query:|kernels|rror' /tmp/cold.txt | tr -d '"' | tr '\n' ' ')"
-    done
+    for cache in warm-disk-cache empty-disk-cache warm-disk-cache; do first_query $H10 benchmarks/tpch/q01.sql $cache; done
     ;;
   packed)
     echo "== SSB SF20, plain arrays uploaded (the default)"
