@@ -215,7 +215,7 @@ impl LoadedTable {
         if !self.packable(c) {
             return Ok(None);
         }
-        let headers: Vec<Vec<TileHeader>> = self.files.iter().map(|f| f.headers(c)).collect::<Result<_>>()?;
+        let headers = self.tile_headers(c)?;
         let mut stored = Vec::with_capacity(headers.iter().map(|h| h.len()).sum());
         let mut at = 0usize;
         for (f, hs) in self.files.iter().zip(&headers) {
@@ -227,6 +227,12 @@ impl LoadedTable {
         pack_column(&stored, self.rows)
     }
 
+    /// Column `c`'s tile headers, file by file (read from the mapped files each time:
+    /// a 64-byte record a tile).
+    fn tile_headers(&self, c: usize) -> Result<Vec<Vec<TileHeader>>> {
+        self.files.iter().map(|f| f.headers(c)).collect()
+    }
+
     /// Whether [`LoadedTable::packed_column`] gives column `c` (its tile headers read
     /// once and remembered).
     pub fn packable(&self, c: usize) -> bool {
@@ -234,10 +240,8 @@ impl LoadedTable {
         *cell.get_or_init(|| {
             let stored = !self.files.is_empty() && matches!(self.dictionaries.get(c), Some(None));
             stored
-                && self.files.iter().all(|f| {
-                    f.footer().columns.get(c).is_some_and(|e| e.ipc.is_none())
-                        && f.headers(c).is_ok_and(|hs| hs.iter().all(crate::packed::packable))
-                })
+                && self.files.iter().all(|f| f.footer().columns.get(c).is_some_and(|e| e.ipc.is_none()))
+                && self.tile_headers(c).is_ok_and(|hs| hs.iter().flatten().all(crate::packed::packable))
         })
     }
 
@@ -252,7 +256,7 @@ impl LoadedTable {
     }
 
     fn batch_zones(&self, c: usize) -> Vec<Option<Option<(i64, i64)>>> {
-        let Ok(headers) = self.files.iter().map(|f| f.headers(c)).collect::<Result<Vec<_>>>() else { return Vec::new() };
+        let Ok(headers) = self.tile_headers(c) else { return Vec::new() };
         self.batch_at
             .iter()
             .zip(&self.batch_rows)
@@ -306,7 +310,7 @@ impl LoadedTable {
 
     fn decode_column(&self, c: usize) -> Result<Arc<[ArrayRef]>> {
         let field = self.schema.field(c);
-        let headers: Vec<Vec<TileHeader>> = self.files.iter().map(|f| f.headers(c)).collect::<Result<_>>()?;
+        let headers = self.tile_headers(c)?;
         let dict = self.table_dictionary(c)?;
         let file_dicts: Vec<Vec<&str>> = if dict.is_some() {
             Vec::new()
