@@ -8,6 +8,11 @@
 #             beside the single-stream figures of Tessera and DuckDB
 #   tpchclients — TPC-H SF10 from 1..16 concurrent clients through `tessera serve`, GPU on
 #             and off
+#   streams — SSB SF20 and TPC-H SF10 from $CLIENTS (default 1..32) concurrent clients,
+#             each GPU query on a CUDA stream of its own (the default) and all on the
+#             device's one stream (TESSERA_EXP_ONE_STREAM=1, as before query streams), in
+#             turn; every answer checked against the CPU backend's; SSB single stream
+#             beside DuckDB first
 #   ssb20   — SSB SF20 Tessera beside DuckDB (answers checked against DuckDB; JSON + SVG,
 #             GPU kernels beside the bandwidth model), then EXPLAIN ANALYZE of every query
 #             for each tile shape in $ITEMS (tessera.gpu_items_per_thread; 0, the
@@ -125,6 +130,19 @@ for section in "$@"; do
     $X --data-dir /tmp/td20 bench ssb --sf 20 --clients ${CLIENTS:-1,2,4,8,16} --seconds ${SECONDS_PER:-8} --json $OUT/ssb20-clients.json 2>&1 | grep -v '^\s*$'
     echo "== the same, GPU off (CPU backend)"
     TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/td20 bench ssb --sf 20 --clients ${CLIENTS:-1,2,4,8,16} --seconds ${SECONDS_PER:-8} --json $OUT/ssb20-clients-cpu.json 2>&1 | grep -v '^\s*$'
+    ;;
+  streams)
+    echo "== SSB SF20 single stream: tessera + duckdb"
+    $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 3 --engine tessera --engine duckdb --json $OUT/ssb20-single.json 2>&1 | grep -v '^\s*$'
+    for suite in "ssb 20 /tmp/td20" "tpch 10 /tmp/tdh10"; do
+      read -r name sf dir <<< "$suite"
+      for mode in streams one; do
+        echo "== $name SF$sf from concurrent clients, $mode"
+        [ $mode = one ] && export TESSERA_EXP_ONE_STREAM=1 || unset TESSERA_EXP_ONE_STREAM
+        $X --data-dir $dir bench $name --sf $sf --clients ${CLIENTS:-1,2,4,8,16,32} --seconds ${SECONDS_PER:-6} --json $OUT/$name$sf-clients-$mode.json 2>&1 | grep -v '^\s*$'
+      done
+    done
+    unset TESSERA_EXP_ONE_STREAM
     ;;
   tpchclients)
     # TPC-H SF10 from concurrent clients through `tessera serve`, GPU on and off (the

@@ -6,7 +6,11 @@
 //! GPU) underused, throughput rises with clients.
 //!
 //! Every query is run once through a session first, so the figures are warm (columns
-//! resident, kernels compiled), as the single-stream benchmark's warm runs are.
+//! resident, kernels compiled), as the single-stream benchmark's warm runs are. Each
+//! answer a client gets is compared with the query's answer from the CPU backend (one
+//! connection under `tessera.device = 'cpu'`, before the clients start): concurrent GPU
+//! queries, each on its own CUDA stream, must not disturb each other's results. The
+//! process's resident memory (server and clients) is sampled after each point.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,6 +38,12 @@ pub struct ClientsPoint {
     pub p95_ms: f64,
     /// Queries that failed (should be 0).
     pub errors: u64,
+    /// Answers that differed from the CPU backend's (should be 0).
+    pub wrong: u64,
+    /// The process's resident memory after the point, MiB (`VmRSS`).
+    pub rss_mib: f64,
+    /// The most resident memory the process has had so far, MiB (`VmHWM`).
+    pub peak_rss_mib: f64,
 }
 
 /// The whole concurrency benchmark.
@@ -75,6 +85,7 @@ pub async fn run(opts: &BenchOptions, clients: &[usize], seconds: f64, progress:
     let addr = server.local_addr()?;
     let serving = tokio::spawn(server.run());
     let sqls: Arc<Vec<String>> = Arc::new(queries.iter().map(|q| q.sql.trim().trim_end_matches(';').to_string()).collect());
+    let expected = Arc::new(cpu_answers(addr, &sqls).await?);
     let mut points = Vec::new();
     for &n in clients {
         let mut connections = Vec::with_capacity(n);
@@ -89,25 +100,33 @@ pub async fn run(opts: &BenchOptions, clients: &[usize], seconds: f64, progress:
         let deadline = started + Duration::from_secs_f64(seconds);
         let mut tasks = Vec::with_capacity(n);
         for (c, client) in connections.into_iter().enumerate() {
-            let sqls = Arc::clone(&sqls);
+            let (sqls, expected) = (Arc::clone(&sqls), Arc::clone(&expected));
             tasks.push(tokio::spawn(async move {
-                let (mut latencies, mut errors, mut i) = (Vec::new(), 0u64, c);
+                let (mut latencies, mut errors, mut wrong, mut i) = (Vec::new(), 0u64, 0u64, c);
                 while Instant::now() < deadline {
+                    let q = i % sqls.len();
                     let t = Instant::now();
-                    match client.simple_query(&sqls[i % sqls.len()]).await {
-                        Ok(_) => latencies.push(t.elapsed().as_secs_f64() * 1e3),
+                    match client.simple_query(&sqls[q]).await {
+                        Ok(messages) => {
+                            latencies.push(t.elapsed().as_secs_f64() * 1e3);
+                            if rows_of(&messages) != expected[q] {
+                                wrong += 1;
+                                eprintln!("WRONG ANSWER from a client for query #{q}: {}", sqls[q]);
+                            }
+                        }
                         Err(_) => errors += 1,
                     }
                     i += 1;
                 }
-                (latencies, errors)
+                (latencies, errors, wrong)
             }));
         }
-        let (mut latencies, mut errors) = (Vec::new(), 0);
+        let (mut latencies, mut errors, mut wrong) = (Vec::new(), 0, 0);
         for t in tasks {
-            let (l, e) = t.await.map_err(|e| TesseraError::Internal(format!("client task: {e}")))?;
+            let (l, e, w) = t.await.map_err(|e| TesseraError::Internal(format!("client task: {e}")))?;
             latencies.extend(l);
             errors += e;
+            wrong += w;
         }
         let elapsed = started.elapsed().as_secs_f64();
         latencies.sort_by(f64::total_cmp);
@@ -119,10 +138,13 @@ pub async fn run(opts: &BenchOptions, clients: &[usize], seconds: f64, progress:
             median_ms: percentile(&latencies, 0.5),
             p95_ms: percentile(&latencies, 0.95),
             errors,
+            wrong,
+            rss_mib: memory_mib("VmRSS:"),
+            peak_rss_mib: memory_mib("VmHWM:"),
         };
         eprintln!(
-            "{n:>3} clients: {:>6} queries in {:.1} s, {:>8.1} queries/s, median {:.2} ms, p95 {:.2} ms, {} errors",
-            point.queries, point.seconds, point.qps, point.median_ms, point.p95_ms, point.errors
+            "{n:>3} clients: {:>6} queries in {:.1} s, {:>8.1} queries/s, median {:.2} ms, p95 {:.2} ms, {} errors, {} wrong answers, RSS {:.0} MiB (peak {:.0})",
+            point.queries, point.seconds, point.qps, point.median_ms, point.p95_ms, point.errors, point.wrong, point.rss_mib, point.peak_rss_mib
         );
         points.push(point);
     }
@@ -137,10 +159,51 @@ pub async fn run(opts: &BenchOptions, clients: &[usize], seconds: f64, progress:
     })
 }
 
+/// A query's rows as text, sorted (rows that tie under a query's ORDER BY may come in
+/// either order).
+fn rows_of(messages: &[tokio_postgres::SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
+    let mut rows: Vec<Vec<Option<String>>> = messages
+        .iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => Some((0..row.len()).map(|i| row.get(i).map(str::to_string)).collect()),
+            _ => None,
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Each query's answer from the CPU backend, through one connection of the server at
+/// `addr`: what every client's answer is checked against.
+async fn cpu_answers(addr: std::net::SocketAddr, sqls: &[String]) -> Result<Vec<Vec<Vec<Option<String>>>>> {
+    let fail = |e: tokio_postgres::Error| TesseraError::Execution(format!("the CPU backend's answers: {e}"));
+    let (client, connection) = tokio_postgres::connect(&format!("host={} port={} user=bench", addr.ip(), addr.port()), tokio_postgres::NoTls).await.map_err(fail)?;
+    let driving = tokio::spawn(connection);
+    client.simple_query("SET tessera.device = 'cpu'").await.map_err(fail)?;
+    let mut answers = Vec::with_capacity(sqls.len());
+    for sql in sqls {
+        answers.push(rows_of(&client.simple_query(sql).await.map_err(fail)?));
+    }
+    drop(client);
+    let _ = driving.await;
+    Ok(answers)
+}
+
+/// A figure of this process's memory from `/proc/self/status` (`field` like "VmRSS:"),
+/// MiB; 0 where the file is not there.
+fn memory_mib(field: &str) -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
 /// The report as a table.
 pub fn table(report: &ClientsReport) -> String {
     let mut t = comfy_table::Table::new();
-    t.set_header(vec!["clients", "queries/s", "median ms", "p95 ms", "queries", "errors"]);
+    t.set_header(vec!["clients", "queries/s", "median ms", "p95 ms", "queries", "errors", "wrong", "RSS MiB", "peak RSS MiB"]);
     for p in &report.points {
         t.add_row(vec![
             p.clients.to_string(),
@@ -149,6 +212,9 @@ pub fn table(report: &ClientsReport) -> String {
             format!("{:.2}", p.p95_ms),
             p.queries.to_string(),
             p.errors.to_string(),
+            p.wrong.to_string(),
+            format!("{:.0}", p.rss_mib),
+            format!("{:.0}", p.peak_rss_mib),
         ]);
     }
     format!(

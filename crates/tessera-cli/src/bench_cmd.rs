@@ -153,7 +153,11 @@ pub async fn bench(data_dir: &Path, args: &BenchArgs) -> Result<(), String> {
             std::fs::write(p, text).map_err(|e| format!("writing {}: {e}", p.display()))?;
         }
         let errors: u64 = report.points.iter().map(|p| p.errors).sum();
-        return if errors == 0 { Ok(()) } else { Err(format!("{errors} queries failed")) };
+        let wrong: u64 = report.points.iter().map(|p| p.wrong).sum();
+        return match (errors, wrong) {
+            (0, 0) => Ok(()),
+            _ => Err(format!("{errors} queries failed, {wrong} answers differed from the CPU backend's")),
+        };
     }
     let report = bench::run(&opts, &|n| bar.inc(n)).await.map_err(|e| e.to_string())?;
     bar.finish_and_clear();

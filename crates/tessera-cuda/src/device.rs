@@ -1,12 +1,13 @@
-//! The process's GPU: its CUDA context, default stream, memory budget, staging buffers and
-//! a description of the hardware.
+//! The process's GPU: its CUDA context, its own stream, memory budget, staging buffers,
+//! the admission of queries to streams of their own ([`crate::stream`]) and a description
+//! of the hardware.
 //!
 //! One [`GpuDevice`] per process (device 0), created on first use by [`GpuDevice::get`]
 //! and shared through an `Arc`. Creating the context costs about 350 ms on an H200, so it
 //! happens once. A machine without a GPU gets `Ok(None)`, which is not an error.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
@@ -15,7 +16,7 @@ use tessera_common::{Result, TesseraError};
 use crate::compile::query_nvrtc_version;
 use crate::memory::{MemoryPool, format_bytes};
 use crate::probe::{self, catch_cuda_panic};
-use crate::upload::Staging;
+use crate::stream::{Admission, GpuStream, MAX_GPU_QUERIES};
 
 /// Share of the free device memory the default [`MemoryPool`] may use: the remaining 10%
 /// is left for the CUDA context, loaded modules, the allocator's own fragmentation and
@@ -26,14 +27,13 @@ pub const DEFAULT_MEMORY_FRACTION: f64 = 0.9;
 pub struct GpuDevice {
     /// The CUDA context (the device's primary context).
     ctx: Arc<CudaContext>,
-    /// The stream all of this crate's copies, allocations and frees are ordered on.
-    stream: Arc<CudaStream>,
+    /// The device's own stream, with the budgeted allocator (whose budget every query
+    /// stream shares) and pinned staging buffers: work outside queries goes here.
+    default: GpuStream,
     /// Static facts about the hardware, gathered once.
     facts: DeviceFacts,
-    /// The budgeted allocator for this device.
-    memory: MemoryPool,
-    /// Pinned host buffers for uploads and downloads, allocated on first use.
-    pub(crate) staging: Mutex<Staging>,
+    /// Queries running on streams of their own, their memory reservations, idle streams.
+    pub(crate) admission: Admission<GpuStream>,
 }
 
 /// What does not change while the process runs.
@@ -141,12 +141,13 @@ impl GpuDevice {
         }
         let ctx = catch_cuda_panic("creating the CUDA context", || CudaContext::new(ordinal))?
             .map_err(|e| driver_err("creating the CUDA context", e))?;
-        // All of Tessera's GPU work is ordered on the one stream below, so cudarc's
-        // per-buffer events (created with every allocation, recorded at every use of a
-        // buffer once a second stream exists) only cost host time: off, before anything is
-        // allocated.
-        // SAFETY: every allocation, copy and launch goes through `stream`, whose order
-        // makes each use of a buffer follow the work that wrote it.
+        // cudarc's per-buffer events (created with every allocation, recorded at every use
+        // of a buffer once a second stream exists) cost host time at every launch; Tessera
+        // orders its streams itself: off, before anything is allocated.
+        // SAFETY: a query's buffers are written, read and freed on the query's own stream
+        // (`QueryStream`); the only buffers several streams read are cached columns, which
+        // readers wait for with an event recorded after the upload, and which are freed
+        // only once no query holds them — after each holder synchronized its stream.
         unsafe { ctx.disable_event_tracking() };
         // Best effort: a device without memory pools allocates synchronously anyway.
         let _ = keep_pool_memory(&ctx);
@@ -161,10 +162,9 @@ impl GpuDevice {
         let memory = MemoryPool::new(stream.clone(), limit);
         Ok(Some(Arc::new(GpuDevice {
             ctx,
-            stream,
+            default: GpuStream::on(stream, memory, crate::upload::STAGING_CHUNK_BYTES),
             facts,
-            memory,
-            staging: Mutex::new(Staging::new(crate::upload::STAGING_CHUNK_BYTES)),
+            admission: Admission::new(MAX_GPU_QUERIES),
         })))
     }
 
@@ -188,15 +188,21 @@ impl GpuDevice {
         &self.ctx
     }
 
-    /// The stream this crate orders its work on; launch kernels on it too unless you
-    /// manage your own streams.
+    /// The device's own stream, where work outside queries (tests, the bandwidth probe)
+    /// is ordered; queries run on streams of their own ([`GpuDevice::admit`]).
     pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
+        self.default.stream()
     }
 
-    /// The budgeted allocator of this device.
+    /// The device's own stream with its allocator and staging buffers.
+    pub fn default_stream(&self) -> &GpuStream {
+        &self.default
+    }
+
+    /// The budgeted allocator of this device, on its own stream (every stream's allocator
+    /// shares its budget).
     pub fn memory(&self) -> &MemoryPool {
-        &self.memory
+        self.default.memory()
     }
 
     /// The device's name, e.g. "NVIDIA H200".
@@ -238,15 +244,10 @@ impl GpuDevice {
         }
     }
 
-    /// Waits until all work queued on the device's stream has finished, and reports any
-    /// error the driver recorded meanwhile (including errors from asynchronous frees).
+    /// Waits until all work queued on the device's own stream has finished, and reports
+    /// any error the driver recorded meanwhile (including errors from asynchronous frees).
     pub fn synchronize(&self) -> Result<()> {
-        self.stream
-            .synchronize()
-            .map_err(|e| driver_err("synchronizing the GPU stream", e))?;
-        self.ctx
-            .check_err()
-            .map_err(|e| driver_err("running GPU work", e))
+        self.default.synchronize()
     }
 }
 
@@ -255,7 +256,7 @@ impl fmt::Debug for GpuDevice {
         f.debug_struct("GpuDevice")
             .field("name", &self.facts.name)
             .field("arch", &self.arch())
-            .field("memory", &self.memory)
+            .field("memory", self.memory())
             .finish()
     }
 }

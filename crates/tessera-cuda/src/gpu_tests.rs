@@ -424,3 +424,52 @@ fn gpu_packed_tiles_decode_like_the_cpu() {
     }
     device.synchronize().unwrap();
 }
+
+#[test]
+fn gpu_query_streams_share_a_column_through_its_event() {
+    let Some(device) = gpu_or_skip("gpu_query_streams_share_a_column_through_its_event") else {
+        return;
+    };
+    use std::time::Duration;
+    // 256 MiB: several staging chunks, so the copy is still running when the second
+    // stream queues its read, unless it waits for the event.
+    let n = 32 << 20;
+    let data: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+    let a = device.admit(8 * n, Duration::from_secs(10), &|| 0).unwrap();
+    let b = device.admit(0, Duration::from_secs(10), &|| 0).unwrap();
+    assert!(device.admitted().1 >= 2);
+    assert!(!std::sync::Arc::ptr_eq(a.stream(), b.stream()));
+    let column = a.upload(&data).unwrap();
+    let ready = a.record().unwrap();
+    b.wait(&ready).unwrap();
+    let back = b.download(&column).unwrap();
+    assert!(back == data, "a column read on another stream after its event differs");
+    drop(column);
+    a.synchronize().unwrap();
+    drop(a);
+    drop(b);
+
+    // Threads, each on a stream of its own, upload, read back and compare at once.
+    let threads: Vec<_> = (0..8u64)
+        .map(|t| {
+            let device = std::sync::Arc::clone(&device);
+            std::thread::spawn(move || {
+                let q = device.admit(64 << 20, Duration::from_secs(30), &|| 0).unwrap();
+                for round in 0..4u64 {
+                    let v: Vec<u64> = (0..(4u64 << 20)).map(|i| i ^ (t << 56) ^ (round << 48)).collect();
+                    let d = q.upload(&v).unwrap();
+                    assert!(q.download(&d).unwrap() == v, "thread {t} round {round}");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(device.admitted(), (0, 0), "every reservation is given back");
+
+    // More than the memory limit is refused at once.
+    let limit = device.memory().limit();
+    let err = device.admit(limit + 1, Duration::from_secs(10), &|| 0).err().unwrap();
+    assert!(matches!(err, TesseraError::ResourcesExhausted(_)), "{err}");
+}

@@ -5,7 +5,8 @@
 //! Entry point of this crate is [`GpuDevice::get`], which returns `Ok(None)` on a machine
 //! without a GPU (a normal state: the engine then runs on the CPU). With a device:
 //! [`GpuDevice::upload`] / [`GpuDevice::download`] copy through pinned staging buffers,
-//! [`GpuDevice::memory`] is the budgeted allocator, and [`KernelCache::load`] compiles a
+//! [`GpuDevice::memory`] is the budgeted allocator, [`GpuDevice::admit`] gives a query a
+//! stream of its own and a memory reservation, and [`KernelCache::load`] compiles a
 //! kernel's CUDA source to CUBIN and loads it. [`compile_cubin`] needs only libnvrtc, no GPU,
 //! so CI can check that generated kernels compile.
 //!
@@ -24,6 +25,7 @@ pub mod device;
 pub mod library;
 pub mod memory;
 pub mod probe;
+pub mod stream;
 pub mod test_support;
 pub mod upload;
 
@@ -34,6 +36,7 @@ mod gpu_tests;
 pub use compile::{DEVICE_HEADERS, KernelCache, compile_cubin, nvrtc_version};
 pub use device::{DeviceInfo, GpuDevice};
 pub use memory::{DeviceBuffer, MemoryPool};
+pub use stream::{GpuStream, QueryStream};
 pub use probe::{gpu_available, nvrtc_available};
 
 /// The CUDA bindings this crate is built on, for launching kernels

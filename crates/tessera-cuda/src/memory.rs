@@ -4,7 +4,8 @@
 //!
 //! Allocations are stream-ordered (`cuMemAllocAsync` on the pool's stream, through cudarc),
 //! never managed memory. A [`DeviceBuffer`] gives its bytes back to the budget when dropped;
-//! the device memory itself is freed in stream order.
+//! the device memory itself is freed in stream order. Pools on other streams
+//! ([`MemoryPool::on_stream`], one per query stream) share one budget.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -29,8 +30,8 @@ pub struct MemoryPool {
 struct PoolInner {
     /// Stream the allocations are ordered on.
     stream: Arc<CudaStream>,
-    /// The byte accounting.
-    budget: Budget,
+    /// The byte accounting, shared by the pools of every stream of the device.
+    budget: Arc<Budget>,
 }
 
 /// Bytes in use against a limit, lock-free.
@@ -90,7 +91,18 @@ impl MemoryPool {
         MemoryPool {
             inner: Arc::new(PoolInner {
                 stream,
-                budget: Budget::new(limit_bytes),
+                budget: Arc::new(Budget::new(limit_bytes)),
+            }),
+        }
+    }
+
+    /// A pool allocating on `stream` under this pool's budget (same limit, same bytes in
+    /// use): what each query stream allocates from.
+    pub fn on_stream(&self, stream: Arc<CudaStream>) -> MemoryPool {
+        MemoryPool {
+            inner: Arc::new(PoolInner {
+                stream,
+                budget: Arc::clone(&self.inner.budget),
             }),
         }
     }

@@ -27,7 +27,7 @@ pub use tessera_cuda::codegen::sort::{GPU_SORT_MAX_ROWS, GpuSort, plan_sort};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use tessera_cuda::library::{BANDWIDTH_SOURCE, RECORDS_SOURCE};
-use tessera_cuda::{DeviceBuffer, GpuDevice, KernelCache};
+use tessera_cuda::{DeviceBuffer, GpuDevice, GpuStream, KernelCache, QueryStream};
 use tessera_ir::{AggFunc, Expr, HashTableId, Operator, Pipeline, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
 
@@ -53,6 +53,13 @@ pub const GPU_MIN_ROWS: u64 = 1 << 20;
 /// groups that pass come back — q18's 624 of 15 M — and when a HAVING keeps most of them
 /// the cost is the measure above, about 1.4x the CPU's aggregation.)
 pub const GPU_MAX_GROUP_FRACTION: u64 = 8;
+
+/// Longest a query waits to be admitted to the GPU ([`GpuRuntime::admit`]) while running
+/// queries hold the memory it needs, before it runs on the CPU backend instead. A GPU
+/// query takes milliseconds to a few seconds (TPC-H SF 10's longest, q18 with its
+/// uploads, about 1 s on the H200 host), so a queue of a few of them clears in this time;
+/// past it the GPU is oversubscribed and the CPU's cores are better used than idle.
+pub const ADMISSION_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Groups of a GPU aggregation from which its result columns are built on a thread
 /// each (the same bound as a thread's share when group records are taken apart).
@@ -136,6 +143,9 @@ struct ColumnCache {
 struct CachedColumn {
     buf: Arc<GpuBuf>,
     last_used: u64,
+    /// Recorded on the uploading query's stream after the upload: other queries' streams
+    /// wait for it before reading the column.
+    ready: Arc<CudaEvent>,
 }
 
 /// One pipeline's GPU run, for reports.
@@ -180,6 +190,8 @@ pub struct GpuRuntime {
     pub last_placement_ms: Mutex<f64>,
     /// How kernels are generated (`tessera.kernel_literals`, `tessera.gpu_items_per_thread`).
     options: Mutex<KernelOptions>,
+    /// The last query's admission: bytes reserved and ms waited for them.
+    pub last_admission: Mutex<(usize, f64)>,
     bandwidth: std::sync::OnceLock<Option<f64>>,
 }
 
@@ -264,9 +276,36 @@ pub struct GpuQueryState {
     pub havings: HashMap<usize, GpuHaving>,
     /// Sort pipelines whose input came back sorted from the GPU.
     pub sorted: std::collections::HashSet<usize>,
+    /// The query's stream and the cached columns its kernels read (last: the tables
+    /// above are freed first).
+    lane: Lane,
+}
+
+/// A query's stream ([`GpuRuntime::admit`]) and the cached columns its kernels read.
+#[derive(Default)]
+struct Lane {
+    stream: Option<Arc<QueryStream>>,
+    held: Vec<Arc<GpuBuf>>,
+}
+
+impl Drop for Lane {
+    fn drop(&mut self) {
+        // A cached column that no query holds may be evicted, and its memory freed on the
+        // stream that uploaded it: this query's kernels must be done with it first.
+        if let Some(stream) = &self.stream {
+            if !self.held.is_empty() {
+                let _ = stream.synchronize();
+            }
+        }
+    }
 }
 
 impl GpuQueryState {
+    /// The query's stream: an error before [`GpuRuntime::admit`].
+    fn lane(&self) -> Result<Arc<QueryStream>> {
+        self.lane.stream.clone().ok_or_else(|| TesseraError::Internal("a GPU pipeline of a query not admitted to the GPU".into()))
+    }
+
     /// What placement put here (dictionaries, GPU sorts), without what a run added.
     pub fn planned_copy(&self) -> GpuQueryState {
         GpuQueryState { dictionaries: self.dictionaries.clone(), sorts: self.sorts.clone(), havings: self.havings.clone(), ..GpuQueryState::default() }
@@ -353,6 +392,7 @@ impl GpuRuntime {
             last_runs: Mutex::new(Vec::new()),
             last_placement_ms: Mutex::new(0.0),
             options: Mutex::new(KernelOptions::default()),
+            last_admission: Mutex::new((0, 0.0)),
             bandwidth: std::sync::OnceLock::new(),
         })
     }
@@ -449,7 +489,10 @@ impl GpuRuntime {
         }
     }
 
-    fn column(&self, table: &LoadedTable, c: usize, col: &GpuColumn) -> Result<Arc<GpuBuf>> {
+    /// Column `c` of `table` on the GPU, from the cache or uploaded on the query's stream
+    /// `gs` (and cached). Work queued on `gs` after this call sees the column, whichever
+    /// stream uploaded it.
+    fn column(&self, gs: &GpuStream, table: &LoadedTable, c: usize, col: &GpuColumn) -> Result<Arc<GpuBuf>> {
         let (width, packed) = (col.width, col.packed);
         let key = (table.name.clone(), table.version, c);
         if let Ok(mut cache) = self.columns.lock() {
@@ -457,54 +500,114 @@ impl GpuRuntime {
             let tick = cache.tick;
             if let Some(e) = cache.map.get_mut(&key).filter(|e| matches!(*e.buf, GpuBuf::Packed(_)) == packed) {
                 e.last_used = tick;
+                gs.wait(&e.ready)?;
                 return Ok(Arc::clone(&e.buf));
             }
             // Older versions of this column are dead: a write made a new version.
             cache.map.retain(|k, _| !(k.0 == key.0 && k.2 == key.2));
         }
-        if width == Width::Str {
+        let buf = if width == Width::Str {
             // Host copies first: the room to make is known only from the bytes.
             let (offsets, bytes) = string_column(table, c)?;
-            self.make_room(offsets.len() * 8 + bytes.len());
             // An empty upload is not a buffer: keep one byte so the column has an address.
             let bytes = if bytes.is_empty() { vec![0u8] } else { bytes };
-            let buf = Arc::new(GpuBuf::Str { offsets: self.device.upload(&offsets)?, bytes: self.device.upload(&bytes)? });
-            self.cache_column(key, &buf);
-            return Ok(buf);
-        }
-        if packed {
+            GpuBuf::Str { offsets: self.upload(gs, &offsets)?, bytes: self.upload(gs, &bytes)? }
+        } else if packed {
             // The tiles go up as stored (see `tessera_storage::PackedColumn`).
             let p = table.packed_column(c)?.ok_or_else(|| TesseraError::Internal(format!("column #{c} of {} has no packed form", table.name)))?;
-            self.make_room(p.words.len() * 8);
             // An empty upload is not a buffer: keep one word so the column has an address.
             let words = if p.words.is_empty() { vec![0u64] } else { p.words };
-            let buf = Arc::new(GpuBuf::Packed(self.device.upload(&words)?));
-            self.cache_column(key, &buf);
-            return Ok(buf);
+            GpuBuf::Packed(self.upload(gs, &words)?)
+        } else {
+            self.upload_column(gs, table, c, width)?
+        };
+        let buf = Arc::new(buf);
+        let ready = Arc::new(gs.record()?);
+        if let Ok(mut cache) = self.columns.lock() {
+            cache.tick += 1;
+            let last_used = cache.tick;
+            cache.map.insert(key, CachedColumn { buf: Arc::clone(&buf), last_used, ready });
         }
-        self.make_room(table.rows * width.bytes());
-        let buf = Arc::new(self.upload_column(table, c, width)?);
-        self.cache_column(key, &buf);
         Ok(buf)
     }
 
-    /// Column `c` of `table` uploaded as `width` (not cached): dictionary codes, dates as
-    /// days, decimals as their unscaled values (which must fit 64 bits: else the query
-    /// runs on the CPU), other integers widened.
-    fn upload_column(&self, table: &LoadedTable, c: usize, width: Width) -> Result<GpuBuf> {
+    /// Column `c` of `table` uploaded on `gs` as `width` (not cached): dictionary codes,
+    /// dates as days, decimals as their unscaled values (which must fit 64 bits: else the
+    /// query runs on the CPU), other integers widened.
+    fn upload_column(&self, gs: &GpuStream, table: &LoadedTable, c: usize, width: Width) -> Result<GpuBuf> {
         Ok(match width {
-            Width::I32 => GpuBuf::I32(self.device.upload(&host_i32(&table.column(c)?)?)?),
-            Width::I64 => GpuBuf::I64(self.device.upload(&host_i64(&table.column(c)?)?)?),
+            Width::I32 => GpuBuf::I32(self.upload(gs, &host_i32(&table.column(c)?)?)?),
+            Width::I64 => GpuBuf::I64(self.upload(gs, &host_i64(&table.column(c)?)?)?),
             Width::Str => return Err(string_as_values()),
         })
     }
 
-    fn cache_column(&self, key: (String, u64, usize), buf: &Arc<GpuBuf>) {
-        if let Ok(mut cache) = self.columns.lock() {
-            cache.tick += 1;
-            let last_used = cache.tick;
-            cache.map.insert(key, CachedColumn { buf: Arc::clone(buf), last_used });
+    /// `len` zeroed elements on the query's stream, after evicting cached columns no
+    /// running query holds if the budget needs the room.
+    fn alloc<T: tessera_cuda::cudarc::driver::DeviceRepr + tessera_cuda::cudarc::driver::ValidAsZeroBits>(&self, gs: &GpuStream, len: usize) -> Result<DeviceBuffer<T>> {
+        self.make_room(len.saturating_mul(std::mem::size_of::<T>()));
+        gs.memory().alloc(len)
+    }
+
+    /// As [`GpuRuntime::alloc`], uninitialised.
+    ///
+    /// # Safety
+    /// As [`tessera_cuda::MemoryPool::alloc_uninit`]: written before read.
+    unsafe fn alloc_uninit<T: tessera_cuda::cudarc::driver::DeviceRepr>(&self, gs: &GpuStream, len: usize) -> Result<DeviceBuffer<T>> {
+        self.make_room(len.saturating_mul(std::mem::size_of::<T>()));
+        // SAFETY: the caller writes before reading.
+        unsafe { gs.memory().alloc_uninit(len) }
+    }
+
+    /// `data` copied to a new buffer on the query's stream (room made as for `alloc`).
+    fn upload<T: tessera_cuda::cudarc::driver::DeviceRepr>(&self, gs: &GpuStream, data: &[T]) -> Result<DeviceBuffer<T>> {
+        self.make_room(std::mem::size_of_val(data));
+        gs.upload(data)
+    }
+
+    /// Admits a query to the GPU ([`GpuDevice::admit`]) before its first pipeline: pins
+    /// the cached columns its `kernels` read (no other query's room-making can evict them
+    /// then; they are counted once however many queries read them), then reserves the
+    /// rest of what it needs — the columns not cached yet and each pipeline's
+    /// [`GpuPipeline::work_memory`] — on a stream of its own, waiting at most
+    /// [`ADMISSION_WAIT`] while running queries leave too little room.
+    pub fn admit<'k>(&self, state: &mut GpuQueryState, kernels: impl Iterator<Item = &'k GpuPipeline>) -> Result<()> {
+        let started = Instant::now();
+        let mut bytes = 0usize;
+        let mut counted = std::collections::HashSet::new();
+        for k in kernels {
+            bytes = bytes.saturating_add(k.work_memory());
+            let Source::Scan(scan) = &k.pipeline.source else { continue };
+            for (i, (&c, gc)) in scan.columns.iter().zip(&k.columns).enumerate() {
+                if gc.width == Width::Str && !k.kernel.strings.contains(&i) || !counted.insert((scan.table.clone(), scan.version, c, gc.packed)) {
+                    continue;
+                }
+                match self.cached(&(scan.table.clone(), scan.version, c), gc.packed) {
+                    Some(buf) => state.lane.held.push(buf),
+                    None => {
+                        let per_row = gc.width.bytes() + if gc.width == Width::Str { ESTIMATED_STRING_BYTES } else { 0 };
+                        bytes = bytes.saturating_add((scan.rows as usize).saturating_mul(per_row));
+                    }
+                }
+            }
         }
+        let pinned = || self.pinned_bytes();
+        state.lane.stream = Some(Arc::new(self.device.admit(bytes, ADMISSION_WAIT, &pinned)?));
+        if let Ok(mut a) = self.last_admission.lock() {
+            *a = (bytes, started.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok(())
+    }
+
+    /// The cached column under `key`, in its packed form or not.
+    fn cached(&self, key: &(String, u64, usize), packed: bool) -> Option<Arc<GpuBuf>> {
+        let cache = self.columns.lock().ok()?;
+        cache.map.get(key).filter(|e| matches!(*e.buf, GpuBuf::Packed(_)) == packed).map(|e| Arc::clone(&e.buf))
+    }
+
+    /// Bytes of cached columns that running queries hold (and so cannot be evicted).
+    fn pinned_bytes(&self) -> usize {
+        self.columns.lock().map(|c| c.map.values().filter(|e| Arc::strong_count(&e.buf) > 1).map(|e| e.buf.bytes()).sum()).unwrap_or(0)
     }
 
     /// Runs a planned GPU pipeline. Aggregations return their result chunk; builds
@@ -513,6 +616,7 @@ impl GpuRuntime {
         let (p, cols, kernel) = (&gp.pipeline, &gp.columns, &gp.kernel);
         let started = Instant::now();
         let dev = &self.device;
+        let gs = state.lane()?;
         let mut col_bufs = Vec::new();
         match &p.source {
             Source::Scan(scan) => {
@@ -522,17 +626,19 @@ impl GpuRuntime {
                         col_bufs.push(None);
                         continue;
                     }
-                    col_bufs.push(Some(self.column(table, c, gc)?));
+                    col_bufs.push(Some(self.column(&gs, table, c, gc)?));
                 }
             }
             // An intermediate result (see [`result_table`]) goes up whole each time.
             Source::Result { .. } => {
-                self.make_room(table.rows * 8 * cols.len());
                 for (c, gc) in cols.iter().enumerate() {
-                    col_bufs.push(Some(Arc::new(self.upload_column(table, c, gc.width)?)));
+                    col_bufs.push(Some(Arc::new(self.upload_column(&gs, table, c, gc.width)?)));
                 }
             }
         }
+        // Held until the query's stream has finished with them (see `Lane`'s drop): a
+        // cached column no query holds may be evicted and freed at any time.
+        state.lane.held.extend(col_bufs.iter().flatten().cloned());
         let col_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.ptr(dev))).collect();
         let byte_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.bytes_ptr(dev))).collect();
         // Per probe (operator order): its table's payload arrays and bitmap.
@@ -560,8 +666,8 @@ impl GpuRuntime {
                 let len = shape.chain.map_or(shape.slots, |rows| rows.max(1));
                 for (j, pc) in shape.payload.iter().enumerate() {
                     let b = match pc.width {
-                        Width::I32 => GpuBuf::I32(dev.memory().alloc::<i32>(len)?),
-                        Width::I64 => GpuBuf::I64(dev.memory().alloc::<i64>(len)?),
+                        Width::I32 => GpuBuf::I32(self.alloc::<i32>(&gs, len)?),
+                        Width::I64 => GpuBuf::I64(self.alloc::<i64>(&gs, len)?),
                         Width::Str => return Err(string_as_values()),
                     };
                     out_ptrs.push((OutSlot::BuildPayload(j), b.ptr(dev)));
@@ -570,7 +676,7 @@ impl GpuRuntime {
                 if shape.chain.is_some() {
                     let keys = match shape.hashed {
                         Some(_) => {
-                            let k = self.empty_keys(shape.slots)?;
+                            let k = self.empty_keys(&gs, shape.slots)?;
                             out_ptrs.push((OutSlot::Keys, k.as_slice().device_ptr(dev.stream()).0));
                             Some(k)
                         }
@@ -578,19 +684,19 @@ impl GpuRuntime {
                     };
                     // Two int32 heads a word, all −1; one more head than slots (a dense
                     // probe's keys outside the range read the last).
-                    let heads = self.empty_keys((shape.slots + 1).div_ceil(2))?;
+                    let heads = self.empty_keys(&gs, (shape.slots + 1).div_ceil(2))?;
                     out_ptrs.push((OutSlot::Heads, heads.as_slice().device_ptr(dev.stream()).0));
-                    let next = dev.memory().alloc::<i32>(len)?;
+                    let next = self.alloc::<i32>(&gs, len)?;
                     out_ptrs.push((OutSlot::Next, next.as_slice().device_ptr(dev.stream()).0));
                     build = Some((None, TableIndex::Chain { keys, heads, next }));
                 } else if shape.hashed.is_some() {
-                    let keys = self.empty_keys(shape.slots)?;
+                    let keys = self.empty_keys(&gs, shape.slots)?;
                     out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
                     build = Some((None, TableIndex::Keys(keys)));
                 } else {
-                    let rows = dev.memory().alloc::<i32>(shape.slots)?;
+                    let rows = self.alloc::<i32>(&gs, shape.slots)?;
                     out_ptrs.push((OutSlot::BuildRows, rows.as_slice().device_ptr(dev.stream()).0));
-                    let bits = dev.memory().alloc::<u32>(tessera_cuda::codegen::bitmap_words(shape.slots))?;
+                    let bits = self.alloc::<u32>(&gs, tessera_cuda::codegen::bitmap_words(shape.slots))?;
                     out_ptrs.push((OutSlot::BuildBitmap, bits.as_slice().device_ptr(dev.stream()).0));
                     build = Some((Some(rows), TableIndex::Bitmap(bits)));
                 }
@@ -598,9 +704,9 @@ impl GpuRuntime {
             SinkLayout::Aggregate { groups, accumulators, hashed, .. } => {
                 for (j, acc) in accumulators.iter().enumerate() {
                     for (k, (words, fill)) in acc.arrays().into_iter().enumerate() {
-                        let buf = dev.memory().alloc::<u64>(words * groups)?;
+                        let buf = self.alloc::<u64>(&gs, words * groups)?;
                         if let Some(v) = fill {
-                            self.fill(&buf, v)?;
+                            self.fill(&gs, &buf, v)?;
                         }
                         let slot = if k == 0 { OutSlot::Accumulators(j) } else { OutSlot::Counts(j) };
                         out_ptrs.push((slot, buf.as_slice().device_ptr(dev.stream()).0));
@@ -608,12 +714,12 @@ impl GpuRuntime {
                         acc_words.push(words);
                     }
                 }
-                let s = dev.memory().alloc::<u32>(*groups)?;
+                let s = self.alloc::<u32>(&gs, *groups)?;
                 out_ptrs.push((OutSlot::Seen, s.as_slice().device_ptr(dev.stream()).0));
                 seen = Some(s);
                 if hashed.is_some() {
                     // The groups' packed keys come back after the accumulators.
-                    let keys = self.empty_keys(*groups)?;
+                    let keys = self.empty_keys(&gs, *groups)?;
                     out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
                     accs.push(keys);
                     acc_words.push(1);
@@ -621,15 +727,15 @@ impl GpuRuntime {
             }
             SinkLayout::Materialize { columns } => {
                 // Room for every input row; only the first `count` are written (and read).
-                let count = dev.memory().alloc::<u64>(1)?;
+                let count = self.alloc::<u64>(&gs, 1)?;
                 out_ptrs.push((OutSlot::Count, count.as_slice().device_ptr(dev.stream()).0));
                 accs.push(count);
                 let capacity = table.rows.max(1);
                 for (i, c) in columns.iter().enumerate() {
                     // SAFETY: the kernel writes positions below `count` before they are read.
                     let b = match c.width {
-                        Width::I32 => GpuBuf::I32(unsafe { dev.memory().alloc_uninit::<i32>(capacity) }?),
-                        Width::I64 => GpuBuf::I64(unsafe { dev.memory().alloc_uninit::<i64>(capacity) }?),
+                        Width::I32 => GpuBuf::I32(unsafe { self.alloc_uninit::<i32>(&gs, capacity) }?),
+                        Width::I64 => GpuBuf::I64(unsafe { self.alloc_uninit::<i64>(&gs, capacity) }?),
                         Width::Str => return Err(string_as_values()),
                     };
                     out_ptrs.push((OutSlot::Materialized(i), b.ptr(dev)));
@@ -639,11 +745,11 @@ impl GpuRuntime {
         }
         let allocated = Instant::now();
         if state.flags.is_none() {
-            state.flags = Some(dev.memory().alloc::<u64>(4)?);
+            state.flags = Some(self.alloc::<u64>(&gs, 4)?);
         }
         let flags_ptr = state.flags.as_ref().map_or(0, |f| f.as_slice().device_ptr(dev.stream()).0);
         // The kernel's parameters, each one 64-bit value, filled from its list of them.
-        let d_consts = if kernel.consts.is_empty() { None } else { Some(dev.upload(&kernel.consts)?) };
+        let d_consts = if kernel.consts.is_empty() { None } else { Some(self.upload(&gs, &kernel.consts)?) };
         let consts_ptr = d_consts.as_ref().map_or(0, |c| c.as_slice().device_ptr(dev.stream()).0);
         let missing = |what: &str| TesseraError::Internal(format!("kernel parameter {what} has no value"));
         let params: Vec<u64> = kernel
@@ -687,7 +793,7 @@ impl GpuRuntime {
         }
         let cfg = LaunchConfig { grid_dim: (self.grid(&function, table.rows as u64, kernel.items_per_thread)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
         // Kernel time from CUDA events around the launch; read once the kernel is done.
-        let stream = dev.stream();
+        let stream = gs.stream();
         let event = || stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")));
         let before = event()?;
         if table.rows > 0 {
@@ -740,7 +846,7 @@ impl GpuRuntime {
                 if let Some(h) = state.havings.get(&p.id) {
                     let arrays: Vec<u64> = accs.iter().map(|b| b.as_slice().device_ptr(dev.stream()).0).collect();
                     let terms = h.descriptors(accumulators, &arrays).ok_or_else(|| TesseraError::Internal("a HAVING term over an accumulator it cannot read".into()))?;
-                    self.apply_having(&seen, *groups, &terms)?;
+                    self.apply_having(&gs, &seen, *groups, &terms)?;
                 }
                 let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, sort)?;
                 report.phases.extend(groups.marks.iter().map(|&(name, at)| (name, ms(at))));
@@ -850,7 +956,7 @@ impl GpuRuntime {
                 let fields = p.sink_input_fields();
                 // Every column's rows in one more round trip.
                 let regions: Vec<(u64, usize)> = out_bufs.iter().map(|b| (b.ptr(dev), rows * b.width_bytes())).collect();
-                let data = if rows > 0 { dev.download_regions(&regions)? } else { vec![Vec::new(); out_bufs.len()] };
+                let data = if rows > 0 { gs.download_regions(&regions)? } else { vec![Vec::new(); out_bufs.len()] };
                 let mut columns: Vec<ArrayRef> = Vec::with_capacity(layout.len());
                 for (((buf, bytes), c), f) in out_bufs.iter().zip(&data).zip(layout).zip(&fields) {
                     let values: Vec<i64> = match buf {
@@ -904,21 +1010,20 @@ impl GpuRuntime {
     }
 
     /// A hash table's key array of `slots` words, every slot empty.
-    fn empty_keys(&self, slots: usize) -> Result<DeviceBuffer<u64>> {
+    fn empty_keys(&self, gs: &GpuStream, slots: usize) -> Result<DeviceBuffer<u64>> {
         // SAFETY: filled right away, in stream order before any kernel reads it.
-        let keys = unsafe { self.device.memory().alloc_uninit::<u64>(slots) }?;
-        self.fill(&keys, codegen::hash::EMPTY_KEY as i64)?;
+        let keys = unsafe { self.alloc_uninit::<u64>(gs, slots) }?;
+        self.fill(gs, &keys, codegen::hash::EMPTY_KEY as i64)?;
         Ok(keys)
     }
 
     /// Sets every word of `buf` to the bits of `value`.
-    fn fill(&self, buf: &DeviceBuffer<u64>, value: i64) -> Result<()> {
+    fn fill(&self, gs: &GpuStream, buf: &DeviceBuffer<u64>, value: i64) -> Result<()> {
         let f = self.helper("tessera_fill_u64")?;
         let n = buf.len() as i64;
         let bits = value as u64;
         let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        let stream = self.device.stream();
-        let mut l = stream.launch_builder(&f);
+        let mut l = gs.stream().launch_builder(&f);
         l.arg(buf.as_slice()).arg(&n).arg(&bits);
         unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("fill: {e:?}")))?;
         Ok(())
@@ -935,7 +1040,7 @@ impl GpuRuntime {
             all.push((f.as_slice().device_ptr(dev.stream()).0, f.num_bytes()));
         }
         all.extend_from_slice(regions);
-        let mut got = dev.download_regions(&all)?;
+        let mut got = state.lane()?.download_regions(&all)?;
         if state.flags.is_some() && got.remove(0).iter().any(|&b| b != 0) {
             return Err(TesseraError::RetryOnCpu("a kernel raised an error flag (arithmetic overflow or build keys the plan did not expect)".into()));
         }
@@ -950,12 +1055,12 @@ impl GpuRuntime {
 
     /// Clears the `seen` flag of each of `groups` groups failing a HAVING term (`terms`:
     /// [`GpuHaving::descriptors`]), queued behind the aggregation.
-    fn apply_having(&self, seen: &DeviceBuffer<u32>, groups: usize, terms: &[i64]) -> Result<()> {
-        let d_terms = self.device.upload(terms)?;
+    fn apply_having(&self, gs: &GpuStream, seen: &DeviceBuffer<u32>, groups: usize, terms: &[i64]) -> Result<()> {
+        let d_terms = self.upload(gs, terms)?;
         let (n, nterms) = (groups as i64, (terms.len() / 6) as i32);
         let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let having = self.helper("tessera_having")?;
-        let mut l = self.device.stream().launch_builder(&having);
+        let mut l = gs.stream().launch_builder(&having);
         l.arg(seen.as_slice()).arg(&n).arg(d_terms.as_slice()).arg(&nterms);
         unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("having: {e:?}")))?;
         // Freed in stream order, after the kernel has read it.
@@ -977,8 +1082,8 @@ impl GpuRuntime {
     /// [`GPU_SORT_MAX_ROWS`] of them.
     #[allow(clippy::too_many_arguments)]
     fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, sort: Option<(usize, Vec<i64>)>) -> Result<FetchedGroups> {
-        let dev = &self.device;
-        let stream = dev.stream();
+        let gs = state.lane()?;
+        let stream = gs.stream();
         if sort.is_none() && (scalar || groups < COMPACT_MIN_GROUPS) {
             let mut regions = vec![(seen.as_slice().device_ptr(stream).0, 4 * groups)];
             regions.extend(accs.iter().zip(words).map(|(b, &w)| (b.as_slice().device_ptr(stream).0, 8 * w * groups)));
@@ -998,8 +1103,8 @@ impl GpuRuntime {
         }
         let width = 1 + words.iter().sum::<usize>();
         // SAFETY: only the count (set below) and the records below it are ever read.
-        let mut rec = unsafe { dev.memory().alloc_uninit::<u64>(1 + groups * width) }?;
-        dev.copy_into(&[0u64], &mut rec)?;
+        let mut rec = unsafe { self.alloc_uninit::<u64>(&gs, 1 + groups * width) }?;
+        gs.copy_into(&[0u64], &mut rec)?;
         let rec_ptr = rec.as_slice().device_ptr(stream).0;
         let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let (n, w) = (groups as i64, width as i64);
@@ -1008,7 +1113,7 @@ impl GpuRuntime {
         let blocks = cfg.grid_dim.0 as usize;
         let per_block = groups.div_ceil(blocks).next_multiple_of(cfg.block_dim.0 as usize) as i64;
         // SAFETY: every block writes its count before the second kernel reads them.
-        let counts = unsafe { dev.memory().alloc_uninit::<u64>(blocks) }?;
+        let counts = unsafe { self.alloc_uninit::<u64>(&gs, blocks) }?;
         let count = self.helper("tessera_count_seen")?;
         let mut l = stream.launch_builder(&count);
         l.arg(seen.as_slice()).arg(&n).arg(&per_block).arg(counts.as_slice());
@@ -1030,8 +1135,8 @@ impl GpuRuntime {
         let mut ranked = None;
         if let Some((pipeline, keys)) = &sort {
             // SAFETY: the rank kernel writes the count and every record below it.
-            let dst = unsafe { dev.memory().alloc_uninit::<u64>(1 + groups * width) }?;
-            let d_keys = dev.upload(keys)?;
+            let dst = unsafe { self.alloc_uninit::<u64>(&gs, 1 + groups * width) }?;
+            let d_keys = self.upload(&gs, keys)?;
             let nkeys = (keys.len() / 4) as i32;
             let max = GPU_SORT_MAX_ROWS as i64;
             let event = || stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")));
@@ -1054,7 +1159,7 @@ impl GpuRuntime {
             return Err(TesseraError::Internal(format!("{present} group records counted in {groups} groups")));
         }
         if present > head {
-            bytes = dev.download_regions(&[(out_ptr, 8 * (1 + present * width))])?.swap_remove(0);
+            bytes = gs.download_regions(&[(out_ptr, 8 * (1 + present * width))])?.swap_remove(0);
             marks.push(("records downloaded", Instant::now()));
         }
         if bytes.len() < 8 * (1 + present * width) {
@@ -1449,6 +1554,63 @@ pub struct GpuPipeline {
     /// Its kernel.
     pub kernel: Kernel,
 }
+
+impl GpuPipeline {
+    /// Device memory a run of this pipeline allocates besides the stored columns it reads
+    /// (the column cache keeps those, see [`GpuRuntime::admit`]), estimated from its plan:
+    /// an intermediate result's columns, its hash table or group arrays (twice over for
+    /// groups that are compacted or ranked into records), its materialized rows. An
+    /// estimate, not a bound: the allocations themselves are checked against the memory
+    /// limit.
+    pub fn work_memory(&self) -> usize {
+        let kernel = &self.kernel;
+        let (slots, chain, groups) = match &kernel.sink {
+            SinkLayout::Build { table } => (table.slots, table.chain.unwrap_or(0), 0),
+            SinkLayout::Aggregate { groups, .. } => (0, 0, *groups),
+            SinkLayout::Materialize { .. } => (0, 0, 0),
+        };
+        let mut bytes = 0usize;
+        let mut add = |n: usize| bytes = bytes.saturating_add(n);
+        let rows = match &self.pipeline.source {
+            Source::Scan(scan) => scan.rows as usize,
+            // An intermediate result's rows are known only when it runs: its sink's size
+            // stands in (a build over it has a slot or chain row per row). Its columns go
+            // up whole for each run.
+            Source::Result { .. } => {
+                let rows = slots.max(chain).max(groups);
+                for c in &self.columns {
+                    add(rows.saturating_mul(c.width.bytes()));
+                }
+                rows
+            }
+        };
+        match &kernel.sink {
+            SinkLayout::Build { table } => {
+                let len = table.chain.unwrap_or(table.slots);
+                add(len.saturating_mul(table.payload.iter().map(|c| c.width.bytes()).sum()));
+                if table.hashed.is_some() {
+                    add(table.slots.saturating_mul(8));
+                }
+                match table.chain {
+                    Some(rows) => add((table.slots + 1).saturating_mul(4).saturating_add(rows.saturating_mul(4))),
+                    None if table.hashed.is_none() => add(table.slots.saturating_mul(4) + table.slots / 8),
+                    None => {}
+                }
+            }
+            SinkLayout::Aggregate { groups, accumulators, hashed, .. } => {
+                let words: usize = accumulators.iter().flat_map(|a| a.arrays()).map(|(w, _)| w).sum::<usize>() + usize::from(hashed.is_some());
+                add(groups.saturating_mul(8 * words + 4));
+                add(groups.saturating_mul(8 * (1 + words)).saturating_mul(2));
+            }
+            SinkLayout::Materialize { columns } => add(rows.max(1).saturating_mul(columns.iter().map(|c| c.width.bytes()).sum())),
+        }
+        bytes
+    }
+}
+
+/// Bytes a string value is taken to have in a memory estimate (TPC-H's names and
+/// comments average 15–50; only LIKE over strings without a dictionary uploads them).
+const ESTIMATED_STRING_BYTES: usize = 32;
 
 /// Generates the kernel for `p` if it can run on the GPU, or says every reason it cannot.
 /// Needs no GPU (CI compiles these kernels with NVRTC alone). `gpu_tables` are the shapes

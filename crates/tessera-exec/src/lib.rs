@@ -104,11 +104,22 @@ impl Executor {
                 r.clear();
             }
             let started = std::time::Instant::now();
-            let placement = self.cached_placement(gpu, &planned.plan, device)?;
+            let mut placement = self.cached_placement(gpu, &planned.plan, device)?;
             if let Ok(mut t) = gpu.last_placement_ms.lock() {
                 *t = started.elapsed().as_secs_f64() * 1e3;
             }
-            if !placement.kernels.is_empty() {
+            // A stream of its own and a reservation of the memory its kernels need; when
+            // that cannot be had (more than the limit, or queued too long behind other
+            // queries' reservations) the query runs on the CPU backend below.
+            let admitted = !placement.kernels.is_empty() && {
+                let kernels: Vec<Arc<GpuPipeline>> = placement.kernels.values().cloned().collect();
+                match gpu.admit(&mut placement.state, kernels.iter().map(|k| k.as_ref())) {
+                    Ok(()) => true,
+                    Err(TesseraError::ResourcesExhausted(_)) => false,
+                    Err(e) => return Err(e),
+                }
+            };
+            if admitted {
                 match self.run_steps(planned, ctx, schema, Some((gpu, placement))).await {
                     Err(TesseraError::RetryOnCpu(_)) => {}
                     // Over the GPU memory limit even after evicting cached columns: the
