@@ -3,9 +3,10 @@
 //! Entry points of this crate are [`Database`] (a data directory opened by this process)
 //! and its [`Session`]s (connections): run SQL, get Arrow batches back. `Session::open`
 //! opens a database with one session. DataFusion parses, binds and optimizes every statement; Tessera runs the
-//! statements that write the store ([`session`]), parses `COPY … FROM` itself ([`copy`]),
-//! exposes the store through DataFusion's catalog ([`catalog`]) and adds the
-//! `read_parquet`/`read_csv` table functions ([`table_functions`]). For clients of the
+//! statements that write the store ([`session`]), parses `COPY … FROM` (a file, or
+//! rows a client sends) and `COPY … TO STDOUT` itself ([`copy`]), exposes the store
+//! through DataFusion's catalog ([`catalog`]) and adds the `read_parquet`/`read_csv`
+//! table functions ([`table_functions`]). For clients of the
 //! PostgreSQL protocol it has PostgreSQL's system catalogs ([`pg_catalog`]) and reads
 //! the PostgreSQL-only spellings of their catalog queries ([`pg_compat`]).
 #![warn(missing_docs)]
@@ -13,6 +14,7 @@
 pub mod catalog;
 pub mod checked;
 pub mod copy;
+mod copy_text;
 pub mod error;
 pub mod options;
 pub mod pg_catalog;

@@ -34,7 +34,7 @@ use crate::pg_catalog::{PG_CATALOG, PgCatalogSchema};
 use crate::options::{TesseraOptions, parse_bytes};
 use datafusion::arrow::array::StringArray;
 use tessera_exec::{DevicePref, Executor, KernelOptions, Literals};
-use crate::copy::parse_copy_from;
+use crate::copy::{CopyFrom, CopyInput, parse_copy_from, parse_copy_to_stdout};
 use crate::error::from_df;
 use crate::split::split_statements;
 
@@ -296,11 +296,41 @@ impl Session {
         self.execute_with(statement, Some(ParamValues::List(params.into_iter().map(Into::into).collect()))).await
     }
 
+    /// Loads the rows a client sent for `copy` (a `COPY … FROM STDIN` of
+    /// [`parse_copy_from`]), in its text or CSV format, into its table: one store
+    /// transaction, so a value that does not parse (or any other error) leaves the table
+    /// as it was. Returns the `count` of rows loaded.
+    pub async fn copy_from_stdin(&self, copy: &CopyFrom, data: &[u8]) -> Result<QueryOutput> {
+        let (_writing, mut tx) = self.db.begin_write().await?;
+        let mut writer = tx.writer(&copy.table, false)?;
+        self.set_dictionary_max(&mut writer)?;
+        let rows = copy.load_bytes(data, &mut writer)?;
+        writer.finish()?;
+        tx.commit()?;
+        Ok(QueryOutput::count(rows))
+    }
+
+    /// The number of columns a `COPY … FROM` fills, after checking that its table and
+    /// columns exist (before a client is asked for the rows).
+    pub fn copy_columns(&self, copy: &CopyFrom) -> Result<usize> {
+        let manifest = self.db.store.manifest()?;
+        let Some(table) = manifest.table(&copy.table) else {
+            return Err(TesseraError::Plan(format!("table '{}' does not exist", copy.table)));
+        };
+        copy.data_columns(&table.schema()?)
+    }
+
     /// What a statement takes and returns, without running it: the type of each
     /// placeholder (`$1` first; None where the statement does not tell) and the schema
     /// of its rows (empty for statements that return none: DDL, DML, COPY, SET).
     pub async fn describe(&self, statement: &str) -> Result<Description> {
-        if parse_copy_from(statement)?.is_some() {
+        // A COPY's table and columns are checked here, so that a client preparing it
+        // learns of a wrong name before it starts sending rows.
+        if let Some(copy) = parse_copy_from(statement)? {
+            self.copy_columns(&copy)?;
+            return Ok(Description { parameters: Vec::new(), schema: Arc::new(Schema::empty()) });
+        }
+        if parse_copy_to_stdout(statement)?.is_some() {
             return Ok(Description { parameters: Vec::new(), schema: Arc::new(Schema::empty()) });
         }
         let plan = self.logical_plan(statement).await?;
@@ -362,6 +392,11 @@ impl Session {
             if params.is_some_and(|p| !matches!(p, ParamValues::List(l) if l.is_empty())) {
                 return Err(TesseraError::Plan("COPY takes no parameters".into()));
             }
+            if copy.input == CopyInput::Stdin {
+                return not_impl_err!(
+                    "COPY FROM STDIN needs a client that sends the rows (psql's \\copy, a driver's COPY API) through `tessera serve`; here, name a file"
+                );
+            }
             let (_writing, mut tx) = self.db.begin_write().await?;
             let mut writer = tx.writer(&copy.table, false)?;
             self.set_dictionary_max(&mut writer)?;
@@ -369,6 +404,9 @@ impl Session {
             writer.finish()?;
             tx.commit()?;
             return Ok(QueryOutput::count(rows));
+        }
+        if parse_copy_to_stdout(statement)?.is_some() {
+            return not_impl_err!("COPY … TO STDOUT needs a client that reads the rows (psql, a driver's COPY API) through `tessera serve`; here, name a file");
         }
         let version = self.db.store.manifest()?.version;
         if let Some(hit) = self.plans.get(statement, version).filter(|_| params.is_none()) {

@@ -10,6 +10,8 @@
 //!   launches block their thread), so other connections, cancel requests and
 //!   `statement_timeout` are served meanwhile. A canceled or timed-out statement stops
 //!   at its next await point; a write stopped that way commits nothing.
+//! - `COPY … FROM STDIN` and `COPY … TO STDOUT` run the COPY sub-protocol
+//!   ([`crate::copy`]).
 //! - `BEGIN`/`COMMIT`/`ROLLBACK` are accepted, but each statement commits on its own
 //!   (Tessera has no multi-statement transactions): a `ROLLBACK` after writes in the
 //!   block warns that they stay.
@@ -54,23 +56,26 @@ pub const SERVER_VERSION: &str = concat!("16.6 (Tessera ", env!("CARGO_PKG_VERSI
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Largest result (Arrow bytes in memory) a statement may return; a larger one is
-    /// an error (SQLSTATE 54000) instead of a server holding it for a slow client.
+    /// an error (SQLSTATE 54000) instead of a server holding it for a slow client. It
+    /// bounds the data one `COPY … FROM STDIN` may send as well (held until CopyDone).
     pub max_result_bytes: usize,
 }
 
 /// One client connection: its session and the PostgreSQL settings it made.
-struct Connection {
-    session: Arc<Session>,
+pub(crate) struct Connection {
+    pub(crate) session: Arc<Session>,
     settings: Mutex<HashMap<String, String>>,
-    statement_timeout: Mutex<Option<Duration>>,
+    pub(crate) statement_timeout: Mutex<Option<Duration>>,
     /// Statements that wrote since the last BEGIN (for ROLLBACK's warning).
-    writes_in_block: AtomicU64,
+    pub(crate) writes_in_block: AtomicU64,
+    /// The `COPY … FROM STDIN` whose data the client is sending, if any.
+    pub(crate) copy_in: Mutex<Option<crate::copy::Incoming>>,
 }
 
 /// The handlers of every connection of one server.
 pub struct Backend {
-    db: Arc<Database>,
-    limits: Limits,
+    pub(crate) db: Arc<Database>,
+    pub(crate) limits: Limits,
     parser: Arc<Parser>,
 }
 
@@ -87,7 +92,7 @@ pub struct Authenticated;
 
 /// The connection state of `client`, made at its first statement — only for a client
 /// that completed startup (a backstop: a failed startup closes the connection).
-fn connection<C: ClientInfo>(db: &Arc<Database>, client: &C) -> PgWireResult<Arc<Connection>> {
+pub(crate) fn connection<C: ClientInfo>(db: &Arc<Database>, client: &C) -> PgWireResult<Arc<Connection>> {
     let extensions = client.session_extensions();
     if extensions.get::<Authenticated>().is_none() {
         return Err(errors::fatal("28000", "the connection has not authenticated"));
@@ -101,6 +106,7 @@ fn connection<C: ClientInfo>(db: &Arc<Database>, client: &C) -> PgWireResult<Arc
         settings: Mutex::new(HashMap::new()),
         statement_timeout: Mutex::new(None),
         writes_in_block: AtomicU64::new(0),
+        copy_in: Mutex::new(None),
     });
     extensions.get::<Connection>().ok_or_else(|| user_error("XX000", "connection state lost"))
 }
@@ -326,6 +332,10 @@ impl Backend {
             }
             Command::Statement => {
                 let timeout = conn.statement_timeout.lock().map(|t| *t).unwrap_or(None);
+                if let Some(copy) = crate::copy::parse(sql).map_err(|e| from_tessera(&e))? {
+                    let has_params = params.as_ref().is_some_and(|p| !p.is_empty());
+                    return self.start_copy(&conn, copy, has_params, timeout).await.map(Into::into);
+                }
                 let output = self.execute(&conn, sql, params, timeout).await?;
                 if writes(sql) && client.transaction_status() != TransactionStatus::Idle {
                     conn.writes_in_block.fetch_add(1, Ordering::Relaxed);
@@ -336,10 +346,15 @@ impl Backend {
     }
 
     /// Runs a statement of the session on a blocking thread, giving up at `timeout`.
-    async fn execute(&self, conn: &Connection, sql: &str, params: Option<Vec<ScalarValue>>, timeout: Option<Duration>) -> Result<QueryOutput, ErrorInfo> {
-        let session = Arc::clone(&conn.session);
-        let is_write = writes(sql);
-        let crate::statement::Running { task, stop } = crate::statement::spawn(session, sql.to_string(), params);
+    pub(crate) async fn execute(&self, conn: &Connection, sql: &str, params: Option<Vec<ScalarValue>>, timeout: Option<Duration>) -> Result<QueryOutput, ErrorInfo> {
+        let running = crate::statement::spawn(Arc::clone(&conn.session), sql.to_string(), params);
+        self.wait(running, writes(sql), timeout).await
+    }
+
+    /// Waits for a running statement, giving up at `timeout`: a write is told to stop
+    /// and then awaited, so the client learns whether it committed.
+    pub(crate) async fn wait(&self, running: crate::statement::Running, is_write: bool, timeout: Option<Duration>) -> Result<QueryOutput, ErrorInfo> {
+        let crate::statement::Running { task, stop } = running;
         let wait = async { task.await.map_err(|e| error("XX000", format!("statement thread failed: {e}"))) };
         tokio::pin!(wait);
         let result = match timeout {
@@ -373,15 +388,9 @@ impl Backend {
     fn respond(&self, sql: &str, output: QueryOutput, format: &Format) -> Result<Response, ErrorInfo> {
         let words: Vec<String> = without_leading_comments(sql).split_whitespace().take(2).map(|w| w.trim_end_matches(';').to_ascii_uppercase()).collect();
         let first = words.first().map(String::as_str).unwrap_or_default();
-        let count = || -> Option<u64> {
-            let b = output.batches.first()?;
-            (output.schema.fields().len() == 1 && output.schema.field(0).name() == "count" && b.num_rows() == 1)
-                .then(|| b.column(0).as_primitive_opt::<UInt64Type>().map(|a| a.value(0)))
-                .flatten()
-        };
         match first {
             "INSERT" | "COPY" | "DELETE" | "UPDATE" if !output.is_status_only() => {
-                let n = count().ok_or_else(|| error("XX000", format!("{first} returned no row count")))?;
+                let n = row_count(&output).ok_or_else(|| error("XX000", format!("{first} returned no row count")))?;
                 let tag = if first == "INSERT" { Tag::new("INSERT 0").with_rows(n as usize) } else { Tag::new(first).with_rows(n as usize) };
                 Ok(Response::Execution(tag))
             }
@@ -397,8 +406,8 @@ impl Backend {
         }
     }
 
-    /// Rows as a query response (encoded as the client reads them).
-    fn rows(&self, output: QueryOutput, format: &Format) -> Result<Response, ErrorInfo> {
+    /// Refuses a result larger than the server's limit (SQLSTATE 54000).
+    pub(crate) fn check_result_size(&self, output: &QueryOutput) -> Result<(), ErrorInfo> {
         let bytes: usize = output.batches.iter().map(|b| b.get_array_memory_size()).sum();
         if bytes > self.limits.max_result_bytes {
             return Err(error(
@@ -410,6 +419,12 @@ impl Backend {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Rows as a query response (encoded as the client reads them).
+    fn rows(&self, output: QueryOutput, format: &Format) -> Result<Response, ErrorInfo> {
+        self.check_result_size(&output)?;
         let fields = Arc::new(pgtypes::fields(&output.schema, format));
         let encode_fields = Arc::clone(&fields);
         let rows = stream::iter(output.batches).flat_map(move |batch| {
@@ -421,6 +436,14 @@ impl Backend {
         });
         Ok(Response::Query(QueryResponse::new(fields, rows)))
     }
+}
+
+/// The row count of an INSERT or COPY (its one `count` row).
+pub(crate) fn row_count(output: &QueryOutput) -> Option<u64> {
+    let b = output.batches.first()?;
+    (output.schema.fields().len() == 1 && output.schema.field(0).name() == "count" && b.num_rows() == 1)
+        .then(|| b.column(0).as_primitive_opt::<UInt64Type>().map(|a| a.value(0)))
+        .flatten()
 }
 
 async fn send_notice<C>(client: &mut C, notice: Option<ErrorInfo>) -> PgWireResult<()>
@@ -445,8 +468,23 @@ impl SimpleQueryHandler for Backend {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let mut responses = Vec::new();
-        for statement in split_statements(query) {
-            match self.run(client, &statement, None, &Format::UnifiedText).await {
+        let statements = split_statements(query);
+        for (i, statement) in statements.iter().enumerate() {
+            match self.run(client, statement, None, &Format::UnifiedText).await {
+                // The client sends the rows of COPY FROM STDIN after the responses:
+                // nothing may follow it in the same query string.
+                Ok(Outcome { response: Response::CopyIn(_), .. }) if i + 1 < statements.len() => {
+                    if let Ok(conn) = connection(&self.db, client)
+                        && let Ok(mut pending) = conn.copy_in.lock()
+                    {
+                        *pending = None;
+                    }
+                    responses.push(Response::Error(Box::new(error(
+                        errors::FEATURE_NOT_SUPPORTED,
+                        "COPY FROM STDIN must be the last statement of a query string",
+                    ))));
+                    break;
+                }
                 Ok(outcome) => {
                     send_notice(client, outcome.notice).await?;
                     responses.push(outcome.response);

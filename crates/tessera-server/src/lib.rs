@@ -8,6 +8,7 @@
 //!
 //! - [`handler`]: the simple and extended query protocols, transactions, settings,
 //!   cancel and `statement_timeout`.
+//! - `copy`: `COPY … FROM STDIN` and `COPY … TO STDOUT` (the COPY sub-protocol).
 //! - [`pgtypes`]: Arrow types as PostgreSQL types, rows in the text and binary formats.
 //! - [`auth`]: users and SCRAM-SHA-256.
 //! - [`errors`]: Tessera errors with their SQLSTATE.
@@ -24,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+mod copy;
 pub mod errors;
 pub mod flight;
 pub mod handler;
@@ -42,6 +44,7 @@ use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::sasl::scram::ScramAuth;
 use pgwire::api::auth::{DefaultServerParameterProvider, StartupHandler};
 use pgwire::api::cancel::{CancelHandler, DefaultCancelHandler};
+use pgwire::api::copy::CopyHandler;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::{ClientInfo, ConnectionManager, PgWireConnectionState, PgWireServerHandlers};
 use pgwire::error::{PgWireError, PgWireResult};
@@ -74,7 +77,8 @@ pub struct ServerOptions {
     pub users: Users,
     /// Connections served at once; more are refused with SQLSTATE 53300.
     pub max_connections: usize,
-    /// Largest result of one statement, in Arrow bytes.
+    /// Largest result of one statement, in Arrow bytes; also the most data one
+    /// `COPY … FROM STDIN` may send (it is held until CopyDone).
     pub max_result_bytes: usize,
     /// Certificate and key (PEM files) for TLS; clients may then ask for it
     /// (`sslmode=require`). None: plain connections only.
@@ -234,6 +238,10 @@ impl PgWireServerHandlers for Handlers {
 
     fn cancel_handler(&self) -> Arc<impl CancelHandler> {
         Arc::clone(&self.cancel)
+    }
+
+    fn copy_handler(&self) -> Arc<impl CopyHandler> {
+        Arc::clone(&self.backend)
     }
 }
 

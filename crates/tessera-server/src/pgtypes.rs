@@ -92,41 +92,76 @@ struct Column {
     display: Option<Vec<Option<String>>>,
 }
 
+/// The columns of one batch made ready to encode value by value, each in the text or
+/// the binary format (the rows of a query, the fields of `COPY … TO STDOUT`).
+pub struct BatchEncoder {
+    columns: Vec<Column>,
+}
+
+impl BatchEncoder {
+    /// The columns of `batch`, column `i` in the binary format where `binary(i)`.
+    pub fn new(batch: &RecordBatch, binary: impl Fn(usize) -> bool) -> Result<BatchEncoder> {
+        let mut columns = Vec::with_capacity(batch.num_columns());
+        for (i, array) in batch.columns().iter().enumerate() {
+            let plain = match array.data_type() {
+                DataType::Dictionary(_, value) => cast(array, value).map_err(|e| TesseraError::Execution(e.to_string()))?,
+                _ => Arc::clone(array),
+            };
+            let plain = match plain.data_type() {
+                DataType::LargeUtf8 | DataType::Utf8View => cast(&plain, &DataType::Utf8),
+                DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => cast(&plain, &DataType::Binary),
+                DataType::Float16 => cast(&plain, &DataType::Float32),
+                DataType::Date64 => cast(&plain, &DataType::Date32),
+                _ => Ok(plain),
+            }
+            .map_err(|e| TesseraError::Execution(e.to_string()))?;
+            let display = (pg_type(plain.data_type()).0 == Type::TEXT && !matches!(plain.data_type(), DataType::Utf8)
+                || matches!(plain.data_type(), DataType::Decimal256(..) | DataType::Decimal128(_, i8::MIN..=-1)))
+            .then(|| displayed(&plain))
+            .transpose()?;
+            columns.push(Column { array: plain, binary: binary(i), display });
+        }
+        Ok(BatchEncoder { columns })
+    }
+
+    /// The number of columns.
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// Whether there are no columns.
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    /// Appends the value of `column` in `row` to `out`; false (nothing appended) for NULL.
+    pub fn encode(&self, row: usize, column: usize, out: &mut BytesMut) -> Result<bool> {
+        let Some(c) = self.columns.get(column) else {
+            return Err(TesseraError::Internal(format!("no column {column} to encode")));
+        };
+        if !c.array.is_valid(row) {
+            return Ok(false);
+        }
+        encode_value(c, row, out)?;
+        Ok(true)
+    }
+}
+
 /// Encodes the rows of `batch` as DataRow messages, column `i` in `fields[i]`'s format.
 pub fn encode_batch(batch: &RecordBatch, fields: &[FieldInfo]) -> Result<Vec<DataRow>> {
-    let mut columns = Vec::with_capacity(batch.num_columns());
-    for (array, field) in batch.columns().iter().zip(fields) {
-        let plain = match array.data_type() {
-            DataType::Dictionary(_, value) => cast(array, value).map_err(|e| TesseraError::Execution(e.to_string()))?,
-            _ => Arc::clone(array),
-        };
-        let plain = match plain.data_type() {
-            DataType::LargeUtf8 | DataType::Utf8View => cast(&plain, &DataType::Utf8),
-            DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => cast(&plain, &DataType::Binary),
-            DataType::Float16 => cast(&plain, &DataType::Float32),
-            DataType::Date64 => cast(&plain, &DataType::Date32),
-            _ => Ok(plain),
-        }
-        .map_err(|e| TesseraError::Execution(e.to_string()))?;
-        let display = (pg_type(plain.data_type()).0 == Type::TEXT && !matches!(plain.data_type(), DataType::Utf8)
-            || matches!(plain.data_type(), DataType::Decimal256(..) | DataType::Decimal128(_, i8::MIN..=-1)))
-        .then(|| displayed(&plain))
-        .transpose()?;
-        columns.push(Column { array: plain, binary: field.format() == FieldFormat::Binary, display });
-    }
+    let encoder = BatchEncoder::new(batch, |i| fields.get(i).is_some_and(|f| f.format() == FieldFormat::Binary))?;
     let mut rows = Vec::with_capacity(batch.num_rows());
     let mut buf = BytesMut::with_capacity(64);
     for row in 0..batch.num_rows() {
-        for column in &columns {
+        for column in 0..encoder.len() {
             let at = buf.len();
             buf.put_i32(-1);
-            if column.array.is_valid(row) {
-                encode_value(column, row, &mut buf)?;
+            if encoder.encode(row, column, &mut buf)? {
                 let len = i32::try_from(buf.len() - at - 4).map_err(|_| TesseraError::Execution("a value over 2 GiB cannot be sent".into()))?;
                 buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
             }
         }
-        rows.push(DataRow::new(buf.split(), columns.len() as i16));
+        rows.push(DataRow::new(buf.split(), encoder.len() as i16));
     }
     Ok(rows)
 }

@@ -6,8 +6,10 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use datafusion::common::ScalarValue;
 use tessera_common::Result;
+use tessera_engine::copy::CopyFrom;
 use tessera_engine::{QueryOutput, Session};
 use tokio::task::JoinHandle;
 
@@ -29,18 +31,27 @@ pub(crate) struct Running {
 
 /// Starts `sql` (with `params` bound, for a prepared statement) in `session`.
 pub(crate) fn spawn(session: Arc<Session>, sql: String, params: Option<Vec<ScalarValue>>) -> Running {
+    run(async move {
+        match params {
+            Some(p) => session.execute_with_params(&sql, p).await,
+            None => session.execute(&sql).await,
+        }
+    })
+}
+
+/// Starts loading `data`, the rows a client sent for `copy` (`COPY … FROM STDIN`).
+pub(crate) fn spawn_copy_in(session: Arc<Session>, copy: CopyFrom, data: Bytes) -> Running {
+    run(async move { session.copy_from_stdin(&copy, &data).await })
+}
+
+/// Runs `statement` on a blocking thread until it ends or is stopped.
+fn run(statement: impl Future<Output = Result<QueryOutput>> + Send + 'static) -> Running {
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let runtime = tokio::runtime::Handle::current();
     let task = tokio::task::spawn_blocking(move || {
         runtime.block_on(async move {
-            let run = async {
-                match params {
-                    Some(p) => session.execute_with_params(&sql, p).await,
-                    None => session.execute(&sql).await,
-                }
-            };
             tokio::select! {
-                r = run => Some(r),
+                r = statement => Some(r),
                 _ = stopped.wait_for(|s| *s) => None,
             }
         })

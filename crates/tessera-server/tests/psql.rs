@@ -1,7 +1,8 @@
 //! The real `psql` (PostgreSQL's command-line client) against `tessera serve`: a
 //! script creates, loads and queries a table, then psql's describe commands (`\dt`,
 //! `\d`, `\d TABLE`, `\d+ TABLE`, `\dv`, `\dn`, `\l`) read the PostgreSQL catalogs
-//! Tessera provides (`tessera_engine::pg_catalog`), and an error shows its SQLSTATE.
+//! Tessera provides (`tessera_engine::pg_catalog`), an error shows its SQLSTATE, and
+//! `\copy` loads and writes files on the client's side (COPY FROM STDIN / TO STDOUT).
 //!
 //! psql comes from Debian's postgresql-client (.ci/run installs it). Without it the
 //! tests say so and pass, unless TESSERA_REQUIRE_CLIENTS=1 (set by .ci/run) makes that
@@ -186,5 +187,64 @@ async fn psql_shows_the_sqlstate_of_an_error() -> TestResult {
     assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
     assert!(stderr.contains("ERROR:  42P01: ") && stderr.contains("nosuch"), "{stderr}");
     assert!(!stdout.contains("not reached"), "{stdout}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn psql_copies_through_the_client() -> TestResult {
+    if !psql_present() {
+        return Ok(());
+    }
+    let (port, dir) = start().await?;
+    // Files on the client's side: psql reads and writes them, the server never sees them.
+    let local = dir.path().join("local.csv");
+    std::fs::write(&local, "id,name,score,joined\n1,ann,91.50,2020-01-15\n2,\"b, c\",,2021-03-30\n3,,-0.05,\n")?;
+    let text = dir.path().join("more.txt");
+    std::fs::write(&text, "4\tdee\\tx\t7.25\t2024-02-29\n")?;
+    let out_csv = dir.path().join("out.csv");
+    let out_txt = dir.path().join("out.txt");
+    let script = dir.path().join("copy.sql");
+    std::fs::write(
+        &script,
+        format!(
+            r"CREATE TABLE people (id INTEGER NOT NULL, name VARCHAR, score DECIMAL(5,2), joined DATE);
+\copy people FROM '{}' CSV HEADER
+\copy people FROM '{}'
+SELECT count(*) AS loaded FROM people;
+\copy (SELECT id, name, score, joined FROM people ORDER BY id) TO '{}' CSV
+\copy people (id, name) TO '{}'
+",
+            local.display(),
+            text.display(),
+            out_csv.display(),
+            out_txt.display()
+        ),
+    )?;
+    let out = psql(port, &script).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let output = format!("{stdout}\n--- stderr ---\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "psql failed:\n{output}");
+    assert_in_order(&cells(&stdout), &["CREATE TABLE", "COPY 3", "COPY 1", "loaded", "4", "COPY 4", "COPY 4"], &output);
+    assert_eq!(
+        std::fs::read_to_string(&out_csv)?,
+        "1,ann,91.50,2020-01-15\n2,\"b, c\",,2021-03-30\n3,,-0.05,\n4,dee\tx,7.25,2024-02-29\n"
+    );
+    let mut lines: Vec<String> = std::fs::read_to_string(&out_txt)?.lines().map(str::to_string).collect();
+    lines.sort();
+    assert_eq!(lines, ["1\tann", "2\tb, c", "3\t\\N", "4\tdee\\tx"]);
+
+    // A bad value: psql reports the error with its SQLSTATE, the table is unchanged.
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "5,eve,1.00,2024-01-01\n6,fay,lots,2024-01-02\n")?;
+    let script = dir.path().join("bad.sql");
+    std::fs::write(&script, format!("\\set VERBOSITY verbose\n\\copy people FROM '{}' (FORMAT csv)\n", bad.display()))?;
+    let out = psql(port, &script).await?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("22P02") && stderr.contains("lots"), "{stderr}");
+    let script = dir.path().join("count.sql");
+    std::fs::write(&script, "SELECT count(*) AS still FROM people;\n")?;
+    let out = psql(port, &script).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_in_order(&cells(&stdout), &["still", "4"], &stdout);
     Ok(())
 }
