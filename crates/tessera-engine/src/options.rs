@@ -15,8 +15,10 @@ extensions_options! {
         pub device: String, default = "auto".to_string()
         /// The most GPU memory Tessera may use (columns cached on the GPU, hash tables,
         /// results), e.g. `'40GB'`, `'512MiB'`; empty: 90% of the memory free when the
-        /// GPU was opened. Cached columns are evicted, least recently used first, to stay
-        /// under it; a query that still does not fit runs on the CPU.
+        /// GPU was opened. Cached columns no running query reads are evicted, least
+        /// recently used first, to stay under it. A query reserves what it needs besides
+        /// the cached columns it reads before it starts, and waits (up to 5 s) while
+        /// running queries hold the room; one that cannot fit even alone runs on the CPU.
         pub gpu_memory_limit: String, default = String::new()
         /// How query literals reach GPU kernels: `parameters` (passed at launch: queries
         /// differing only in constants share one compiled kernel) or `inline` (written
