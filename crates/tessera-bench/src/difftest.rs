@@ -262,7 +262,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 87;
+pub const TEMPLATES: usize = 90;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -653,6 +653,15 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
              WHERE d1.d1k IS NOT DISTINCT FROM f.k1 OR f.v < {} GROUP BY f.k2",
             rng.range(1, 5),
             v(rng)
+        ),
+        // Uncorrelated scalar subqueries (kernel parameters on the GPU; NULL when the
+        // subquery has no row, which sends the query to the CPU backend).
+        87 => format!("SELECT COUNT(*), SUM(v) FROM f WHERE v > (SELECT MAX(z) FROM d2 WHERE z < {}) * 1000", rng.range(-5, 1000)),
+        88 => format!("SELECT k2, SUM(m), COUNT(*) FROM f WHERE m > (SELECT MIN(w) FROM d1 WHERE cat = {}) GROUP BY k2", cat(rng)),
+        89 => format!(
+            "SELECT COUNT(*), SUM(v - (SELECT MIN(v) FROM f WHERE k2 = {})) FROM f WHERE day <= (SELECT MAX(day) FROM f WHERE k1 = {})",
+            k2(rng),
+            k1(rng)
         ),
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),

@@ -612,8 +612,13 @@ impl GpuRuntime {
 
     /// Runs a planned GPU pipeline. Aggregations return their result chunk; builds
     /// leave their table in `state`.
-    pub fn run(&self, gp: &GpuPipeline, table: &LoadedTable, state: &mut GpuQueryState) -> Result<Option<Chunk>> {
+    ///
+    /// `subqueries` holds the value of each scalar subquery the pipeline reads (by the
+    /// result holding it); one that is NULL, or does not fit the kernel's 64-bit
+    /// parameter, sends the query to the CPU backend ([`TesseraError::RetryOnCpu`]).
+    pub fn run(&self, gp: &GpuPipeline, table: &LoadedTable, state: &mut GpuQueryState, subqueries: &HashMap<usize, Scalar>) -> Result<Option<Chunk>> {
         let (p, cols, kernel) = (&gp.pipeline, &gp.columns, &gp.kernel);
+        let subquery_values = kernel.subqueries.iter().map(|&(rid, ty)| subquery_param(subqueries.get(&rid), rid, ty)).collect::<Result<Vec<i64>>>()?;
         let started = Instant::now();
         let dev = &self.device;
         let gs = state.lane()?;
@@ -772,6 +777,7 @@ impl GpuRuntime {
                     out_ptrs.iter().find(|(s, _)| *s == slot).map(|(_, p)| *p).ok_or_else(|| missing("output"))
                 }
                 Param::Literal(k) => kernel.literals.get(*k).map(|&v| v as u64).ok_or_else(|| missing("literal")),
+                Param::Subquery(k) => subquery_values.get(*k).map(|&v| v as u64).ok_or_else(|| missing("subquery")),
             })
             .collect::<Result<_>>()?;
         let module = self.kernels.load(dev, &kernel.source)?;
@@ -1605,6 +1611,23 @@ impl GpuPipeline {
             SinkLayout::Materialize { columns } => add(rows.max(1).saturating_mul(columns.iter().map(|c| c.width.bytes()).sum())),
         }
         bytes
+    }
+}
+
+/// A scalar subquery's value as a kernel parameter (`Param::Subquery`): its type's
+/// 64-bit value, decimals unscaled (the subquery's result has the expression's type).
+/// NULL, a value beyond 64 bits or a missing value sends the query to the CPU backend.
+fn subquery_param(value: Option<&Scalar>, rid: usize, ty: Type) -> Result<i64> {
+    let retry = |why: String| TesseraError::RetryOnCpu(format!("scalar subquery r{rid}: {why}"));
+    match value {
+        None => Err(TesseraError::Internal(format!("scalar subquery r{rid} has no value at launch"))),
+        Some(Scalar::Null) => Err(retry("its value is NULL, which kernels do not take".into())),
+        Some(Scalar::Int(v)) => Ok(*v),
+        Some(Scalar::UInt(v)) => i64::try_from(*v).map_err(|_| retry(format!("{v} is beyond 64 bits"))),
+        Some(Scalar::Date32(d)) => Ok(i64::from(*d)),
+        Some(Scalar::Boolean(b)) => Ok(i64::from(*b)),
+        Some(Scalar::Decimal(d)) => i64::try_from(*d).map_err(|_| retry(format!("decimal {d} ({ty}) is beyond 64 bits"))),
+        Some(other) => Err(TesseraError::Internal(format!("scalar subquery r{rid} of type {ty} has the value {other:?}"))),
     }
 }
 

@@ -328,11 +328,14 @@ impl Executor {
         for step in &planned.plan.steps {
             match step {
                 Step::Pipeline(p) => {
+                    // The values of the scalar subqueries it reads: GPU kernels take them as
+                    // parameters, the CPU backend as literals.
+                    let subqueries = subquery_values(p, &state)?;
                     let bound;
-                    let p = if p.subqueries().is_empty() {
+                    let p = if subqueries.is_empty() {
                         p
                     } else {
-                        bound = bind_subqueries(p, &state)?;
+                        bound = bind_subqueries(p, &subqueries);
                         &bound
                     };
                     let on_gpu = gpu.as_mut().and_then(|(rt, pl)| pl.kernels.get(&p.id).map(|k| (*rt, Arc::clone(k), &mut pl.state)));
@@ -341,7 +344,7 @@ impl Executor {
                             Source::Scan(scan) => self.load(scan)?,
                             Source::Result { id, .. } => Arc::new(gpu::result_table(*id, &result(&state, *id)?)?),
                         };
-                        if let Some(chunk) = rt.run(&k, &table, gstate)? {
+                        if let Some(chunk) = rt.run(&k, &table, gstate, &subqueries)? {
                             if let Some(r) = p.sink.result() {
                                 let chunks = if chunk.rows == 0 { Vec::new() } else { vec![chunk] };
                                 state.results.insert(r, Arc::new(chunks));
@@ -516,10 +519,10 @@ fn plan_gpu_sorts(plan: &QueryPlan, p: &mut Placement) {
     }
 }
 
-/// `p` with the value of each scalar subquery it reads in place of the subquery: the
-/// one value of its result, NULL when the result has no row; more than one row is an
-/// error (as in DataFusion and PostgreSQL).
-fn bind_subqueries(p: &Pipeline, state: &CpuState) -> Result<Pipeline> {
+/// The value of each scalar subquery `p` reads, by the result holding it: the one value
+/// of the result, NULL when it has no row; more than one row is an error (as in
+/// DataFusion and PostgreSQL).
+fn subquery_values(p: &Pipeline, state: &CpuState) -> Result<HashMap<usize, Scalar>> {
     let mut values = HashMap::new();
     for rid in p.subqueries() {
         let chunks = result(state, rid)?;
@@ -536,9 +539,14 @@ fn bind_subqueries(p: &Pipeline, state: &CpuState) -> Result<Pipeline> {
         };
         values.insert(rid, value);
     }
+    Ok(values)
+}
+
+/// `p` with each scalar subquery's value (`values`) in place of the subquery.
+fn bind_subqueries(p: &Pipeline, values: &HashMap<usize, Scalar>) -> Pipeline {
     let mut bound = p.clone();
     bound.bind_subqueries(&|rid, ty| Expr::Literal { value: values.get(&rid).cloned().unwrap_or(Scalar::Null), ty });
-    Ok(bound)
+    bound
 }
 
 fn result(state: &CpuState, id: usize) -> Result<Arc<Vec<Chunk>>> {

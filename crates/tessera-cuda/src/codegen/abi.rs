@@ -80,6 +80,9 @@ pub enum Param {
     Out(Out),
     /// Literal `k` ([`Kernel::literals`]).
     Literal(usize),
+    /// The value of scalar subquery `k` ([`Kernel::subqueries`]), known only when the
+    /// query runs: as its type's 64-bit value (decimals unscaled, dates in days).
+    Subquery(usize),
 }
 
 /// An array a sink writes.
@@ -156,6 +159,7 @@ impl Param {
                 Out::Materialized { column, width } => format!("{}* __restrict__ out_m{column}", width.c()),
             },
             Param::Literal(k) => format!("const long long lit{k}"),
+            Param::Subquery(k) => format!("const long long sq{k}"),
         }
     }
 }
@@ -169,6 +173,10 @@ pub struct Kernel {
     pub params: Vec<Param>,
     /// The query's literals when they are not inlined ([`super::Literals::Parameters`]).
     pub literals: Vec<i64>,
+    /// The scalar subqueries whose values parameter `sq{k}` passes: the result holding
+    /// each one's row, and its type. A subquery whose value is NULL (no row) or does not
+    /// fit 64 bits sends the query to the CPU backend at launch.
+    pub subqueries: Vec<(tessera_ir::ResultId, tessera_ir::Type)>,
     /// The lookup tables the kernel reads from its `consts` array (e.g. the bitmaps of
     /// long IN lists); empty: `consts` may be null.
     pub consts: Vec<i64>,

@@ -46,6 +46,8 @@ pub struct Builder<'a> {
     pub pass: f64,
     /// Literal values passed at launch so far (`lit{k}`), when literals are parameters.
     pub literals: Option<Vec<i64>>,
+    /// Scalar subqueries whose values are passed at launch (`sq{k}`).
+    pub subqueries: Vec<(tessera_ir::ResultId, tessera_ir::Type)>,
     /// Lookup tables the kernel reads from `consts` (e.g. long IN lists' bitmaps).
     pub consts: Vec<i64>,
     /// Parameters after the source columns: per probe its arrays, then the sink's.
@@ -71,6 +73,7 @@ impl<'a> Builder<'a> {
             column_values: std::collections::HashMap::new(),
             pass: 1.0,
             literals: literal_params.then(Vec::new),
+            subqueries: Vec::new(),
             consts: Vec::new(),
             params: Vec::new(),
             expanded: false,
@@ -153,6 +156,19 @@ impl<'a> Builder<'a> {
             }
             None => CExpr::text(format!("{v}LL")),
         }
+    }
+
+    /// The value of the scalar subquery held by `result` (of type `ty`): a kernel
+    /// parameter, one per subquery however often it is read.
+    pub fn subquery(&mut self, result: tessera_ir::ResultId, ty: tessera_ir::Type) -> CExpr {
+        let k = match self.subqueries.iter().position(|&(r, _)| r == result) {
+            Some(k) => k,
+            None => {
+                self.subqueries.push((result, ty));
+                self.subqueries.len() - 1
+            }
+        };
+        CExpr::text(format!("sq{k}"))
     }
 
     /// Lowers a CASE branch with `f`: its statements go into a lambda evaluated for the

@@ -244,7 +244,12 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
             let test = like(b, x, pattern, *case_insensitive)?;
             (if *negated { cx!["(!", test, ")"] } else { test }, None)
         }
-        Expr::Subquery { .. } => return Err(Reason::Subquery),
+        // NULL (a subquery without a row) never reaches a kernel: the launch sends the
+        // query to the CPU backend instead, so the value is never NULL here.
+        Expr::Subquery { result, ty } => match ty {
+            Type::Boolean | Type::Int8 | Type::Int16 | Type::Int32 | Type::Int64 | Type::Date32 | Type::Decimal { .. } => (b.subquery(*result, *ty), None),
+            _ => return Err(Reason::Subquery(*ty)),
+        },
         other => return Err(Reason::Expression(other.to_string())),
     })
 }

@@ -51,7 +51,7 @@ mod tests;
 
 use std::collections::HashMap;
 
-use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source};
+use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source, Type};
 
 pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
 pub use aggregate::{Accumulator, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, SumRepr, group_table, magnitude, table_copies};
@@ -119,6 +119,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         source,
         params: lowered.params,
         literals: lowered.literals,
+        subqueries: lowered.subqueries,
         consts: lowered.consts,
         sink: lowered.sink,
         items_per_thread: items,
@@ -133,6 +134,7 @@ struct Lowered {
     ir: KernelIr,
     params: Vec<Param>,
     literals: Vec<i64>,
+    subqueries: Vec<(tessera_ir::ResultId, Type)>,
     consts: Vec<i64>,
     sink: SinkLayout,
     rows_limit: u64,
@@ -242,11 +244,12 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     params.extend(cols.iter().enumerate().filter(|(_, c)| c.width == Width::Str).map(|(i, _)| Param::Bytes { column: i }));
     params.append(&mut b.params);
     params.extend((0..literals.len()).map(Param::Literal));
+    params.extend((0..b.subqueries.len()).map(Param::Subquery));
     if params.len() > MAX_KERNEL_PARAMS {
         reasons.push(Unsupported::new(Site::Kernel, Reason::Parameters(params.len())));
     }
     match sink {
-        Some(sink) if reasons.is_empty() => Ok(Lowered { ir: b.ir, params, literals, consts: b.consts, sink, rows_limit, group_table, strings: b.strings }),
+        Some(sink) if reasons.is_empty() => Ok(Lowered { ir: b.ir, params, literals, subqueries: b.subqueries, consts: b.consts, sink, rows_limit, group_table, strings: b.strings }),
         _ => Err(reasons),
     }
 }

@@ -197,6 +197,35 @@ fn literals_as_parameters_share_one_kernel_across_constants() {
 }
 
 #[test]
+fn scalar_subqueries_are_parameters_read_once_each() {
+    // v < (subquery r7) AND v > (subquery r7) - 1: one parameter for r7, whatever the
+    // literal mode, and a float subquery is refused with its type.
+    let sub = |ty| Expr::Subquery { result: 7, ty };
+    let mut p = grouped(9, AggFunc::Sum);
+    p.operators = vec![
+        Operator::Filter(Expr::Cmp { op: CmpOp::Lt, left: Box::new(Expr::col(1, "v")), right: Box::new(sub(Type::Int64)) }),
+        Operator::Filter(Expr::Cmp {
+            op: CmpOp::Gt,
+            left: Box::new(Expr::col(1, "v")),
+            right: Box::new(Expr::Arith { op: ArithOp::Sub, left: Box::new(sub(Type::Int64)), right: Box::new(Expr::lit(Scalar::Int(1), Type::Int64)), ty: Type::Int64 }),
+        }),
+    ];
+    for literals in [Literals::Parameters, Literals::Inline] {
+        let k = generate_with(&p, &cols(), &[], KernelOptions { literals, ..KernelOptions::default() }).unwrap();
+        assert_eq!(k.subqueries, vec![(7, Type::Int64)]);
+        assert_eq!(k.params.iter().filter(|p| matches!(p, Param::Subquery(_))).count(), 1);
+        assert!(k.source.contains("const long long sq0)"), "{}", k.source);
+        assert!(k.source.contains("< (long long)(sq0)"), "{}", k.source);
+        if crate::test_support::nvrtc_or_skip("a kernel with a scalar subquery compiles") {
+            crate::compile_cubin(&k.source, "sm_90").unwrap();
+        }
+    }
+    p.operators = vec![Operator::Filter(Expr::Cmp { op: CmpOp::Lt, left: Box::new(Expr::col(1, "v")), right: Box::new(sub(Type::Float64)) })];
+    let err = generate(&p, &cols(), &[]).unwrap_err();
+    assert!(err.iter().any(|u| matches!(u.reason, Reason::Subquery(Type::Float64))), "{err:?}");
+}
+
+#[test]
 fn materialization_compacts_with_one_atomic_per_warp() {
     let mut p = grouped(9, AggFunc::Sum);
     p.sink = Sink::Materialize { result: 0, skip: 0, fetch: None };

@@ -134,9 +134,9 @@ pub enum Reason {
     },
     /// A build whose probes run on the CPU (its table must be on the CPU too).
     ProbedOnCpu,
-    /// An expression reading a scalar subquery's value, known only when the query runs
-    /// (kernels are generated before).
-    Subquery,
+    /// A scalar subquery's value of a type kernels do not take as a parameter (floats,
+    /// strings).
+    Subquery(Type),
     /// An ORDER BY the GPU does not rank.
     SortKeys(String),
     /// A HAVING the GPU does not apply to an aggregation's groups.
@@ -187,7 +187,7 @@ impl fmt::Display for Reason {
                 write!(f, "~{groups} groups from {rows} rows: bringing that many groups back to the host costs more than aggregating on the CPU")
             }
             Reason::ProbedOnCpu => write!(f, "a pipeline probing its table runs on the CPU"),
-            Reason::Subquery => write!(f, "a scalar subquery's value in a kernel (known only when the query runs)"),
+            Reason::Subquery(ty) => write!(f, "a scalar subquery's value of type {ty} in a kernel"),
             Reason::SortKeys(why) | Reason::Having(why) => write!(f, "{why}"),
             Reason::Inconsistent(what) => write!(f, "internal: {what}"),
         }
