@@ -55,6 +55,9 @@ impl TableFunctionImpl for StorageReport {
                 if r.dictionary_values > 0 {
                     parts.push(format!("dictionary of {}", r.dictionary_values));
                 }
+                if r.zstd_tiles > 0 {
+                    parts.push(format!("string bytes zstd in {}", r.zstd_tiles));
+                }
                 if r.ipc {
                     parts.push("arrow ipc".into());
                 }

@@ -6,7 +6,7 @@
 //! "TSTILES1"                                  magic, 8 bytes
 //! per column (each part 64-byte aligned):
 //!     tile headers   tiles × 64 bytes          (tiles::TileHeader)
-//!     tile data      each tile's values, validity bitmap, string bytes
+//!     tile data      each tile's values, validity bitmap, string bytes (raw or one zstd frame)
 //!     dictionary     strings only: u32 offsets (count + 1), then the bytes
 //!   or, for a type without a tile encoding, one Arrow IPC stream of the column
 //! footer                                      JSON (Footer)
@@ -18,7 +18,11 @@
 //! 64 bits as plain 16-byte values) and booleans go through the integer encodings of
 //! [`crate::tiles`]; floats are plain. A string tile holds codes into the file's
 //! dictionary while every value is in it (the dictionary takes new values up to
-//! [`FILE_DICTIONARY_MAX`] entries), else its lengths (bit-packed) followed by its bytes.
+//! [`FILE_DICTIONARY_MAX`] entries), else its lengths (bit-packed) followed by its bytes:
+//! one zstd frame of them ([`tiles::FLAG_ZSTD`], store format 3) when that is smaller,
+//! else the bytes as they are (the only form of format 2). The frame is the tile's own, so
+//! any tile still decodes alone; the lengths stay uncompressed, and nothing a GPU kernel
+//! reads (integer tiles, dictionary codes) is compressed.
 //! Opening a file maps it and reads the footer; nothing is decoded until a column is
 //! asked for, and then only that column.
 
@@ -33,7 +37,7 @@ use arrow::datatypes::{DataType, Decimal128Type, Field, Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 use tessera_common::{Result, TesseraError};
 
-use crate::tiles::{self, FLAG_CODES, FLAG_LENGTHS, HEADER_BYTES, Scheme, TILE_ROWS, TileHeader};
+use crate::tiles::{self, FLAG_CODES, FLAG_LENGTHS, FLAG_ZSTD, HEADER_BYTES, Scheme, TILE_ROWS, TileHeader};
 
 /// First and last eight bytes of every data file.
 const MAGIC: &[u8; 8] = b"TSTILES1";
@@ -42,6 +46,70 @@ pub const EXTENSION: &str = "tiles";
 /// Most values a file's string dictionary takes (the store's table-wide dictionary limit,
 /// `DICTIONARY_MAX_DISTINCT`): past it, tiles with new values store their bytes.
 pub const FILE_DICTIONARY_MAX: usize = 1 << 20;
+
+/// The zstd level of string tiles' bytes: 3 (zstd's default), measured over the 4547
+/// tiles of TPC-H SF 1 stored as lengths and bytes (l_comment, o_comment, ps_comment,
+/// c_comment, c_address, c_name, c_phone, p_name, p_comment: 359.5 MB), one frame a
+/// tile, with checksums, on one core of the 2-core build machine (2026-11-26; release
+/// build; `tests/zstd_levels.rs`):
+///
+/// | level | MB stored | ratio | compress MB/s | decompress MB/s |
+/// |------:|----------:|------:|--------------:|----------------:|
+/// |    -5 |     118.8 | 3.03x |           366 |            1137 |
+/// |     1 |      97.1 | 3.70x |           355 |            1127 |
+/// |     3 |      91.3 | 3.94x |           313 |            1170 |
+/// |     4 |      90.4 | 3.98x |           214 |            1134 |
+/// |     5 |      85.8 | 4.19x |           121 |            1149 |
+/// |     9 |      80.7 | 4.45x |            49 |            1272 |
+/// |    19 |      72.3 | 4.97x |             3 |            1267 |
+///
+/// Up to 3 the speed hardly changes (the fast levels gain little on 50-250 KB tiles)
+/// while the size falls; from 4 on each step costs far more time than it saves bytes
+/// (level 5 is 6% smaller than 3 at 2.6x the time). At 3, compressing SF 1's strings
+/// is about 1.1 s of one core, against a load of ~12 s on two. Frames of several tiles
+/// would save little: 2, 8 and 32 tiles a frame store 90.0, 88.7 and 88.5 MB at level 3
+/// (1.4%, 2.8% and 3.1% less), so each tile keeps its own frame and decodes alone.
+pub const ZSTD_LEVEL: i32 = 3;
+
+/// A string tile's bytes as stored: one zstd frame of `raw` (in `frame`) when that is
+/// smaller, padded to 8 bytes as tiles are, else `None` (and `None` when zstd fails:
+/// the bytes are then kept as they are). The frame records its content size and a
+/// checksum, so a damaged frame is found when read.
+fn zstd_frame<'f>(compressor: &mut Option<zstd::bulk::Compressor<'static>>, raw: &[u8], frame: &'f mut Vec<u8>) -> Option<&'f [u8]> {
+    if raw.is_empty() {
+        return None;
+    }
+    if compressor.is_none() {
+        *compressor = zstd::bulk::Compressor::new(ZSTD_LEVEL)
+            .and_then(|mut c| c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true)).map(|()| c))
+            .ok();
+    }
+    let c = compressor.as_mut()?;
+    frame.clear();
+    // A frame that does not fit the raw bytes' room is of no use: zstd stops with an error.
+    frame.reserve(raw.len());
+    let n = c.compress_to_buffer(raw, frame).ok()?;
+    (tiles::pad8(n) < tiles::pad8(raw.len())).then(|| &frame[..n])
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: the writers this thread makes keep string bytes uncompressed, as format 2
+    /// wrote them.
+    pub(crate) static WRITE_UNCOMPRESSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether new writers compress string bytes (always, but in tests that ask otherwise).
+fn compress_strings() -> bool {
+    #[cfg(test)]
+    {
+        !WRITE_UNCOMPRESSED.with(|c| c.get())
+    }
+    #[cfg(not(test))]
+    {
+        true
+    }
+}
 
 /// How a column is stored, from its Arrow type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +202,12 @@ struct ColumnEncoder {
     dictionary: Dictionary,
     ipc: Vec<ArrayRef>,
     arrow_bytes: u64,
+    /// Strings: whether tiles of lengths compress their bytes, the compressor (made on
+    /// the first such tile), and the current tile's bytes raw and compressed.
+    compress: bool,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    raw: Vec<u8>,
+    frame: Vec<u8>,
 }
 
 impl ColumnEncoder {
@@ -145,6 +219,10 @@ impl ColumnEncoder {
             dictionary: Dictionary::default(),
             ipc: Vec::new(),
             arrow_bytes: 0,
+            compress: compress_strings(),
+            zstd: None,
+            raw: Vec::new(),
+            frame: Vec::new(),
         }
     }
 
@@ -192,7 +270,8 @@ impl ColumnEncoder {
     }
 
     /// A string tile: codes into the file's dictionary when every value is in it (new
-    /// values join while it has room), else lengths and bytes.
+    /// values join while it has room), else lengths and bytes (one zstd frame of them
+    /// when that is smaller).
     fn string_tile(&mut self, s: &StringArray, valid: Option<&[bool]>) -> TileHeader {
         let n = s.len();
         let is_valid = |i: usize| valid.is_none_or(|v| v[i]);
@@ -228,15 +307,23 @@ impl ColumnEncoder {
         }
         let lengths: Vec<i64> = (0..n).map(|i| if is_valid(i) { s.value(i).len() as i64 } else { 0 }).collect();
         let mut h = tiles::encode_ints(&lengths, valid, &mut self.data);
+        h.flags |= FLAG_LENGTHS | tiles::FLAG_NO_ZONE;
+        self.raw.clear();
         for i in 0..n {
             if is_valid(i) {
-                self.data.extend_from_slice(s.value(i).as_bytes());
+                self.raw.extend_from_slice(s.value(i).as_bytes());
             }
+        }
+        match self.compress.then(|| zstd_frame(&mut self.zstd, &self.raw, &mut self.frame)).flatten() {
+            Some(frame) => {
+                self.data.extend_from_slice(frame);
+                h.flags |= FLAG_ZSTD;
+            }
+            None => self.data.extend_from_slice(&self.raw),
         }
         let end = h.offset as usize + tiles::pad8(self.data.len() - h.offset as usize);
         self.data.resize(end, 0);
         h.len = self.data.len() as u64 - h.offset;
-        h.flags |= FLAG_LENGTHS | tiles::FLAG_NO_ZONE;
         h
     }
 }
@@ -477,7 +564,7 @@ impl ColumnFile {
             return Ok(Vec::new());
         }
         let mut seen = std::collections::HashSet::new();
-        let mut scratch = Vec::with_capacity(TILE_ROWS);
+        let mut scratch = StringScratch::default();
         for h in self.headers(c)?.iter().filter(|h| h.flags & FLAG_LENGTHS != 0) {
             self.string_rows(h, self.tile_bytes(c, h)?, &mut scratch, |row| {
                 if let StringRow::Bytes(b) = row {
@@ -585,24 +672,73 @@ impl ColumnFile {
     }
 
     /// Calls `f` with each row of string tile `h` (bytes `d`): NULL, a code into the
-    /// file's dictionary, or the row's bytes.
-    fn string_rows<'d>(&self, h: &TileHeader, d: &'d [u8], scratch: &mut Vec<i64>, mut f: impl FnMut(StringRow<'d>) -> Result<()>) -> Result<()> {
-        scratch.clear();
-        tiles::decode_ints(h, d, scratch)?;
+    /// file's dictionary, or the row's bytes (from `d`, or from `scratch` where the tile
+    /// keeps them as a zstd frame).
+    fn string_rows(&self, h: &TileHeader, d: &[u8], scratch: &mut StringScratch, mut f: impl FnMut(StringRow<'_>) -> Result<()>) -> Result<()> {
+        let StringScratch { values, bytes, zstd } = scratch;
+        values.clear();
+        tiles::decode_ints(h, d, values)?;
         let valid = tiles::decode_validity(h, d)?;
-        let mut at = h.values_bytes() + h.bitmap_bytes();
-        for (i, &x) in scratch.iter().enumerate() {
-            if !valid.as_ref().is_none_or(|v| v[i]) {
-                f(StringRow::Null)?;
-            } else if h.flags & FLAG_CODES != 0 {
-                f(StringRow::Code(x as usize))?;
-            } else {
-                let s = d.get(at..at + x as usize).ok_or_else(|| corrupt(&self.path, "string bytes"))?;
+        let is_valid = |i: usize| valid.as_ref().is_none_or(|v| v[i]);
+        if h.flags & FLAG_CODES != 0 {
+            for (i, &x) in values.iter().enumerate() {
+                f(if is_valid(i) { StringRow::Code(usize::try_from(x).unwrap_or(usize::MAX)) } else { StringRow::Null })?;
+            }
+            return Ok(());
+        }
+        if h.flags & FLAG_LENGTHS == 0 {
+            return Err(corrupt(&self.path, "a string tile of neither codes nor lengths"));
+        }
+        // The lengths of the valid rows (NULL rows hold the smallest length) add up to the
+        // tile's bytes, which a batch of Arrow strings keeps below 2 GiB.
+        let total = values
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| is_valid(i))
+            .try_fold(0usize, |sum, (_, &x)| usize::try_from(x).ok().and_then(|x| sum.checked_add(x)))
+            .filter(|&t| t <= i32::MAX as usize)
+            .ok_or_else(|| corrupt(&self.path, "string lengths"))?;
+        let stored = d.get(h.values_bytes() + h.bitmap_bytes()..).ok_or_else(|| corrupt(&self.path, "string bytes"))?;
+        let body: &[u8] = if h.flags & FLAG_ZSTD != 0 { self.unzstd(stored, total, bytes, zstd)? } else { stored };
+        if body.len() < total {
+            return Err(corrupt(&self.path, "string bytes"));
+        }
+        let mut at = 0usize;
+        for (i, &x) in values.iter().enumerate() {
+            if is_valid(i) {
+                // Each length is at least 0 and they add up to at most `body`'s size.
+                let s = body.get(at..at + x as usize).ok_or_else(|| corrupt(&self.path, "string bytes"))?;
                 at += x as usize;
                 f(StringRow::Bytes(s))?;
+            } else {
+                f(StringRow::Null)?;
             }
         }
         Ok(())
+    }
+
+    /// Decompresses the zstd frame at the start of `stored` (a tile's bytes after its
+    /// lengths and bitmap: the frame, then at most 7 bytes of padding) into `out`, where
+    /// it must make exactly `total` bytes.
+    fn unzstd<'o>(&self, stored: &[u8], total: usize, out: &'o mut Vec<u8>, dctx: &mut Option<zstd::bulk::Decompressor<'static>>) -> Result<&'o [u8]> {
+        let damaged = |what: &str| corrupt(&self.path, format!("a string tile's zstd frame: {what}"));
+        let zstd_error = |code: usize| damaged(zstd::zstd_safe::get_error_name(code));
+        let len = zstd::zstd_safe::find_frame_compressed_size(stored).map_err(zstd_error)?;
+        let frame = stored.get(..len).filter(|_| stored.len() - len < 8).ok_or_else(|| damaged("not where the tile says"))?;
+        if !matches!(zstd::zstd_safe::get_frame_content_size(frame), Ok(Some(n)) if n == total as u64) {
+            return Err(damaged("its size is not the lengths' sum"));
+        }
+        out.clear();
+        out.try_reserve(total).map_err(|e| TesseraError::Execution(format!("decompressing strings of {}: {e}", self.path.display())))?;
+        if dctx.is_none() {
+            *dctx = Some(zstd::bulk::Decompressor::new().map_err(|e| TesseraError::Execution(format!("zstd: {e}")))?);
+        }
+        let Some(d) = dctx.as_mut() else { return Err(TesseraError::Internal("no zstd decompressor".into())) };
+        let n = d.decompress_to_buffer(frame, out).map_err(|e| damaged(&e.to_string()))?;
+        if n != total {
+            return Err(damaged("its size is not the lengths' sum"));
+        }
+        Ok(out)
     }
 
     fn decode_strings<'a>(
@@ -613,7 +749,7 @@ impl ColumnFile {
         nulls: Option<NullBuffer>,
         target: &StringTarget<'_>,
     ) -> Result<ArrayRef> {
-        let mut scratch = Vec::with_capacity(TILE_ROWS);
+        let mut scratch = StringScratch::default();
         let beyond = || corrupt(&self.path, "string code beyond the dictionary");
         match target {
             StringTarget::Codes { file_to_table, sorted } => {
@@ -668,6 +804,17 @@ impl ColumnFile {
         }
         Ok(whole.slice(start, rows))
     }
+}
+
+/// What decoding string tiles reuses from one tile to the next.
+#[derive(Default)]
+struct StringScratch {
+    /// The tile's codes or lengths.
+    values: Vec<i64>,
+    /// The tile's string bytes, when it keeps them as a zstd frame.
+    bytes: Vec<u8>,
+    /// Made on the first such tile.
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
 }
 
 /// One row of a string tile (see `ColumnFile::string_rows`).
@@ -813,7 +960,155 @@ mod tests {
         assert_eq!(f.dictionary(0).unwrap().len(), DICTIONARY_TRIAL_ROWS);
         let h = f.headers(0).unwrap();
         assert!(h[..16].iter().all(|h| h.flags & FLAG_CODES != 0) && h[16..].iter().all(|h| h.flags & FLAG_LENGTHS != 0));
+        assert!(h[16..].iter().all(|h| h.flags & FLAG_ZSTD != 0), "'comment N' compresses");
         assert_eq!(read_all(&f, &schema).column(0).as_ref(), &values as &dyn Array);
+        // As codes of a table-wide dictionary: the strings kept as (compressed) bytes
+        // join it and are looked up in it.
+        let dict = f.dictionary(0).unwrap();
+        let extra = f.plain_strings(0).unwrap();
+        assert_eq!(extra.len(), n - DICTIONARY_TRIAL_ROWS);
+        let mut sorted: Vec<&str> = dict.iter().copied().chain(extra.iter().map(|s| s.as_str())).collect();
+        sorted.sort_unstable();
+        let map: Vec<i32> = dict.iter().map(|s| sorted.binary_search(s).unwrap() as i32).collect();
+        let codes = f.decode(0, schema.field(0), &h, 0, n, &StringTarget::Codes { file_to_table: &map, sorted: &sorted }).unwrap();
+        let codes = codes.as_primitive::<Int32Type>();
+        assert!((0..n).all(|i| sorted[codes.value(i) as usize] == values.value(i)));
+    }
+
+    /// A small deterministic generator (xorshift), so failures reproduce.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        /// `len` random printable ASCII characters.
+        fn ascii(&mut self, len: usize) -> String {
+            (0..len).map(|_| (b' ' + (self.next() % 95) as u8) as char).collect()
+        }
+    }
+
+    /// The tile after the dictionary's trial (whose 16 tiles of distinct values close
+    /// it): from there on every tile stores lengths and bytes.
+    const FIRST_LENGTHS_TILE: usize = DICTIONARY_TRIAL_ROWS / TILE_ROWS;
+
+    /// A nullable string column: 16 tiles of distinct values, then tiles of lengths
+    /// and bytes, each as the comment says; written in batches that cut tiles.
+    fn strings_file() -> (tempfile::TempDir, ColumnFile, Arc<Schema>, StringArray) {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut rows: Vec<Option<String>> = (0..DICTIONARY_TRIAL_ROWS).map(|i| Some(format!("distinct value {i}"))).collect();
+        let words = ["furiously", "regular", "deposits", "sleep", "quickly", "ironic", "packages", "Ünïcødé", "日本語", "🦀"];
+        let sentence = |rng: &mut Rng| (0..1 + rng.next() % 8).map(|_| words[(rng.next() % 10) as usize]).collect::<Vec<_>>().join(" ");
+        // 16: text of few words (multibyte ones among them), compressible.
+        rows.extend((0..TILE_ROWS).map(|_| Some(sentence(&mut rng))));
+        // 17: empty strings only: no bytes at all.
+        rows.extend((0..TILE_ROWS).map(|_| Some(String::new())));
+        // 18: runs of NULLs between sentences.
+        rows.extend((0..TILE_ROWS).map(|i| ((i / 100) % 3 != 0).then(|| sentence(&mut rng))));
+        // 19: NULLs only.
+        rows.extend((0..TILE_ROWS).map(|_| None));
+        // 20: random printable ASCII of random lengths, a few NULLs and empty strings.
+        rows.extend((0..TILE_ROWS).map(|i| (i % 97 != 0).then(|| { let n = (rng.next() % 40) as usize; rng.ascii(n) })));
+        // 21, partial: five short random strings, fewer bytes than any zstd frame.
+        rows.extend((0..5).map(|_| Some(rng.ascii(7))));
+        let values = StringArray::from(rows);
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+        let batches: Vec<RecordBatch> = (0..values.len())
+            .step_by(3000)
+            .map(|at| RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(values.slice(at, 3000.min(values.len() - at)))]).unwrap())
+            .collect();
+        let (dir, f) = write_read(&batches);
+        (dir, f, schema, values)
+    }
+
+    #[test]
+    fn string_tiles_keep_their_bytes_compressed_when_that_is_smaller() {
+        let (_dir, f, schema, values) = strings_file();
+        let h = f.headers(0).unwrap();
+        let t = FIRST_LENGTHS_TILE;
+        assert_eq!(h.len(), t + 6);
+        assert!(h[t..].iter().all(|h| h.flags & FLAG_LENGTHS != 0));
+        let zstd: Vec<bool> = h[t..].iter().map(|h| h.flags & FLAG_ZSTD != 0).collect();
+        assert_eq!(zstd, [true, false, true, false, true, false], "{:?}", &h[t..]);
+        assert!(h[t + 3].flags & tiles::FLAG_ALL_NULL != 0 && h[t + 2].flags & tiles::FLAG_NULLS != 0);
+        // The compressed tiles are much smaller than their bytes.
+        let raw: usize = (t * TILE_ROWS..(t + 1) * TILE_ROWS).map(|i| values.value(i).len()).sum();
+        assert!((h[t].len as usize) * 3 < raw, "{} of {raw}", h[t].len);
+        assert_eq!(read_all(&f, &schema).column(0).as_ref(), &values as &dyn Array);
+        // Tile-aligned parts, starting at a compressed tile and at an uncompressed one.
+        let strings = StringTarget::Strings { dictionary: &[] };
+        for (first, tiles) in [(t, 3), (t + 3, 3), (t + 5, 1)] {
+            let rows = values.len().min((first + tiles) * TILE_ROWS) - first * TILE_ROWS;
+            let part = f.decode(0, schema.field(0), &h, first * TILE_ROWS, rows, &strings).unwrap();
+            assert_eq!(part.as_ref(), &values.slice(first * TILE_ROWS, rows) as &dyn Array);
+        }
+    }
+
+    #[test]
+    fn zstd_frames_are_kept_only_when_smaller() {
+        let mut rng = Rng(7);
+        let mut c = None;
+        let mut frame = Vec::new();
+        let random: Vec<u8> = (0..100_000).map(|_| rng.next() as u8).collect();
+        assert!(zstd_frame(&mut c, &random, &mut frame).is_none());
+        assert!(zstd_frame(&mut c, &[], &mut frame).is_none());
+        assert!(zstd_frame(&mut c, b"abcdefgh", &mut frame).is_none());
+        let text = "slyly even requests wake ".repeat(4000);
+        let z = zstd_frame(&mut c, text.as_bytes(), &mut frame).expect("text compresses").to_vec();
+        assert!(z.len() * 20 < text.len());
+        assert_eq!(zstd::bulk::decompress(&z, text.len()).unwrap(), text.as_bytes());
+        // The compressor is reused: random bytes after text still come back as not smaller.
+        assert!(zstd_frame(&mut c, &random, &mut frame).is_none());
+    }
+
+    /// Damaged compressed tiles (frame bytes, frame header, the tile's length, its flags)
+    /// are errors that say the file is corrupt, never panics nor wrong strings.
+    #[test]
+    fn a_damaged_zstd_frame_is_an_error() {
+        let (dir, f, schema, values) = strings_file();
+        let path = dir.path().join("f.tiles");
+        let e = f.footer().columns[0].clone();
+        let h = f.headers(0).unwrap();
+        drop(f);
+        let good = std::fs::read(&path).unwrap();
+        let t = FIRST_LENGTHS_TILE;
+        let frame_at = |k: usize| (e.data + h[k].offset) as usize + h[k].values_bytes() + h[k].bitmap_bytes();
+        let frame_len = zstd::zstd_safe::find_frame_compressed_size(&good[frame_at(t)..]).unwrap();
+        let header_at = |k: usize| e.headers as usize + k * HEADER_BYTES;
+        let damages: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
+            ("a byte inside the frame", Box::new(|b: &mut Vec<u8>| b[frame_at(t) + frame_len / 2] ^= 0x5a)),
+            ("the frame's last byte (checksum)", Box::new(|b: &mut Vec<u8>| b[frame_at(t) + frame_len - 1] ^= 1)),
+            ("the frame's magic", Box::new(|b: &mut Vec<u8>| b[frame_at(t)..frame_at(t) + 4].copy_from_slice(b"TSTI"))),
+            ("the tile's length cut", Box::new(|b: &mut Vec<u8>| {
+                let len = (h[t].len - 8 * (frame_len as u64 / 16)).to_le_bytes();
+                b[header_at(t) + 24..header_at(t) + 32].copy_from_slice(&len);
+            })),
+            ("FLAG_ZSTD cleared", Box::new(|b: &mut Vec<u8>| b[header_at(t) + 2] &= !FLAG_ZSTD)),
+            ("FLAG_ZSTD set on raw bytes", Box::new(|b: &mut Vec<u8>| b[header_at(t + 5) + 2] |= FLAG_ZSTD)),
+            ("a length changed", Box::new(|b: &mut Vec<u8>| {
+                let lengths = (e.data + h[t].offset) as usize;
+                b[lengths] ^= 1;
+            })),
+        ];
+        for (what, damage) in damages {
+            let mut bad = good.clone();
+            damage(&mut bad);
+            std::fs::write(&path, &bad).unwrap();
+            let f = ColumnFile::open(&path).unwrap();
+            let h = f.headers(0).unwrap();
+            let rows = values.len() - t * TILE_ROWS;
+            let got = f.decode(0, schema.field(0), &h, t * TILE_ROWS, rows, &StringTarget::Strings { dictionary: &[] });
+            let err = got.expect_err(what).to_string();
+            assert!(err.contains("corrupt data file"), "{what}: {err}");
+            assert!(f.plain_strings(0).is_err(), "{what}: the strings a dictionary needs");
+        }
+        std::fs::write(&path, &good).unwrap();
+        let f = ColumnFile::open(&path).unwrap();
+        let dictionary = f.dictionary(0).unwrap();
+        let all = f.decode(0, schema.field(0), &h, 0, values.len(), &StringTarget::Strings { dictionary: &dictionary }).unwrap();
+        assert_eq!(all.as_ref(), &values as &dyn Array);
     }
 
     #[test]

@@ -25,6 +25,6 @@ pub mod tiles;
 
 pub use loaded::{LoadedColumnDictionary, LoadedTable};
 pub use packed::{PackedColumn, StoredTile, pack_column};
-pub use manifest::{ColumnStats, FORMAT_VERSION, FileMeta, Manifest, TableMeta};
+pub use manifest::{ColumnStats, FORMAT_PARQUET, FORMAT_TILES_UNCOMPRESSED, FORMAT_VERSION, FileMeta, Manifest, TableMeta};
 pub use stats::{DistinctSketch, DICTIONARY_MAX_DISTINCT};
 pub use store::{ChunkFile, ClosedChunk, ColumnStorage, Store, TableWriter, Transaction};

@@ -229,7 +229,7 @@ impl LoadedTable {
 
     /// Column `c`'s tile headers, file by file (read from the mapped files each time:
     /// a 64-byte record a tile).
-    fn tile_headers(&self, c: usize) -> Result<Vec<Vec<TileHeader>>> {
+    pub(crate) fn tile_headers(&self, c: usize) -> Result<Vec<Vec<TileHeader>>> {
         self.files.iter().map(|f| f.headers(c)).collect()
     }
 

@@ -17,11 +17,21 @@ use tessera_common::{Result, TesseraError};
 /// File name of the manifest inside the data directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
 /// Format version written into the manifest; bumped on incompatible changes. Format 1
-/// kept Parquet data files; format 2 keeps tile files ([`crate::colfile`]). A store of
-/// format 1 is converted when opened ([`crate::Store::open`]).
-pub const FORMAT_VERSION: u32 = 2;
+/// kept Parquet data files; format 2 keeps tile files ([`crate::colfile`]); format 3 is
+/// format 2 where string tiles may keep their bytes as a zstd frame
+/// ([`crate::tiles::FLAG_ZSTD`]), which a reader of format 2 would misread.
+///
+/// A store of format 1 is converted when opened ([`crate::Store::open`]). A store of
+/// format 2 is read as it is (its tiles are format 3 tiles that happen to have no
+/// compressed bytes) and keeps saying 2 while it is only read, so the Tessera that wrote
+/// it can still open it; the first commit into it records format 3, since the files it
+/// writes may hold compressed tiles.
+pub const FORMAT_VERSION: u32 = 3;
 /// The format of stores whose data files are Parquet (Tessera before 2026-11-26).
 pub const FORMAT_PARQUET: u32 = 1;
+/// The format of tile stores whose string bytes are never compressed (Tessera before
+/// [`crate::tiles::FLAG_ZSTD`]): read as they are.
+pub const FORMAT_TILES_UNCOMPRESSED: u32 = 2;
 
 /// The whole catalog of a data directory.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -147,8 +157,8 @@ impl Manifest {
         Ok(manifest)
     }
 
-    /// Reads the manifest of `dir` in this format or in [`FORMAT_PARQUET`]; a newer
-    /// format is an error, never misread.
+    /// Reads the manifest of `dir` in this format, in [`FORMAT_TILES_UNCOMPRESSED`] or in
+    /// [`FORMAT_PARQUET`]; a newer format is an error, never misread.
     pub fn load_any_format(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST_FILE);
         let text = match fs::read_to_string(&path) {
@@ -159,9 +169,9 @@ impl Manifest {
         let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
             TesseraError::Execution(format!("the manifest {} is corrupt: {e}", path.display()))
         })?;
-        if manifest.format != FORMAT_VERSION && manifest.format != FORMAT_PARQUET {
+        if !matches!(manifest.format, FORMAT_PARQUET | FORMAT_TILES_UNCOMPRESSED | FORMAT_VERSION) {
             return Err(TesseraError::Execution(format!(
-                "the manifest {} has format {} but this Tessera reads formats {FORMAT_PARQUET} and {FORMAT_VERSION}: \
+                "the manifest {} has format {} but this Tessera reads formats {FORMAT_PARQUET} to {FORMAT_VERSION}: \
                  it was written by a newer Tessera",
                 path.display(),
                 manifest.format
@@ -226,6 +236,20 @@ mod tests {
         assert_eq!(back, m);
         assert_eq!(back.tables[0].schema().unwrap().as_ref(), &schema);
         assert!(!dir.path().join("manifest.json.tmp").exists());
+    }
+
+    #[test]
+    fn formats_1_to_3_are_read_and_a_newer_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for format in [FORMAT_PARQUET, FORMAT_TILES_UNCOMPRESSED, FORMAT_VERSION] {
+            Manifest { format, ..Manifest::default() }.save(dir.path()).unwrap();
+            assert_eq!(Manifest::load_any_format(dir.path()).unwrap().format, format);
+            // Only a store of Parquet files needs converting before it is used.
+            assert_eq!(Manifest::load(dir.path()).is_ok(), format != FORMAT_PARQUET);
+        }
+        Manifest { format: FORMAT_VERSION + 1, ..Manifest::default() }.save(dir.path()).unwrap();
+        let err = Manifest::load_any_format(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("written by a newer Tessera") && err.contains("format 4"), "{err}");
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub struct ColumnStorage {
     pub tiles: u64,
     /// Tiles of each scheme, by `tiles::Scheme` number.
     pub schemes: [u64; 5],
+    /// String tiles whose bytes are one zstd frame ([`crate::tiles::FLAG_ZSTD`]).
+    pub zstd_tiles: u64,
     /// Values in the files' string dictionaries.
     pub dictionary_values: u64,
     /// Whether the column is kept as Arrow IPC (a type without a tile encoding).
@@ -160,6 +162,9 @@ impl Store {
                     files: table.files.len() as u64,
                     ..ColumnStorage::default()
                 };
+                if column.data_type == "Utf8" {
+                    s.zstd_tiles = loaded.tile_headers(c)?.iter().flatten().filter(|h| h.flags & crate::tiles::FLAG_ZSTD != 0).count() as u64;
+                }
                 for footer in loaded.footers() {
                     let Some(e) = footer.columns.get(c) else { continue };
                     s.tiles += e.tiles;
@@ -354,9 +359,12 @@ impl<'a> Transaction<'a> {
     }
 
     /// Makes every change of this transaction visible at once (atomic manifest
-    /// replacement), then deletes files that are no longer referenced.
+    /// replacement), then deletes files that are no longer referenced. The manifest says
+    /// this Tessera's format from then on (a store of format 2 becomes format 3: the
+    /// files written may hold compressed string tiles).
     pub fn commit(mut self) -> Result<()> {
         self.manifest.version += 1;
+        self.manifest.format = crate::manifest::FORMAT_VERSION;
         for file in &self.new_files {
             // The data must be durable before the manifest that points at it. A reserved
             // chunk file that received no rows was never created and is not referenced.
@@ -618,5 +626,135 @@ impl TableWriter<'_, '_> {
         }
         self.tx.obsolete.extend(obsolete);
         Ok(self.rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::colfile::WRITE_UNCOMPRESSED;
+    use crate::manifest::{FORMAT_TILES_UNCOMPRESSED, FORMAT_VERSION};
+    use crate::tiles::{FLAG_LENGTHS, FLAG_ZSTD};
+    use arrow::array::{Int64Array, StringArray};
+    use arrow::datatypes::{DataType, Field};
+
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("comment", DataType::Utf8, true),
+            Field::new("mode", DataType::Utf8, false),
+        ]))
+    }
+
+    fn batch(rows: std::ops::Range<i64>) -> RecordBatch {
+        let words = ["carefully final deposits", "wake", "sleep slyly", "nag", "ironic packages", "blithely"];
+        let comment = |i: i64| (i % 10 != 0).then(|| format!("{} {i} {}", words[i as usize % 6], words[(i / 7) as usize % 6]));
+        RecordBatch::try_new(
+            schema(),
+            vec![
+                Arc::new(Int64Array::from_iter_values(rows.clone())),
+                Arc::new(StringArray::from_iter(rows.clone().map(comment))),
+                Arc::new(StringArray::from_iter_values(rows.map(|i| ["AIR", "RAIL", "SHIP"][i as usize % 3]))),
+            ],
+        )
+        .unwrap()
+    }
+
+    /// Appends rows to table `t` (created on the first call) in one transaction; the
+    /// comments are too many for a dictionary when loaded, the modes are not.
+    fn append(store: &Store, rows: std::ops::Range<i64>) {
+        let mut tx = store.begin().unwrap();
+        if tx.manifest().table("t").is_none() {
+            tx.create_table("t", &schema(), false, false).unwrap();
+        }
+        let mut w = tx.writer("t", false).unwrap();
+        w.dictionary_max_distinct(1000);
+        for at in rows.clone().step_by(10_000) {
+            w.write(&batch(at..rows.end.min(at + 10_000))).unwrap();
+        }
+        w.finish().unwrap();
+        tx.commit().unwrap();
+    }
+
+    fn read(store: &Store) -> RecordBatch {
+        let m = store.manifest().unwrap();
+        let t = store.load(m.table("t").unwrap()).unwrap();
+        let batches: Vec<RecordBatch> = (0..t.batch_rows().len()).map(|i| t.logical_batch(i, None).unwrap()).collect();
+        arrow::compute::concat_batches(&schema(), &batches).unwrap()
+    }
+
+    /// Per data file of `t`, its comment tiles of lengths and how many are compressed.
+    fn comment_tiles(store: &Store) -> Vec<(usize, usize)> {
+        let m = store.manifest().unwrap();
+        let t = store.load(m.table("t").unwrap()).unwrap();
+        let headers = t.tile_headers(1).unwrap();
+        headers
+            .iter()
+            .map(|hs| (hs.iter().filter(|h| h.flags & FLAG_LENGTHS != 0).count(), hs.iter().filter(|h| h.flags & FLAG_ZSTD != 0).count()))
+            .collect()
+    }
+
+    /// A store of format 2 (tiles, never compressed) opens and reads as it is, and its
+    /// manifest keeps saying 2 while it is only read; the first write into it records
+    /// format 3, and its old and new files read side by side.
+    #[test]
+    fn a_format_2_store_is_read_as_it_is_and_says_3_once_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        WRITE_UNCOMPRESSED.set(true);
+        append(&store, 0..50_000);
+        WRITE_UNCOMPRESSED.set(false);
+        let mut m = Manifest::load(dir.path()).unwrap();
+        m.format = FORMAT_TILES_UNCOMPRESSED;
+        m.save(dir.path()).unwrap();
+        drop(store);
+
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.manifest().unwrap().format, FORMAT_TILES_UNCOMPRESSED);
+        let tiles = comment_tiles(&store);
+        assert!(tiles.len() == 1 && tiles[0].0 > 0 && tiles[0].1 == 0, "{tiles:?}");
+        assert_eq!(read(&store), batch(0..50_000));
+        let report = store.storage().unwrap();
+        let comment = report.iter().find(|r| r.column == "comment").unwrap();
+        assert_eq!(comment.zstd_tiles, 0);
+        let data_bytes = |store: &Store| -> Vec<u64> {
+            let m = store.manifest().unwrap();
+            store.load(m.table("t").unwrap()).unwrap().footers().map(|f| f.columns[1].data_len).collect()
+        };
+        let uncompressed_bytes = comment.stored_bytes;
+        // Opening, reading and the storage report leave the manifest as it was.
+        assert_eq!(Manifest::load(dir.path()).unwrap().format, FORMAT_TILES_UNCOMPRESSED);
+
+        append(&store, 50_000..100_000);
+        assert_eq!(Manifest::load(dir.path()).unwrap().format, FORMAT_VERSION);
+        let tiles = comment_tiles(&store);
+        assert!(tiles.len() == 2 && tiles[0].1 == 0 && tiles[1].1 == tiles[1].0 && tiles[1].0 > 0, "{tiles:?}");
+        let expected = batch(0..100_000);
+        assert_eq!(read(&store), expected);
+        // The report counts the compressed tiles; the new file's comments (as many rows
+        // as the old file's) take fewer bytes, their tiles (past the dictionary's 16)
+        // less than half.
+        let report = store.storage().unwrap();
+        let comment = report.iter().find(|r| r.column == "comment").unwrap();
+        assert_eq!(comment.zstd_tiles, tiles[1].1 as u64);
+        assert!(comment.stored_bytes - uncompressed_bytes < uncompressed_bytes, "{comment:?}, {uncompressed_bytes} before");
+        let data = data_bytes(&store);
+        assert!(data[1] * 2 < data[0], "{data:?}");
+        drop(store);
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(read(&store), expected);
+    }
+
+    /// A transaction that writes no data file still records this Tessera's format.
+    #[test]
+    fn any_commit_records_the_current_format() {
+        let dir = tempfile::tempdir().unwrap();
+        Manifest { format: FORMAT_TILES_UNCOMPRESSED, ..Manifest::default() }.save(dir.path()).unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.manifest().unwrap().format, FORMAT_TILES_UNCOMPRESSED);
+        let mut tx = store.begin().unwrap();
+        tx.create_table("t", &schema(), false, false).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(store.manifest().unwrap().format, FORMAT_VERSION);
     }
 }

@@ -80,6 +80,12 @@ pub const FLAG_NO_ZONE: u8 = 4;
 pub const FLAG_CODES: u8 = 8;
 /// Header flag (strings): the values are lengths, and the strings' bytes follow.
 pub const FLAG_LENGTHS: u8 = 16;
+/// Header flag (strings, with [`FLAG_LENGTHS`]): the strings' bytes after the lengths
+/// (and the validity bitmap) are one zstd frame, which decompresses to exactly the
+/// lengths' sum (format 3 on; see `colfile`). The lengths themselves stay bit-packed.
+pub const FLAG_ZSTD: u8 = 32;
+/// Every flag a tile header may carry: a header with another bit is not understood.
+const FLAGS_KNOWN: u8 = FLAG_NULLS | FLAG_ALL_NULL | FLAG_NO_ZONE | FLAG_CODES | FLAG_LENGTHS | FLAG_ZSTD;
 
 /// The fixed-size description of one tile, stored in an array before the tiles' data so
 /// that a reader (or a GPU kernel) finds any tile without parsing the others.
@@ -156,13 +162,15 @@ impl TileHeader {
             Scheme::Plain => matches!(h.bits, 8 | 16 | 32 | 64 | 128),
             _ => h.bits <= 64,
         };
-        if h.rows as usize > TILE_ROWS || !bits_ok || h.runs as usize > TILE_ROWS {
+        let flags_ok = h.flags & !FLAGS_KNOWN == 0 && (h.flags & FLAG_ZSTD == 0 || h.flags & FLAG_LENGTHS != 0);
+        if h.rows as usize > TILE_ROWS || !bits_ok || h.runs as usize > TILE_ROWS || !flags_ok {
             return Err(corrupt(format!("impossible tile header {h:?}")));
         }
         Ok(h)
     }
 
-    /// Bytes of the encoded values (before the validity bitmap).
+    /// Bytes of the encoded values (before the validity bitmap; for strings stored as
+    /// lengths, the lengths).
     pub fn values_bytes(&self) -> usize {
         let rows = self.rows as usize;
         match self.scheme {
@@ -613,6 +621,14 @@ mod tests {
         b[0] = 9;
         assert!(TileHeader::from_bytes(&b).is_err());
         b[0] = 1;
+        // Flags: one no Tessera knows, compressed bytes without lengths.
+        for flags in [64, FLAG_ZSTD, FLAG_ZSTD | FLAG_CODES] {
+            b[2] = flags;
+            assert!(TileHeader::from_bytes(&b).is_err(), "flags {flags}");
+        }
+        b[2] = FLAG_ZSTD | FLAG_LENGTHS | FLAG_NO_ZONE;
+        assert!(TileHeader::from_bytes(&b).is_ok());
+        b[2] = 0;
         let h = TileHeader::from_bytes(&b).unwrap();
         // Data shorter than the header says: an error, not a panic.
         assert!(decode_ints(&h, &[0u8; 4], &mut Vec::new()).is_err());
