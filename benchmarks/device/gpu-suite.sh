@@ -22,6 +22,9 @@
 #   store   — SSB SF20 loaded into a new tile store (timed), its size beside the same
 #             tables in Parquet (the DuckDB export, made by ssb20), a shell's start,
 #             tessera_storage('lineorder'); then TPC-H SF10 likewise and its q01 cold
+#   storetpch — TPC-H SF10 alone: gen --load into a new store (timed), its tiles' size,
+#             tessera_storage('lineitem'), TPC-H SF10 beside DuckDB (answers checked; its
+#             Parquet export's size after), q01 as the first query of a new process
 #   packed  — SSB SF20 with columns as bit-packed tiles decoded in the kernels
 #             (TESSERA_EXP_PACKED=1) beside the plain default, in separate processes;
 #             difftest with packed columns
@@ -198,6 +201,20 @@ for section in "$@"; do
     $X --format csv --data-dir $H10 -c "SELECT column_name, tiles, encodings, stored_bytes, arrow_bytes, round(ratio, 2) AS ratio FROM tessera_storage('lineitem')"
     echo "== TPC-H SF10 q01: first query in a new process (kernel disk cache warm, then empty)"
     for cache in warm-disk-cache empty-disk-cache warm-disk-cache; do first_query $H10 benchmarks/tpch/q01.sql $cache; done
+    ;;
+  storetpch)
+    H10=/tmp/tdh10/bench/tpch-sf10
+    rm -rf /tmp/tdh10
+    echo "== TPC-H SF10 gen --load into a new store"
+    s=$(date +%s.%N); $X --data-dir $H10 gen tpch --sf 10 --load 2>&1 | tail -9; e=$(date +%s.%N); python3 -c "print('gen --load', round($e - $s, 2), 's')"
+    du -sb $H10/data
+    $X --format csv --data-dir $H10 -c "SELECT column_name, tiles, encodings, stored_bytes, arrow_bytes, round(ratio, 2) AS ratio FROM tessera_storage('lineitem')"
+    echo "== TPC-H SF10 q01: first query in a new process (kernel disk cache empty, then warm)"
+    for cache in empty-disk-cache warm-disk-cache warm-disk-cache; do first_query $H10 benchmarks/tpch/q01.sql $cache; done
+    echo "== TPC-H SF10 tessera + duckdb (answers checked against DuckDB)"
+    $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 3 --engine tessera --engine duckdb --json $OUT/tpch10.json 2>&1 | grep -v '^\s*$'
+    echo "== store bytes: tiles (data/) and the same tables in Parquet (export/, DuckDB's input)"
+    du -sb $H10/data $H10/export 2>/dev/null
     ;;
   packed)
     echo "== SSB SF20, plain arrays uploaded (the default)"
