@@ -16,17 +16,8 @@ use tessera_server::{Server, ServerOptions};
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
-type TestResult = Result<(), Box<dyn Error>>;
-
-/// A server over a fresh data directory, on a free loopback port.
-async fn start(options: ServerOptions) -> Result<(SocketAddr, tempfile::TempDir), Box<dyn Error>> {
-    let dir = tempfile::tempdir()?;
-    let db = Database::open(dir.path())?;
-    let server = Server::bind(db, ServerOptions { listen: "127.0.0.1:0".parse()?, ..options }).await?;
-    let addr = server.local_addr()?;
-    tokio::spawn(server.run());
-    Ok((addr, dir))
-}
+mod common;
+use common::{TestResult, start};
 
 async fn connect(addr: SocketAddr, auth: &str) -> Result<Client, tokio_postgres::Error> {
     connect_as(addr, "tester", auth).await

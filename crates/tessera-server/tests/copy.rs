@@ -9,22 +9,12 @@ use std::net::SocketAddr;
 use bytes::Bytes;
 use chrono::{NaiveDate, NaiveDateTime};
 use futures::{SinkExt, StreamExt};
-use tessera_engine::Database;
-use tessera_server::{Server, ServerOptions};
+use tessera_server::ServerOptions;
 use tokio::task::JoinHandle;
 use tokio_postgres::{Client, NoTls};
 
-type TestResult = Result<(), Box<dyn Error>>;
-
-/// A server over a fresh data directory, on a free loopback port.
-async fn start(options: ServerOptions) -> Result<(SocketAddr, tempfile::TempDir), Box<dyn Error>> {
-    let dir = tempfile::tempdir()?;
-    let db = Database::open(dir.path())?;
-    let server = Server::bind(db, ServerOptions { listen: "127.0.0.1:0".parse()?, ..options }).await?;
-    let addr = server.local_addr()?;
-    tokio::spawn(server.run());
-    Ok((addr, dir))
-}
+mod common;
+use common::{TestResult, start};
 
 /// A client and the task driving its connection (abort it to drop the socket).
 async fn connect(addr: SocketAddr) -> Result<(Client, JoinHandle<()>), tokio_postgres::Error> {
