@@ -90,7 +90,7 @@ pub async fn run(opts: &BenchOptions, clients: &[usize], seconds: f64, progress:
     for &n in clients {
         let mut connections = Vec::with_capacity(n);
         for _ in 0..n {
-            let (client, connection) = tokio_postgres::connect(&format!("host={} port={} user=bench", addr.ip(), addr.port()), tokio_postgres::NoTls)
+            let (client, connection) = tokio_postgres::connect(&conninfo(addr), tokio_postgres::NoTls)
                 .await
                 .map_err(|e| TesseraError::Execution(format!("connecting to the server: {e}")))?;
             tokio::spawn(connection);
@@ -159,6 +159,11 @@ pub async fn run(opts: &BenchOptions, clients: &[usize], seconds: f64, progress:
     })
 }
 
+/// How a benchmark client reaches the server at `addr`.
+fn conninfo(addr: std::net::SocketAddr) -> String {
+    format!("host={} port={} user=bench", addr.ip(), addr.port())
+}
+
 /// A query's rows as text, sorted (rows that tie under a query's ORDER BY may come in
 /// either order).
 fn rows_of(messages: &[tokio_postgres::SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
@@ -177,7 +182,7 @@ fn rows_of(messages: &[tokio_postgres::SimpleQueryMessage]) -> Vec<Vec<Option<St
 /// `addr`: what every client's answer is checked against.
 async fn cpu_answers(addr: std::net::SocketAddr, sqls: &[String]) -> Result<Vec<Vec<Vec<Option<String>>>>> {
     let fail = |e: tokio_postgres::Error| TesseraError::Execution(format!("the CPU backend's answers: {e}"));
-    let (client, connection) = tokio_postgres::connect(&format!("host={} port={} user=bench", addr.ip(), addr.port()), tokio_postgres::NoTls).await.map_err(fail)?;
+    let (client, connection) = tokio_postgres::connect(&conninfo(addr), tokio_postgres::NoTls).await.map_err(fail)?;
     let driving = tokio::spawn(connection);
     client.simple_query("SET tessera.device = 'cpu'").await.map_err(fail)?;
     let mut answers = Vec::with_capacity(sqls.len());

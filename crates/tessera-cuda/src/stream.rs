@@ -96,13 +96,6 @@ pub struct QueryStream {
     reserved: usize,
 }
 
-impl QueryStream {
-    /// The device memory reserved for the query.
-    pub fn reserved(&self) -> usize {
-        self.reserved
-    }
-}
-
 impl Deref for QueryStream {
     type Target = GpuStream;
     fn deref(&self) -> &GpuStream {

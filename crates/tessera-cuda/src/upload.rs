@@ -20,8 +20,8 @@ use cudarc::driver::{
 use tessera_common::{Result, internal_err};
 
 use crate::device::{GpuDevice, driver_err};
-use crate::stream::GpuStream;
 use crate::memory::{DeviceBuffer, MemoryPool};
+use crate::stream::GpuStream;
 
 /// Size of one pinned staging buffer. 64 MiB moves in about 1.2 ms at 55 GB/s, long
 /// enough that the per-copy overhead (a few µs) is noise, and four of them (two per
@@ -216,16 +216,6 @@ impl GpuDevice {
     /// stream (see [`GpuStream::upload`]).
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         self.default_stream().upload(data)
-    }
-
-    /// As [`GpuStream::upload_with`], on the device's own stream.
-    pub fn upload_with<T: DeviceRepr>(&self, pool: &MemoryPool, data: &[T]) -> Result<DeviceBuffer<T>> {
-        self.default_stream().upload_with(pool, data)
-    }
-
-    /// As [`GpuStream::copy_into`], on the device's own stream.
-    pub fn copy_into<T: DeviceRepr, D: DevicePtrMut<T>>(&self, data: &[T], dst: &mut D) -> Result<()> {
-        self.default_stream().copy_into(data, dst)
     }
 
     /// As [`GpuStream::download`], on the device's own stream.

@@ -112,8 +112,8 @@ impl Executor {
             // that cannot be had (more than the limit, or queued too long behind other
             // queries' reservations) the query runs on the CPU backend below.
             let admitted = !placement.kernels.is_empty() && {
-                let kernels: Vec<Arc<GpuPipeline>> = placement.kernels.values().cloned().collect();
-                match gpu.admit(&mut placement.state, kernels.iter().map(|k| k.as_ref())) {
+                let Placement { kernels, state, .. } = &mut placement;
+                match gpu.admit(state, kernels.values().map(|k| k.as_ref())) {
                     Ok(()) => true,
                     Err(TesseraError::ResourcesExhausted(_)) => false,
                     Err(e) => return Err(e),

@@ -845,6 +845,7 @@ pub enum StringTarget<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tiles::Rng;
     use arrow::array::{Date32Array, Decimal128Array, Float64Array, Int64Array, Int8Array, ListArray, UInt64Array};
     use arrow::datatypes::Int32Type;
 
@@ -973,21 +974,6 @@ mod tests {
         let codes = f.decode(0, schema.field(0), &h, 0, n, &StringTarget::Codes { file_to_table: &map, sorted: &sorted }).unwrap();
         let codes = codes.as_primitive::<Int32Type>();
         assert!((0..n).all(|i| sorted[codes.value(i) as usize] == values.value(i)));
-    }
-
-    /// A small deterministic generator (xorshift), so failures reproduce.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        /// `len` random printable ASCII characters.
-        fn ascii(&mut self, len: usize) -> String {
-            (0..len).map(|_| (b' ' + (self.next() % 95) as u8) as char).collect()
-        }
     }
 
     /// The tile after the dictionary's trial (whose 16 tiles of distinct values close

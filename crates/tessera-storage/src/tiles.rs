@@ -489,20 +489,29 @@ pub fn decode_validity(h: &TileHeader, data: &[u8]) -> Result<Option<Vec<bool>>>
     Ok(Some((0..n).map(|i| bitmap[i / 8] & (1 << (i % 8)) != 0).collect()))
 }
 
+/// A small deterministic generator (xorshift) for this crate's unit tests, so failures
+/// reproduce.
+#[cfg(test)]
+pub(crate) struct Rng(pub(crate) u64);
+
+#[cfg(test)]
+impl Rng {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// `len` random printable ASCII characters.
+    pub(crate) fn ascii(&mut self, len: usize) -> String {
+        (0..len).map(|_| (b' ' + (self.next() % 95) as u8) as char).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A small deterministic generator (xorshift), so failures reproduce.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
 
     fn round_trip(values: &[i64], valid: Option<&[bool]>) -> TileHeader {
         let mut out = vec![0u8; 24]; // a tile's data need not start the buffer
