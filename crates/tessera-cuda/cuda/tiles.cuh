@@ -35,4 +35,60 @@ __device__ __forceinline__ long long tessera_unpack(const unsigned long long* __
     return reference + (long long)(v & mask);
 }
 
+// Row `row` of packed column `col`, decoded by the whole warp together: the lanes' rows
+// are `base + lane` for one `base` that is a multiple of 32 (a kernel's striped items),
+// every lane of the warp calls it at once, and `want` says whether this lane needs its
+// value (one that does not gets a value that means nothing).
+//
+// The warp's 32 values are `bits` consecutive 32-bit words, starting at a word boundary:
+// the lanes load those words once, coalesced (only the words between the first and the
+// last wanted value), and each lane takes the two or three words holding its value
+// from the others by shuffles. One tile header load (16 bytes, a broadcast) and one
+// word load a lane, where `tessera_unpack` makes three to four dependent loads a value.
+__device__ __forceinline__ long long tessera_unpack_warp(const unsigned long long* __restrict__ col, long long row, bool want) {
+    const unsigned int lane = threadIdx.x & 31u;
+    const unsigned int wanted = __ballot_sync(0xffffffffu, want);
+    if (wanted == 0u) return 0;
+    const long long base = row - (long long)lane;
+    const ulonglong2 header = __ldg(reinterpret_cast<const ulonglong2*>(col) + (base >> TILE_ROWS_LOG2));
+    const long long reference = (long long)header.x;
+    const unsigned int bits = (unsigned int)(header.y & 0xffu);
+    if (bits == 0u) return reference;
+    // The 32-bit word where the warp's values start: the tile's values, then `bits`
+    // words for each 32 rows before the warp's.
+    const unsigned int* __restrict__ words = reinterpret_cast<const unsigned int*>(col) + 2ull * (header.y >> 8) +
+                                             (unsigned long long)((base & ((1 << TILE_ROWS_LOG2) - 1)) >> 5) * bits;
+    // The words holding a wanted value: from the first wanted lane's to the last's.
+    const unsigned int from = ((unsigned int)(__ffs(wanted) - 1) * bits) >> 5;
+    const unsigned int to = ((32u - (unsigned int)__clz(wanted)) * bits - 1u) >> 5;
+    const unsigned int pos = lane * bits;
+    const int q = (int)(pos >> 5);
+    const unsigned int off = pos & 31u;
+    unsigned long long v;
+    if (bits <= 32u) {
+        // The warp's values fit in 32 words, one a lane; a value spans two at most.
+        const unsigned int w = lane >= from && lane <= to ? __ldg(&words[lane]) : 0u;
+        const unsigned int lo = __shfl_sync(0xffffffffu, w, q);
+        const unsigned int hi = __shfl_sync(0xffffffffu, w, (q + 1) & 31);
+        v = ((unsigned long long)hi << 32 | lo) >> off;
+    } else {
+        // Up to 64 words, two a lane (word k in lane k % 32, `w0` or `w1`); a value
+        // spans three at most.
+        const unsigned int w0 = lane >= from && lane <= to ? __ldg(&words[lane]) : 0u;
+        const unsigned int w1 = lane + 32u >= from && lane + 32u <= to ? __ldg(&words[lane + 32u]) : 0u;
+        unsigned int x[3];
+        #pragma unroll
+        for (int k = 0; k < 3; ++k) {
+            const int at = q + k;
+            const unsigned int a = __shfl_sync(0xffffffffu, w0, at & 31);
+            const unsigned int b = __shfl_sync(0xffffffffu, w1, at & 31);
+            x[k] = at < 32 ? a : b;
+        }
+        v = ((unsigned long long)x[1] << 32 | x[0]) >> off;
+        if (off + bits > 64u) v |= (unsigned long long)x[2] << (64u - off);
+    }
+    const unsigned long long mask = bits >= 64u ? ~0ull : ((1ull << bits) - 1ull);
+    return reference + (long long)(v & mask);
+}
+
 }  // namespace tessera

@@ -422,6 +422,22 @@ fn gpu_packed_tiles_decode_like_the_cpu() {
         assert_eq!(packed.get(i), values[i], "CPU decoder, row {i}");
         assert_eq!(got[i], values[i], "GPU decoder, row {i}");
     }
+    // A warp decoding its 32 rows together, for all, some or a few of its lanes: the
+    // rows wanted come out as stored, the others are not written.
+    let warp = module.load_function("unpack_warp_some").unwrap();
+    const UNTOUCHED: i64 = 0x5a5a_5a5a_5a5a_5a5a;
+    for keep in [8u32, 3, 1] {
+        let mut d_out = device.upload(&vec![UNTOUCHED; n]).unwrap();
+        let mut launch = stream.launch_builder(&warp);
+        launch.arg(&d_col).arg(&n_arg).arg(&keep).arg(&mut d_out);
+        unsafe { launch.launch(per_row(n)) }.unwrap();
+        let got = device.download(&d_out).unwrap();
+        for i in 0..n {
+            let wanted = ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61) < keep as u64;
+            let want = if wanted { values[i] } else { UNTOUCHED };
+            assert_eq!(got[i], want, "warp decoder, keep {keep}/8, row {i} (wanted: {wanted})");
+        }
+    }
     device.synchronize().unwrap();
 }
 

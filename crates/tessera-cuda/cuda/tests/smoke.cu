@@ -60,3 +60,15 @@ extern "C" __global__ void unpack_all(const unsigned long long* col, int64_t n, 
         out[i] = tessera_unpack(col, i);
     }
 }
+
+// The rows of a column in bit-packed tiles that a pseudo-random subset of lanes wants
+// (`(i * 0x9E3779B97F4A7C15) >> 61 < keep`, of 8), decoded a warp at a time
+// (tessera_unpack_warp); the other rows of `out` are left as they are.
+extern "C" __global__ void unpack_warp_some(const unsigned long long* col, int64_t n, unsigned int keep, int64_t* out) {
+    for (int64_t start = (int64_t)blockIdx.x * blockDim.x; start < n; start += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = start + threadIdx.x;
+        const bool want = i < n && (((unsigned long long)i * 0x9E3779B97F4A7C15ull) >> 61) < keep;
+        const long long v = tessera_unpack_warp(col, i, want);
+        if (want) out[i] = v;
+    }
+}

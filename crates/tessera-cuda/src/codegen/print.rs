@@ -90,20 +90,30 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         _ => Vec::new(),
     };
     let body_stages: &[Stage] = if shape.prefetch { stages.get(1..).unwrap_or(&[]) } else { stages };
+    // Plain columns load for the rows that exist (`if (r < rows)`); packed ones decode a
+    // warp's rows together, so every lane takes part and says whether its row exists.
     let prefetch_loads: String = eager
         .iter()
+        .filter(|(_, c)| !shape.cols[*c].packed)
         .map(|(n, c)| {
             let (open, close) = super::scan::load_parts(*c, &shape.cols[*c]);
             format!(" n{n}[i] = {open}r{close};")
         })
         .collect();
+    let warp_prefetch = |want: &str| -> String {
+        eager.iter().filter(|(_, c)| shape.cols[*c].packed).map(|(n, c)| format!(" n{n}[i] = {};", warp_load(*c, &shape.cols[*c], want))).collect()
+    };
+    let guarded_loads = |tile: &str| -> String {
+        let plain = if prefetch_loads.is_empty() { String::new() } else { format!(" if (r < rows) {{{prefetch_loads} }}") };
+        format!("for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}", row(tile), warp_prefetch("r < rows"))
+    };
     let _ = writeln!(src, "    long long tile = (long long)blockIdx.x * {tile_items}LL;");
     if shape.prefetch {
         for (n, c) in &eager {
             let _ = writeln!(src, "    {} n{n}[ITEMS] = {{}};", shape.cols[*c].width.c());
         }
         let _ = writeln!(src, "    #pragma unroll");
-        let _ = writeln!(src, "    for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row("tile"));
+        let _ = writeln!(src, "    {}", guarded_loads("tile"));
     }
     let decls = declarations(ir);
     let tile_body = |src: &mut String, kind: TileKind| {
@@ -121,7 +131,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             let take: String = eager.iter().map(|(n, _)| format!(" {n}[i] = n{n}[i];")).collect();
             let _ = writeln!(src, "        #pragma unroll");
             let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
-            let guarded = format!("        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {}; if (r < rows) {{{prefetch_loads} }} }}", row("next"));
+            let guarded = format!("        {}", guarded_loads("next"));
             if kind != TileKind::Last {
                 let _ = writeln!(src, "        const long long next = tile + {stride};");
             }
@@ -133,7 +143,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 TileKind::Whole => {
                     let _ = writeln!(src, "        if (next + {tile_items}LL <= rows) {{");
                     let _ = writeln!(src, "            #pragma unroll");
-                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{prefetch_loads} }}", row("next"));
+                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{prefetch_loads}{} }}", row("next"), warp_prefetch("true"));
                     let _ = writeln!(src, "        }} else {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let _ = writeln!(src, "    {guarded}");
@@ -142,7 +152,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 TileKind::Last => {}
             }
         }
-        write_stages(src, ir, body_stages, &row("tile"), "        ");
+        write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols));
         if let Some(d) = deferral {
             write_queue(src, ir, d, &decls, tail, &row("tile"));
         }
@@ -297,19 +307,50 @@ fn stmt(ir: &KernelIr, s: &Stmt) -> String {
 
 /// Writes `stages`, each an unrolled loop over the items still selected; `row` is the C
 /// expression of item `i`'s row number.
-fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, indent: &str) {
+///
+/// `striped`: the source columns, where the items are a tile's striped rows (a warp's
+/// lanes hold 32 consecutive rows). A stage's loads of packed columns then leave its loop
+/// for one of their own after it, where the whole warp decodes its rows together
+/// (`tessera_unpack_warp`) for the items still selected. Moving them to the stage's end
+/// is safe: a stage ends before the first use of a value loaded in it
+/// ([`super::passes::stages`]); and rows the stage rejects are not loaded.
+fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, indent: &str, striped: Option<&[GpuColumn]>) {
+    let warp_decoded = |s: &Stmt| -> Option<(String, usize)> {
+        match s {
+            Stmt::Def { value, load: Some(Load::Column { column, .. }), .. } if ir.value(*value).scope == Scope::Item => {
+                striped.filter(|cols| cols[*column].packed).map(|_| (ir.value(*value).name.clone(), *column))
+            }
+            _ => None,
+        }
+    };
     for st in stages {
-        let _ = writeln!(src, "{indent}#pragma unroll");
-        let _ = writeln!(src, "{indent}for (int i = 0; i < ITEMS; ++i) {{");
-        let _ = writeln!(src, "{indent}    if (!sel[i]) continue;");
-        if super::passes::any_uses(st, super::ir::Use::Row) {
-            let _ = writeln!(src, "{indent}    const long long r = {row};");
+        let warp: Vec<(String, usize)> = st.iter().filter_map(warp_decoded).collect();
+        let rest: Vec<&Stmt> = st.iter().filter(|s| warp_decoded(s).is_none()).collect();
+        if !rest.is_empty() {
+            let _ = writeln!(src, "{indent}#pragma unroll");
+            let _ = writeln!(src, "{indent}for (int i = 0; i < ITEMS; ++i) {{");
+            let _ = writeln!(src, "{indent}    if (!sel[i]) continue;");
+            if rest.iter().any(|s| s.uses(super::ir::Use::Row)) {
+                let _ = writeln!(src, "{indent}    const long long r = {row};");
+            }
+            for s in &rest {
+                let _ = writeln!(src, "{indent}    {}", stmt(ir, s));
+            }
+            let _ = writeln!(src, "{indent}}}");
         }
-        for s in st {
-            let _ = writeln!(src, "{indent}    {}", stmt(ir, s));
+        if let (false, Some(cols)) = (warp.is_empty(), striped) {
+            let loads: String = warp.iter().map(|(n, c)| format!(" {n}[i] = {};", warp_load(*c, &cols[*c], "sel[i]"))).collect();
+            let _ = writeln!(src, "{indent}#pragma unroll");
+            let _ = writeln!(src, "{indent}for (int i = 0; i < ITEMS; ++i) {{ const long long r = {row};{loads} }}");
         }
-        let _ = writeln!(src, "{indent}}}");
     }
+}
+
+/// A warp's load of packed column `c` at row `r` (see `tessera_unpack_warp` in
+/// `tiles.cuh`): every lane of the warp runs it; `want` is the lane's C condition of
+/// needing its value.
+fn warp_load(c: usize, col: &GpuColumn, want: &str) -> String {
+    format!("({})tessera_unpack_warp(col{c}, r, {want})", col.width.c())
 }
 
 /// Runs the rest of the pipeline (`tail`) on one queued row a lane: entry `index` of the
@@ -335,6 +376,6 @@ fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     let _ = writeln!(src, "{ind}if (sel[0]) {{{take} }}");
     // The entries are read before any lane queues the next tile's rows over them.
     let _ = writeln!(src, "{ind}__syncwarp();");
-    write_stages(src, ir, tail, "tq_r[i]", &ind);
+    write_stages(src, ir, tail, "tq_r[i]", &ind, None);
     let _ = writeln!(src, "{indent}}}");
 }

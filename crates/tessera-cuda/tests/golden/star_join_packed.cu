@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     int32_t nc0[ITEMS] = {};
     int64_t nc2[ITEMS] = {};
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; if (r < rows) { nc1[i] = (int32_t)tessera_unpack(col1, r); nc0[i] = (int32_t)tessera_unpack(col0, r); nc2[i] = (int64_t)tessera_unpack(col2, r); } }
+    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; nc1[i] = (int32_t)tessera_unpack_warp(col1, r, r < rows); nc0[i] = (int32_t)tessera_unpack_warp(col0, r, r < rows); nc2[i] = (int64_t)tessera_unpack_warp(col2, r, r < rows); }
     for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
         bool sel[ITEMS];
         int32_t c1[ITEMS];
@@ -39,10 +39,10 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         const long long next = tile + (long long)gridDim.x * 256LL;
         if (next + 256LL <= rows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; nc1[i] = (int32_t)tessera_unpack(col1, r); nc0[i] = (int32_t)tessera_unpack(col0, r); nc2[i] = (int64_t)tessera_unpack(col2, r); }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; nc1[i] = (int32_t)tessera_unpack_warp(col1, r, true); nc0[i] = (int32_t)tessera_unpack_warp(col0, r, true); nc2[i] = (int64_t)tessera_unpack_warp(col2, r, true); }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; if (r < rows) { nc1[i] = (int32_t)tessera_unpack(col1, r); nc0[i] = (int32_t)tessera_unpack(col0, r); nc2[i] = (int64_t)tessera_unpack(col2, r); } }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; nc1[i] = (int32_t)tessera_unpack_warp(col1, r, r < rows); nc0[i] = (int32_t)tessera_unpack_warp(col0, r, r < rows); nc2[i] = (int64_t)tessera_unpack_warp(col2, r, r < rows); }
         }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
