@@ -8,6 +8,10 @@
 //                  | bits of one value (0 to 64)
 //   then the packed values: value i of a tile is `bits` wide at bit i * bits of its
 //   little-endian words, LSB first, with one spare word after each tile's values.
+//   A tile of runs (0x80 set in the low byte, TILE_RUNS) starts with 64 chunk words,
+//   one per 32 rows: the low half has bit j set where row j of the chunk starts a run
+//   (j >= 1), the high half is the run holding the chunk's first row; its runs' values
+//   follow, packed as above. Row j of a chunk is run high + popc(low & (2^(j+1) - 1)).
 // Tile t holds rows [t * 2048, (t + 1) * 2048). Every row decodes alone, so a kernel
 // loads a packed column exactly where it would load a plain one (all of a tile, or
 // only the rows still selected), and a warp's 32 consecutive rows read 32 * bits
@@ -18,15 +22,31 @@ namespace tessera {
 
 // log2 of the rows of a tile (tessera_storage::tiles::TILE_ROWS).
 constexpr int TILE_ROWS_LOG2 = 11;
+// The flag of a tile of runs (tessera_storage::packed::RUNS), and its chunk words.
+constexpr unsigned long long TILE_RUNS = 0x80ull;
+constexpr int TILE_CHUNKS = (1 << TILE_ROWS_LOG2) / 32;
+
+// In a tile of runs whose data starts at word `at`, the run holding row `o` of the tile.
+__device__ __forceinline__ unsigned long long tessera_run_of(const unsigned long long* __restrict__ col, unsigned long long at, unsigned int o) {
+    const unsigned long long chunk = __ldg(&col[at + (o >> 5)]);
+    const unsigned int upto = (unsigned int)((2ull << (o & 31u)) - 1ull);
+    return (chunk >> 32) + (unsigned long long)__popc((unsigned int)chunk & upto);
+}
 
 // Row `row` of packed column `col`.
 __device__ __forceinline__ long long tessera_unpack(const unsigned long long* __restrict__ col, long long row) {
     const long long t = row >> TILE_ROWS_LOG2;
     const long long reference = (long long)__ldg(&col[2 * t]);
     const unsigned long long meta = __ldg(&col[2 * t + 1]);
-    const unsigned int bits = (unsigned int)(meta & 0xffu);
-    const unsigned long long pos = (unsigned long long)(row & ((1 << TILE_ROWS_LOG2) - 1)) * bits;
-    const unsigned long long w = (meta >> 8) + (pos >> 6);
+    const unsigned int bits = (unsigned int)(meta & 0x7fu);
+    const unsigned int o = (unsigned int)(row & ((1 << TILE_ROWS_LOG2) - 1));
+    unsigned long long at = meta >> 8, index = o;
+    if (meta & TILE_RUNS) {
+        index = tessera_run_of(col, at, o);
+        at += TILE_CHUNKS;
+    }
+    const unsigned long long pos = index * bits;
+    const unsigned long long w = at + (pos >> 6);
     const unsigned int off = (unsigned int)(pos & 63u);
     unsigned long long v = __ldg(&col[w]) >> off;
     // A value crossing into the next word; the spare word keeps w + 1 inside the tile.
@@ -52,8 +72,21 @@ __device__ __forceinline__ long long tessera_unpack_warp(const unsigned long lon
     const long long base = row - (long long)lane;
     const ulonglong2 header = __ldg(reinterpret_cast<const ulonglong2*>(col) + (base >> TILE_ROWS_LOG2));
     const long long reference = (long long)header.x;
-    const unsigned int bits = (unsigned int)(header.y & 0xffu);
+    const unsigned int bits = (unsigned int)(header.y & 0x7fu);
     if (bits == 0u) return reference;
+    if (header.y & TILE_RUNS) {
+        // Runs: each lane finds its run from its chunk's word (one for the warp, a
+        // broadcast) and loads the run's value; lanes of one run read the same word.
+        if (!want) return 0;
+        const unsigned long long at = header.y >> 8;
+        const unsigned long long pos = tessera_run_of(col, at, (unsigned int)(row & ((1 << TILE_ROWS_LOG2) - 1))) * bits;
+        const unsigned long long w = at + TILE_CHUNKS + (pos >> 6);
+        const unsigned int off = (unsigned int)(pos & 63u);
+        unsigned long long v = __ldg(&col[w]) >> off;
+        if (off + bits > 64u) v |= __ldg(&col[w + 1]) << (64u - off);
+        const unsigned long long mask = bits >= 64u ? ~0ull : ((1ull << bits) - 1ull);
+        return reference + (long long)(v & mask);
+    }
     // The 32-bit word where the warp's values start: the tile's values, then `bits`
     // words for each 32 rows before the warp's.
     const unsigned int* __restrict__ words = reinterpret_cast<const unsigned int*>(col) + 2ull * (header.y >> 8) +

@@ -384,9 +384,20 @@ fn gpu_packed_tiles_decode_like_the_cpu() {
         let n = if t % 9 == 8 { 1 + rng.range(0, TILE_ROWS as i64 - 1) as usize } else { TILE_ROWS };
         let bits = (t % 65) as u32;
         let base = rng.next() as i64;
-        let tile: Vec<i64> = match t % 5 {
+        let tile: Vec<i64> = match t % 6 {
             0 => (0..n).map(|i| base.wrapping_add(3 * i as i64)).collect(),
             1 => (0..n).map(|i| base.wrapping_add((i / 300) as i64)).collect(),
+            // Runs of 1 to 7 rows, as an order's lines repeat its key (packed as runs).
+            5 => {
+                let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+                let mut v = Vec::with_capacity(n);
+                while v.len() < n {
+                    let (x, len) = (base.wrapping_add((rng.next() & mask) as i64), 1 + rng.next() % 7);
+                    v.extend(std::iter::repeat_n(x, len as usize));
+                }
+                v.truncate(n);
+                v
+            }
             2 => vec![base; n],
             3 => (0..n).map(|i| if i % 2 == 0 { i64::MIN } else { i64::MAX }).collect(),
             _ => {
@@ -409,6 +420,8 @@ fn gpu_packed_tiles_decode_like_the_cpu() {
         })
         .collect();
     let packed = tessera_storage::pack_column(&tiles, values.len()).unwrap().unwrap();
+    let runs = (0..packed.tiles()).filter(|t| packed.words[2 * t + 1] & tessera_storage::packed::RUNS != 0).count();
+    assert!(runs >= 10, "only {runs} tiles of runs");
     let n = values.len();
     let d_col = device.upload(&packed.words).unwrap();
     let mut d_out = device.memory().alloc::<i64>(n).unwrap();

@@ -18,7 +18,7 @@
 pub mod colfile;
 mod loaded;
 mod manifest;
-mod packed;
+pub mod packed;
 mod stats;
 mod store;
 pub mod tiles;

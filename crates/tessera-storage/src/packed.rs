@@ -5,18 +5,31 @@
 //! depend on the rows before) are re-packed, and so is a file's last partial tile when
 //! another file follows (the form's tile `t` holds rows `[t * 2048, (t + 1) * 2048)`).
 //!
-//! Layout, in 64-bit words: `2 × tiles` header words, then the packed values:
+//! Layout, in 64-bit words: `2 × tiles` header words, then the tiles' data:
 //!
 //! - `words[2t]`: tile `t`'s frame of reference (an `i64`);
-//! - `words[2t + 1]`: `offset << 8 | bits`, the offset (in words, from the array's
-//!   start) of the tile's packed values and their width (0 to 64; a tile of 0 bits,
-//!   all its rows the reference, points at word 0);
-//! - value `i` of a tile: `bits` wide at bit `i × bits` of its words, LSB first; one
-//!   spare word follows each tile's values.
+//! - `words[2t + 1]`: `offset << 8 | RUNS? | bits`, the offset (in words, from the
+//!   array's start) of the tile's data, whether its values are runs ([`RUNS`], 0x80) and
+//!   their width (0 to 64; a tile of 0 bits, all its rows the reference, points at word
+//!   0);
+//! - the data of a tile of single values: value `i` is `bits` wide at bit `i × bits` of
+//!   its words, LSB first; one spare word follows;
+//! - the data of a tile of runs (chosen where it is smaller: keys repeated over an
+//!   order's lines, dates of an order): [`CHUNKS`] chunk words, one per 32 rows (bit
+//!   `j` of the low half set where row `j` of the chunk starts a run, `j` ≥ 1; the high
+//!   half the run holding the chunk's first row), then the runs' values packed as above.
+//!   Row `j` of a chunk is run `high + popcount(low & (2^(j+1) − 1))`.
 
 use tessera_common::Result;
 
 use crate::tiles::{self, FLAG_NULLS, Scheme, TILE_ROWS, TileHeader};
+
+/// The flag of a tile of runs in the low byte of its header's second word.
+pub const RUNS: u64 = 0x80;
+
+/// Chunk words of a tile of runs: one per 32 rows of a full tile (a partial last tile
+/// keeps them all, so its runs' values start at the same place).
+pub const CHUNKS: usize = TILE_ROWS / 32;
 
 /// A column in the packed form (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,9 +51,17 @@ impl PackedColumn {
         let t = row / TILE_ROWS;
         let reference = self.words[2 * t] as i64;
         let meta = self.words[2 * t + 1];
-        let bits = (meta & 0xff) as u32;
-        let pos = (row % TILE_ROWS) as u64 * bits as u64;
-        let w = ((meta >> 8) + (pos >> 6)) as usize;
+        let bits = (meta & 0x7f) as u32;
+        let (at, index) = if meta & RUNS != 0 {
+            let o = row % TILE_ROWS;
+            let chunk = self.words[(meta >> 8) as usize + o / 32];
+            let upto = ((2u64 << (o % 32)) - 1) as u32;
+            ((meta >> 8) + CHUNKS as u64, (chunk >> 32) + (chunk as u32 & upto).count_ones() as u64)
+        } else {
+            (meta >> 8, (row % TILE_ROWS) as u64)
+        };
+        let pos = index * bits as u64;
+        let w = (at + (pos >> 6)) as usize;
         let off = (pos & 63) as u32;
         let mut v = self.words[w] >> off;
         if off + bits > 64 {
@@ -140,27 +161,63 @@ fn corrupt(what: String) -> tessera_common::TesseraError {
     tessera_common::TesseraError::Execution(format!("corrupt data file: {what}"))
 }
 
-/// Packs one window of values (frame of reference); returns its header entry.
+/// Packs one window of values (frame of reference, as single values or as runs,
+/// whichever takes fewer words); returns its header entry (the bits byte carries
+/// [`RUNS`]).
 fn pack_window(values: &[i64], data: &mut Vec<u64>) -> (i64, u64, u8) {
     let min = values.iter().copied().min().unwrap_or(0);
     let max = values.iter().copied().max().unwrap_or(0);
     let range = max.wrapping_sub(min) as u64;
     let bits = (64 - range.leading_zeros()) as u8;
     let offset = data.len() as u64;
-    if bits > 0 {
-        let start = data.len();
-        data.resize(start + (values.len() * bits as usize).div_ceil(64) + 1, 0);
-        let b = bits as usize;
-        for (i, &v) in values.iter().enumerate() {
-            let x = v.wrapping_sub(min) as u64;
-            let (w, off) = (start + i * b / 64, (i * b) % 64);
-            data[w] |= x << off;
-            if off + b > 64 {
-                data[w + 1] |= x >> (64 - off);
+    if bits == 0 {
+        return (min, offset, 0);
+    }
+    let single_words = (values.len() * bits as usize).div_ceil(64) + 1;
+    let runs = 1 + values.windows(2).filter(|w| w[0] != w[1]).count();
+    if CHUNKS + (runs * bits as usize).div_ceil(64) + 1 < single_words {
+        // Chunk words: where runs start, and the run holding each chunk's first row.
+        let mut run = 0u64;
+        let mut chunk_words = Vec::with_capacity(CHUNKS);
+        for (c, chunk) in values.chunks(32).enumerate() {
+            let mut starts = 0u32;
+            for j in 0..chunk.len() {
+                let i = c * 32 + j;
+                if i > 0 && values[i] != values[i - 1] {
+                    if j == 0 {
+                        run += 1;
+                    } else {
+                        starts |= 1 << j;
+                    }
+                }
             }
+            chunk_words.push(run << 32 | starts as u64);
+            run += starts.count_ones() as u64;
+        }
+        chunk_words.resize(CHUNKS, 0);
+        data.extend(chunk_words);
+        let run_values: Vec<i64> = std::iter::once(values[0]).chain(values.windows(2).filter(|w| w[0] != w[1]).map(|w| w[1])).collect();
+        pack_bits(run_values.into_iter(), min, bits, data);
+        (min, offset, bits | RUNS as u8)
+    } else {
+        pack_bits(values.iter().copied(), min, bits, data);
+        (min, offset, bits)
+    }
+}
+
+/// Appends `values` less `min`, `bits` wide each, LSB first, and a spare word.
+fn pack_bits(values: impl ExactSizeIterator<Item = i64>, min: i64, bits: u8, data: &mut Vec<u64>) {
+    let start = data.len();
+    data.resize(start + (values.len() * bits as usize).div_ceil(64) + 1, 0);
+    let b = bits as usize;
+    for (i, v) in values.enumerate() {
+        let x = v.wrapping_sub(min) as u64;
+        let (w, off) = (start + i * b / 64, (i * b) % 64);
+        data[w] |= x << off;
+        if off + b > 64 {
+            data[w + 1] |= x >> (64 - off);
         }
     }
-    (min, offset, bits)
 }
 
 #[cfg(test)]
@@ -214,6 +271,34 @@ mod tests {
         check(&[bitpack.clone(), vec![5; 100], delta.clone(), rle, vec![9; 7]]);
         check(&[vec![i64::MAX; 10], vec![i64::MIN; 3000 - TILE_ROWS], constant]);
         check(&[]);
+    }
+
+    /// Windows of repeated values become runs where that is smaller, decoded row by row
+    /// like any other: runs across chunk boundaries, a run starting at a chunk's first
+    /// row, runs of one row, 64-bit values, a partial last tile.
+    #[test]
+    fn repeated_values_pack_as_runs() {
+        let mut rng = tiles::Rng(11);
+        let mut orders = Vec::new();
+        while orders.len() < 3 * TILE_ROWS + 100 {
+            let (key, lines) = ((rng.next() % 3_000_000) as i64, 1 + rng.next() % 7);
+            orders.extend(std::iter::repeat_n(key, lines as usize));
+        }
+        orders.truncate(3 * TILE_ROWS + 100);
+        // As stored: tiles of TILE_ROWS rows, the last partial.
+        let orders: Vec<Vec<i64>> = orders.chunks(TILE_ROWS).map(<[i64]>::to_vec).collect();
+        let every_32: Vec<i64> = (0..TILE_ROWS as i64).map(|i| i / 32).collect();
+        let extremes: Vec<i64> = (0..TILE_ROWS as i64).map(|i| if i / 5 % 2 == 0 { i64::MIN } else { i64::MAX }).collect();
+        let all_runs_of_one: Vec<i64> = (0..TILE_ROWS as i64).map(|i| i % 2).collect();
+        for parts in [orders, vec![every_32, extremes.clone(), all_runs_of_one], vec![(0..700i64).map(|i| (i / 50) * 1_000_000_007).collect()]] {
+            let p = check(&parts);
+            let runs = (0..p.tiles()).filter(|t| p.words[2 * t + 1] & RUNS != 0).count();
+            let singles = (0..p.tiles()).filter(|t| p.words[2 * t + 1] & RUNS == 0).count();
+            // Runs where they save words, single values where they do not (runs of one).
+            assert!(runs >= 1, "{runs} tiles of runs, {singles} of single values");
+        }
+        let p = check(&[(0..TILE_ROWS as i64).map(|i| i % 2).collect()]);
+        assert_eq!(p.words[1] & RUNS, 0, "runs of one row are single values");
     }
 
     #[test]
