@@ -55,73 +55,99 @@ __device__ __forceinline__ long long tessera_unpack(const unsigned long long* __
     return reference + (long long)(v & mask);
 }
 
-// Row `row` of packed column `col`, decoded by the whole warp together: the lanes' rows
-// are `base + lane` for one `base` that is a multiple of 32 (a kernel's striped items),
-// every lane of the warp calls it at once, and `want` says whether this lane needs its
-// value (one that does not gets a value that means nothing).
+// Decoding a warp's rows together. The lanes' rows are `base + lane` for one `base`
+// that is a multiple of 32 (a kernel's striped items); every lane of the warp calls
+// these at once, and `want` says whether this lane needs its value (one that does not
+// gets a value that means nothing). A warp's 32 values of a tile of single values are
+// `bits` consecutive 32-bit words from a word boundary: the lanes load those words once,
+// coalesced (only those between the first and the last wanted value), and each lane
+// takes the words holding its value from the others by shuffles. In a tile of runs the
+// lanes load their chunk's word (a broadcast) and each lane then its run's value.
 //
-// The warp's 32 values are `bits` consecutive 32-bit words, starting at a word boundary:
-// the lanes load those words once, coalesced (only the words between the first and the
-// last wanted value), and each lane takes the two or three words holding its value
-// from the others by shuffles. One tile header load (16 bytes, a broadcast) and one
-// word load a lane, where `tessera_unpack` makes three to four dependent loads a value.
-__device__ __forceinline__ long long tessera_unpack_warp(const unsigned long long* __restrict__ col, long long row, bool want) {
+// Three steps, so that a kernel can issue each step's loads a tile ahead of their use
+// (software pipelining over tiles, `print.rs`): the tile's header (16 bytes, the same for
+// a whole kernel tile of 256 or 512 rows, which lies inside one 2048-row tile), the
+// words, then the value.
+
+// The header of the tile holding `row` (its frame of reference, and its data's offset
+// and kind).
+__device__ __forceinline__ ulonglong2 tessera_tile_header(const unsigned long long* __restrict__ col, long long row) {
+    return __ldg(reinterpret_cast<const ulonglong2*>(col) + (row >> TILE_ROWS_LOG2));
+}
+
+// A lane's words for its warp's rows (see above): for single values up to 64 bits, the
+// warp's `lane`-th 32-bit word in the low half and its `lane + 32`-th in the high half;
+// for runs, the chunk's word.
+__device__ __forceinline__ unsigned long long tessera_tile_words(const unsigned long long* __restrict__ col, ulonglong2 header, long long row, bool want) {
     const unsigned int lane = threadIdx.x & 31u;
     const unsigned int wanted = __ballot_sync(0xffffffffu, want);
-    if (wanted == 0u) return 0;
-    const long long base = row - (long long)lane;
-    const ulonglong2 header = __ldg(reinterpret_cast<const ulonglong2*>(col) + (base >> TILE_ROWS_LOG2));
-    const long long reference = (long long)header.x;
     const unsigned int bits = (unsigned int)(header.y & 0x7fu);
-    if (bits == 0u) return reference;
-    if (header.y & TILE_RUNS) {
-        // Runs: each lane finds its run from its chunk's word (one for the warp, a
-        // broadcast) and loads the run's value; lanes of one run read the same word.
-        if (!want) return 0;
-        const unsigned long long at = header.y >> 8;
-        const unsigned long long pos = tessera_run_of(col, at, (unsigned int)(row & ((1 << TILE_ROWS_LOG2) - 1))) * bits;
-        const unsigned long long w = at + TILE_CHUNKS + (pos >> 6);
-        const unsigned int off = (unsigned int)(pos & 63u);
-        unsigned long long v = __ldg(&col[w]) >> off;
-        if (off + bits > 64u) v |= __ldg(&col[w + 1]) << (64u - off);
-        const unsigned long long mask = bits >= 64u ? ~0ull : ((1ull << bits) - 1ull);
-        return reference + (long long)(v & mask);
-    }
+    if (wanted == 0u || bits == 0u) return 0ull;
+    const unsigned int o = (unsigned int)((row - (long long)lane) & ((1 << TILE_ROWS_LOG2) - 1));
+    if (header.y & TILE_RUNS) return __ldg(&col[(header.y >> 8) + (o >> 5)]);
     // The 32-bit word where the warp's values start: the tile's values, then `bits`
     // words for each 32 rows before the warp's.
-    const unsigned int* __restrict__ words = reinterpret_cast<const unsigned int*>(col) + 2ull * (header.y >> 8) +
-                                             (unsigned long long)((base & ((1 << TILE_ROWS_LOG2) - 1)) >> 5) * bits;
+    const unsigned int* __restrict__ words = reinterpret_cast<const unsigned int*>(col) + 2ull * (header.y >> 8) + (unsigned long long)(o >> 5) * bits;
     // The words holding a wanted value: from the first wanted lane's to the last's.
     const unsigned int from = ((unsigned int)(__ffs(wanted) - 1) * bits) >> 5;
     const unsigned int to = ((32u - (unsigned int)__clz(wanted)) * bits - 1u) >> 5;
+    const unsigned int w0 = lane >= from && lane <= to ? __ldg(&words[lane]) : 0u;
+    const unsigned int w1 = bits > 32u && lane + 32u >= from && lane + 32u <= to ? __ldg(&words[lane + 32u]) : 0u;
+    return (unsigned long long)w1 << 32 | w0;
+}
+
+// A lane's value from its tile's header and the warp's words (`tessera_tile_words`).
+__device__ __forceinline__ long long tessera_tile_value(const unsigned long long* __restrict__ col, ulonglong2 header, unsigned long long w, long long row, bool want) {
+    const long long reference = (long long)header.x;
+    const unsigned int bits = (unsigned int)(header.y & 0x7fu);
+    if (bits == 0u) return reference;
+    const unsigned int lane = threadIdx.x & 31u;
+    const unsigned long long mask = bits >= 64u ? ~0ull : ((1ull << bits) - 1ull);
+    if (header.y & TILE_RUNS) {
+        if (!want) return 0;
+        const unsigned long long run = (w >> 32) + (unsigned long long)__popc((unsigned int)w & (unsigned int)((2ull << lane) - 1ull));
+        const unsigned long long pos = run * bits;
+        const unsigned long long at = (header.y >> 8) + TILE_CHUNKS + (pos >> 6);
+        const unsigned int off = (unsigned int)(pos & 63u);
+        unsigned long long v = __ldg(&col[at]) >> off;
+        if (off + bits > 64u) v |= __ldg(&col[at + 1]) << (64u - off);
+        return reference + (long long)(v & mask);
+    }
     const unsigned int pos = lane * bits;
     const int q = (int)(pos >> 5);
     const unsigned int off = pos & 31u;
     unsigned long long v;
     if (bits <= 32u) {
-        // The warp's values fit in 32 words, one a lane; a value spans two at most.
-        const unsigned int w = lane >= from && lane <= to ? __ldg(&words[lane]) : 0u;
-        const unsigned int lo = __shfl_sync(0xffffffffu, w, q);
-        const unsigned int hi = __shfl_sync(0xffffffffu, w, (q + 1) & 31);
+        // One word a lane; a value spans two at most.
+        const unsigned int lo = __shfl_sync(0xffffffffu, (unsigned int)w, q);
+        const unsigned int hi = __shfl_sync(0xffffffffu, (unsigned int)w, (q + 1) & 31);
         v = ((unsigned long long)hi << 32 | lo) >> off;
     } else {
-        // Up to 64 words, two a lane (word k in lane k % 32, `w0` or `w1`); a value
-        // spans three at most.
-        const unsigned int w0 = lane >= from && lane <= to ? __ldg(&words[lane]) : 0u;
-        const unsigned int w1 = lane + 32u >= from && lane + 32u <= to ? __ldg(&words[lane + 32u]) : 0u;
+        // Up to 64 words, two a lane (word k in lane k % 32's low or high half); a
+        // value spans three at most.
         unsigned int x[3];
         #pragma unroll
         for (int k = 0; k < 3; ++k) {
             const int at = q + k;
-            const unsigned int a = __shfl_sync(0xffffffffu, w0, at & 31);
-            const unsigned int b = __shfl_sync(0xffffffffu, w1, at & 31);
+            const unsigned int a = __shfl_sync(0xffffffffu, (unsigned int)w, at & 31);
+            const unsigned int b = __shfl_sync(0xffffffffu, (unsigned int)(w >> 32), at & 31);
             x[k] = at < 32 ? a : b;
         }
         v = ((unsigned long long)x[1] << 32 | x[0]) >> off;
         if (off + bits > 64u) v |= (unsigned long long)x[2] << (64u - off);
     }
-    const unsigned long long mask = bits >= 64u ? ~0ull : ((1ull << bits) - 1ull);
     return reference + (long long)(v & mask);
+}
+
+// The three steps at once, with the tile's header at hand (loaded ahead).
+__device__ __forceinline__ long long tessera_unpack_warp_at(const unsigned long long* __restrict__ col, ulonglong2 header, long long row, bool want) {
+    return tessera_tile_value(col, header, tessera_tile_words(col, header, row, want), row, want);
+}
+
+// The three steps at once.
+__device__ __forceinline__ long long tessera_unpack_warp(const unsigned long long* __restrict__ col, long long row, bool want) {
+    if (__ballot_sync(0xffffffffu, want) == 0u) return 0;
+    return tessera_unpack_warp_at(col, tessera_tile_header(col, row - (long long)(threadIdx.x & 31u)), row, want);
 }
 
 }  // namespace tessera

@@ -175,7 +175,7 @@ fn pack_window(values: &[i64], data: &mut Vec<u64>) -> (i64, u64, u8) {
     }
     let single_words = (values.len() * bits as usize).div_ceil(64) + 1;
     let runs = 1 + values.windows(2).filter(|w| w[0] != w[1]).count();
-    if CHUNKS + (runs * bits as usize).div_ceil(64) + 1 < single_words {
+    if runs_allowed() && CHUNKS + (runs * bits as usize).div_ceil(64) + 1 < single_words {
         // Chunk words: where runs start, and the run holding each chunk's first row.
         let mut run = 0u64;
         let mut chunk_words = Vec::with_capacity(CHUNKS);
@@ -203,6 +203,14 @@ fn pack_window(values: &[i64], data: &mut Vec<u64>) -> (i64, u64, u8) {
         pack_bits(values.iter().copied(), min, bits, data);
         (min, offset, bits)
     }
+}
+
+/// Whether tiles may be packed as runs: `TESSERA_EXP_RUNS=0` packs every tile as single
+/// values, to measure what runs cost the kernels that decode them against the bytes they
+/// save.
+fn runs_allowed() -> bool {
+    static RUNS_ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *RUNS_ALLOWED.get_or_init(|| std::env::var("TESSERA_EXP_RUNS").map_or(true, |v| v != "0"))
 }
 
 /// Appends `values` less `min`, `bits` wide each, LSB first, and a spare word.

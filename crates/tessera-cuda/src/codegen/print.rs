@@ -16,6 +16,7 @@
 //! probes' chain (software pipelining over tiles; a deeper ring in shared memory with
 //! `cp.async` was measured slower, same section of the results README).
 
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use super::abi::{KERNEL_NAME, Param};
@@ -90,27 +91,48 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         _ => Vec::new(),
     };
     let body_stages: &[Stage] = if shape.prefetch { stages.get(1..).unwrap_or(&[]) } else { stages };
-    // Plain columns load for the rows that exist (`if (r < rows)`); packed ones decode a
-    // warp's rows together, so every lane takes part and says whether its row exists.
-    let prefetch_loads: String = eager
+    let packed = |c: &usize| shape.cols[*c].packed;
+    // Packed columns decode a warp's rows together (`tiles.cuh`), in three steps that are
+    // pipelined over tiles like the plain loads: a tile's header is loaded two tiles
+    // ahead (`ph`: the next tile's, `pq`: the one after), its words one tile ahead
+    // (`pw`), and the values are decoded in the tile (`tessera_tile_value`). The columns
+    // a later stage loads (only the rows still selected) have their headers loaded ahead
+    // the same way.
+    let (plain_eager, packed_eager): (Vec<(String, usize)>, Vec<(String, usize)>) = eager.iter().cloned().partition(|(_, c)| !packed(c));
+    let headed: BTreeSet<usize> =
+        packed_eager.iter().map(|(_, c)| *c).chain(body_stages.iter().flatten().filter_map(|s| warp_decoded(ir, shape.cols, s).map(|(_, c)| c))).collect();
+    let prefetch_loads: String = plain_eager
         .iter()
-        .filter(|(_, c)| !shape.cols[*c].packed)
         .map(|(n, c)| {
             let (open, close) = super::scan::load_parts(*c, &shape.cols[*c]);
             format!(" n{n}[i] = {open}r{close};")
         })
         .collect();
-    let warp_prefetch = |want: &str| -> String {
-        eager.iter().filter(|(_, c)| shape.cols[*c].packed).map(|(n, c)| format!(" n{n}[i] = {};", warp_load(*c, &shape.cols[*c], want))).collect()
-    };
+    // Plain columns load for the rows that exist (`if (r < rows)`); every lane takes part
+    // in a packed column's words and says whether its row exists (`want`).
+    let word_loads = |want: &str| -> String { packed_eager.iter().map(|(n, c)| format!(" pw{n}[i] = tessera_tile_words(col{c}, ph{c}, r, {want});")).collect() };
     let guarded_loads = |tile: &str| -> String {
         let plain = if prefetch_loads.is_empty() { String::new() } else { format!(" if (r < rows) {{{prefetch_loads} }}") };
-        format!("for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}", row(tile), warp_prefetch("r < rows"))
+        format!("for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}", row(tile), word_loads("r < rows"))
+    };
+    let headers = |indent: &str, reg: &str, at: &str| -> String {
+        let loads: String = headed.iter().map(|c| format!(" {reg}{c} = tessera_tile_header(col{c}, {at});")).collect();
+        format!("{indent}if ({at} < rows) {{{loads} }}\n")
     };
     let _ = writeln!(src, "    long long tile = (long long)blockIdx.x * {tile_items}LL;");
+    if !headed.is_empty() {
+        for c in &headed {
+            let _ = writeln!(src, "    ulonglong2 ph{c} = make_ulonglong2(0ull, 0ull), pq{c} = make_ulonglong2(0ull, 0ull);");
+        }
+        src.push_str(&headers("    ", "ph", "tile"));
+        src.push_str(&headers("    ", "pq", &format!("tile + {stride}")));
+    }
     if shape.prefetch {
-        for (n, c) in &eager {
+        for (n, c) in &plain_eager {
             let _ = writeln!(src, "    {} n{n}[ITEMS] = {{}};", shape.cols[*c].width.c());
+        }
+        for (n, _) in &packed_eager {
+            let _ = writeln!(src, "    unsigned long long pw{n}[ITEMS];");
         }
         let _ = writeln!(src, "    #pragma unroll");
         let _ = writeln!(src, "    {}", guarded_loads("tile"));
@@ -127,13 +149,30 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         } else {
             let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = {} < rows;", row("tile"));
         }
+        for c in &headed {
+            let _ = writeln!(src, "        const ulonglong2 h{c} = ph{c};");
+        }
+        if kind != TileKind::Last && !shape.prefetch && !headed.is_empty() {
+            let _ = writeln!(src, "        const long long next = tile + {stride};");
+            let shift: String = headed.iter().map(|c| format!(" ph{c} = pq{c};")).collect();
+            let _ = writeln!(src, "       {shift}");
+            src.push_str(&headers("        ", "pq", &format!("next + {stride}")));
+        }
         if shape.prefetch {
-            let take: String = eager.iter().map(|(n, _)| format!(" {n}[i] = n{n}[i];")).collect();
+            for (n, _) in &packed_eager {
+                let _ = writeln!(src, "        unsigned long long w{n}[ITEMS];");
+            }
+            let take: String = plain_eager.iter().map(|(n, _)| format!(" {n}[i] = n{n}[i];")).chain(packed_eager.iter().map(|(n, _)| format!(" w{n}[i] = pw{n}[i];"))).collect();
             let _ = writeln!(src, "        #pragma unroll");
             let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
             let guarded = format!("        {}", guarded_loads("next"));
             if kind != TileKind::Last {
                 let _ = writeln!(src, "        const long long next = tile + {stride};");
+                if !headed.is_empty() {
+                    let shift: String = headed.iter().map(|c| format!(" ph{c} = pq{c};")).collect();
+                    let _ = writeln!(src, "       {shift}");
+                    src.push_str(&headers("        ", "pq", &format!("next + {stride}")));
+                }
             }
             match kind {
                 TileKind::Any => {
@@ -143,7 +182,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 TileKind::Whole => {
                     let _ = writeln!(src, "        if (next + {tile_items}LL <= rows) {{");
                     let _ = writeln!(src, "            #pragma unroll");
-                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{prefetch_loads}{} }}", row("next"), warp_prefetch("true"));
+                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{prefetch_loads}{} }}", row("next"), word_loads("true"));
                     let _ = writeln!(src, "        }} else {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let _ = writeln!(src, "    {guarded}");
@@ -151,8 +190,17 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 }
                 TileKind::Last => {}
             }
+            if !packed_eager.is_empty() {
+                let want = if kind == TileKind::Whole { "true" } else { "r < rows" };
+                let decode: String = packed_eager
+                    .iter()
+                    .map(|(n, c)| format!(" {n}[i] = ({})tessera_tile_value(col{c}, h{c}, w{n}[i], r, {want});", shape.cols[*c].width.c()))
+                    .collect();
+                let _ = writeln!(src, "        #pragma unroll");
+                let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{decode} }}", row("tile"));
+            }
         }
-        write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols));
+        write_stages(src, ir, body_stages, &row("tile"), "        ", Some((shape.cols, &headed)));
         if let Some(d) = deferral {
             write_queue(src, ir, d, &decls, tail, &row("tile"));
         }
@@ -308,24 +356,20 @@ fn stmt(ir: &KernelIr, s: &Stmt) -> String {
 /// Writes `stages`, each an unrolled loop over the items still selected; `row` is the C
 /// expression of item `i`'s row number.
 ///
-/// `striped`: the source columns, where the items are a tile's striped rows (a warp's
-/// lanes hold 32 consecutive rows). A stage's loads of packed columns then leave its loop
-/// for one of their own after it, where the whole warp decodes its rows together
-/// (`tessera_unpack_warp`) for the items still selected. Moving them to the stage's end
-/// is safe: a stage ends before the first use of a value loaded in it
-/// ([`super::passes::stages`]); and rows the stage rejects are not loaded.
-fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, indent: &str, striped: Option<&[GpuColumn]>) {
-    let warp_decoded = |s: &Stmt| -> Option<(String, usize)> {
-        match s {
-            Stmt::Def { value, load: Some(Load::Column { column, .. }), .. } if ir.value(*value).scope == Scope::Item => {
-                striped.filter(|cols| cols[*column].packed).map(|_| (ir.value(*value).name.clone(), *column))
-            }
-            _ => None,
-        }
-    };
+/// `striped`: the source columns, and those whose tile header `h{c}` is loaded ahead,
+/// where the items are a tile's striped rows (a warp's lanes hold 32 consecutive rows).
+/// A stage's loads of packed columns then leave its loop for one of their own after it,
+/// where the whole warp decodes its rows together (`tiles.cuh`) for the items still
+/// selected. Moving them to the stage's end is safe: a stage ends before the first use
+/// of a value loaded in it ([`super::passes::stages`]); and rows the stage rejects are
+/// not loaded.
+fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, indent: &str, striped: Option<(&[GpuColumn], &BTreeSet<usize>)>) {
     for st in stages {
-        let warp: Vec<(String, usize)> = st.iter().filter_map(warp_decoded).collect();
-        let rest: Vec<&Stmt> = st.iter().filter(|s| warp_decoded(s).is_none()).collect();
+        let warp: Vec<(String, usize)> = match striped {
+            Some((cols, _)) => st.iter().filter_map(|s| warp_decoded(ir, cols, s)).collect(),
+            None => Vec::new(),
+        };
+        let rest: Vec<&Stmt> = st.iter().filter(|s| striped.is_none_or(|(cols, _)| warp_decoded(ir, cols, s).is_none())).collect();
         if !rest.is_empty() {
             let _ = writeln!(src, "{indent}#pragma unroll");
             let _ = writeln!(src, "{indent}for (int i = 0; i < ITEMS; ++i) {{");
@@ -338,19 +382,32 @@ fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, in
             }
             let _ = writeln!(src, "{indent}}}");
         }
-        if let (false, Some(cols)) = (warp.is_empty(), striped) {
-            let loads: String = warp.iter().map(|(n, c)| format!(" {n}[i] = {};", warp_load(*c, &cols[*c], "sel[i]"))).collect();
+        if let (false, Some((cols, headed))) = (warp.is_empty(), striped) {
+            let loads: String = warp
+                .iter()
+                .map(|(n, c)| {
+                    let t = cols[*c].width.c();
+                    if headed.contains(c) {
+                        format!(" {n}[i] = ({t})tessera_unpack_warp_at(col{c}, h{c}, r, sel[i]);")
+                    } else {
+                        format!(" {n}[i] = ({t})tessera_unpack_warp(col{c}, r, sel[i]);")
+                    }
+                })
+                .collect();
             let _ = writeln!(src, "{indent}#pragma unroll");
             let _ = writeln!(src, "{indent}for (int i = 0; i < ITEMS; ++i) {{ const long long r = {row};{loads} }}");
         }
     }
 }
 
-/// A warp's load of packed column `c` at row `r` (see `tessera_unpack_warp` in
-/// `tiles.cuh`): every lane of the warp runs it; `want` is the lane's C condition of
-/// needing its value.
-fn warp_load(c: usize, col: &GpuColumn, want: &str) -> String {
-    format!("({})tessera_unpack_warp(col{c}, r, {want})", col.width.c())
+/// A top-level load of a packed source column into a per-item value: (value, column).
+fn warp_decoded(ir: &KernelIr, cols: &[GpuColumn], s: &Stmt) -> Option<(String, usize)> {
+    match s {
+        Stmt::Def { value, load: Some(Load::Column { column, .. }), .. } if ir.value(*value).scope == Scope::Item && cols[*column].packed => {
+            Some((ir.value(*value).name.clone(), *column))
+        }
+        _ => None,
+    }
 }
 
 /// Runs the rest of the pipeline (`tail`) on one queued row a lane: entry `index` of the
