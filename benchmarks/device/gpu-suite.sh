@@ -28,6 +28,8 @@
 #   packed  — SSB SF20 with columns as bit-packed tiles decoded in the kernels
 #             (TESSERA_EXP_PACKED=1) beside the plain default, in separate processes;
 #             difftest with packed columns
+#   packedab — SSB SF20 plain, packed and packed without runs, then TPC-H SF10 plain and
+#             packed, each in its own process
 #   ssb100  — SSB SF100, Tessera alone (fits the H200's memory)
 #   ssb100duck — SSB SF100 beside DuckDB, answers checked against DuckDB's
 #   tpch1   — TPC-H SF1 Tessera with the GPU and with tessera.device = 'cpu' in one process,
@@ -223,6 +225,22 @@ for section in "$@"; do
     TESSERA_EXP_PACKED=1 $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 5 --engine tessera --json $OUT/ssb20-packed.json 2>&1 | grep -v '^\s*$'
     echo "== difftest with TESSERA_EXP_PACKED=1 (GPU required)"
     TESSERA_EXP_PACKED=1 $X --data-dir /tmp/tdrp difftest --require-gpu 2>&1 | tail -4
+    ;;
+  packedab)
+    # Plain against packed columns, each in its own process, in turns: SSB SF20 plain,
+    # packed (TESSERA_EXP_PACKED=1), packed without runs (TESSERA_EXP_RUNS=0), then TPC-H
+    # SF10 plain and packed (answers checked against the stored ones at SF1 only: compare
+    # the runs' row counts).
+    for mode in plain packed packed-noruns; do
+      echo "== SSB SF20, $mode"
+      ( [ $mode = plain ] || export TESSERA_EXP_PACKED=1; [ $mode = packed-noruns ] && export TESSERA_EXP_RUNS=0
+        $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 5 --engine tessera --json $OUT/ssb20-$mode.json 2>&1 | grep -v '^\s*$' )
+    done
+    for mode in plain packed; do
+      echo "== TPC-H SF10, $mode"
+      ( [ $mode = plain ] || export TESSERA_EXP_PACKED=1
+        $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 3 --engine tessera --json $OUT/tpch10-$mode.json 2>&1 | grep -v '^\s*$' )
+    done
     ;;
   eager)
     # EXPLAIN ANALYZE of every query for each threshold in $EAGER (the experiment's

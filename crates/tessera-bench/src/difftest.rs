@@ -7,9 +7,10 @@
 //! rows) and one larger case (200k rows, more than 65536 groups in a GROUP BY). Queries come from templates with random constants: filters,
 //! string predicates on dictionary columns, inner/semi/anti joins, joins against
 //! duplicate keys, joins and aggregations through open-addressing hash tables (sparse,
-//! two-column and computed keys), grouped and scalar aggregates, a nullable column, outer
-//! joins, sorts, exact decimal sums that overflow BIGINT and sums that must fail with an
-//! overflow.
+//! two-column and computed keys), grouped and scalar aggregates, nullable columns
+//! (aggregated, filtered, grouped by and joined on: NULLs on the GPU through validity
+//! bitmaps, `f.u` and `f.um` NULL in most rows), outer joins, sorts, exact decimal sums
+//! that overflow BIGINT and sums that must fail with an overflow.
 //!
 //! Each query runs three ways and the answers (every value as text, rows sorted) must be
 //! equal, or all three must fail:
@@ -198,7 +199,7 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
         let io = |e: std::io::Error| format!("writing {}: {e}", f_csv.display());
         let file = std::fs::File::create(&f_csv).map_err(io)?;
         let mut out = std::io::BufWriter::new(file);
-        writeln!(out, "id,k1,k2,g,v,m,day,s,n,big,r,k3,t").map_err(io)?;
+        writeln!(out, "id,k1,k2,g,v,m,day,s,n,big,r,k3,t,u,um").map_err(io)?;
         for id in 1..=case.f_rows as i64 {
             let k2 = if rng.chance(0.8) { 7 } else { rng.range(0, 49) };
             // Mostly d3's keys (d1's times SPARSE), some in between.
@@ -207,9 +208,14 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
             let s = if rng.chance(0.4) { S_VALUES[0] } else { rng.pick(S_VALUES) };
             let n = if rng.chance(0.1) { String::new() } else { rng.range(-100, 100).to_string() };
             let t = format!("{} {id} {}", rng.pick(WORDS), rng.pick(WORDS));
+            // `u` and `um`: NULL wherever k2 = 7 (most rows: a group of NULLs only) and
+            // `um` every fifth row too; from the row alone (the random stream, and so the
+            // other columns and the queries, stay as they were without them).
+            let u = if k2 == 7 { String::new() } else { (((id * 7919) % 2001) - 1000).to_string() };
+            let um = if k2 == 7 || id % 5 == 0 { String::new() } else { cents(((id * 37) % 200_001) - 100_000) };
             writeln!(
                 out,
-                "{id},{},{k2},{},{},{},{},{s},{n},{},{}.{:03},{k3},{t}",
+                "{id},{},{k2},{},{},{},{},{s},{n},{},{}.{:03},{k3},{t},{u},{um}",
                 rng.range(k1_min, k1_max),
                 rng.range(0, case.g_range - 1),
                 rng.range(-1_000_000, 1_000_000),
@@ -230,7 +236,7 @@ async fn load(session: &Session, dir: &Path, case: &Case, rng: &mut Rng) -> Resu
         "SET tessera.dictionary_max_distinct = 65536".to_string(),
         "CREATE TABLE f (id BIGINT NOT NULL, k1 INT NOT NULL, k2 INT NOT NULL, g BIGINT NOT NULL, \
          v BIGINT NOT NULL, m DECIMAL(12,2) NOT NULL, day DATE NOT NULL, s VARCHAR NOT NULL, n INT, \
-         big BIGINT NOT NULL, r DOUBLE NOT NULL, k3 BIGINT NOT NULL, t VARCHAR NOT NULL)"
+         big BIGINT NOT NULL, r DOUBLE NOT NULL, k3 BIGINT NOT NULL, t VARCHAR NOT NULL, u BIGINT, um DECIMAL(12,2))"
             .to_string(),
         "CREATE TABLE d1 (d1k INT NOT NULL, name VARCHAR NOT NULL, region VARCHAR NOT NULL, cat INT NOT NULL, \
          w DECIMAL(10,2) NOT NULL, nick VARCHAR)"
@@ -262,7 +268,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 90;
+pub const TEMPLATES: usize = 100;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -650,7 +656,7 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
         ),
         86 => format!(
             "SELECT f.k2, COUNT(*), COUNT(d1.cat) FROM f LEFT JOIN d1 ON f.k1 = d1.d1k AND f.k2 <> d1.cat * {} \
-             WHERE d1.d1k IS NOT DISTINCT FROM f.k1 OR f.v < {} GROUP BY f.k2",
+             WHERE (d1.d1k IS NOT DISTINCT FROM f.k1) OR f.v < {} GROUP BY f.k2",
             rng.range(1, 5),
             v(rng)
         ),
@@ -663,6 +669,69 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             k2(rng),
             k1(rng)
         ),
+        // NULLs on the GPU (validity bitmaps, issue #19): `u` and `um` are NULL in most
+        // rows (all of k2 = 7's), `n` in a tenth, `d2.q` in a fifth. Aggregates skip NULLs
+        // and give NULL for a group of NULLs; COUNT(*) counts rows.
+        90 => format!(
+            "SELECT k2, COUNT(*), COUNT(u), SUM(u), MIN(u), MAX(u), SUM(um), AVG(um), MIN(um), MAX(um) FROM f WHERE v > {} GROUP BY k2",
+            v(rng)
+        ),
+        91 => format!("SELECT COUNT(*), COUNT(u), SUM(u), MIN(u), MAX(u), SUM(um), AVG(um), COUNT(n), SUM(n) FROM f WHERE k2 = {}", k2(rng)),
+        // Filters over NULLs in three-valued logic.
+        92 => {
+            let x = rng.range(-1100, 1100);
+            let preds = [
+                format!("u > {x}"),
+                format!("NOT (u > {x})"),
+                format!("u > {x} OR um IS NULL"),
+                format!("u IS NOT NULL AND um < {}", cents(rng.range(-110_000, 110_000))),
+                format!("u BETWEEN {x} AND {}", x + rng.range(0, 500)),
+                format!("u + k2 > {x} OR n < {}", rng.range(-110, 110)),
+                format!("COALESCE(u, {x}) = {x}"),
+                format!("u NOT IN ({x}, {}, {})", x + 1, x + 2),
+                format!("n IN ({}, {}) OR u IS NULL", rng.range(-100, 100), rng.range(-100, 100)),
+                format!("NOT (n > {} AND u < {x})", rng.range(-110, 110)),
+            ];
+            format!("SELECT COUNT(*), SUM(v), SUM(u), COUNT(um) FROM f WHERE {}", rng.pick(&preds))
+        }
+        // A NULL group key is a group of its own (perfect hash over n's range).
+        93 => format!("SELECT n, COUNT(*), SUM(u), MAX(um), COUNT(u) FROM f WHERE k2 <> {} GROUP BY n", k2(rng)),
+        // NULL join keys match nothing: a probe key with NULLs (inner, semi, anti), a
+        // build key with NULLs (d2.q, repeated: a 1:N table), a LEFT OUTER join on one.
+        94 => format!(
+            "SELECT d1.region, COUNT(*), SUM(f.v), SUM(f.um) FROM f JOIN d1 ON f.u = d1.d1k WHERE f.k2 <> {} GROUP BY d1.region",
+            k2(rng)
+        ),
+        95 => format!(
+            "SELECT COUNT(*), SUM(v), SUM(u) FROM f WHERE {} (SELECT 1 FROM d1 WHERE d1.d1k = f.u AND d1.cat <> {})",
+            rng.pick(&["EXISTS", "NOT EXISTS"]),
+            cat(rng)
+        ),
+        96 => format!(
+            "SELECT d2.tag, COUNT(*), SUM(f.v), SUM(f.u) FROM f JOIN d2 ON f.{} = d2.q WHERE f.k2 <> {} GROUP BY d2.tag",
+            rng.pick(&["k1", "n"]),
+            k2(rng)
+        ),
+        97 => format!(
+            "SELECT f.k2, COUNT(*), COUNT(d1.cat), SUM(d1.w), SUM(f.u) FROM f LEFT JOIN d1 ON f.u = d1.d1k WHERE f.v > {} GROUP BY f.k2",
+            v(rng)
+        ),
+        // NOT IN over a list with NULLs is never TRUE; without them a NULL key is not kept.
+        98 => format!(
+            "SELECT COUNT(*), SUM(v) FROM f WHERE n NOT IN (SELECT q FROM d2 WHERE z < {}{})",
+            rng.range(0, 1000),
+            rng.pick(&["", " AND q IS NOT NULL"])
+        ),
+        // HAVING and ORDER BY over aggregates that are NULL for a group.
+        99 => {
+            let x = rng.range(-3_000_000, 3_000_000);
+            let forms = [
+                format!("SELECT k2, SUM(u), MIN(um) FROM f GROUP BY k2 HAVING SUM(u) > {x}"),
+                format!("SELECT k2, SUM(u), MAX(u) FROM f GROUP BY k2 HAVING SUM(u) IS NULL OR MAX(u) < {}", rng.range(-1100, 1100)),
+                "SELECT k2, MAX(u), COUNT(*) FROM f GROUP BY k2 ORDER BY MAX(u) NULLS FIRST, k2 LIMIT 10".to_string(),
+            ];
+            rng.pick(&forms).clone()
+        }
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),
     };
@@ -882,6 +951,8 @@ async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut d
         };
         if gpu.is_err() && cpu.is_err() {
             errors += 1;
+            // Shown, so that a template that does not parse or plan is seen as one.
+            log(&format!("  failed on every path: {context}\n    {}", show(&cpu)));
         }
         if !(gpu_vs_cpu_ok && df_ok) {
             let mut msg = format!(

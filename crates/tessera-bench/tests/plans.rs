@@ -517,3 +517,96 @@ fn aggregate_results_keep_what_is_known_of_their_values() {
     let GroupStrategy::Hash { estimated_groups, .. } = by_count.strategy else { panic!("{q13}") };
     assert!(estimated_groups <= 348, "{estimated_groups} groups:\n{q13}");
 }
+
+/// Kernels over nullable columns (issue #19, validity bitmaps): the pipelines of queries
+/// over a table whose columns hold NULLs are planned for the GPU, generated (with their
+/// columns' validity bitmaps) and compiled with NVRTC for sm_90 — no GPU needed. Their
+/// answers are checked by `tests/slt/gpu_nulls.slt` (on the CPU here, on the GPU on the
+/// device) and the difftest's NULL templates (90–99).
+#[allow(clippy::unwrap_used)]
+mod nullable_columns {
+    use std::collections::HashMap;
+
+    use tessera_cuda::codegen::{KernelOptions, Param};
+    use tessera_engine::Session;
+    use tessera_exec::gpu::{GpuQueryState, plan_kernel};
+    use tessera_ir::{Sink, Source};
+
+    const SETUP: &[&str] = &[
+        "CREATE TABLE t (k INT NOT NULL, g INT, v BIGINT, d DECIMAL(10,2), s VARCHAR, c INT)",
+        "INSERT INTO t VALUES (1, 1, 10, 1.50, 'a', 1), (2, 1, NULL, NULL, NULL, 2), (3, 2, NULL, NULL, 'b', 3), (4, 2, NULL, 2.25, 'a', 4), \
+         (5, NULL, 7, 3.00, NULL, 5), (6, NULL, NULL, NULL, 'c', 6), (7, 3, -4, -1.00, 'b', 7), (8, 3, 20, NULL, 'ab', 8)",
+        "CREATE TABLE dim (id INT, name VARCHAR NOT NULL, w BIGINT NOT NULL)",
+        "INSERT INTO dim VALUES (1, 'one', 10), (2, 'two', 20), (3, 'three', 30), (NULL, 'none', 40)",
+    ];
+
+    /// Queries, and how many of their pipelines scanning a table must generate a kernel
+    /// (the rest say why not).
+    const QUERIES: &[(&str, usize)] = &[
+        // (AVG of an integer is a float: not on the GPU, NULLs or not.)
+        ("SELECT count(*), count(v), sum(v), min(v), max(v) FROM t", 1),
+        ("SELECT g, count(*), count(v), sum(v), min(v), max(v) FROM t GROUP BY g", 1),
+        ("SELECT g, sum(d), min(d), max(d), avg(d) FROM t GROUP BY g", 1),
+        ("SELECT count(*) FROM t WHERE v > 5 OR g IS NULL", 1),
+        ("SELECT count(*), sum(k) FROM t WHERE v NOT IN (7, 10)", 1),
+        ("SELECT count(*) FROM t WHERE s IS NULL OR s = 'b'", 1),
+        ("SELECT count(*) FROM t WHERE s NOT LIKE 'a%'", 1),
+        ("SELECT sum(coalesce(v, 0)) FROM t", 1),
+        ("SELECT g, sum(CASE WHEN v IS NULL THEN 1 ELSE 0 END) FROM t GROUP BY g", 1),
+        // The build of dim (its NULL key dropped) and the probe of it on a NULL key.
+        ("SELECT dim.name, sum(t.v), count(t.v) FROM t JOIN dim ON t.g = dim.id GROUP BY dim.name", 2),
+        ("SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM dim WHERE dim.id = t.g)", 2),
+        ("SELECT count(*), sum(k) FROM t WHERE NOT EXISTS (SELECT 1 FROM dim WHERE dim.id = t.g)", 2),
+        ("SELECT sum(dim.w), count(*) FROM t LEFT JOIN dim ON t.g = dim.id", 2),
+        ("SELECT sum(t.c), count(*) FROM dim JOIN t ON t.c = dim.id", 2),
+        // A NULL group key (a dictionary's, a range's) is a group of its own.
+        ("SELECT s, count(*), sum(v) FROM t GROUP BY s", 1),
+        ("SELECT t.g, sum(dim.w) FROM t JOIN dim ON t.g = dim.id GROUP BY t.g", 2),
+        ("SELECT g, max(d) FROM t WHERE v IS NULL GROUP BY g HAVING max(d) > 0", 1),
+        // NOT IN is NULL-aware: its probe stays on the CPU (and placement keeps the build,
+        // which alone would generate, there with it).
+        ("SELECT count(*) FROM t WHERE g NOT IN (SELECT id FROM dim)", 1),
+    ];
+
+    #[test]
+    fn kernels_over_nullable_columns_generate_and_compile() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = Session::open(dir.path()).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        for sql in SETUP {
+            runtime.block_on(session.execute(sql)).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let nvrtc = tessera_cuda::test_support::nvrtc_or_skip("kernels over nullable columns compile with NVRTC");
+        let manifest = session.store().manifest().unwrap();
+        let mut with_bitmaps = 0;
+        let mut wrong = Vec::new();
+        for &(sql, want) in QUERIES {
+            let plan = runtime.block_on(session.plan_query_for(sql, tessera_engine::Target::Gpu)).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let (mut state, mut shapes) = (GpuQueryState::default(), HashMap::new());
+            let (mut placed, mut reasons) = (0, Vec::new());
+            for p in plan.pipelines() {
+                let Source::Scan(scan) = &p.source else { continue };
+                let table = session.store().load(manifest.table(&scan.table).unwrap()).unwrap();
+                match plan_kernel(p, Some(&table), &mut state, &shapes, KernelOptions::default()) {
+                    Ok(gp) => {
+                        if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table }) = (&p.sink, &gp.kernel.sink) {
+                            shapes.insert(b.table, table.clone());
+                        }
+                        with_bitmaps += usize::from(gp.kernel.params.iter().any(|p| matches!(p, Param::Validity { .. })));
+                        if nvrtc {
+                            tessera_cuda::compile_cubin(&gp.kernel.source, "sm_90").unwrap_or_else(|e| panic!("{sql}: pipeline {}: {e}\n{}", p.id, gp.kernel.source));
+                        }
+                        placed += 1;
+                    }
+                    Err(r) => reasons.push(format!("pipeline {}: {}", p.id, tessera_cuda::codegen::unsupported::describe(&r))),
+                }
+            }
+            if placed != want {
+                wrong.push(format!("{sql}: {placed} kernels, not {want}; on the CPU: {reasons:?}\n{plan}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        // Every query reads a column with NULLs.
+        assert!(with_bitmaps >= QUERIES.len(), "{with_bitmaps} kernels with validity bitmaps");
+    }
+}

@@ -95,6 +95,14 @@ pub enum GpuBuf {
         /// The bytes of all rows, consecutive.
         bytes: DeviceBuffer<u8>,
     },
+    /// A stored column whose data holds NULLs (`GpuColumn::nullable`): its values (plain,
+    /// never packed) and its validity bitmap, cached together.
+    Nullable {
+        /// The values (NULL rows' mean nothing).
+        values: Box<GpuBuf>,
+        /// One bit a row, set where the row is not NULL (see `host_validity`).
+        validity: DeviceBuffer<u32>,
+    },
 }
 
 impl GpuBuf {
@@ -104,6 +112,7 @@ impl GpuBuf {
             GpuBuf::I32(b) => b.as_slice().device_ptr(stream).0,
             GpuBuf::I64(b) | GpuBuf::Str { offsets: b, .. } => b.as_slice().device_ptr(stream).0,
             GpuBuf::Packed(b) => b.as_slice().device_ptr(stream).0,
+            GpuBuf::Nullable { values, .. } => values.ptr(device),
         }
     }
 
@@ -111,16 +120,27 @@ impl GpuBuf {
     fn bytes_ptr(&self, device: &GpuDevice) -> u64 {
         match self {
             GpuBuf::Str { bytes, .. } if !bytes.is_empty() => bytes.as_slice().device_ptr(device.stream()).0,
+            GpuBuf::Nullable { values, .. } => values.bytes_ptr(device),
             _ => 0,
         }
     }
 
+    /// The validity bitmap of a column with NULLs (0 for other columns).
+    fn validity_ptr(&self, device: &GpuDevice) -> u64 {
+        match self {
+            GpuBuf::Nullable { validity, .. } => validity.as_slice().device_ptr(device.stream()).0,
+            _ => 0,
+        }
+    }
+
+    /// Bytes on the device, a validity bitmap's included (what the bandwidth model counts).
     fn bytes(&self) -> usize {
         match self {
             GpuBuf::I32(b) => b.num_bytes(),
             GpuBuf::I64(b) => b.num_bytes(),
             GpuBuf::Packed(b) => b.num_bytes(),
             GpuBuf::Str { offsets, bytes } => offsets.num_bytes() + bytes.num_bytes(),
+            GpuBuf::Nullable { values, validity } => values.bytes() + validity.num_bytes(),
         }
     }
 
@@ -128,7 +148,14 @@ impl GpuBuf {
         match self {
             GpuBuf::I32(_) => 4,
             GpuBuf::I64(_) | GpuBuf::Packed(_) | GpuBuf::Str { .. } => 8,
+            GpuBuf::Nullable { values, .. } => values.width_bytes(),
         }
+    }
+
+    /// Whether the buffer is `col`'s form of its column: packed or not, with a validity
+    /// bitmap or not.
+    fn is_form_of(&self, col: &GpuColumn) -> bool {
+        matches!(self, GpuBuf::Packed(_)) == col.packed && matches!(self, GpuBuf::Nullable { .. }) == col.nullable
     }
 }
 
@@ -498,7 +525,7 @@ impl GpuRuntime {
         if let Ok(mut cache) = self.columns.lock() {
             cache.tick += 1;
             let tick = cache.tick;
-            if let Some(e) = cache.map.get_mut(&key).filter(|e| matches!(*e.buf, GpuBuf::Packed(_)) == packed) {
+            if let Some(e) = cache.map.get_mut(&key).filter(|e| e.buf.is_form_of(col)) {
                 e.last_used = tick;
                 gs.wait(&e.ready)?;
                 return Ok(Arc::clone(&e.buf));
@@ -520,6 +547,12 @@ impl GpuRuntime {
             GpuBuf::Packed(self.upload(gs, &words)?)
         } else {
             self.upload_column(gs, table, c, width)?
+        };
+        let buf = if col.nullable {
+            let validity = self.upload(gs, &host_validity(&table.column(c)?))?;
+            GpuBuf::Nullable { values: Box::new(buf), validity }
+        } else {
+            buf
         };
         let buf = Arc::new(buf);
         let ready = Arc::new(gs.record()?);
@@ -582,11 +615,14 @@ impl GpuRuntime {
                 if gc.width == Width::Str && !k.kernel.strings.contains(&i) || !counted.insert((scan.table.clone(), scan.version, c, gc.packed)) {
                     continue;
                 }
-                match self.cached(&(scan.table.clone(), scan.version, c), gc.packed) {
+                match self.cached(&(scan.table.clone(), scan.version, c), gc) {
                     Some(buf) => state.lane.held.push(buf),
                     None => {
                         let per_row = gc.width.bytes() + if gc.width == Width::Str { ESTIMATED_STRING_BYTES } else { 0 };
                         bytes = bytes.saturating_add((scan.rows as usize).saturating_mul(per_row));
+                        if gc.nullable {
+                            bytes = bytes.saturating_add((scan.rows as usize).div_ceil(32).saturating_mul(4));
+                        }
                     }
                 }
             }
@@ -599,10 +635,10 @@ impl GpuRuntime {
         Ok(())
     }
 
-    /// The cached column under `key`, in its packed form or not.
-    fn cached(&self, key: &(String, u64, usize), packed: bool) -> Option<Arc<GpuBuf>> {
+    /// The cached column under `key`, in `col`'s form (see [`GpuBuf::is_form_of`]).
+    fn cached(&self, key: &(String, u64, usize), col: &GpuColumn) -> Option<Arc<GpuBuf>> {
         let cache = self.columns.lock().ok()?;
-        cache.map.get(key).filter(|e| matches!(*e.buf, GpuBuf::Packed(_)) == packed).map(|e| Arc::clone(&e.buf))
+        cache.map.get(key).filter(|e| e.buf.is_form_of(col)).map(|e| Arc::clone(&e.buf))
     }
 
     /// Bytes of cached columns that running queries hold (and so cannot be evicted).
@@ -646,6 +682,7 @@ impl GpuRuntime {
         state.lane.held.extend(col_bufs.iter().flatten().cloned());
         let col_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.ptr(dev))).collect();
         let byte_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.bytes_ptr(dev))).collect();
+        let validity_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.validity_ptr(dev))).collect();
         // Per probe (operator order): its table's payload arrays and bitmap.
         let mut probed: Vec<Probed> = Vec::new();
         for op in &p.operators {
@@ -767,6 +804,7 @@ impl GpuRuntime {
                 Param::Column { column, .. } => col_ptrs.get(*column).copied().ok_or_else(|| missing("column")),
                 // Null for a string column the kernel reads only as row numbers.
                 Param::Bytes { column } => byte_ptrs.get(*column).copied().filter(|&p| p != 0 || !kernel.strings.contains(column)).ok_or_else(|| missing("string bytes")),
+                Param::Validity { column } => validity_ptrs.get(*column).copied().filter(|&p| p != 0).ok_or_else(|| missing("validity")),
                 Param::Payload { probe, column, .. } => probed.get(*probe).and_then(|p| p.payload.get(*column)).copied().ok_or_else(|| missing("payload")),
                 Param::Bitmap { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("bitmap")),
                 Param::Keys { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("keys")),
@@ -923,14 +961,17 @@ impl GpuRuntime {
                                 finish_sum(&sums, counts.as_deref(), present, spec.func, arg_ty, ty)
                             }));
                         }
-                        Accumulator::Min | Accumulator::Max => {
+                        Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => {
                             let (m, dict) = (take()?, value_dicts.get(j).copied().flatten());
+                            // A group none of whose values was non-NULL has none.
+                            let counts = if acc.counted() { Some(take()?) } else { None };
                             builds.push(Box::new(move || {
                                 if let Some(d) = dict {
                                     // A dependent group key's codes (groups always have one).
                                     return dictionary_column(st, d, m.iter().map(|&x| x as i32).collect());
                                 }
-                                let v: Int64Array = m.iter().zip(present).map(|(&x, &p)| p.then_some(x as i64)).collect();
+                                let has = |i: usize| present[i] && counts.is_none_or(|c| c[i] > 0);
+                                let v: Int64Array = m.iter().enumerate().map(|(i, &x)| has(i).then_some(x as i64)).collect();
                                 int_as(&v, arg_ty.unwrap_or(ty), ty)
                             }));
                         }
@@ -969,7 +1010,7 @@ impl GpuRuntime {
                         GpuBuf::I32(_) => bytes.chunks_exact(4).map(|w| i64::from(i32::from_le_bytes([w[0], w[1], w[2], w[3]]))).collect(),
                         GpuBuf::I64(_) => words_of(bytes).into_iter().map(|w| w as i64).collect(),
                         GpuBuf::Str { .. } => return Err(string_as_values()),
-                        GpuBuf::Packed(_) => return Err(TesseraError::Internal("a packed column as a result".into())),
+                        GpuBuf::Packed(_) | GpuBuf::Nullable { .. } => return Err(TesseraError::Internal("a packed or nullable column as a result".into())),
                     };
                     let col: ArrayRef = match c.dictionary {
                         Some(d) => dictionary_column(state, d, Int32Array::from_iter_values(values.iter().map(|&v| v as i32)))?,
@@ -1335,6 +1376,57 @@ fn packed_columns() -> bool {
     *PACKED.get_or_init(|| std::env::var("TESSERA_EXP_PACKED").is_ok_and(|v| v == "1"))
 }
 
+/// Whether column `c` of `table` holds a NULL. A column with a packed form holds none
+/// (tiles with NULLs have no packed form: `tessera_storage::packed::packable`), which
+/// the tile headers say without decoding it; any other is decoded (as its upload does)
+/// and its arrays' null counts looked at. Unknown (the column does not decode): it does.
+fn holds_nulls(table: &LoadedTable, c: usize) -> bool {
+    if table.packable(c) {
+        return false;
+    }
+    table.column(c).map_or(true, |parts| parts.iter().any(|a| a.logical_null_count() > 0))
+}
+
+/// A column's validity as kernels read it (`Param::Validity`): bit `r & 31` of word
+/// `r >> 5` set where row `r` is not NULL (Arrow's bit order, in 32-bit words), batches
+/// one after another.
+fn host_validity(parts: &[ArrayRef]) -> Vec<u32> {
+    let rows: usize = parts.iter().map(|a| a.len()).sum();
+    // An empty upload is not a buffer: keep one word so the bitmap has an address.
+    let mut words = vec![0u32; rows.div_ceil(32).max(1)];
+    let mut at = 0usize;
+    for a in parts {
+        match a.logical_nulls() {
+            None => set_bits(&mut words, at, at + a.len()),
+            Some(nulls) => {
+                for i in nulls.valid_indices() {
+                    let r = at + i;
+                    words[r >> 5] |= 1u32 << (r & 31);
+                }
+            }
+        }
+        at += a.len();
+    }
+    words
+}
+
+/// Sets bits `from..to` of `words` (whole words at once).
+fn set_bits(words: &mut [u32], from: usize, to: usize) {
+    let mut r = from;
+    while r < to && r & 31 != 0 {
+        words[r >> 5] |= 1u32 << (r & 31);
+        r += 1;
+    }
+    while r + 32 <= to {
+        words[r >> 5] = u32::MAX;
+        r += 32;
+    }
+    while r < to {
+        words[r >> 5] |= 1u32 << (r & 31);
+        r += 1;
+    }
+}
+
 /// Column `c` of `table` as one array of `rows + 1` offsets into one array of bytes.
 fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
     let mut offsets = Vec::with_capacity(table.rows + 1);
@@ -1421,8 +1513,11 @@ fn int_as(v: &Int64Array, arg_ty: Type, ty: Type) -> Result<ArrayRef> {
     }
 }
 
-/// SUM/AVG results from exact 128-bit sums, as the CPU backend computes them.
+/// SUM/AVG results from exact 128-bit sums, as the CPU backend computes them; `counts`
+/// (an AVG's, or a SUM's of values that may be NULL): the non-NULL values of each group,
+/// NULL where there are none.
 fn finish_sum(sums: &[i128], counts: Option<&[i64]>, present: &[bool], func: AggFunc, arg_ty: Option<Type>, ty: Type) -> Result<ArrayRef> {
+    let has = |i: usize| present[i] && counts.is_none_or(|c| c[i] > 0);
     let in_scale = match arg_ty {
         Some(Type::Decimal { scale, .. }) => scale,
         _ => 0,
@@ -1448,7 +1543,7 @@ fn finish_sum(sums: &[i128], counts: Option<&[i64]>, present: &[bool], func: Agg
             cast_to(&(Arc::new(v) as ArrayRef), ty)
         }
         (_, Type::Decimal { precision, scale }) => {
-            let a = Decimal128Array::from_iter((0..sums.len()).map(|i| present[i].then_some(sums[i])))
+            let a = Decimal128Array::from_iter((0..sums.len()).map(|i| has(i).then_some(sums[i])))
                 .with_precision_and_scale(precision, scale)
                 .map_err(arrow_err)?;
             a.validate_decimal_precision(precision).map_err(|e| TesseraError::Execution(format!("arithmetic overflow: {e}")))?;
@@ -1457,7 +1552,7 @@ fn finish_sum(sums: &[i128], counts: Option<&[i64]>, present: &[bool], func: Agg
         _ => {
             let mut v = Vec::new();
             for i in 0..sums.len() {
-                v.push(if present[i] { Some(i64::try_from(sums[i]).map_err(|_| overflow())?) } else { None });
+                v.push(if has(i) { Some(i64::try_from(sums[i]).map_err(|_| overflow())?) } else { None });
             }
             cast_to(&(Arc::new(Int64Array::from(v)) as ArrayRef), ty)
         }
@@ -1522,6 +1617,11 @@ impl DictBinder<'_> {
     /// column (and is not that column) replaced by an IN list of the codes it holds for.
     /// A subexpression that is NULL for some entry stays as it is (an IN list would turn
     /// its NULL into false under NOT); the generator then refuses it with its reason.
+    ///
+    /// Over a column that may be NULL (its field is nullable), the IN list is NULL where
+    /// the column is; a subexpression that is not NULL there (`IS NULL`, `COALESCE`, `OR`
+    /// with a side that holds) becomes `c IS NULL OR c IN (...)` (TRUE for a NULL) or
+    /// `c IS NOT NULL AND c IN (...)` (FALSE for one).
     fn bind(&self, e: &Expr, fields: &[tessera_ir::Field], dicts: &[Option<DictRef>]) -> Expr {
         e.rewrite(&|sub| {
             let [c] = sub.columns()[..] else { return None };
@@ -1529,23 +1629,35 @@ impl DictBinder<'_> {
             if matches!(sub, Expr::Column { .. }) || sub.ty(fields) != Type::Boolean {
                 return None;
             }
-            self.codes(sub, c, d).map(|codes| Expr::InList { expr: Box::new(Expr::col(c, "codes")), list: codes, negated: false })
+            let (codes, for_null) = self.codes(sub, c, d)?;
+            let col = || Box::new(Expr::col(c, "codes"));
+            let in_list = Expr::InList { expr: col(), list: codes, negated: false };
+            let nullable = fields.get(c).is_none_or(|f| f.nullable);
+            Some(match (nullable, for_null) {
+                (false, _) | (true, None) => in_list,
+                (true, Some(true)) => Expr::Or(Box::new(Expr::IsNull(col())), Box::new(in_list)),
+                (true, Some(false)) => Expr::And(Box::new(Expr::IsNotNull(col())), Box::new(in_list)),
+            })
         })
     }
 
-    /// The codes of dictionary `d` for which `e` (reading column `c`) holds, or None when
-    /// it cannot be evaluated or is NULL for some entry.
-    fn codes(&self, e: &Expr, c: usize, d: DictRef) -> Option<Vec<Scalar>> {
+    /// The codes of dictionary `d` for which `e` (reading column `c`) holds, and what `e`
+    /// is where the column is NULL (None: NULL); None when it cannot be evaluated or is
+    /// NULL for some entry.
+    fn codes(&self, e: &Expr, c: usize, d: DictRef) -> Option<(Vec<Scalar>, Option<bool>)> {
         let values = (self.values)(d)?;
         let n = values.len();
-        let mut cols: Vec<ArrayRef> = (0..=c).map(|_| arrow::array::new_null_array(&DataType::Null, n)).collect();
+        // The entries, then a NULL.
+        let values = arrow::compute::concat(&[values.as_ref(), arrow::array::new_null_array(values.data_type(), 1).as_ref()]).ok()?;
+        let mut cols: Vec<ArrayRef> = (0..=c).map(|_| arrow::array::new_null_array(&DataType::Null, n + 1)).collect();
         cols[c] = values;
-        let r = self.eval.eval(e, &cols, n).ok()?;
+        let r = self.eval.eval(e, &cols, n + 1).ok()?;
         let b = r.as_boolean_opt()?;
-        if b.null_count() > 0 {
+        if (0..n).any(|i| b.is_null(i)) {
             return None;
         }
-        Some((0..n).filter(|&i| b.value(i)).map(|i| Scalar::Int(i as i64)).collect())
+        let for_null = b.is_valid(n).then(|| b.value(n));
+        Some(((0..n).filter(|&i| b.value(i)).map(|i| Scalar::Int(i as i64)).collect(), for_null))
     }
 }
 
@@ -1687,9 +1799,12 @@ pub fn plan_kernel(
             }
             None => None,
         };
-        // Stored integer columns go up in their bit-packed tiles (see `tiles.cuh`).
-        let packed = matches!(width, Width::I32 | Width::I64) && dictionary.is_none() && packed_columns() && table.packable(c);
-        cols.push(GpuColumn { width, dictionary, packed });
+        // A nullable column whose data holds NULLs goes up with its validity bitmap.
+        let nullable = f.nullable && holds_nulls(table, c);
+        // Stored integer columns go up in their bit-packed tiles (see `tiles.cuh`); those
+        // with NULLs have none.
+        let packed = matches!(width, Width::I32 | Width::I64) && dictionary.is_none() && !nullable && packed_columns() && table.packable(c);
+        cols.push(GpuColumn { width, dictionary, packed, nullable });
     }
     finish_plan(p, cols, dict_values, reasons, state, gpu_tables, options)
 }
@@ -1778,6 +1893,7 @@ fn finish_plan(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     /// Host columns as kernels read them, batches converted in parallel into their
@@ -1796,6 +1912,83 @@ mod tests {
         let err = host_i64(&[dec(vec![1]), dec(vec![i64::MAX as i128 + 1])]).unwrap_err();
         assert!(matches!(err, TesseraError::RetryOnCpu(_)), "{err}");
         assert!(host_i64(&[]).unwrap().is_empty());
+    }
+
+    /// Validity bitmaps as kernels read them: bit `r & 31` of word `r >> 5` per row of the
+    /// whole column, batches one after another (unaligned ones too), set where not NULL.
+    #[test]
+    fn validity_bitmaps_follow_rows_across_batches() {
+        let parts: Vec<ArrayRef> = vec![
+            Arc::new(Int32Array::from(vec![Some(1), None, Some(3)])),
+            Arc::new(Int32Array::from_iter_values(0..40)),
+            Arc::new(Int32Array::from(vec![None::<i32>; 5])),
+            Arc::new(Int32Array::from(vec![Some(9)])),
+        ];
+        let words = host_validity(&parts);
+        assert_eq!(words.len(), 49usize.div_ceil(32));
+        let bit = |r: usize| (words[r >> 5] >> (r & 31)) & 1 == 1;
+        let want: Vec<bool> = [vec![true, false, true], vec![true; 40], vec![false; 5], vec![true]].concat();
+        assert_eq!((0..49).map(bit).collect::<Vec<_>>(), want);
+        // Nothing past the last row, and an empty column still has a word.
+        assert!((49..64).all(|r| !bit(r)));
+        assert_eq!(host_validity(&[]), vec![0]);
+        let mut w = vec![0u32; 4];
+        set_bits(&mut w, 5, 100);
+        assert_eq!(w, vec![!0u32 << 5, u32::MAX, u32::MAX, (1u32 << 4) - 1]);
+    }
+
+    /// Whether a column holds NULLs is what its data says, not its field: a nullable
+    /// column without one goes to the GPU without a bitmap.
+    #[test]
+    fn columns_hold_nulls_when_their_data_does() {
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+            arrow::datatypes::Field::new("a", DataType::Int32, true),
+            arrow::datatypes::Field::new("b", DataType::Int32, true),
+        ]));
+        let batch = |a: Vec<Option<i32>>, b: Vec<i32>| {
+            arrow::array::RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(Int32Array::from(a)), Arc::new(Int32Array::from(b))]).unwrap()
+        };
+        let table = LoadedTable::from_batches("t".into(), Arc::clone(&schema), vec![batch(vec![Some(1)], vec![1]), batch(vec![None, Some(2)], vec![2, 3])]);
+        assert!(holds_nulls(&table, 0));
+        assert!(!holds_nulls(&table, 1));
+    }
+
+    /// A SUM whose inputs may be NULL is NULL for a group that took none (its count 0).
+    #[test]
+    fn sums_of_nothing_but_nulls_are_null() {
+        let a = finish_sum(&[5, 0, 7], Some(&[2, 0, 1]), &[true, true, false], AggFunc::Sum, Some(Type::Int64), Type::Int64).unwrap();
+        let a = a.as_primitive::<arrow::datatypes::Int64Type>();
+        assert_eq!(a.iter().collect::<Vec<_>>(), vec![Some(5), None, None]);
+        // Without counts (values that are never NULL) every group present has a sum.
+        let b = finish_sum(&[5, 0], None, &[true, true], AggFunc::Sum, Some(Type::Int64), Type::Int64).unwrap();
+        assert_eq!(b.null_count(), 0);
+    }
+
+    /// A dictionary predicate over a column that may be NULL keeps its value for a NULL:
+    /// `IS NULL` holds there, `= 'a'` is NULL there, `IS NOT NULL AND ...` is FALSE there.
+    #[test]
+    fn dictionary_predicates_keep_their_value_for_null() {
+        use arrow::array::StringArray;
+        let values = |_: DictRef| Some(Arc::new(StringArray::from(vec!["a", "b"])) as ArrayRef);
+        let binder = DictBinder { eval: Evaluator::new(), values: &values };
+        let d = DictRef { size: 2, id: 0, by_row: false };
+        let s = || Box::new(Expr::col(0, "s"));
+        let a = || Box::new(Expr::lit(Scalar::Utf8("a".into()), Type::Utf8));
+        let codes = |list: Vec<i64>| Expr::InList { expr: Box::new(Expr::col(0, "codes")), list: list.into_iter().map(Scalar::Int).collect(), negated: false };
+        for nullable in [true, false] {
+            let fields = [tessera_ir::Field::new("s", Type::Utf8, nullable)];
+            let bind = |e: Expr| binder.bind(&e, &fields, &[Some(d)]);
+            let eq = Expr::Cmp { op: tessera_ir::CmpOp::Eq, left: s(), right: a() };
+            assert_eq!(bind(eq.clone()), codes(vec![0]));
+            let is_null = bind(Expr::Or(Box::new(Expr::IsNull(s())), Box::new(eq.clone())));
+            let and_not_null = bind(Expr::And(Box::new(Expr::IsNotNull(s())), Box::new(Expr::Not(Box::new(eq)))));
+            if nullable {
+                assert_eq!(is_null, Expr::Or(Box::new(Expr::IsNull(Box::new(Expr::col(0, "codes")))), Box::new(codes(vec![0]))));
+                assert_eq!(and_not_null, Expr::And(Box::new(Expr::IsNotNull(Box::new(Expr::col(0, "codes")))), Box::new(codes(vec![1]))));
+            } else {
+                assert_eq!((is_null, and_not_null), (codes(vec![0]), codes(vec![1])));
+            }
+        }
     }
 
     /// Compiles a module the runtime loads (no GPU needed) and checks that it has the

@@ -7,7 +7,8 @@
 //!   its range, `flags[2]`: a duplicate build key; one array per query, read when a
 //!   result comes back); `consts` ([`Kernel::consts`], null when empty);
 //! - the source columns `col{i}` (plain arrays, or bit-packed tiles: `tiles.cuh`), then
-//!   the bytes `col{i}_bytes` of string columns;
+//!   the bytes `col{i}_bytes` of string columns, then the validity bitmaps `col{i}_valid`
+//!   of columns whose data holds NULLs ([`super::GpuColumn::nullable`]);
 //! - per probe, in operator order: its payload arrays `h{p}_p{j}`, then its membership
 //!   bitmap `h{p}_bits` (bit `s` set when slot `s` holds a row: what probes test) or, for
 //!   a hashed table, its keys `h{p}_keys`;
@@ -44,6 +45,13 @@ pub enum Param {
     },
     /// The UTF-8 bytes of source column `column` (a [`Width::Str`] column).
     Bytes {
+        /// Index among the pipeline's source columns.
+        column: usize,
+    },
+    /// The validity bitmap of source column `column` ([`super::GpuColumn::nullable`]):
+    /// `uint32_t[ceil(rows / 32)]`, bit `r & 31` of word `r >> 5` set when row `r` is not
+    /// NULL (Arrow's bit order).
+    Validity {
         /// Index among the pipeline's source columns.
         column: usize,
     },
@@ -112,7 +120,9 @@ pub enum Out {
         /// Their kind.
         accumulator: Accumulator,
     },
-    /// AVG `aggregate`'s counts (`unsigned long long[groups]`).
+    /// The counts of aggregate `aggregate`'s non-NULL inputs (`unsigned long long[groups]`):
+    /// an AVG's, and those of a SUM, MIN or MAX whose input may be NULL (a group without
+    /// one gets NULL).
     Counts {
         /// Index among the aggregates.
         aggregate: usize,
@@ -140,6 +150,7 @@ impl Param {
             Param::Column { column, packed: true, .. } => format!("const unsigned long long* __restrict__ col{column}"),
             Param::Column { column, width, .. } => format!("const {}* __restrict__ col{column}", width.c()),
             Param::Bytes { column } => format!("const unsigned char* __restrict__ col{column}_bytes"),
+            Param::Validity { column } => format!("const uint32_t* __restrict__ col{column}_valid"),
             Param::Payload { probe, column, width } => format!("const {}* __restrict__ h{probe}_p{column}", width.c()),
             Param::Bitmap { probe } => format!("const uint32_t* __restrict__ h{probe}_bits"),
             Param::Keys { probe } => format!("const unsigned long long* __restrict__ h{probe}_keys"),

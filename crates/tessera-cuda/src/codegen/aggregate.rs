@@ -85,6 +85,7 @@ fn slot_bytes(accumulators: &[Accumulator]) -> usize {
             Accumulator::Sum(r) => 8 * r.words(),
             Accumulator::SumCount(r) => 8 * r.words() + 8,
             Accumulator::Count | Accumulator::Min | Accumulator::Max => 8,
+            Accumulator::MinCount | Accumulator::MaxCount => 16,
         })
         .sum::<usize>()
 }
@@ -112,6 +113,12 @@ pub enum Accumulator {
     Min,
     /// `int64_t` maximum (initialized to i64::MIN).
     Max,
+    /// A [`Accumulator::Min`] of values that may be NULL, followed by a `uint64_t` count of
+    /// the non-NULL ones (a group without one gets NULL).
+    MinCount,
+    /// A [`Accumulator::Max`] of values that may be NULL, with its count (see
+    /// [`Accumulator::MinCount`]).
+    MaxCount,
 }
 
 impl Accumulator {
@@ -124,6 +131,8 @@ impl Accumulator {
             Accumulator::Count => vec![(1, None)],
             Accumulator::Min => vec![(1, Some(i64::MAX))],
             Accumulator::Max => vec![(1, Some(i64::MIN))],
+            Accumulator::MinCount => vec![(1, Some(i64::MAX)), (1, None)],
+            Accumulator::MaxCount => vec![(1, Some(i64::MIN)), (1, None)],
         }
     }
 
@@ -134,7 +143,8 @@ impl Accumulator {
         match self {
             Accumulator::Sum(SumRepr::I128) | Accumulator::SumCount(SumRepr::I128) => 1,
             Accumulator::Count => 2,
-            Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) | Accumulator::Min | Accumulator::Max => 3,
+            Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) => 3,
+            Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => 3,
             Accumulator::Sum(SumRepr::Split) | Accumulator::SumCount(SumRepr::Split) => 4,
         }
     }
@@ -144,7 +154,26 @@ impl Accumulator {
         match self {
             Accumulator::Count => "unsigned long long",
             Accumulator::Sum(r) | Accumulator::SumCount(r) => r.c(),
-            Accumulator::Min | Accumulator::Max => "long long",
+            Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => "long long",
+        }
+    }
+
+    /// Whether a count of the group's non-NULL inputs follows its first array
+    /// ([`Out::Counts`]).
+    pub fn counted(self) -> bool {
+        matches!(self, Accumulator::SumCount(_) | Accumulator::MinCount | Accumulator::MaxCount)
+    }
+
+    /// The accumulator of `func` over values that may be NULL (`nullable`), summed as `repr`.
+    pub fn of(func: AggFunc, repr: SumRepr, nullable: bool) -> Accumulator {
+        match (func, nullable) {
+            (AggFunc::CountStar | AggFunc::Count, _) => Accumulator::Count,
+            (AggFunc::Sum, false) => Accumulator::Sum(repr),
+            (AggFunc::Sum, true) | (AggFunc::Avg, _) => Accumulator::SumCount(repr),
+            (AggFunc::Min, false) => Accumulator::Min,
+            (AggFunc::Max, false) => Accumulator::Max,
+            (AggFunc::Min, true) => Accumulator::MinCount,
+            (AggFunc::Max, true) => Accumulator::MaxCount,
         }
     }
 }
@@ -335,24 +364,22 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
             }
             _ => SumRepr::I128,
         };
-        accumulators.push(match agg.func {
-            AggFunc::CountStar | AggFunc::Count => Accumulator::Count,
-            AggFunc::Sum => Accumulator::Sum(repr),
-            AggFunc::Avg => Accumulator::SumCount(repr),
-            AggFunc::Min => Accumulator::Min,
-            AggFunc::Max => Accumulator::Max,
-        });
+        // An input that may be NULL is skipped where it is; SUM, MIN and MAX count the
+        // inputs they took (NULL where none).
+        let nullable = agg.arg.as_ref().is_some_and(|e| super::filter::may_be_null(b, e));
+        accumulators.push(Accumulator::of(agg.func, repr, nullable));
     }
     let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators) };
     for (j, acc) in accumulators.iter().enumerate() {
         b.params.push(Param::Out(Out::Accumulators { aggregate: j, accumulator: *acc }));
-        if matches!(acc, Accumulator::SumCount(_)) {
+        if acc.counted() {
             b.params.push(Param::Out(Out::Counts { aggregate: j }));
         }
     }
     b.params.push(Param::Out(Out::Seen));
-    // The values, computed once per row.
+    // The values, computed once per row, and where they may be NULL when they are not.
     let mut values = Vec::new();
+    let mut valid = Vec::new();
     let mut value_dicts = Vec::new();
     for (j, agg) in a.aggregates.iter().enumerate() {
         let dict = match &agg.arg {
@@ -360,24 +387,31 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
             _ => None,
         };
         value_dicts.push(dict);
-        let value = match &agg.arg {
+        let (value, ok) = match &agg.arg {
             Some(e) => {
                 let at = e.ty(fields);
                 if value_width(at).is_none() || (at == Type::Utf8 && dict.is_none()) {
                     return Err(Reason::ValueType(at));
                 }
                 match (e, dict) {
-                    (Expr::Column { index, .. }, Some(_)) => super::scan::column(b, *index)?.0,
-                    _ => super::filter::expr(b, e, fields)?,
+                    (Expr::Column { index, .. }, Some(_)) => (super::scan::column(b, *index)?.0, None),
+                    // A dependent group key is the same in all of a group's rows.
+                    _ if j >= dependent_from => (super::filter::expr(b, e, fields)?, None),
+                    _ => super::filter::value(b, e, fields)?,
                 }
             }
-            None => CExpr::text("1LL"),
+            None => (CExpr::text("1LL"), None),
         };
+        let counts = accumulators[j].counted() || accumulators[j] == Accumulator::Count;
+        if ok.is_some() && !counts {
+            return Err(Reason::Inconsistent(format!("aggregate #{j}'s input may be NULL, its accumulator takes every row")));
+        }
         values.push(b.def(CType::LongLong, format!("v{j}"), cx!["(long long)(", value, ")"], None));
+        valid.push(ok.map(|ok| b.var(CType::Bool, "vn", ok)));
     }
     match grp {
-        None => scalar_aggregate(b, &accumulators, &values),
-        Some(grp) => grouped_aggregate(b, &accumulators, &values, &grp, table),
+        None => scalar_aggregate(b, &accumulators, &values, &valid),
+        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table),
     }
     if hashed.is_some() {
         b.params.push(Param::Out(Out::Keys));
@@ -401,7 +435,9 @@ fn group_number(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field]
     let mut keys = Vec::new();
     for (k, d) in a.group_by.iter().zip(domains) {
         let Expr::Column { index, .. } = k else { return Err(Reason::ComputedGroupKey) };
-        let (v, _) = super::scan::column(b, *index)?;
+        let (v, _) = super::scan::value(b, *index)?;
+        // Slot 0 of each key is NULL's.
+        let ok = b.nulls.get(*index).cloned().flatten();
         let (slots, min, dictionary) = match d {
             KeyDomain::Range { min, max } => ((max - min + 2) as usize, *min, None),
             KeyDomain::Dictionary { .. } => {
@@ -413,7 +449,10 @@ fn group_number(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field]
         if !terms.0.is_empty() {
             terms = cx![terms, " + "];
         }
-        terms = cx![terms, "((long long)(", v, format!(") - {min}LL + 1) * {stride}LL")];
+        terms = match ok {
+            None => cx![terms, "((long long)(", v, format!(") - {min}LL + 1) * {stride}LL")],
+            Some(ok) => cx![terms, "((", ok, ") ? ((long long)(", v, format!(") - {min}LL + 1) * {stride}LL : 0LL)")],
+        };
         keys.push(KeyLayout { slots, min, dictionary });
         stride = stride.checked_mul(slots).ok_or(Reason::GroupSlots(None))?;
     }
@@ -456,9 +495,18 @@ fn hashed_group(b: &mut Builder<'_>, a: &Aggregate, ranges: &[Option<(i64, i64)>
     Ok((slots, Vec::new(), Some(pack), Some(grp)))
 }
 
+/// `stmt` where `valid` holds, when given (an input that may be NULL is skipped where it is).
+fn where_valid(stmt: CExpr, valid: Option<&CExpr>) -> CExpr {
+    match valid {
+        Some(ok) => cx!["if (", ok, ") { ", stmt, " }"],
+        None => stmt,
+    }
+}
+
 /// Scalar aggregates: per-thread registers over all the thread's rows, reduced per warp
-/// at the end with one atomic per warp and accumulator.
-fn scalar_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr]) {
+/// at the end with one atomic per warp and accumulator; `valid`: per aggregate, where its
+/// input is not NULL when it may be.
+fn scalar_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>]) {
     for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
         let (init, epilogue) = (&mut b.ir.prologue, &mut b.ir.epilogue);
         let stmt = match acc {
@@ -480,14 +528,20 @@ fn scalar_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &
                     format!("); unsigned long long lo = t{j}.lo + x.lo; t{j}.hi = t{j}.hi + x.hi + (lo < t{j}.lo ? 1ull : 0ull); t{j}.lo = lo; n{j} += 1ull; }}")
                 ]
             }
-            Accumulator::Min | Accumulator::Max => {
+            Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => {
                 let (f, start, warp, cmp) = min_max(*acc);
                 let _ = writeln!(init, "    long long t{j} = {start};");
                 let _ = writeln!(epilogue, "    t{j} = {warp}(t{j}); if ((threadIdx.x & 31) == 0 && t{j} != {start}) {f}(&out_a{j}[0], t{j});");
-                cx!["if (", v, format!(" {cmp} t{j}) t{j} = "), v, ";"]
+                if acc.counted() {
+                    let _ = writeln!(init, "    unsigned long long n{j} = 0;");
+                    let _ = writeln!(epilogue, "    n{j} = tessera_warp_sum(n{j}); if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
+                    cx!["if (", v, format!(" {cmp} t{j}) t{j} = "), v, format!("; n{j} += 1ull;")]
+                } else {
+                    cx!["if (", v, format!(" {cmp} t{j}) t{j} = "), v, ";"]
+                }
             }
         };
-        b.effect(stmt);
+        b.effect(where_valid(stmt, valid.get(j).and_then(Option::as_ref)));
     }
     let _ = writeln!(b.ir.prologue, "    bool any = false;");
     b.effect(cx!["any = true;"]);
@@ -509,7 +563,7 @@ fn slot_value(epilogue: &mut String, copies: usize, name: &str, ctype: &str, fol
 
 /// Atomic, initial value, warp reduction and comparison of MIN or MAX.
 fn min_max(acc: Accumulator) -> (&'static str, &'static str, &'static str, &'static str) {
-    if acc == Accumulator::Min {
+    if matches!(acc, Accumulator::Min | Accumulator::MinCount) {
         ("atomicMin", "9223372036854775807LL", "tessera_warp_min", "<")
     } else {
         ("atomicMax", "(-9223372036854775807LL - 1)", "tessera_warp_max", ">")
@@ -517,24 +571,29 @@ fn min_max(acc: Accumulator) -> (&'static str, &'static str, &'static str, &'sta
 }
 
 /// Statements adding the row's `values` to accumulators `{prefix}a{j}[index]` (and
-/// `{prefix}c{j}` for AVG's counts), with atomics (shared or global alike).
-fn accumulate(accumulators: &[Accumulator], values: &[CExpr], prefix: &str, index: &CExpr) -> CExpr {
+/// `{prefix}c{j}` for counts of non-NULL inputs), with atomics (shared or global alike);
+/// an input that may be NULL (`valid`) only where it is not.
+fn accumulate(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr) -> CExpr {
     let mut s = CExpr::default();
     for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
         let at = cx![format!("{prefix}a{j}["), index, "]"];
-        s = match acc {
-            Accumulator::Count => cx![s, format!("atomicAdd(&{prefix}a{j}["), index, "], 1ull); "],
-            Accumulator::Sum(r) => cx![s, r.add(at, v), " "],
-            Accumulator::SumCount(r) => cx![s, r.add(at, v), format!(" atomicAdd(&{prefix}c{j}["), index, "], 1ull); "],
-            Accumulator::Min | Accumulator::Max => cx![s, format!("{}(&{prefix}a{j}[", min_max(*acc).0), index, "], ", v, "); "],
+        let add = match acc {
+            Accumulator::Count => cx![format!("atomicAdd(&{prefix}a{j}["), index, "], 1ull);"],
+            Accumulator::Sum(r) => r.add(at, v),
+            Accumulator::SumCount(r) => cx![r.add(at, v), format!(" atomicAdd(&{prefix}c{j}["), index, "], 1ull);"],
+            Accumulator::Min | Accumulator::Max => cx![format!("{}(&{prefix}a{j}[", min_max(*acc).0), index, "], ", v, ");"],
+            Accumulator::MinCount | Accumulator::MaxCount => {
+                cx![format!("{}(&{prefix}a{j}[", min_max(*acc).0), index, "], ", v, format!("); atomicAdd(&{prefix}c{j}["), index, "], 1ull);"]
+            }
         };
+        s = cx![s, where_valid(add, valid.get(j).and_then(Option::as_ref)), " "];
     }
     s
 }
 
 /// Grouped aggregates: per row into the block's shared table (or the global arrays, see
 /// [`GroupTable`]); at the end each block merges its table into the global arrays.
-fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], grp: &CExpr, table: GroupTable) {
+fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable) {
     let (slots, copies) = match table {
         GroupTable::Global => {
             // The seen flag is read before it is written: a store from every row would
@@ -542,7 +601,7 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
             // every row, and flags in shared memory merged at the end, were both measured
             // slower (`benchmarks/results/README.md`, "Seen flags").
             let seen = cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"];
-            b.effect(cx![accumulate(accumulators, values, "out_", grp), seen]);
+            b.effect(cx![accumulate(accumulators, values, valid, "out_", grp), seen]);
             return;
         }
         GroupTable::Direct { slots, copies } => (slots, copies),
@@ -565,9 +624,13 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
                     let _ = write!(init, "sh_c{j}[s] = 0ull; ");
                 }
             }
-            Accumulator::Min | Accumulator::Max => {
+            Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => {
                 let _ = writeln!(prologue, "    __shared__ long long sh_a{j}[{cells}];");
                 let _ = write!(init, "sh_a{j}[s] = {}; ", min_max(*acc).1);
+                if acc.counted() {
+                    let _ = writeln!(prologue, "    __shared__ unsigned long long sh_c{j}[{cells}];");
+                    let _ = write!(init, "sh_c{j}[s] = 0ull; ");
+                }
             }
         }
     }
@@ -581,7 +644,7 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
     } else {
         b.var(CType::Int, "sl", cx!["(int)(", grp, format!(") * {copies} + (int)(threadIdx.x & {}u)", copies - 1)])
     };
-    let shared = accumulate(accumulators, values, "sh_", &sl);
+    let shared = accumulate(accumulators, values, valid, "sh_", &sl);
     b.effect(cx![shared, "sh_seen[", &sl, "] = 1u;"]);
     // Merge: a thread per slot folds the slot's copies (if several) into locals, then
     // adds them to the global arrays.
@@ -606,10 +669,14 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
                     let _ = writeln!(epilogue, "        if ({n} != 0ull) atomicAdd(&out_c{j}[grp], {n});");
                 }
             }
-            Accumulator::Min | Accumulator::Max => {
+            Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => {
                 let (f, start, _, cmp) = min_max(*acc);
                 let v = slot_value(epilogue, copies, &format!("sh_a{j}"), "long long", &|from, to| format!("if ({from} {cmp} {to}) {to} = {from};"));
                 let _ = writeln!(epilogue, "        if ({v} != {start}) {f}(&out_a{j}[grp], {v});");
+                if acc.counted() {
+                    let n = slot_value(epilogue, copies, &format!("sh_c{j}"), "unsigned long long", &add);
+                    let _ = writeln!(epilogue, "        if ({n} != 0ull) atomicAdd(&out_c{j}[grp], {n});");
+                }
             }
         }
     }

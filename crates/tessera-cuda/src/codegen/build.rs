@@ -121,9 +121,9 @@ pub fn source_rows(pipeline: &Pipeline, h: &HashBuild) -> u64 {
 pub const MIN_RESULT_SOURCE_ROWS: u64 = 1 << 16;
 
 /// A dense table's slot of build key `key` (`key − min`); a key outside the `slots`
-/// raises `flags[1]`.
+/// raises `flags[1]`, a NULL key drops the row ([`key_values`]).
 fn dense_slot(b: &mut Builder<'_>, key: &Expr, min: i64, slots: usize, fields: &[Field]) -> Lowered<CExpr> {
-    let k = super::filter::expr(b, key, fields)?;
+    let k = key_values(b, std::slice::from_ref(key), fields)?.into_iter().next().ok_or_else(|| Reason::Inconsistent("a build without a key".into()))?;
     let s = b.var(CType::LongLong, "s", cx!["(long long)(", k, format!(") - {min}LL")]);
     b.reject_flagged(cx![&s, " < 0 || ", &s, format!(" >= {slots}LL")], 1);
     Ok(s)
@@ -142,10 +142,22 @@ fn packed_key(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>],
     let pack = KeyPack::plan(&h.keys, ranges, fields, &b.dicts)?;
     let slots = usize::try_from(table_slots(source_rows(pipeline, h))).map_err(|_| Reason::TableSlots(usize::MAX))?;
     super::scan::prefetch(b, h.keys.iter().flat_map(|k| k.columns()).chain(h.payload.iter().copied()))?;
-    let (word, in_range) = super::hash::pack(b, &pack, &h.keys, fields)?;
+    let values = key_values(b, &h.keys, fields)?;
+    let (word, in_range) = super::hash::pack_values(b, &pack, &values);
     b.params.push(Param::Out(Out::Keys));
     b.reject_flagged(cx!["!(", in_range, ")"], 1);
     Ok((pack, slots, word))
+}
+
+/// The values of build keys `keys`; a row with a NULL key is dropped first: it matches
+/// no probe (builds whose NULL keys match each other, `nulls_equal`, are refused).
+fn key_values(b: &mut Builder<'_>, keys: &[Expr], fields: &[Field]) -> Lowered<Vec<CExpr>> {
+    let (values, ok) = super::filter::keys(b, keys, fields)?;
+    if let Some(ok) = ok {
+        // A key column is a payload column too, as often as not: not NULL from here on.
+        super::filter::reject_null_keys(b, keys, ok);
+    }
+    Ok(values)
 }
 
 /// Drops a row whose key is in the table already (`repeated`): quietly for a membership

@@ -32,10 +32,13 @@ pub struct Builder<'a> {
     pub layout: Vec<Val>,
     /// Per column of the current layout: its dictionary when it holds codes.
     pub dicts: Vec<Option<DictRef>>,
-    /// Per column of the current layout: when it may be NULL (a LEFT OUTER join's build
-    /// columns), the condition under which it is not (a `bool` value of the kernel); where
-    /// it is NULL its value means nothing. Only filters and projections read such columns
-    /// (`filter::value`); sinks, keys and string functions refuse them.
+    /// Per column of the current layout: when it may be NULL (a source column whose data
+    /// holds NULLs, a LEFT OUTER join's build columns, values computed from them), the
+    /// condition under which it is not (a `bool` expression of the kernel: a source
+    /// column's validity bit, see [`valid`]); where it is NULL its value means nothing.
+    /// Filters and projections read such columns with SQL's three-valued logic
+    /// (`filter::value`), probes and builds drop or miss NULL keys, aggregations skip NULL
+    /// inputs and group NULL keys apart; other sinks' inputs refuse them.
     pub nulls: Vec<Option<CExpr>>,
     /// Source columns loaded so far (values named `c{i}`).
     pub loaded: Vec<usize>,
@@ -59,6 +62,15 @@ pub struct Builder<'a> {
     tmp: usize,
 }
 
+/// Whether source column `c`'s value in the item's row is not NULL: its validity bit
+/// (`col{c}_valid`, see [`super::abi::Param::Validity`]). Read where it is used, not
+/// loaded ahead: the 32 rows a warp's lanes hold at once share one word, which one load
+/// brings to all of them (and L1 holds for the next use).
+pub fn valid(c: usize) -> CExpr {
+    let r = CExpr::row();
+    crate::cx![format!("(((__ldg(&col{c}_valid["), &r, " >> 5]) >> (", &r, " & 31)) & 1u) != 0u)"]
+}
+
 impl<'a> Builder<'a> {
     /// A builder for a kernel over `cols`, literals as parameters or not.
     pub fn new(cols: &'a [GpuColumn], literal_params: bool) -> Self {
@@ -68,7 +80,7 @@ impl<'a> Builder<'a> {
             branches: Vec::new(),
             layout: (0..cols.len()).map(Val::Source).collect(),
             dicts: cols.iter().map(|c| c.dictionary).collect(),
-            nulls: vec![None; cols.len()],
+            nulls: cols.iter().enumerate().map(|(i, c)| c.nullable.then(|| valid(i))).collect(),
             loaded: Vec::new(),
             column_values: std::collections::HashMap::new(),
             pass: 1.0,

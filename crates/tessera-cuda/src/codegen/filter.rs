@@ -79,9 +79,35 @@ pub fn expr(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
     }
 }
 
+/// The values of keys `keys` (of a join or a build) and, when any may be NULL, the
+/// condition under which none is (a NULL key matches nothing).
+pub fn keys(b: &mut Builder<'_>, keys: &[Expr], input: &[Field]) -> Lowered<(Vec<CExpr>, Option<CExpr>)> {
+    let mut values = Vec::with_capacity(keys.len());
+    let mut all = None;
+    for k in keys {
+        let (v, ok) = value(b, k, input)?;
+        values.push(v);
+        all = both(all, ok);
+    }
+    Ok((values, all.map(|ok| b.var(CType::Bool, "kn", ok))))
+}
+
+/// Drops the rows where `ok` (the condition of [`keys`] over `keys`) does not hold: rows
+/// whose key is NULL, which match nothing. Key columns are never NULL after it.
+pub fn reject_null_keys(b: &mut Builder<'_>, keys: &[Expr], ok: CExpr) {
+    b.reject(cx!["!(", ok, ")"]);
+    for k in keys {
+        if let Expr::Column { index, .. } = k
+            && let Some(n) = b.nulls.get_mut(*index)
+        {
+            *n = None;
+        }
+    }
+}
+
 /// Whether `e` may be NULL in the current layout (a column that may be is in it, other
-/// than under IS [NOT] NULL or IS [NOT] DISTINCT FROM).
-fn may_be_null(b: &Builder<'_>, e: &Expr) -> bool {
+/// than under IS \[NOT\] NULL or IS \[NOT\] DISTINCT FROM).
+pub fn may_be_null(b: &Builder<'_>, e: &Expr) -> bool {
     match e {
         Expr::Column { index, .. } => b.nulls.get(*index).is_some_and(Option::is_some),
         Expr::IsNull(_) | Expr::IsNotNull(_) | Expr::Cmp { op: CmpOp::Distinct | CmpOp::NotDistinct, .. } => false,
@@ -90,8 +116,13 @@ fn may_be_null(b: &Builder<'_>, e: &Expr) -> bool {
     }
 }
 
-/// Whether predicate `e` is TRUE: neither FALSE nor NULL (what a filter keeps and a CASE
-/// condition takes).
+/// Whether predicate `e` is TRUE: neither FALSE nor NULL (what a filter keeps, a CASE
+/// condition takes and a join's residual matches on).
+pub fn condition(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
+    is_true(b, e, input)
+}
+
+/// See [`condition`].
 fn is_true(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
     Ok(match value(b, e, input)? {
         (c, None) => c,
@@ -194,7 +225,12 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
         Expr::IsNull(x) if !may_be_null(b, x) => (CExpr::text("false"), None),
         Expr::IsNotNull(x) if !may_be_null(b, x) => (CExpr::text("true"), None),
         Expr::IsNull(x) | Expr::IsNotNull(x) => {
-            let ok = or_true(value(b, x, input)?.1);
+            // A column's condition needs not its value (a source column's validity bit).
+            let ok = match x.as_ref() {
+                Expr::Column { index, .. } => b.nulls.get(*index).cloned().flatten(),
+                x => value(b, x, input)?.1,
+            };
+            let ok = or_true(ok);
             (if matches!(e, Expr::IsNull(_)) { cx!["(!", ok, ")"] } else { ok }, None)
         }
         Expr::InList { expr: x, list, negated } => {
@@ -242,7 +278,12 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
         }
         Expr::Like { expr: x, pattern, negated, case_insensitive } => {
             let test = like(b, x, pattern, *case_insensitive)?;
-            (if *negated { cx!["(!", test, ")"] } else { test }, None)
+            // NULL over a NULL string (whose bytes are empty).
+            let ok = match x.as_ref() {
+                Expr::Column { index, .. } => b.nulls.get(*index).cloned().flatten(),
+                _ => None,
+            };
+            (if *negated { cx!["(!", test, ")"] } else { test }, ok)
         }
         // NULL (a subquery without a row) never reaches a kernel: the launch sends the
         // query to the CPU backend instead, so the value is never NULL here.

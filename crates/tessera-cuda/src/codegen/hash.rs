@@ -121,14 +121,21 @@ pub fn table_slots(rows: u64) -> u64 {
 
 /// The packed word of keys `keys` (over the layout `fields`, one per part) and whether
 /// every key is within its part's range (and the word is not [`EMPTY_KEY`]).
+/// Keys that may be NULL are refused (see [`pack_values`] for keys whose NULLs the caller
+/// handles).
 pub fn pack(b: &mut Builder<'_>, pack: &KeyPack, keys: &[Expr], fields: &[Field]) -> Lowered<(CExpr, CExpr)> {
     let mut values = Vec::new();
     for k in keys {
         values.push(super::filter::expr(b, k, fields)?);
     }
+    Ok(pack_values(b, pack, &values))
+}
+
+/// [`pack`] of key values computed already (`values`, one per part).
+pub fn pack_values(b: &mut Builder<'_>, pack: &KeyPack, values: &[CExpr]) -> (CExpr, CExpr) {
     let mut word = CExpr::default();
     let mut in_range = CExpr::default();
-    for (part, v) in pack.parts.iter().zip(&values) {
+    for (part, v) in pack.parts.iter().zip(values) {
         // The offset in unsigned arithmetic: below `min` it wraps past `span`.
         let offset = b.var(CType::ULongLong, "k", cx!["(unsigned long long)(long long)(", v.clone(), format!(") - {}ull", part.min as u64)]);
         if !word.0.is_empty() {
@@ -153,7 +160,7 @@ pub fn pack(b: &mut Builder<'_>, pack: &KeyPack, keys: &[Expr], fields: &[Field]
     if in_range.0.is_empty() {
         in_range = CExpr::text("true");
     }
-    Ok((word, in_range))
+    (word, in_range)
 }
 
 /// The first slot for packed key `word` in a table of `mask + 1` slots, and the key held

@@ -46,8 +46,14 @@ impl GpuHaving {
     /// kind (1: signed 128-bit, 2: unsigned 64-bit, 3: signed 64-bit, 4: a SplitSum's
     /// two halves), its device address (`arrays`: each accumulator array's, in parameter
     /// order), its words per group, the comparison (0 `<`, 1 `<=`, 2 `>`, 3 `>=`, 4 `=`,
-    /// 5 `<>`) and the constant's low and high words. None when an aggregate's
-    /// accumulator is not one a term can read (an AVG's; [`plan_having`] refuses those).
+    /// 5 `<>`) and the constant's low and high words. None when a term is not one the
+    /// kernel can test.
+    ///
+    /// Terms are over SUM, COUNT, MIN and MAX only ([`plan_having`] refuses AVG), so a
+    /// sum with counts (`SumCount`) here is a SUM of values that may be NULL: its sum is
+    /// read. A group without a non-NULL value (sum 0, MIN/MAX at their start) is NULL, which
+    /// fails every comparison: the kernel dropping it is right, and keeping it leaves it to
+    /// the CPU's filter, which drops it.
     pub fn descriptors(&self, accumulators: &[Accumulator], arrays: &[u64]) -> Option<Vec<i64>> {
         let mut first = Vec::with_capacity(accumulators.len());
         let mut at = 0usize;
@@ -58,9 +64,6 @@ impl GpuHaving {
         let mut out = Vec::with_capacity(6 * self.terms.len());
         for t in &self.terms {
             let acc = *accumulators.get(t.aggregate)?;
-            if matches!(acc, Accumulator::SumCount(_)) {
-                return None;
-            }
             let words = acc.arrays().first()?.0 as i64;
             let op = match t.op {
                 CmpOp::Lt => 0,
@@ -252,8 +255,8 @@ mod tests {
             let (reader, agg) = pipelines(p);
             assert!(plan_having(&reader, &agg).is_err());
         }
-        // An AVG's accumulator cannot be read by a term even if one is made up.
+        // A term over a sum with counts (a SUM of values that may be NULL) reads the sum.
         let h = GpuHaving { pipeline: 2, terms: vec![HavingTerm { aggregate: 1, op: CmpOp::Gt, value: 1 }] };
-        assert_eq!(h.descriptors(&[Accumulator::Count, Accumulator::SumCount(SumRepr::I64)], &[1, 2, 3]), None);
+        assert_eq!(h.descriptors(&[Accumulator::Count, Accumulator::SumCount(SumRepr::I64)], &[1, 2, 3]), Some(vec![3, 2, 1, 2, 1, 0]));
     }
 }

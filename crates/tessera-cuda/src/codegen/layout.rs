@@ -118,12 +118,22 @@ pub struct GpuColumn {
     /// The column lies in bit-packed tiles (`tiles.cuh`), decoded where it is loaded;
     /// else one plain array of its width.
     pub packed: bool,
+    /// Its data holds NULLs: a validity bitmap goes with it (`col{i}_valid`, one bit a
+    /// row, Arrow's order: bit `r & 31` of word `r >> 5` set when row `r` is not NULL),
+    /// and where a row is NULL its value means nothing. A nullable column whose data has
+    /// no NULL goes without one. Never packed (tiles with NULLs have no packed form).
+    pub nullable: bool,
 }
 
 impl GpuColumn {
-    /// A plain column of `width`, with its dictionary if any.
+    /// A plain column of `width`, with its dictionary if any, without NULLs.
     pub fn plain(width: Width, dictionary: Option<DictRef>) -> GpuColumn {
-        GpuColumn { width, dictionary, packed: false }
+        GpuColumn { width, dictionary, packed: false, nullable: false }
+    }
+
+    /// [`GpuColumn::plain`] with a validity bitmap (its data holds NULLs).
+    pub fn nullable(width: Width, dictionary: Option<DictRef>) -> GpuColumn {
+        GpuColumn { nullable: true, ..GpuColumn::plain(width, dictionary) }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The materialization sink: each row reaching it takes the next output position with
 //! one atomic per warp (`warp_append` in the device library), then writes its values.
+//! Values that may be NULL are refused (`scan::column`): the output has no validity.
 
 use tessera_ir::{Field, Type};
 
@@ -21,9 +22,6 @@ pub fn lower(b: &mut Builder<'_>, fields: &[Field], limited: bool) -> Lowered<Si
     let mut columns = Vec::new();
     let mut writes = CExpr::default();
     for (i, f) in fields.iter().enumerate() {
-        if f.nullable {
-            return Err(Reason::NullableColumn { column: f.name.clone() });
-        }
         let dictionary = b.dicts.get(i).copied().flatten();
         if width_of(f.ty).is_none() || (f.ty == Type::Utf8 && dictionary.is_none()) {
             return Err(Reason::ColumnType { column: f.name.clone(), ty: f.ty });

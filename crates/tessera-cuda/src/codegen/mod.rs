@@ -22,6 +22,12 @@
 //!    to load up front (then the pipeline is lowered again with them first).
 //! 3. **Printing** ([`print`]): the IR as CUDA C++, with the parameters of [`abi`].
 //!
+//! NULLs: a source column whose data holds them comes with its validity bitmap
+//! ([`GpuColumn::nullable`], [`abi::Param::Validity`]); a value that may be NULL carries
+//! the condition of not being NULL ([`builder::Builder::nulls`]) through filters and
+//! projections (three-valued logic), probes and builds (a NULL key matches nothing) and
+//! aggregations (NULL inputs skipped and counted, a NULL perfect-hash key its own group).
+//!
 //! A new operator is a new file that lowers it through the [`builder::Builder`], plus one
 //! match arm in [`lower`]. What the generator does not support comes back as
 //! [`Unsupported`] reasons, all of them; the pipeline then runs on the CPU backend.
@@ -155,8 +161,13 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     for t in tables.iter().filter(|t| t.hashed.is_none() && t.slots > MAX_TABLE_SLOTS) {
         reasons.push(Unsupported::new(Site::Kernel, Reason::TableSlots(t.slots)));
     }
-    for f in fields0.iter().filter(|f| f.nullable) {
-        reasons.push(Unsupported::new(Site::Source, Reason::NullableColumn { column: f.name.clone() }));
+    // A nullable field whose data holds NULLs comes with its validity bitmap
+    // (`GpuColumn::nullable`, then `Builder::nulls`); one without a NULL goes as it is.
+    for (f, c) in fields0.iter().zip(cols) {
+        if c.nullable && c.packed {
+            // Packed tiles have no NULLs: the executor never packs such a column.
+            reasons.push(Unsupported::new(Site::Source, Reason::NullableColumn { column: f.name.clone() }));
+        }
     }
     let mut b = Builder::new(cols, options.literals == Literals::Parameters);
     for &c in eager {
@@ -168,7 +179,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     // tile while it works on this one (see `print.rs`).
     b.cut();
     let mut fields = fields0;
-    let hoisted = probe::hoistable(pipeline, tables);
+    let hoisted = probe::hoistable(pipeline, cols, tables);
     let mut hoisted_slots = HashMap::new();
     let mut probe_no = 0usize;
     for (index, op) in pipeline.operators.iter().enumerate() {
@@ -242,6 +253,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     let mut params = vec![Param::Rows, Param::Flags, Param::Consts];
     params.extend(cols.iter().enumerate().map(|(i, c)| Param::Column { column: i, width: c.width, packed: c.packed }));
     params.extend(cols.iter().enumerate().filter(|(_, c)| c.width == Width::Str).map(|(i, _)| Param::Bytes { column: i }));
+    params.extend(cols.iter().enumerate().filter(|(_, c)| c.nullable).map(|(i, _)| Param::Validity { column: i }));
     params.append(&mut b.params);
     params.extend((0..literals.len()).map(Param::Literal));
     params.extend((0..b.subqueries.len()).map(Param::Subquery));

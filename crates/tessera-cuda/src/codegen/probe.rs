@@ -42,8 +42,9 @@ pub struct Hoisted {
     anti: bool,
 }
 
-/// Probes (by operator order) whose single key is an unchanged source column.
-pub fn hoistable(pipeline: &Pipeline, tables: &[GpuTable]) -> Vec<Hoisted> {
+/// Probes (by operator order) whose single key is an unchanged source column without
+/// NULLs (`cols`: the source columns on the GPU).
+pub fn hoistable(pipeline: &Pipeline, cols: &[super::layout::GpuColumn], tables: &[GpuTable]) -> Vec<Hoisted> {
     let mut fields = pipeline.source_fields().to_vec();
     // Per layout column: the source column it is, unchanged.
     let mut source: Vec<Option<usize>> = (0..fields.len()).map(Some).collect();
@@ -66,10 +67,10 @@ pub fn hoistable(pipeline: &Pipeline, tables: &[GpuTable]) -> Vec<Hoisted> {
                 let simple = p.residual.is_none() && !p.null_aware && !p.nulls_equal && p.keys.len() == 1;
                 let kind_ok = matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti);
                 let dense = tables.get(probe).is_some_and(|t| t.hashed.is_none() && t.chain.is_none());
-                if let ([Expr::Column { index, .. }], true, true, true) = (p.keys.as_slice(), simple, kind_ok, dense) {
-                    if let Some(c) = source.get(*index).copied().flatten() {
-                        out.push(Hoisted { probe, column: c, anti: p.kind == JoinKind::Anti });
-                    }
+                if let ([Expr::Column { index, .. }], true, true, true) = (p.keys.as_slice(), simple, kind_ok, dense)
+                    && let Some(c) = source.get(*index).copied().flatten().filter(|&c| cols.get(c).is_some_and(|col| !col.nullable))
+                {
+                    out.push(Hoisted { probe, column: c, anti: p.kind == JoinKind::Anti });
                 }
                 let before = fields.len();
                 fields = op.output_fields(&fields);
@@ -208,13 +209,20 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
     let (s, found) = match (hoisted.get(&probe_no), &t.hashed) {
         (Some(s), _) => (s.clone(), None),
         (None, Some(pack)) => {
-            let (s, found) = find(b, t, pack, probe_no, &p.keys, fields)?;
+            let (values, ok) = keys(b, p, fields)?;
+            let (s, found) = find(b, t, pack, probe_no, &values, ok);
             (s, Some(found))
         }
         (None, None) => {
-            let k = super::filter::expr(b, &p.keys[0], fields)?;
+            let (k, ok) = keys(b, p, fields)?;
+            let k = k.into_iter().next().ok_or_else(|| Reason::Inconsistent("a probe without a key".into()))?;
             let narrow = width_of(p.keys[0].ty(fields)) == Some(Width::I32);
             let (s, found) = lookup(b, t, probe_no, k, narrow);
+            // A NULL key matches nothing (its value, looked up anyway, means nothing).
+            let found = match ok {
+                Some(ok) => b.var(CType::Bool, "f", cx!["(", ok, " && ", found, ")"]),
+                None => found,
+            };
             (s, Some(found))
         }
     };
@@ -227,7 +235,7 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
             None => found,
             Some(residual) => {
                 // Tested only where the key matched (the payload is there).
-                let holds = b.branch(|b| super::filter::expr(b, residual, &joined))?;
+                let holds = b.branch(|b| super::filter::condition(b, residual, &joined))?;
                 b.var(CType::Bool, "om", cx![found, " && (", holds, ")"])
             }
         };
@@ -248,13 +256,13 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
         (Some(residual), Some(found)) if p.kind == JoinKind::Inner => {
             reject_unmatched(b, p.kind, found, pass_rate(t));
             gather_payload(b, t, probe_no, &s);
-            let holds = super::filter::expr(b, residual, &joined)?;
+            let holds = super::filter::condition(b, residual, &joined)?;
             b.reject(cx!["!(", holds, ")"]);
         }
         (Some(residual), Some(found)) => {
             let holds = b.branch(|b| {
                 gather_payload(b, t, probe_no, &s);
-                super::filter::expr(b, residual, &joined)
+                super::filter::condition(b, residual, &joined)
             })?;
             reject_unmatched(b, p.kind, cx!["(", found, " && (", holds, "))"], pass_rate(t));
         }
@@ -278,16 +286,21 @@ fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields
     let read = match &t.hashed {
         Some(pack) => {
             b.params.push(Param::Keys { probe: probe_no });
-            let (s, _) = find(b, t, pack, probe_no, &p.keys, fields)?;
+            let (values, ok) = keys(b, p, fields)?;
+            let (s, _) = find(b, t, pack, probe_no, &values, ok);
             cx![&s, format!(" < 0LL ? -1 : __ldg(&{heads}["), &s, "])"]
         }
         None => {
             let [key] = p.keys.as_slice() else { return Err(Reason::Inconsistent("a dense table probed on several keys".into())) };
-            let k = super::filter::expr(b, key, fields)?;
+            let (k, ok) = keys(b, p, fields)?;
+            let k = k.into_iter().next().ok_or_else(|| Reason::Inconsistent("a probe without a key".into()))?;
             let narrow = width_of(key.ty(fields)) == Some(Width::I32);
-            // Slot `slots` (outside the range) holds −1.
+            // Slot `slots` (outside the range) holds −1; a NULL key has no chain.
             let s = dense_slot(b, t, k, narrow);
-            cx![format!("__ldg(&{heads}["), s, "])"]
+            match ok {
+                Some(ok) => cx!["(", ok, format!(") ? __ldg(&{heads}["), s, "]) : -1"],
+                None => cx![format!("__ldg(&{heads}["), s, "])"],
+            }
         }
     };
     let name = b.fresh("m");
@@ -300,7 +313,7 @@ fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields
             let m = b.expand(first, next)?;
             gather_payload(b, t, probe_no, &m);
             if let Some(residual) = residual {
-                let holds = super::filter::expr(b, residual, &joined)?;
+                let holds = super::filter::condition(b, residual, &joined)?;
                 b.reject(cx!["!(", holds, ")"]);
             }
         }
@@ -308,7 +321,7 @@ fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields
         (kind, Some(residual)) => {
             let any = b.any_in_chain(first, next, |b, m| {
                 gather_payload(b, t, probe_no, &m);
-                super::filter::expr(b, residual, &joined)
+                super::filter::condition(b, residual, &joined)
             })?;
             reject_unmatched(b, *kind, any, pass);
         }
@@ -353,9 +366,14 @@ fn reject_unmatched(b: &mut Builder<'_>, kind: JoinKind, found: CExpr, pass: f64
 /// for only where it is used, so a thread's items are in flight together, as with
 /// column loads); only items whose first slot holds another key walk on
 /// (`tessera_hash_find_after`), which at a load factor of at most one half is rare.
-/// Keys outside the build's packed ranges cannot be in the table.
-pub fn find(b: &mut Builder<'_>, t: &GpuTable, pack: &KeyPack, probe: usize, keys: &[Expr], fields: &[Field]) -> Lowered<(CExpr, CExpr)> {
-    let (word, in_range) = super::hash::pack(b, pack, keys, fields)?;
+/// Keys outside the build's packed ranges cannot be in the table, nor can a NULL key
+/// (`ok`: where the keys `values` are not NULL, when they may be).
+pub fn find(b: &mut Builder<'_>, t: &GpuTable, pack: &KeyPack, probe: usize, values: &[CExpr], ok: Option<CExpr>) -> (CExpr, CExpr) {
+    let (word, in_range) = super::hash::pack_values(b, pack, values);
+    let in_range = match ok {
+        Some(ok) => cx![ok, " && ", in_range],
+        None => in_range,
+    };
     let mask = t.slots - 1;
     let (first, at) = super::hash::first_slot(b, &word, mask, &format!("h{probe}_keys"), true, Load::HashKey { probe });
     let slot = cx![
@@ -364,5 +382,19 @@ pub fn find(b: &mut Builder<'_>, t: &GpuTable, pack: &KeyPack, probe: usize, key
     ];
     let s = b.var(CType::LongLong, "s", slot);
     let found = b.var(CType::Bool, "f", cx![&s, " >= 0LL"]);
-    Ok((s, found))
+    (s, found)
+}
+
+/// The values of probe `p`'s keys and, when one may be NULL and the probe keeps rows
+/// without a match (anti, LEFT OUTER), the condition that none is (a NULL key matches
+/// nothing). Inner and semi probes drop a row whose key is NULL here, before the lookup.
+fn keys(b: &mut Builder<'_>, p: &Probe, fields: &[Field]) -> Lowered<(Vec<CExpr>, Option<CExpr>)> {
+    let (values, ok) = super::filter::keys(b, &p.keys, fields)?;
+    Ok(match ok {
+        Some(ok) if matches!(p.kind, JoinKind::Inner | JoinKind::Semi) => {
+            super::filter::reject_null_keys(b, &p.keys, ok);
+            (values, None)
+        }
+        ok => (values, ok),
+    })
 }

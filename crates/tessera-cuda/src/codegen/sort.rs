@@ -116,7 +116,10 @@ pub fn plan_sort(sort: &Pipeline, agg: &tessera_ir::Aggregate, aggregation: &Ker
         let index = kernel_column(index)?;
         if index >= keys.len() {
             match accumulators.get(index - keys.len()) {
-                Some(Accumulator::SumCount(_)) => return why("sort by an AVG on the GPU"),
+                Some(Accumulator::SumCount(_)) => return why("sort by an AVG, or a SUM of values that may be NULL, on the GPU"),
+                // The rank sort reads no counts: a group without a value would rank as its
+                // accumulator's start, not as NULL.
+                Some(Accumulator::MinCount | Accumulator::MaxCount) => return why("sort by a MIN or MAX of values that may be NULL on the GPU"),
                 Some(_) => {}
                 None => return why(&format!("sort key #{index} out of range")),
             }

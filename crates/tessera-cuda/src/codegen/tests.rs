@@ -939,10 +939,10 @@ fn left_outer_pipeline(residual: bool) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTabl
 }
 
 /// A LEFT OUTER probe keeps every row: the payload is read only where the key matched,
-/// and is NULL elsewhere — through IS NULL, CASE and a three-valued OR — but a sink never
-/// reads a value that may be NULL.
+/// and is NULL elsewhere — through IS NULL, CASE and a three-valued OR, into an aggregate
+/// that skips it — but a hash group key never may be NULL.
 #[test]
-fn left_outer_probes_carry_nulls_to_expressions_not_to_sinks() {
+fn left_outer_probes_carry_nulls_to_expressions_and_aggregates() {
     for residual in [false, true] {
         let (p, cols, tables) = left_outer_pipeline(residual);
         let kernel = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{e:?}"));
@@ -956,14 +956,20 @@ fn left_outer_probes_carry_nulls_to_expressions_not_to_sinks() {
             golden("left_outer_probe", &kernel.source);
         }
     }
-    // The payload itself summed: SUM over NULLs is not lowered (an all-NULL group's sum is
-    // NULL, which the accumulators do not track).
+    // The payload itself summed: added and counted only where the key matched (a group
+    // of NULLs sums to NULL).
     let (mut p, cols, tables) = hashed_probe_pipeline(JoinKind::LeftOuter);
     let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
     a.aggregates[0].arg = Some(Expr::col(4, "w"));
-    let r = generate(&p, &cols, &tables).unwrap_err();
-    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{r:?}");
-    // Nor a group key that may be NULL.
+    let k = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{e:?}"));
+    let SinkLayout::Aggregate { accumulators, .. } = &k.sink else { panic!("not an aggregate") };
+    assert!(matches!(accumulators[..], [Accumulator::SumCount(_)]), "{accumulators:?}");
+    assert!(k.params.contains(&Param::Out(Out::Counts { aggregate: 0 })), "{:?}", k.params);
+    assert!(k.source.contains("if (vn"), "{}", k.source);
+    if crate::test_support::nvrtc_or_skip("sums of LEFT OUTER payloads compile") {
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+    }
+    // Not a hash group key that may be NULL.
     let (mut p, cols, tables) = hashed_probe_pipeline(JoinKind::LeftOuter);
     let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
     a.group_by = vec![Expr::col(3, "k")];
@@ -991,13 +997,10 @@ fn a_case_testing_its_value_for_null_is_never_null() {
         let Operator::Project { exprs, .. } = &mut p.operators[2] else { unreachable!() };
         exprs[1] = Expr::Case { when_then, otherwise: otherwise.map(Box::new), ty: Type::Int64 };
         let what = exprs[1].to_string();
-        match generate(&p, &cols, &tables) {
-            Ok(_) => assert!(never_null, "{what}: summed although it may be NULL"),
-            Err(r) => {
-                assert!(!never_null, "{what}: {r:?}");
-                assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{what}: {r:?}");
-            }
-        }
+        // One that may be NULL is summed where it is not, and counted.
+        let k = generate(&p, &cols, &tables).unwrap_or_else(|r| panic!("{what}: {r:?}"));
+        let SinkLayout::Aggregate { accumulators, .. } = &k.sink else { panic!("not an aggregate") };
+        assert_eq!(accumulators[0].counted(), !never_null, "{what}: {accumulators:?}");
     }
 }
 
@@ -1093,4 +1096,237 @@ fn strings_ride_as_row_numbers() {
     a.reduced = None;
     let r = generate(&agg, &cols, &[]).unwrap_err();
     assert!(unsupported::describe(&r).contains("strings without a dictionary"), "{r:?}");
+}
+
+/// Compiles `k` with NVRTC when it is there (see `test_support`).
+fn compiles(k: &Kernel, what: &str) {
+    if crate::test_support::nvrtc_or_skip("kernels over NULLs compile with NVRTC") {
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{what}: {e}\n{}", k.source));
+    }
+}
+
+/// [`grouped`] over a `v` whose data holds NULLs (on the GPU with its validity bitmap).
+fn nullable_v(max: i64, func: AggFunc) -> (Pipeline, Vec<GpuColumn>) {
+    let mut p = grouped(max, func);
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.fields[1].nullable = true;
+    (p, vec![int_col(), GpuColumn::nullable(Width::I64, None)])
+}
+
+/// A source column whose data holds NULLs comes with its validity bitmap, read where the
+/// value is used: `v < 10` is TRUE only where `v` is not NULL. The same nullable column
+/// without a NULL in its data goes without one, as a column that cannot be NULL.
+#[test]
+fn nullable_columns_come_with_their_validity_bits() {
+    let (p, cols) = nullable_v(9, AggFunc::Sum);
+    let k = generate(&p, &cols, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(k.params.contains(&Param::Validity { column: 1 }), "{:?}", k.params);
+    assert!(k.source.contains("const uint32_t* __restrict__ col1_valid"), "{}", k.source);
+    let body = whole_tile_loop(&k.source);
+    assert!(body.contains("if (!(((((__ldg(&col1_valid[r >> 5]) >> (r & 31)) & 1u) != 0u) && ((long long)(c1[i]) < (long long)(10LL)))))"), "{body}");
+    compiles(&k, "nullable filter and sum");
+    // No NULL in the data: no bitmap, and the kernel of a column that cannot be NULL.
+    let plain = generate(&p, &self::cols(), &[]).unwrap();
+    assert!(!plain.params.iter().any(|p| matches!(p, Param::Validity { .. })), "{:?}", plain.params);
+    assert_eq!(plain.source, generate(&grouped(9, AggFunc::Sum), &self::cols(), &[]).unwrap().source);
+    // Bit-packed tiles have no NULLs: such a column never comes packed.
+    let mut packed = cols.clone();
+    packed[1].packed = true;
+    let r = generate(&p, &packed, &[]).unwrap_err();
+    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableColumn { .. })), "{r:?}");
+}
+
+/// SUM, AVG, MIN and MAX skip NULL inputs and count the ones they take (a group of NULLs
+/// gets NULL); COUNT(v) counts the non-NULL ones, COUNT(*) every row: scalar, in a block's
+/// shared table and with global atomics.
+#[test]
+fn aggregates_skip_nulls_and_count_what_they_take() {
+    let cases = [
+        (AggFunc::Sum, "SumCount"),
+        (AggFunc::Avg, "SumCount"),
+        (AggFunc::Min, "MinCount"),
+        (AggFunc::Max, "MaxCount"),
+        (AggFunc::Count, "Count"),
+        (AggFunc::CountStar, "Count"),
+    ];
+    for (func, want) in cases {
+        for shape in ["scalar", "direct", "global"] {
+            let (mut p, cols) = nullable_v(if shape == "global" { 99_999 } else { 9 }, func);
+            p.operators.clear();
+            let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+            if func == AggFunc::CountStar {
+                a.aggregates[0].arg = None;
+            }
+            if shape == "scalar" {
+                a.strategy = GroupStrategy::Scalar;
+                a.group_by.clear();
+                a.fields.remove(0);
+            }
+            let what = format!("{func:?} {shape}");
+            let k = generate(&p, &cols, &[]).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            let SinkLayout::Aggregate { accumulators, table, .. } = &k.sink else { panic!("{what}: not an aggregate") };
+            assert!(format!("{:?}", accumulators[0]).starts_with(want), "{what}: {accumulators:?}");
+            assert_eq!(k.params.contains(&Param::Out(Out::Counts { aggregate: 0 })), accumulators[0].counted(), "{what}: {:?}", k.params);
+            let expected = match shape {
+                "direct" => GroupTable::Direct { slots: 11, copies: 32 },
+                _ => GroupTable::Global,
+            };
+            assert_eq!(*table, expected, "{what}");
+            // Only where v is not NULL (COUNT(*) reads no v).
+            assert_eq!(k.source.contains("if (vn"), func != AggFunc::CountStar, "{what}: {}", k.source);
+            assert_eq!(k.source.contains("col1_valid[r >> 5]"), func != AggFunc::CountStar, "{what}: {}", k.source);
+            if accumulators[0].counted() {
+                assert!(k.source.contains("out_c0["), "{what}: {}", k.source);
+            }
+            compiles(&k, &what);
+        }
+    }
+}
+
+/// A NULL group key is a group of its own: slot 0 of the key's perfect-hash domain (as
+/// results read it). A hash table's packed keys have no room for NULL: refused.
+#[test]
+fn null_group_keys_take_slot_zero() {
+    let mut p = grouped(9, AggFunc::Sum);
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.fields[0].nullable = true;
+    let cols = vec![GpuColumn::nullable(Width::I32, None), GpuColumn::plain(Width::I64, None)];
+    let k = generate(&p, &cols, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(k.source.contains("? ((long long)(c0[i]) - 0LL + 1) * 1LL : 0LL)"), "{}", k.source);
+    let SinkLayout::Aggregate { keys, accumulators, .. } = &k.sink else { panic!("not an aggregate") };
+    assert_eq!((keys[0].slots, accumulators[0].counted()), (11, false));
+    compiles(&k, "NULL group key");
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.strategy = GroupStrategy::Hash { estimated_groups: 10, key_ranges: vec![None] };
+    let r = generate(&p, &cols, &[]).unwrap_err();
+    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{r:?}");
+}
+
+/// IS NULL over a column that may be NULL reads its validity bit (not its value); LIKE
+/// over a NULL string is NULL (a filter drops the row under NOT LIKE too).
+#[test]
+fn is_null_and_like_follow_the_validity_bits() {
+    let (mut p, cols) = nullable_v(9, AggFunc::CountStar);
+    p.operators = vec![Operator::Filter(Expr::IsNull(Box::new(Expr::col(1, "v"))))];
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.aggregates[0].arg = None;
+    let k = generate(&p, &cols, &[]).unwrap();
+    assert!(k.source.contains("if (!((!(((__ldg(&col1_valid[r >> 5])"), "{}", k.source);
+    assert!(!k.source.contains("col1[r]"), "IS NULL loads no value: {}", k.source);
+    compiles(&k, "IS NULL");
+    let (mut p, mut cols) = like_pipeline("a%", true, false);
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.fields[2].nullable = true;
+    cols[2].nullable = true;
+    let k = generate(&p, &cols, &[]).unwrap();
+    assert!(k.source.contains("col2_valid[r >> 5]") && k.source.contains("(!lk"), "{}", k.source);
+    compiles(&k, "NOT LIKE over NULLs");
+}
+
+/// Probe keys that may be NULL match nothing: inner and semi probes drop their rows, anti
+/// probes (NOT EXISTS) keep them, LEFT OUTER probes give them NULL payloads — dense,
+/// hashed and chained tables alike. A key with NULLs is not hoisted ahead of the others.
+#[test]
+fn null_probe_keys_match_nothing() {
+    // Dense: the star join with its first key nullable.
+    let (mut p, mut cols, tables) = star();
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.fields[0].nullable = true;
+    cols[0].nullable = true;
+    for kind in [JoinKind::Inner, JoinKind::Semi, JoinKind::Anti] {
+        let mut p = p.clone();
+        let Operator::Probe(pr) = &mut p.operators[0] else { unreachable!() };
+        pr.kind = kind;
+        if kind != JoinKind::Inner {
+            pr.build_fields.clear();
+            let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+            a.group_by = vec![Expr::col(1, "sk")];
+            a.strategy = GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max: 99 }] };
+        }
+        let k = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{kind:?}: {e:?}"));
+        assert!(k.source.contains("col0_valid[r >> 5]"), "{kind:?}: {}", k.source);
+        // Inner and semi probes drop a NULL key's row first; an anti probe's found flag
+        // is the key's validity and the table's bit.
+        let test = if kind == JoinKind::Anti { "[i] = (kn1[i] && f3[i]);" } else { "if (!(kn1[i])) { sel[i] = false; continue; }" };
+        assert!(k.source.contains(test), "{kind:?}: {}", k.source);
+        compiles(&k, &format!("dense {kind:?} probe on a nullable key"));
+    }
+    // Hashed: the NULL key is outside every range.
+    for kind in [JoinKind::Inner, JoinKind::Semi, JoinKind::Anti, JoinKind::LeftOuter] {
+        let (mut p, mut cols, tables) = hashed_probe_pipeline(kind);
+        let Source::Scan(scan) = &mut p.source else { unreachable!() };
+        scan.fields[1].nullable = true;
+        cols[1].nullable = true;
+        let k = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{kind:?}: {e:?}"));
+        let test = if matches!(kind, JoinKind::Anti | JoinKind::LeftOuter) { "[i] = !(kn1[i] && " } else { "if (!(kn1[i])) { sel[i] = false; continue; }" };
+        assert!(k.source.contains(test), "{kind:?}: {}", k.source);
+        compiles(&k, &format!("hashed {kind:?} probe on a nullable key"));
+    }
+    // Chained: a NULL key has no chain.
+    for (kind, residual) in [(JoinKind::Inner, true), (JoinKind::Semi, true), (JoinKind::Anti, false)] {
+        let (mut p, mut cols, tables) = chained_probe_pipeline(kind, residual);
+        let Source::Scan(scan) = &mut p.source else { unreachable!() };
+        scan.fields[0].nullable = true;
+        cols[0].nullable = true;
+        let k = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{kind:?}: {e:?}"));
+        assert!(k.source.contains("col0_valid"), "{kind:?}: {}", k.source);
+        compiles(&k, &format!("chained {kind:?} probe on a nullable key"));
+    }
+}
+
+/// A residual that is NULL does not match (as FALSE): `w <> v` over a `v` with NULLs.
+#[test]
+fn null_residuals_do_not_match() {
+    for kind in [JoinKind::Inner, JoinKind::Semi, JoinKind::Anti] {
+        let (mut p, mut cols, tables) = chained_probe_pipeline(kind, true);
+        let Source::Scan(scan) = &mut p.source else { unreachable!() };
+        scan.fields[2].nullable = true;
+        cols[2].nullable = true;
+        // The group key is v itself: group by something else.
+        let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+        a.group_by = vec![Expr::col(0, "a")];
+        a.strategy = GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max: 9 }] };
+        let k = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{kind:?}: {e:?}"));
+        assert!(k.source.contains("col2_valid[r >> 5]"), "{kind:?}: {}", k.source);
+        compiles(&k, &format!("{kind:?} residual over NULLs"));
+    }
+}
+
+/// A build drops rows whose key is NULL (they match no probe); a payload that may be NULL
+/// is refused (tables hold no validity); so is a materialized value that may be NULL.
+#[test]
+fn builds_drop_null_keys_and_refuse_null_payloads() {
+    let nullable = |p: &mut Pipeline, c: usize| {
+        let Source::Scan(scan) = &mut p.source else { unreachable!() };
+        scan.fields[c].nullable = true;
+    };
+    let mut cols_k = cols();
+    cols_k[0].nullable = true;
+    for (what, mut p) in [("dense", build_pipeline()), ("hashed", hashed_build_pipeline())] {
+        nullable(&mut p, 0);
+        if what == "hashed" {
+            let Sink::HashBuild(h) = &mut p.sink else { unreachable!() };
+            h.payload = vec![1];
+        }
+        let k = generate(&p, &cols_k, &[]).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        assert!(k.source.contains("if (!(kn"), "{what}: {}", k.source);
+        compiles(&k, &format!("{what} build on a nullable key"));
+        // Chained (1:N) the same.
+        let Sink::HashBuild(h) = &mut p.sink else { unreachable!() };
+        h.repeated_keys = true;
+        let k = generate(&p, &cols_k, &[]).unwrap_or_else(|e| panic!("{what} chained: {e:?}"));
+        assert!(k.source.contains("if (!(kn"), "{what} chained: {}", k.source);
+        compiles(&k, &format!("{what} chained build on a nullable key"));
+    }
+    let mut p = build_pipeline();
+    nullable(&mut p, 1);
+    let mut cols_v = cols();
+    cols_v[1].nullable = true;
+    let r = generate(&p, &cols_v, &[]).unwrap_err();
+    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{r:?}");
+    p.sink = Sink::Materialize { result: 0, skip: 0, fetch: None };
+    let r = generate(&p, &cols_v, &[]).unwrap_err();
+    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{r:?}");
+    // A nullable field without a NULL in its data is materialized as any column.
+    assert!(generate(&p, &cols(), &[]).is_ok());
 }

@@ -54,13 +54,15 @@ pub enum Reason {
     RawString,
     /// A LIKE the GPU does not match (ILIKE, an escape character, a non-column operand).
     Like(String),
-    /// A nullable column (validity bitmaps are not on the GPU yet).
+    /// A source column whose data holds NULLs in a form kernels do not read (bit-packed
+    /// tiles).
     NullableColumn {
         /// The column.
         column: String,
     },
-    /// A value that may be NULL (a LEFT OUTER join's build column) where the kernel does
-    /// not carry NULLs: a key, a sink's input, a string function's operand.
+    /// A value that may be NULL (a nullable source column, a LEFT OUTER join's build
+    /// column) where the kernel does not carry NULLs: a hash aggregation's group key, a
+    /// build's payload, a materialized column, a dependent group key.
     NullableValue(String),
     /// An expression the generator does not lower, as the IR prints it.
     Expression(String),
@@ -156,8 +158,8 @@ impl fmt::Display for Reason {
             Reason::ExpansionQueue(bytes) => write!(f, "a 1:N join whose queued rows take {bytes} bytes of shared memory"),
             Reason::RawString => write!(f, "a string column without a dictionary read other than by LIKE"),
             Reason::Like(what) => write!(f, "{what} on the GPU"),
-            Reason::NullableValue(what) => write!(f, "{what}, which may be NULL, as a key or a sink's input on the GPU"),
-            Reason::NullableColumn { column } => write!(f, "nullable column {column} (validity is not on the GPU yet)"),
+            Reason::NullableValue(what) => write!(f, "{what}, which may be NULL, as a hash group key, a build's payload or a materialized column on the GPU"),
+            Reason::NullableColumn { column } => write!(f, "nullable column {column} in bit-packed tiles on the GPU"),
             Reason::Expression(e) => write!(f, "{e} on the GPU"),
             Reason::Literal(l) => write!(f, "literal {l} on the GPU"),
             Reason::StringComparison => write!(f, "string comparison that is not over a dictionary"),
