@@ -18,7 +18,8 @@
 //!   order's lines, dates of an order): [`CHUNKS`] chunk words, one per 32 rows (bit
 //!   `j` of the low half set where row `j` of the chunk starts a run, `j` ≥ 1; the high
 //!   half the run holding the chunk's first row), then the runs' values packed as above.
-//!   Row `j` of a chunk is run `high + popcount(low & (2^(j+1) − 1))`.
+//!   Row `j` of a chunk is run `high + popcount(low & (2^(j+1) − 1))`;
+//! - [`PAD_WORDS`] zero words at the end.
 
 use tessera_common::Result;
 
@@ -30,6 +31,10 @@ pub const RUNS: u64 = 0x80;
 /// Chunk words of a tile of runs: one per 32 rows of a full tile (a partial last tile
 /// keeps them all, so its runs' values start at the same place).
 pub const CHUNKS: usize = TILE_ROWS / 32;
+
+/// Spare words at the end of the packed form: a GPU warp loads the 32-bit words of its
+/// 32 rows whole (up to 64 of them), also past a column's last row.
+pub const PAD_WORDS: usize = 32;
 
 /// A column in the packed form (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,6 +123,7 @@ pub fn pack_column(stored: &[StoredTile<'_>], rows: usize) -> Result<Option<Pack
         data.extend(part_data);
     }
     words.extend(data);
+    words.extend([0; PAD_WORDS]);
     Ok(Some(PackedColumn { words, rows }))
 }
 

@@ -92,12 +92,11 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     };
     let body_stages: &[Stage] = if shape.prefetch { stages.get(1..).unwrap_or(&[]) } else { stages };
     let packed = |c: &usize| shape.cols[*c].packed;
-    // Packed columns decode a warp's rows together (`tiles.cuh`), in three steps that are
-    // pipelined over tiles like the plain loads: a tile's header is loaded two tiles
-    // ahead (`ph`: the next tile's, `pq`: the one after), its words one tile ahead
-    // (`pw`), and the values are decoded in the tile (`tessera_tile_value`). The columns
-    // a later stage loads (only the rows still selected) have their headers loaded ahead
-    // the same way.
+    // Packed columns decode a warp's rows together (`tiles.cuh`), in two steps pipelined
+    // over tiles like the plain loads: a tile's words are loaded one tile ahead (`pw`)
+    // and its values decoded in the tile; the tile headers both steps read are
+    // prefetched into L1 two tiles ahead. The columns a later stage loads (only the rows
+    // still selected) have their headers prefetched the same way.
     let (plain_eager, packed_eager): (Vec<(String, usize)>, Vec<(String, usize)>) = eager.iter().cloned().partition(|(_, c)| !packed(c));
     let headed: BTreeSet<usize> =
         packed_eager.iter().map(|(_, c)| *c).chain(body_stages.iter().flatten().filter_map(|s| warp_decoded(ir, shape.cols, s).map(|(_, c)| c))).collect();
@@ -110,29 +109,28 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         .collect();
     // Plain columns load for the rows that exist (`if (r < rows)`); every lane takes part
     // in a packed column's words and says whether its row exists (`want`).
-    let word_loads = |want: &str| -> String { packed_eager.iter().map(|(n, c)| format!(" pw{n}[i] = tessera_tile_words(col{c}, ph{c}, r, {want});")).collect() };
+    let word_loads = |want: &str| -> String {
+        packed_eager.iter().map(|(n, c)| format!(" pw{n}[i] = tessera_tile_words{}(col{c}, r, {want});", bits_of(&shape.cols[*c]))).collect()
+    };
+    let word_type = |c: usize| if bits_of(&shape.cols[c]) == 32 { "unsigned int" } else { "unsigned long long" };
     let guarded_loads = |tile: &str| -> String {
         let plain = if prefetch_loads.is_empty() { String::new() } else { format!(" if (r < rows) {{{prefetch_loads} }}") };
         format!("for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}", row(tile), word_loads("r < rows"))
     };
-    let headers = |indent: &str, reg: &str, at: &str| -> String {
-        let loads: String = headed.iter().map(|c| format!(" {reg}{c} = tessera_tile_header(col{c}, {at});")).collect();
+    let header_prefetch = |indent: &str, at: &str| -> String {
+        let loads: String = headed.iter().map(|c| format!(" tessera_tile_prefetch(col{c}, {at});")).collect();
         format!("{indent}if ({at} < rows) {{{loads} }}\n")
     };
     let _ = writeln!(src, "    long long tile = (long long)blockIdx.x * {tile_items}LL;");
     if !headed.is_empty() {
-        for c in &headed {
-            let _ = writeln!(src, "    ulonglong2 ph{c} = make_ulonglong2(0ull, 0ull), pq{c} = make_ulonglong2(0ull, 0ull);");
-        }
-        src.push_str(&headers("    ", "ph", "tile"));
-        src.push_str(&headers("    ", "pq", &format!("tile + {stride}")));
+        src.push_str(&header_prefetch("    ", &format!("tile + {stride}")));
     }
     if shape.prefetch {
         for (n, c) in &plain_eager {
             let _ = writeln!(src, "    {} n{n}[ITEMS] = {{}};", shape.cols[*c].width.c());
         }
-        for (n, _) in &packed_eager {
-            let _ = writeln!(src, "    unsigned long long pw{n}[ITEMS];");
+        for (n, c) in &packed_eager {
+            let _ = writeln!(src, "    {} pw{n}[ITEMS];", word_type(*c));
         }
         let _ = writeln!(src, "    #pragma unroll");
         let _ = writeln!(src, "    {}", guarded_loads("tile"));
@@ -149,18 +147,13 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         } else {
             let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = {} < rows;", row("tile"));
         }
-        for c in &headed {
-            let _ = writeln!(src, "        const ulonglong2 h{c} = ph{c};");
-        }
         if kind != TileKind::Last && !shape.prefetch && !headed.is_empty() {
             let _ = writeln!(src, "        const long long next = tile + {stride};");
-            let shift: String = headed.iter().map(|c| format!(" ph{c} = pq{c};")).collect();
-            let _ = writeln!(src, "       {shift}");
-            src.push_str(&headers("        ", "pq", &format!("next + {stride}")));
+            src.push_str(&header_prefetch("        ", &format!("next + {stride}")));
         }
         if shape.prefetch {
-            for (n, _) in &packed_eager {
-                let _ = writeln!(src, "        unsigned long long w{n}[ITEMS];");
+            for (n, c) in &packed_eager {
+                let _ = writeln!(src, "        {} w{n}[ITEMS];", word_type(*c));
             }
             let take: String = plain_eager.iter().map(|(n, _)| format!(" {n}[i] = n{n}[i];")).chain(packed_eager.iter().map(|(n, _)| format!(" w{n}[i] = pw{n}[i];"))).collect();
             let _ = writeln!(src, "        #pragma unroll");
@@ -169,9 +162,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             if kind != TileKind::Last {
                 let _ = writeln!(src, "        const long long next = tile + {stride};");
                 if !headed.is_empty() {
-                    let shift: String = headed.iter().map(|c| format!(" ph{c} = pq{c};")).collect();
-                    let _ = writeln!(src, "       {shift}");
-                    src.push_str(&headers("        ", "pq", &format!("next + {stride}")));
+                    src.push_str(&header_prefetch("        ", &format!("next + {stride}")));
                 }
             }
             match kind {
@@ -194,7 +185,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 let want = if kind == TileKind::Whole { "true" } else { "r < rows" };
                 let decode: String = packed_eager
                     .iter()
-                    .map(|(n, c)| format!(" {n}[i] = ({})tessera_tile_value(col{c}, h{c}, w{n}[i], r, {want});", shape.cols[*c].width.c()))
+                    .map(|(n, c)| format!(" {n}[i] = ({})tessera_tile_value{}(col{c}, w{n}[i], r, {want});", shape.cols[*c].width.c(), bits_of(&shape.cols[*c])))
                     .collect();
                 let _ = writeln!(src, "        #pragma unroll");
                 let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{decode} }}", row("tile"));
@@ -356,8 +347,8 @@ fn stmt(ir: &KernelIr, s: &Stmt) -> String {
 /// Writes `stages`, each an unrolled loop over the items still selected; `row` is the C
 /// expression of item `i`'s row number.
 ///
-/// `striped`: the source columns, and those whose tile header `h{c}` is loaded ahead,
-/// where the items are a tile's striped rows (a warp's lanes hold 32 consecutive rows).
+/// `striped`: the source columns, and those whose tile headers are prefetched, where the
+/// items are a tile's striped rows (a warp's lanes hold 32 consecutive rows).
 /// A stage's loads of packed columns then leave its loop for one of their own after it,
 /// where the whole warp decodes its rows together (`tiles.cuh`) for the items still
 /// selected. Moving them to the stage's end is safe: a stage ends before the first use
@@ -382,22 +373,17 @@ fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, in
             }
             let _ = writeln!(src, "{indent}}}");
         }
-        if let (false, Some((cols, headed))) = (warp.is_empty(), striped) {
-            let loads: String = warp
-                .iter()
-                .map(|(n, c)| {
-                    let t = cols[*c].width.c();
-                    if headed.contains(c) {
-                        format!(" {n}[i] = ({t})tessera_unpack_warp_at(col{c}, h{c}, r, sel[i]);")
-                    } else {
-                        format!(" {n}[i] = ({t})tessera_unpack_warp(col{c}, r, sel[i]);")
-                    }
-                })
-                .collect();
+        if let (false, Some((cols, _))) = (warp.is_empty(), striped) {
+            let loads: String = warp.iter().map(|(n, c)| format!(" {n}[i] = ({})tessera_unpack_warp{}(col{c}, r, sel[i]);", cols[*c].width.c(), bits_of(&cols[*c]))).collect();
             let _ = writeln!(src, "{indent}#pragma unroll");
             let _ = writeln!(src, "{indent}for (int i = 0; i < ITEMS; ++i) {{ const long long r = {row};{loads} }}");
         }
     }
+}
+
+/// The width of a packed column's decoder (`tiles.cuh`): `32` or `64`.
+fn bits_of(col: &GpuColumn) -> u32 {
+    8 * col.width.bytes() as u32
 }
 
 /// A top-level load of a packed source column into a per-item value: (value, column).

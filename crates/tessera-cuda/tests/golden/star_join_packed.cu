@@ -14,16 +14,12 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     const int tq_w = threadIdx.x >> 5;
     const unsigned int tq_lane = threadIdx.x & 31u;
     long long tile = (long long)blockIdx.x * 256LL;
-    ulonglong2 ph0 = make_ulonglong2(0ull, 0ull), pq0 = make_ulonglong2(0ull, 0ull);
-    ulonglong2 ph1 = make_ulonglong2(0ull, 0ull), pq1 = make_ulonglong2(0ull, 0ull);
-    ulonglong2 ph2 = make_ulonglong2(0ull, 0ull), pq2 = make_ulonglong2(0ull, 0ull);
-    if (tile < rows) { ph0 = tessera_tile_header(col0, tile); ph1 = tessera_tile_header(col1, tile); ph2 = tessera_tile_header(col2, tile); }
-    if (tile + (long long)gridDim.x * 256LL < rows) { pq0 = tessera_tile_header(col0, tile + (long long)gridDim.x * 256LL); pq1 = tessera_tile_header(col1, tile + (long long)gridDim.x * 256LL); pq2 = tessera_tile_header(col2, tile + (long long)gridDim.x * 256LL); }
-    unsigned long long pwc1[ITEMS];
-    unsigned long long pwc0[ITEMS];
+    if (tile + (long long)gridDim.x * 256LL < rows) { tessera_tile_prefetch(col0, tile + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col1, tile + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col2, tile + (long long)gridDim.x * 256LL); }
+    unsigned int pwc1[ITEMS];
+    unsigned int pwc0[ITEMS];
     unsigned long long pwc2[ITEMS];
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_tile_words(col1, ph1, r, r < rows); pwc0[i] = tessera_tile_words(col0, ph0, r, r < rows); pwc2[i] = tessera_tile_words(col2, ph2, r, r < rows); }
+    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_tile_words32(col1, r, r < rows); pwc0[i] = tessera_tile_words32(col0, r, r < rows); pwc2[i] = tessera_tile_words64(col2, r, r < rows); }
     for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
         bool sel[ITEMS];
         int32_t c1[ITEMS];
@@ -39,26 +35,22 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         int sl7[ITEMS];
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) sel[i] = true;
-        const ulonglong2 h0 = ph0;
-        const ulonglong2 h1 = ph1;
-        const ulonglong2 h2 = ph2;
-        unsigned long long wc1[ITEMS];
-        unsigned long long wc0[ITEMS];
+        unsigned int wc1[ITEMS];
+        unsigned int wc0[ITEMS];
         unsigned long long wc2[ITEMS];
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { wc1[i] = pwc1[i]; wc0[i] = pwc0[i]; wc2[i] = pwc2[i]; }
         const long long next = tile + (long long)gridDim.x * 256LL;
-        ph0 = pq0; ph1 = pq1; ph2 = pq2;
-        if (next + (long long)gridDim.x * 256LL < rows) { pq0 = tessera_tile_header(col0, next + (long long)gridDim.x * 256LL); pq1 = tessera_tile_header(col1, next + (long long)gridDim.x * 256LL); pq2 = tessera_tile_header(col2, next + (long long)gridDim.x * 256LL); }
+        if (next + (long long)gridDim.x * 256LL < rows) { tessera_tile_prefetch(col0, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col1, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col2, next + (long long)gridDim.x * 256LL); }
         if (next + 256LL <= rows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_tile_words(col1, ph1, r, true); pwc0[i] = tessera_tile_words(col0, ph0, r, true); pwc2[i] = tessera_tile_words(col2, ph2, r, true); }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_tile_words32(col1, r, true); pwc0[i] = tessera_tile_words32(col0, r, true); pwc2[i] = tessera_tile_words64(col2, r, true); }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_tile_words(col1, ph1, r, r < rows); pwc0[i] = tessera_tile_words(col0, ph0, r, r < rows); pwc2[i] = tessera_tile_words(col2, ph2, r, r < rows); }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_tile_words32(col1, r, r < rows); pwc0[i] = tessera_tile_words32(col0, r, r < rows); pwc2[i] = tessera_tile_words64(col2, r, r < rows); }
         }
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; c1[i] = (int32_t)tessera_tile_value(col1, h1, wc1[i], r, true); c0[i] = (int32_t)tessera_tile_value(col0, h0, wc0[i], r, true); c2[i] = (int64_t)tessera_tile_value(col2, h2, wc2[i], r, true); }
+        for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; c1[i] = (int32_t)tessera_tile_value32(col1, wc1[i], r, true); c0[i] = (int32_t)tessera_tile_value32(col0, wc0[i], r, true); c2[i] = (int64_t)tessera_tile_value64(col2, wc2[i], r, true); }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
@@ -131,16 +123,13 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         int sl7[ITEMS];
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
-        const ulonglong2 h0 = ph0;
-        const ulonglong2 h1 = ph1;
-        const ulonglong2 h2 = ph2;
-        unsigned long long wc1[ITEMS];
-        unsigned long long wc0[ITEMS];
+        unsigned int wc1[ITEMS];
+        unsigned int wc0[ITEMS];
         unsigned long long wc2[ITEMS];
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { wc1[i] = pwc1[i]; wc0[i] = pwc0[i]; wc2[i] = pwc2[i]; }
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; c1[i] = (int32_t)tessera_tile_value(col1, h1, wc1[i], r, r < rows); c0[i] = (int32_t)tessera_tile_value(col0, h0, wc0[i], r, r < rows); c2[i] = (int64_t)tessera_tile_value(col2, h2, wc2[i], r, r < rows); }
+        for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; c1[i] = (int32_t)tessera_tile_value32(col1, wc1[i], r, r < rows); c0[i] = (int32_t)tessera_tile_value32(col0, wc0[i], r, r < rows); c2[i] = (int64_t)tessera_tile_value64(col2, wc2[i], r, r < rows); }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
