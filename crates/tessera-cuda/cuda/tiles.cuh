@@ -68,10 +68,9 @@ __device__ __forceinline__ long long tessera_unpack(const unsigned long long* __
 //
 // Two steps, so that a kernel can issue a tile's word loads a tile ahead of their use
 // (software pipelining over tiles, `print.rs`): the words, then the value. Both read the
-// tile's header (16 bytes, the same for a kernel tile of 256 or 512 rows, which lies
-// inside one 2048-row tile); a kernel prefetches it into L1 two tiles ahead
-// (`tessera_tile_prefetch`), so that neither waits on DRAM for it, and keeps no
-// registers for it. Values of 32-bit columns are computed in 32 bits.
+// tile's header (16 bytes) once a kernel tile (`TileDec`); a kernel prefetches it into
+// L1 two tiles ahead (`tessera_tile_prefetch`), so that neither waits on DRAM for it.
+// Values of 32-bit columns are computed in 32 bits.
 
 // The header of the tile holding `row` (its frame of reference, and its data's offset
 // and kind).
@@ -84,77 +83,74 @@ __device__ __forceinline__ void tessera_tile_prefetch(const unsigned long long* 
     asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<const ulonglong2*>(col) + (row >> TILE_ROWS_LOG2)));
 }
 
-// A lane's words for its warp's rows: for single values, the warp's `lane`-th 32-bit
-// word in the low half and its `lane + 32`-th in the high half (0 where the tile has no
-// such word); for runs, the chunk's word. `some`: whether the warp wants any of its rows
-// (the same in every lane); `from`..`to`: the words worth loading.
-__device__ __forceinline__ unsigned long long tessera_words_in(const unsigned long long* __restrict__ col, long long row, unsigned int from, unsigned int to) {
+// What a warp needs of a tile to decode its rows, read once a kernel tile (a block's
+// 256 or 512 rows lie inside one 2048-row tile) from the tile's header.
+struct TileDec {
+    const unsigned int* words;  // the tile's data, as 32-bit words
+    long long reference;        // the frame of reference
+    unsigned int bits;          // bits of a value (of a run's, for runs)
+    unsigned int mask;          // the low `bits` bits, up to 32
+    bool runs;                  // a tile of runs
+};
+
+// The decoder of the tile holding `row`.
+__device__ __forceinline__ TileDec tessera_tile_dec(const unsigned long long* __restrict__ col, long long row) {
+    const ulonglong2 h = tessera_tile_header(col, row);
+    TileDec d;
+    d.words = reinterpret_cast<const unsigned int*>(col) + 2ull * (h.y >> 8);
+    d.reference = (long long)h.x;
+    d.bits = (unsigned int)h.y & 0x7fu;
+    d.mask = d.bits >= 32u ? ~0u : (1u << d.bits) - 1u;
+    d.runs = (h.y & TILE_RUNS) != 0ull;
+    return d;
+}
+
+// A lane's words for its warp's rows (the warp's 32-row chunk of the tile): for single
+// values, the chunk's `lane`-th 32-bit word in the low half and its `lane + 32`-th in the
+// high half (0 where the chunk has no such word, or outside `from`..`to`, the words worth
+// loading); for runs, the lane's run (below 2048), from its chunk's word (a broadcast).
+__device__ __forceinline__ unsigned long long tessera_dec_words(const TileDec& d, long long row, unsigned int from, unsigned int to) {
     const unsigned int lane = threadIdx.x & 31u;
-    const long long base = row - (long long)lane;
-    const ulonglong2 header = tessera_tile_header(col, base);
-    const unsigned int bits = (unsigned int)header.y & 0x7fu;
-    const unsigned int o = (unsigned int)base & ((1u << TILE_ROWS_LOG2) - 1u);
-    if (header.y & TILE_RUNS) {
-        // The lane's run, from its chunk's word (a broadcast).
-        const unsigned long long chunk = __ldg(&col[(header.y >> 8) + (o >> 5)]);
-        return (chunk >> 32) + (unsigned long long)__popc((unsigned int)chunk & (unsigned int)((2ull << lane) - 1ull));
+    const unsigned int chunk = ((unsigned int)row & ((1u << TILE_ROWS_LOG2) - 1u)) >> 5;
+    if (d.runs) {
+        const unsigned long long w = __ldg(reinterpret_cast<const unsigned long long*>(d.words) + chunk);
+        return (w >> 32) + (unsigned long long)__popc((unsigned int)w & (unsigned int)((2ull << lane) - 1ull));
     }
-    const unsigned int* __restrict__ words = reinterpret_cast<const unsigned int*>(col) + 2ull * (header.y >> 8) + (o >> 5) * bits;
-    const unsigned int w0 = lane < bits && lane >= from && lane <= to ? __ldg(&words[lane]) : 0u;
-    if (bits <= 32u) return w0;
-    const unsigned int w1 = lane + 32u < bits && lane + 32u >= from && lane + 32u <= to ? __ldg(&words[lane + 32u]) : 0u;
+    const unsigned int* __restrict__ words = d.words + chunk * d.bits;
+    const unsigned int w0 = lane < d.bits && lane >= from && lane <= to ? __ldg(&words[lane]) : 0u;
+    if (d.bits <= 32u) return w0;
+    const unsigned int w1 = lane + 32u < d.bits && lane + 32u >= from && lane + 32u <= to ? __ldg(&words[lane + 32u]) : 0u;
     return (unsigned long long)w1 << 32 | w0;
 }
 
-// The words for a warp whose lanes want their rows where `want` holds: all of the warp's
-// words if any lane does (a tile's first loads, which want every row there is); of a
-// column of at most 32 bits, one word.
-__device__ __forceinline__ unsigned int tessera_tile_words32(const unsigned long long* __restrict__ col, long long row, bool want) {
-    if (__ballot_sync(0xffffffffu, want) == 0u) return 0u;
-    return (unsigned int)tessera_words_in(col, row, 0u, 63u);
-}
-__device__ __forceinline__ unsigned long long tessera_tile_words64(const unsigned long long* __restrict__ col, long long row, bool want) {
-    if (__ballot_sync(0xffffffffu, want) == 0u) return 0ull;
-    return tessera_words_in(col, row, 0u, 63u);
-}
-
-// The value of run `run` of a tile of runs.
-__device__ __forceinline__ unsigned long long tessera_run_value(const unsigned long long* __restrict__ col, ulonglong2 header, unsigned int run, unsigned int bits) {
-    const unsigned long long pos = (unsigned long long)run * bits;
-    const unsigned long long at = (header.y >> 8) + TILE_CHUNKS + (pos >> 6);
-    const unsigned int off = (unsigned int)(pos & 63u);
-    unsigned long long v = __ldg(&col[at]) >> off;
-    if (off + bits > 64u) v |= __ldg(&col[at + 1]) << (64u - off);
+// Run `run`'s value (less the reference) in a tile of runs.
+__device__ __forceinline__ unsigned long long tessera_run_value(const TileDec& d, unsigned int run) {
+    const unsigned long long* __restrict__ values = reinterpret_cast<const unsigned long long*>(d.words) + TILE_CHUNKS;
+    const unsigned int pos = run * d.bits;
+    const unsigned int off = pos & 63u;
+    unsigned long long v = __ldg(&values[pos >> 6]) >> off;
+    if (off + d.bits > 64u) v |= __ldg(&values[(pos >> 6) + 1u]) << (64u - off);
     return v;
 }
 
-// A lane's value of a column of at most 32 bits from the warp's words (`tessera_tile_words`).
-__device__ __forceinline__ int tessera_tile_value32(const unsigned long long* __restrict__ col, unsigned int w, long long row, bool want) {
-    const ulonglong2 header = tessera_tile_header(col, row);
-    const unsigned int bits = (unsigned int)header.y & 0x7fu;
-    const unsigned int mask = bits >= 32u ? ~0u : (1u << bits) - 1u;
-    if (header.y & TILE_RUNS) {
-        return want ? (int)header.x + (int)((unsigned int)tessera_run_value(col, header, w, bits) & mask) : 0;
-    }
+// A lane's value of a column of at most 32 bits, from the warp's words (runs: its run).
+__device__ __forceinline__ int tessera_dec_value32(const TileDec& d, unsigned int w, bool want) {
+    if (d.runs) return want ? (int)d.reference + (int)((unsigned int)tessera_run_value(d, w) & d.mask) : 0;
     // No branch for a tile of one value (0 bits): every word is 0 and so is the mask.
-    const unsigned int pos = (threadIdx.x & 31u) * bits;
+    const unsigned int pos = (threadIdx.x & 31u) * d.bits;
     const unsigned int lo = __shfl_sync(0xffffffffu, w, (int)(pos >> 5));
     const unsigned int hi = __shfl_sync(0xffffffffu, w, (int)((pos >> 5) + 1u) & 31);
-    return (int)header.x + (int)(__funnelshift_r(lo, hi, pos & 31u) & mask);
+    return (int)d.reference + (int)(__funnelshift_r(lo, hi, pos & 31u) & d.mask);
 }
 
-// A lane's value of a 64-bit column from the warp's words.
-__device__ __forceinline__ long long tessera_tile_value64(const unsigned long long* __restrict__ col, unsigned long long w, long long row, bool want) {
-    const ulonglong2 header = tessera_tile_header(col, row);
-    const unsigned int bits = (unsigned int)header.y & 0x7fu;
-    const unsigned long long mask = bits >= 64u ? ~0ull : ((1ull << bits) - 1ull);
-    if (header.y & TILE_RUNS) {
-        return want ? (long long)header.x + (long long)(tessera_run_value(col, header, (unsigned int)w, bits) & mask) : 0;
-    }
-    const unsigned int pos = (threadIdx.x & 31u) * bits;
+// A lane's value of a 64-bit column, from the warp's words (runs: its run).
+__device__ __forceinline__ long long tessera_dec_value64(const TileDec& d, unsigned long long w, bool want) {
+    const unsigned long long mask = d.bits >= 64u ? ~0ull : ((1ull << d.bits) - 1ull);
+    if (d.runs) return want ? d.reference + (long long)(tessera_run_value(d, (unsigned int)w) & mask) : 0;
+    const unsigned int pos = (threadIdx.x & 31u) * d.bits;
     const int q = (int)(pos >> 5);
     unsigned long long v;
-    if (bits <= 32u) {
+    if (d.bits <= 32u) {
         const unsigned int lo = __shfl_sync(0xffffffffu, (unsigned int)w, q);
         const unsigned int hi = __shfl_sync(0xffffffffu, (unsigned int)w, (q + 1) & 31);
         v = __funnelshift_r(lo, hi, pos & 31u);
@@ -170,35 +166,47 @@ __device__ __forceinline__ long long tessera_tile_value64(const unsigned long lo
         }
         const unsigned int off = pos & 31u;
         v = ((unsigned long long)x[1] << 32 | x[0]) >> off;
-        if (off + bits > 64u) v |= (unsigned long long)x[2] << (64u - off);
+        if (off + d.bits > 64u) v |= (unsigned long long)x[2] << (64u - off);
     }
-    return (long long)header.x + (long long)(v & mask);
+    return d.reference + (long long)(v & mask);
+}
+
+// A tile's words for a warp whose lanes want their rows where `want` holds: all of the
+// warp's words if any lane does (a tile's first loads, which want every row there is);
+// of a column of at most 32 bits, one word.
+__device__ __forceinline__ unsigned int tessera_dec_words32(const TileDec& d, long long row, bool want) {
+    if (__ballot_sync(0xffffffffu, want) == 0u) return 0u;
+    return (unsigned int)tessera_dec_words(d, row, 0u, 63u);
+}
+__device__ __forceinline__ unsigned long long tessera_dec_words64(const TileDec& d, long long row, bool want) {
+    if (__ballot_sync(0xffffffffu, want) == 0u) return 0ull;
+    return tessera_dec_words(d, row, 0u, 63u);
 }
 
 // Both steps at once, for the lanes that want their rows: only the words from the first
 // wanted value's to the last's are loaded (a later stage's loads, for the rows still
 // selected).
-__device__ __forceinline__ int tessera_unpack_warp32(const unsigned long long* __restrict__ col, long long row, bool want) {
+__device__ __forceinline__ unsigned long long tessera_wanted_words(const TileDec& d, long long row, unsigned int wanted) {
+    const unsigned int from = ((unsigned int)(__ffs(wanted) - 1) * d.bits) >> 5;
+    const unsigned int to = ((32u - (unsigned int)__clz(wanted)) * d.bits - 1u) >> 5;
+    return tessera_dec_words(d, row, from, to);
+}
+__device__ __forceinline__ int tessera_dec_unpack32(const TileDec& d, long long row, bool want) {
     const unsigned int wanted = __ballot_sync(0xffffffffu, want);
     if (wanted == 0u) return 0;
-    const unsigned int bits = (unsigned int)tessera_tile_header(col, row).y & 0x7fu;
-    const unsigned int from = ((unsigned int)(__ffs(wanted) - 1) * bits) >> 5;
-    const unsigned int to = ((32u - (unsigned int)__clz(wanted)) * bits - 1u) >> 5;
-    return tessera_tile_value32(col, (unsigned int)tessera_words_in(col, row, from, to), row, want);
+    return tessera_dec_value32(d, (unsigned int)tessera_wanted_words(d, row, wanted), want);
 }
-
-__device__ __forceinline__ long long tessera_unpack_warp64(const unsigned long long* __restrict__ col, long long row, bool want) {
+__device__ __forceinline__ long long tessera_dec_unpack64(const TileDec& d, long long row, bool want) {
     const unsigned int wanted = __ballot_sync(0xffffffffu, want);
     if (wanted == 0u) return 0;
-    const unsigned int bits = (unsigned int)tessera_tile_header(col, row).y & 0x7fu;
-    const unsigned int from = ((unsigned int)(__ffs(wanted) - 1) * bits) >> 5;
-    const unsigned int to = ((32u - (unsigned int)__clz(wanted)) * bits - 1u) >> 5;
-    return tessera_tile_value64(col, tessera_words_in(col, row, from, to), row, want);
+    return tessera_dec_value64(d, tessera_wanted_words(d, row, wanted), want);
 }
 
-// A row of any packed column, by the whole warp (as a 64-bit value).
+// A row of any packed column, by the whole warp (as a 64-bit value), its tile's header
+// read here.
 __device__ __forceinline__ long long tessera_unpack_warp(const unsigned long long* __restrict__ col, long long row, bool want) {
-    return tessera_unpack_warp64(col, row, want);
+    if (__ballot_sync(0xffffffffu, want) == 0u) return 0;
+    return tessera_dec_unpack64(tessera_tile_dec(col, row - (long long)(threadIdx.x & 31u)), row, want);
 }
 
 }  // namespace tessera

@@ -110,7 +110,13 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // Plain columns load for the rows that exist (`if (r < rows)`); every lane takes part
     // in a packed column's words and says whether its row exists (`want`).
     let word_loads = |want: &str| -> String {
-        packed_eager.iter().map(|(n, c)| format!(" pw{n}[i] = tessera_tile_words{}(col{c}, r, {want});", bits_of(&shape.cols[*c]))).collect()
+        packed_eager.iter().map(|(n, c)| format!(" pw{n}[i] = tessera_dec_words{}(dn{c}, r, {want});", bits_of(&shape.cols[*c]))).collect()
+    };
+    // The decoders of the packed eager columns' tiles holding row `at` (`dn`: the tile
+    // whose words are loaded; row 0's where there is no such tile, and no lane wants).
+    let decoders = |indent: &str, name: &str, at: &str, guard: bool| -> String {
+        let at = if guard { format!("{at} < rows ? {at} : 0") } else { at.to_string() };
+        packed_eager.iter().map(|(_, c)| format!("{indent}const TileDec {name}{c} = tessera_tile_dec(col{c}, {at});\n")).collect()
     };
     let word_type = |c: usize| if bits_of(&shape.cols[c]) == 32 { "unsigned int" } else { "unsigned long long" };
     let guarded_loads = |tile: &str| -> String {
@@ -132,8 +138,15 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         for (n, c) in &packed_eager {
             let _ = writeln!(src, "    {} pw{n}[ITEMS];", word_type(*c));
         }
+        if !packed_eager.is_empty() {
+            let _ = writeln!(src, "    {{");
+            src.push_str(&decoders("    ", "dn", "tile", true));
+        }
         let _ = writeln!(src, "    #pragma unroll");
         let _ = writeln!(src, "    {}", guarded_loads("tile"));
+        if !packed_eager.is_empty() {
+            let _ = writeln!(src, "    }}");
+        }
     }
     let decls = declarations(ir);
     let tile_body = |src: &mut String, kind: TileKind| {
@@ -164,6 +177,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 if !headed.is_empty() {
                     src.push_str(&header_prefetch("        ", &format!("next + {stride}")));
                 }
+                src.push_str(&decoders("        ", "dn", "next", true));
             }
             match kind {
                 TileKind::Any => {
@@ -185,8 +199,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 let want = if kind == TileKind::Whole { "true" } else { "r < rows" };
                 let decode: String = packed_eager
                     .iter()
-                    .map(|(n, c)| format!(" {n}[i] = ({})tessera_tile_value{}(col{c}, w{n}[i], r, {want});", shape.cols[*c].width.c(), bits_of(&shape.cols[*c])))
+                    .map(|(n, c)| format!(" {n}[i] = ({})tessera_dec_value{}(dc{c}, w{n}[i], {want});", shape.cols[*c].width.c(), bits_of(&shape.cols[*c])))
                     .collect();
+                src.push_str(&decoders("        ", "dc", "tile", false));
                 let _ = writeln!(src, "        #pragma unroll");
                 let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{decode} }}", row("tile"));
             }
@@ -374,9 +389,15 @@ fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, in
             let _ = writeln!(src, "{indent}}}");
         }
         if let (false, Some((cols, _))) = (warp.is_empty(), striped) {
-            let loads: String = warp.iter().map(|(n, c)| format!(" {n}[i] = ({})tessera_unpack_warp{}(col{c}, r, sel[i]);", cols[*c].width.c(), bits_of(&cols[*c]))).collect();
-            let _ = writeln!(src, "{indent}#pragma unroll");
-            let _ = writeln!(src, "{indent}for (int i = 0; i < ITEMS; ++i) {{ const long long r = {row};{loads} }}");
+            // The tile's decoder of each column, then its rows (`tile`: the tile's first row).
+            let _ = writeln!(src, "{indent}{{");
+            for (_, c) in &warp {
+                let _ = writeln!(src, "{indent}    const TileDec d{c} = tessera_tile_dec(col{c}, tile);");
+            }
+            let loads: String = warp.iter().map(|(n, c)| format!(" {n}[i] = ({})tessera_dec_unpack{}(d{c}, r, sel[i]);", cols[*c].width.c(), bits_of(&cols[*c]))).collect();
+            let _ = writeln!(src, "{indent}    #pragma unroll");
+            let _ = writeln!(src, "{indent}    for (int i = 0; i < ITEMS; ++i) {{ const long long r = {row};{loads} }}");
+            let _ = writeln!(src, "{indent}}}");
         }
     }
 }

@@ -508,7 +508,7 @@ fn packed_columns_decode_where_they_load() {
     let k = generate(&p, &cols, &tables).unwrap();
     assert!(k.source.contains("const unsigned long long* __restrict__ col0"), "{}", k.source);
     // A tile's rows by the warp, the tile's header loaded ahead.
-    assert!(k.source.contains("c1[i] = (int32_t)tessera_unpack_warp32(col1, r, sel[i]);"), "{}", k.source);
+    assert!(k.source.contains("c1[i] = (int32_t)tessera_dec_unpack32(d1, r, sel[i]);"), "{}", k.source);
     assert!(k.source.contains("tessera_tile_prefetch(col1, next + "), "{}", k.source);
     // The value is loaded for the rows a warp queued (not consecutive): row by row.
     assert!(k.source.contains("c2[i] = (int64_t)tessera_unpack(col2, r);"), "{}", k.source);
@@ -519,10 +519,10 @@ fn packed_columns_decode_where_they_load() {
     tables[1].pass_permille = 200;
     let eager = generate(&p, &cols, &tables).unwrap();
     // Words a tile ahead, headers two, values decoded in the tile.
-    assert!(eager.source.contains("pwc2[i] = tessera_tile_words64(col2, r, r < rows);"), "{}", eager.source);
-    assert!(eager.source.contains("pwc2[i] = tessera_tile_words64(col2, r, true);"), "{}", eager.source);
-    assert!(eager.source.contains("c2[i] = (int64_t)tessera_tile_value64(col2, wc2[i], r, true);"), "{}", eager.source);
-    assert!(eager.source.contains("c1[i] = (int32_t)tessera_tile_value32(col1, wc1[i], r, true);"), "{}", eager.source);
+    assert!(eager.source.contains("pwc2[i] = tessera_dec_words64(dn2, r, r < rows);"), "{}", eager.source);
+    assert!(eager.source.contains("pwc2[i] = tessera_dec_words64(dn2, r, true);"), "{}", eager.source);
+    assert!(eager.source.contains("c2[i] = (int64_t)tessera_dec_value64(dc2, wc2[i], true);"), "{}", eager.source);
+    assert!(eager.source.contains("c1[i] = (int32_t)tessera_dec_value32(dc1, wc1[i], true);"), "{}", eager.source);
     golden("star_join_packed", &eager.source);
     if crate::test_support::nvrtc_or_skip("packed-column kernels compile with NVRTC") {
         for k in [&k, &eager] {

@@ -18,8 +18,13 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     unsigned int pwc1[ITEMS];
     unsigned int pwc0[ITEMS];
     unsigned long long pwc2[ITEMS];
+    {
+    const TileDec dn1 = tessera_tile_dec(col1, tile < rows ? tile : 0);
+    const TileDec dn0 = tessera_tile_dec(col0, tile < rows ? tile : 0);
+    const TileDec dn2 = tessera_tile_dec(col2, tile < rows ? tile : 0);
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_tile_words32(col1, r, r < rows); pwc0[i] = tessera_tile_words32(col0, r, r < rows); pwc2[i] = tessera_tile_words64(col2, r, r < rows); }
+    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_dec_words32(dn1, r, r < rows); pwc0[i] = tessera_dec_words32(dn0, r, r < rows); pwc2[i] = tessera_dec_words64(dn2, r, r < rows); }
+    }
     for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
         bool sel[ITEMS];
         int32_t c1[ITEMS];
@@ -42,15 +47,21 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) { wc1[i] = pwc1[i]; wc0[i] = pwc0[i]; wc2[i] = pwc2[i]; }
         const long long next = tile + (long long)gridDim.x * 256LL;
         if (next + (long long)gridDim.x * 256LL < rows) { tessera_tile_prefetch(col0, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col1, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col2, next + (long long)gridDim.x * 256LL); }
+        const TileDec dn1 = tessera_tile_dec(col1, next < rows ? next : 0);
+        const TileDec dn0 = tessera_tile_dec(col0, next < rows ? next : 0);
+        const TileDec dn2 = tessera_tile_dec(col2, next < rows ? next : 0);
         if (next + 256LL <= rows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_tile_words32(col1, r, true); pwc0[i] = tessera_tile_words32(col0, r, true); pwc2[i] = tessera_tile_words64(col2, r, true); }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_dec_words32(dn1, r, true); pwc0[i] = tessera_dec_words32(dn0, r, true); pwc2[i] = tessera_dec_words64(dn2, r, true); }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_tile_words32(col1, r, r < rows); pwc0[i] = tessera_tile_words32(col0, r, r < rows); pwc2[i] = tessera_tile_words64(col2, r, r < rows); }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_dec_words32(dn1, r, r < rows); pwc0[i] = tessera_dec_words32(dn0, r, r < rows); pwc2[i] = tessera_dec_words64(dn2, r, r < rows); }
         }
+        const TileDec dc1 = tessera_tile_dec(col1, tile);
+        const TileDec dc0 = tessera_tile_dec(col0, tile);
+        const TileDec dc2 = tessera_tile_dec(col2, tile);
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; c1[i] = (int32_t)tessera_tile_value32(col1, wc1[i], r, true); c0[i] = (int32_t)tessera_tile_value32(col0, wc0[i], r, true); c2[i] = (int64_t)tessera_tile_value64(col2, wc2[i], r, true); }
+        for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; c1[i] = (int32_t)tessera_dec_value32(dc1, wc1[i], true); c0[i] = (int32_t)tessera_dec_value32(dc0, wc0[i], true); c2[i] = (int64_t)tessera_dec_value64(dc2, wc2[i], true); }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
@@ -128,8 +139,11 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         unsigned long long wc2[ITEMS];
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { wc1[i] = pwc1[i]; wc0[i] = pwc0[i]; wc2[i] = pwc2[i]; }
+        const TileDec dc1 = tessera_tile_dec(col1, tile);
+        const TileDec dc0 = tessera_tile_dec(col0, tile);
+        const TileDec dc2 = tessera_tile_dec(col2, tile);
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; c1[i] = (int32_t)tessera_tile_value32(col1, wc1[i], r, r < rows); c0[i] = (int32_t)tessera_tile_value32(col0, wc0[i], r, r < rows); c2[i] = (int64_t)tessera_tile_value64(col2, wc2[i], r, r < rows); }
+        for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; c1[i] = (int32_t)tessera_dec_value32(dc1, wc1[i], r < rows); c0[i] = (int32_t)tessera_dec_value32(dc0, wc0[i], r < rows); c2[i] = (int64_t)tessera_dec_value64(dc2, wc2[i], r < rows); }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
