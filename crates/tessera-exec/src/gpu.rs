@@ -1365,12 +1365,18 @@ fn in_parallel<T: Copy + Default + Send>(parts: &[ArrayRef], convert: impl Fn(&A
 
 /// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded
 /// where the kernels load them (`TESSERA_EXP_PACKED=1`), or decoded on the host into
-/// plain arrays (the default). Off by default because it is slower as it stands: SSB SF
-/// 20 on the H200 (2026-11-26) took 15.2 ms of kernels packed against 6.6 ms plain,
-/// though the packed columns are 2.5x smaller (a 3.7 ms bandwidth model). Each load
-/// reads its tile's header and then its word, one dependent load after another; decoding
-/// a whole tile per block into shared memory (Crystal's BlockLoad) is what should make
-/// it pay.
+/// plain arrays (the default). Off by default because it is slower as it stands. SSB SF
+/// 20's kernels on the H200, packed against plain (6.6 ms):
+/// - a row's decoder per load (2026-11-26b): 15.2 ms, a 3.7 ms bandwidth model;
+/// - a warp's decoder (its words loaded once, shared by shuffles), tiles of runs (a 2.8
+///   ms model): 23.3 ms; pipelined over tiles (words a tile ahead): 34.5 ms, its tile
+///   headers in registers limiting occupancy to 4 blocks an SM; headers prefetched into
+///   L1 and read where used, 32-bit math: 23.4 ms; a tile's decoder read once a tile:
+///   21.9 ms (2026-11-26d, `benchmarks/results/gpu-h200-2026-11-26d/`).
+/// Nsight Compute on q1.1 counts about 300 warp instructions per 32 rows: decoding, not
+/// memory, bounds these kernels. What is left to try: a decoder of a few instructions a
+/// value (a block decoding a tile into shared memory, or kernels specialized to a
+/// column's bit width). TPC-H SF 10 is not slower packed (61.5 ms of kernels against 66.1).
 fn packed_columns() -> bool {
     static PACKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *PACKED.get_or_init(|| std::env::var("TESSERA_EXP_PACKED").is_ok_and(|v| v == "1"))
