@@ -300,6 +300,12 @@ impl KernelCache {
         self.compilations.load(Ordering::Relaxed)
     }
 
+    /// Whether `source`'s module is loaded already (a [`KernelCache::load`] of it returns
+    /// at once).
+    pub fn is_loaded(&self, source: &str) -> bool {
+        self.lock().is_ok_and(|m| m.contains_key(source))
+    }
+
     /// The CUBIN of `source` for `arch`, from the disk cache or compiled (and stored).
     /// Needs libnvrtc only when the kernel is not cached; never needs a GPU.
     pub fn cubin(&self, source: &str, arch: &str) -> Result<Vec<u8>> {

@@ -658,25 +658,43 @@ impl GpuRuntime {
         let started = Instant::now();
         let dev = &self.device;
         let gs = state.lane()?;
-        let mut col_bufs = Vec::new();
-        match &p.source {
-            Source::Scan(scan) => {
-                for (i, (&c, gc)) in scan.columns.iter().zip(cols).enumerate() {
-                    // A string column the kernel holds only as row numbers stays on the host.
-                    if gc.width == Width::Str && !kernel.strings.contains(&i) {
-                        col_bufs.push(None);
-                        continue;
+        let columns = || -> Result<Vec<Option<Arc<GpuBuf>>>> {
+            let mut col_bufs = Vec::new();
+            match &p.source {
+                Source::Scan(scan) => {
+                    for (i, (&c, gc)) in scan.columns.iter().zip(cols).enumerate() {
+                        // A string column the kernel holds only as row numbers stays on the host.
+                        if gc.width == Width::Str && !kernel.strings.contains(&i) {
+                            col_bufs.push(None);
+                            continue;
+                        }
+                        col_bufs.push(Some(self.column(&gs, table, c, gc)?));
                     }
-                    col_bufs.push(Some(self.column(&gs, table, c, gc)?));
+                }
+                // An intermediate result (see [`result_table`]) goes up whole each time.
+                Source::Result { .. } => {
+                    for (c, gc) in cols.iter().enumerate() {
+                        col_bufs.push(Some(Arc::new(self.upload_column(&gs, table, c, gc.width)?)));
+                    }
                 }
             }
-            // An intermediate result (see [`result_table`]) goes up whole each time.
-            Source::Result { .. } => {
-                for (c, gc) in cols.iter().enumerate() {
-                    col_bufs.push(Some(Arc::new(self.upload_column(&gs, table, c, gc.width)?)));
-                }
-            }
+            Ok(col_bufs)
+        };
+        // A kernel not loaded yet (the first query of a process: from the disk cache, or
+        // compiled by NVRTC) loads on a thread of its own while the columns are decoded
+        // and go up: a new process's first TPC-H q01 waited for both, one after the other
+        // (1.50-1.55 s when its kernels were compiled, 2026-11-26c).
+        let (col_bufs, compiled) = std::thread::scope(|s| {
+            let compiling = (!self.kernels.is_loaded(&kernel.source)).then(|| s.spawn(|| self.kernels.load(dev, &kernel.source)));
+            let col_bufs = columns();
+            (col_bufs, compiling.map(|h| h.join()))
+        });
+        match compiled {
+            Some(Ok(loaded)) => drop(loaded?),
+            Some(Err(_)) => return Err(TesseraError::Internal("a kernel's compiling thread failed".into())),
+            None => {}
         }
+        let col_bufs = col_bufs?;
         // Held until the query's stream has finished with them (see `Lane`'s drop): a
         // cached column no query holds may be evicted and freed at any time.
         state.lane.held.extend(col_bufs.iter().flatten().cloned());
@@ -1373,6 +1391,7 @@ fn in_parallel<T: Copy + Default + Send>(parts: &[ArrayRef], convert: impl Fn(&A
 ///   headers in registers limiting occupancy to 4 blocks an SM; headers prefetched into
 ///   L1 and read where used, 32-bit math: 23.4 ms; a tile's decoder read once a tile:
 ///   21.9 ms (2026-11-26d, `benchmarks/results/gpu-h200-2026-11-26d/`).
+///
 /// Nsight Compute on q1.1 counts about 300 warp instructions per 32 rows: decoding, not
 /// memory, bounds these kernels. What is left to try: a decoder of a few instructions a
 /// value (a block decoding a tile into shared memory, or kernels specialized to a
