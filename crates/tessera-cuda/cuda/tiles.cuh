@@ -26,11 +26,18 @@ constexpr int TILE_ROWS_LOG2 = 11;
 constexpr unsigned long long TILE_RUNS = 0x80ull;
 constexpr int TILE_CHUNKS = (1 << TILE_ROWS_LOG2) / 32;
 
-// In a tile of runs whose data starts at word `at`, the run holding row `o` of the tile.
-__device__ __forceinline__ unsigned long long tessera_run_of(const unsigned long long* __restrict__ col, unsigned long long at, unsigned int o) {
-    const unsigned long long chunk = __ldg(&col[at + (o >> 5)]);
-    const unsigned int upto = (unsigned int)((2ull << (o & 31u)) - 1ull);
-    return (chunk >> 32) + (unsigned long long)__popc((unsigned int)chunk & upto);
+// In a tile of runs, the run holding row `j` (0 to 31) of a chunk whose word is `chunk`.
+__device__ __forceinline__ unsigned int tessera_run_in(unsigned long long chunk, unsigned int j) {
+    return (unsigned int)(chunk >> 32) + (unsigned int)__popc((unsigned int)chunk & (unsigned int)((2ull << j) - 1ull));
+}
+
+// The `bits`-wide value (not masked) at bit `pos` of `words`, LSB first; the word after
+// the one it starts in exists (a tile's spare word).
+__device__ __forceinline__ unsigned long long tessera_bits_at(const unsigned long long* __restrict__ words, unsigned long long pos, unsigned int bits) {
+    const unsigned int off = (unsigned int)(pos & 63u);
+    unsigned long long v = __ldg(&words[pos >> 6]) >> off;
+    if (off + bits > 64u) v |= __ldg(&words[(pos >> 6) + 1]) << (64u - off);
+    return v;
 }
 
 // Row `row` of packed column `col`.
@@ -42,15 +49,10 @@ __device__ __forceinline__ long long tessera_unpack(const unsigned long long* __
     const unsigned int o = (unsigned int)(row & ((1 << TILE_ROWS_LOG2) - 1));
     unsigned long long at = meta >> 8, index = o;
     if (meta & TILE_RUNS) {
-        index = tessera_run_of(col, at, o);
+        index = tessera_run_in(__ldg(&col[at + (o >> 5)]), o & 31u);
         at += TILE_CHUNKS;
     }
-    const unsigned long long pos = index * bits;
-    const unsigned long long w = at + (pos >> 6);
-    const unsigned int off = (unsigned int)(pos & 63u);
-    unsigned long long v = __ldg(&col[w]) >> off;
-    // A value crossing into the next word; the spare word keeps w + 1 inside the tile.
-    if (off + bits > 64u) v |= __ldg(&col[w + 1]) << (64u - off);
+    const unsigned long long v = tessera_bits_at(col + at, index * bits, bits);
     const unsigned long long mask = bits >= 64u ? ~0ull : ((1ull << bits) - 1ull);
     return reference + (long long)(v & mask);
 }
@@ -113,8 +115,7 @@ __device__ __forceinline__ unsigned long long tessera_dec_words(const TileDec& d
     const unsigned int lane = threadIdx.x & 31u;
     const unsigned int chunk = ((unsigned int)row & ((1u << TILE_ROWS_LOG2) - 1u)) >> 5;
     if (d.runs) {
-        const unsigned long long w = __ldg(reinterpret_cast<const unsigned long long*>(d.words) + chunk);
-        return (w >> 32) + (unsigned long long)__popc((unsigned int)w & (unsigned int)((2ull << lane) - 1ull));
+        return tessera_run_in(__ldg(reinterpret_cast<const unsigned long long*>(d.words) + chunk), lane);
     }
     const unsigned int* __restrict__ words = d.words + chunk * d.bits;
     const unsigned int w0 = lane < d.bits && lane >= from && lane <= to ? __ldg(&words[lane]) : 0u;
@@ -123,24 +124,24 @@ __device__ __forceinline__ unsigned long long tessera_dec_words(const TileDec& d
     return (unsigned long long)w1 << 32 | w0;
 }
 
-// Run `run`'s value (less the reference) in a tile of runs.
+// Run `run`'s value (less the reference, not masked) in a tile of runs.
 __device__ __forceinline__ unsigned long long tessera_run_value(const TileDec& d, unsigned int run) {
-    const unsigned long long* __restrict__ values = reinterpret_cast<const unsigned long long*>(d.words) + TILE_CHUNKS;
-    const unsigned int pos = run * d.bits;
-    const unsigned int off = pos & 63u;
-    unsigned long long v = __ldg(&values[pos >> 6]) >> off;
-    if (off + d.bits > 64u) v |= __ldg(&values[(pos >> 6) + 1u]) << (64u - off);
-    return v;
+    return tessera_bits_at(reinterpret_cast<const unsigned long long*>(d.words) + TILE_CHUNKS, (unsigned long long)run * d.bits, d.bits);
+}
+
+// The 32 bits at bit `pos` of the warp's words (one 32-bit word a lane; `pos` below
+// 32 * 32), taken from the lanes holding them.
+__device__ __forceinline__ unsigned int tessera_shfl_bits(unsigned int w, unsigned int pos) {
+    const unsigned int lo = __shfl_sync(0xffffffffu, w, (int)(pos >> 5));
+    const unsigned int hi = __shfl_sync(0xffffffffu, w, (int)((pos >> 5) + 1u) & 31);
+    return __funnelshift_r(lo, hi, pos & 31u);
 }
 
 // A lane's value of a column of at most 32 bits, from the warp's words (runs: its run).
 __device__ __forceinline__ int tessera_dec_value32(const TileDec& d, unsigned int w, bool want) {
     if (d.runs) return want ? (int)d.reference + (int)((unsigned int)tessera_run_value(d, w) & d.mask) : 0;
     // No branch for a tile of one value (0 bits): every word is 0 and so is the mask.
-    const unsigned int pos = (threadIdx.x & 31u) * d.bits;
-    const unsigned int lo = __shfl_sync(0xffffffffu, w, (int)(pos >> 5));
-    const unsigned int hi = __shfl_sync(0xffffffffu, w, (int)((pos >> 5) + 1u) & 31);
-    return (int)d.reference + (int)(__funnelshift_r(lo, hi, pos & 31u) & d.mask);
+    return (int)d.reference + (int)(tessera_shfl_bits(w, (threadIdx.x & 31u) * d.bits) & d.mask);
 }
 
 // A lane's value of a 64-bit column, from the warp's words (runs: its run).
@@ -151,9 +152,7 @@ __device__ __forceinline__ long long tessera_dec_value64(const TileDec& d, unsig
     const int q = (int)(pos >> 5);
     unsigned long long v;
     if (d.bits <= 32u) {
-        const unsigned int lo = __shfl_sync(0xffffffffu, (unsigned int)w, q);
-        const unsigned int hi = __shfl_sync(0xffffffffu, (unsigned int)w, (q + 1) & 31);
-        v = __funnelshift_r(lo, hi, pos & 31u);
+        v = tessera_shfl_bits((unsigned int)w, pos);
     } else {
         // Word k in lane k % 32's low or high half; a value spans three at most.
         unsigned int x[3];

@@ -1417,39 +1417,22 @@ fn holds_nulls(table: &LoadedTable, c: usize) -> bool {
 /// one after another.
 fn host_validity(parts: &[ArrayRef]) -> Vec<u32> {
     let rows: usize = parts.iter().map(|a| a.len()).sum();
-    // An empty upload is not a buffer: keep one word so the bitmap has an address.
-    let mut words = vec![0u32; rows.div_ceil(32).max(1)];
-    let mut at = 0usize;
+    let mut bits = arrow::array::BooleanBufferBuilder::new(rows);
     for a in parts {
         match a.logical_nulls() {
-            None => set_bits(&mut words, at, at + a.len()),
-            Some(nulls) => {
-                for i in nulls.valid_indices() {
-                    let r = at + i;
-                    words[r >> 5] |= 1u32 << (r & 31);
-                }
-            }
+            None => bits.append_n(a.len(), true),
+            Some(nulls) => bits.append_buffer(nulls.inner()),
         }
-        at += a.len();
+    }
+    let bits = bits.finish();
+    // An empty upload is not a buffer: keep one word so the bitmap has an address.
+    let mut words = vec![0u32; rows.div_ceil(32).max(1)];
+    for (w, bytes) in words.iter_mut().zip(bits.values().chunks(4)) {
+        let mut le = [0u8; 4];
+        le[..bytes.len()].copy_from_slice(bytes);
+        *w = u32::from_le_bytes(le);
     }
     words
-}
-
-/// Sets bits `from..to` of `words` (whole words at once).
-fn set_bits(words: &mut [u32], from: usize, to: usize) {
-    let mut r = from;
-    while r < to && r & 31 != 0 {
-        words[r >> 5] |= 1u32 << (r & 31);
-        r += 1;
-    }
-    while r + 32 <= to {
-        words[r >> 5] = u32::MAX;
-        r += 32;
-    }
-    while r < to {
-        words[r >> 5] |= 1u32 << (r & 31);
-        r += 1;
-    }
 }
 
 /// Column `c` of `table` as one array of `rows + 1` offsets into one array of bytes.
@@ -1957,9 +1940,9 @@ mod tests {
         // Nothing past the last row, and an empty column still has a word.
         assert!((49..64).all(|r| !bit(r)));
         assert_eq!(host_validity(&[]), vec![0]);
-        let mut w = vec![0u32; 4];
-        set_bits(&mut w, 5, 100);
-        assert_eq!(w, vec![!0u32 << 5, u32::MAX, u32::MAX, (1u32 << 4) - 1]);
+        // Rows 5..100 valid, across whole words.
+        let parts: Vec<ArrayRef> = vec![Arc::new(Int32Array::from(vec![None::<i32>; 5])), Arc::new(Int32Array::from_iter_values(0..95))];
+        assert_eq!(host_validity(&parts), vec![!0u32 << 5, u32::MAX, u32::MAX, (1u32 << 4) - 1]);
     }
 
     /// Whether a column holds NULLs is what its data says, not its field: a nullable

@@ -183,26 +183,22 @@ fn pack_window(values: &[i64], data: &mut Vec<u64>) -> (i64, u64, u8) {
     let runs = 1 + values.windows(2).filter(|w| w[0] != w[1]).count();
     if runs_allowed() && CHUNKS + (runs * bits as usize).div_ceil(64) + 1 < single_words {
         // Chunk words: where runs start, and the run holding each chunk's first row.
+        let mut chunk_words = vec![0u64; CHUNKS];
         let mut run = 0u64;
-        let mut chunk_words = Vec::with_capacity(CHUNKS);
-        for (c, chunk) in values.chunks(32).enumerate() {
-            let mut starts = 0u32;
-            for j in 0..chunk.len() {
-                let i = c * 32 + j;
-                if i > 0 && values[i] != values[i - 1] {
-                    if j == 0 {
-                        run += 1;
-                    } else {
-                        starts |= 1 << j;
-                    }
+        for i in 0..values.len() {
+            if i > 0 && values[i] != values[i - 1] {
+                run += 1;
+                if i % 32 != 0 {
+                    chunk_words[i / 32] |= 1 << (i % 32);
                 }
             }
-            chunk_words.push(run << 32 | starts as u64);
-            run += starts.count_ones() as u64;
+            if i % 32 == 0 {
+                chunk_words[i / 32] |= run << 32;
+            }
         }
-        chunk_words.resize(CHUNKS, 0);
         data.extend(chunk_words);
-        let run_values: Vec<i64> = std::iter::once(values[0]).chain(values.windows(2).filter(|w| w[0] != w[1]).map(|w| w[1])).collect();
+        let mut run_values = values.to_vec();
+        run_values.dedup();
         pack_bits(run_values.into_iter(), min, bits, data);
         (min, offset, bits | RUNS as u8)
     } else {

@@ -34,7 +34,7 @@ pub const IN_LIST_MAX_SPREAD_VALUES: usize = 64;
 /// does.
 pub fn filter(b: &mut Builder<'_>, predicate: &Expr, fields: &[Field]) -> Lowered<()> {
     for c in predicate.conjuncts() {
-        let test = is_true(b, c, fields)?;
+        let test = condition(b, c, fields)?;
         b.reject(cx!["!(", test, ")"]);
     }
     Ok(())
@@ -119,11 +119,6 @@ pub fn may_be_null(b: &Builder<'_>, e: &Expr) -> bool {
 /// Whether predicate `e` is TRUE: neither FALSE nor NULL (what a filter keeps, a CASE
 /// condition takes and a join's residual matches on).
 pub fn condition(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
-    is_true(b, e, input)
-}
-
-/// See [`condition`].
-fn is_true(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<CExpr> {
     Ok(match value(b, e, input)? {
         (c, None) => c,
         (c, Some(ok)) => cx!["(", ok, " && ", c, ")"],
@@ -267,7 +262,7 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
                 None => (CExpr::text("0LL"), CExpr::text("false")),
             };
             for (w, t) in when_then.iter().rev() {
-                let c = is_true(b, w, input)?;
+                let c = condition(b, w, input)?;
                 let (v, v_ok) = branch(b, t)?;
                 s = cx!["((", c.clone(), ") ? (long long)(", v, ") : (long long)(", s, "))"];
                 if nullable {

@@ -97,7 +97,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // and its values decoded in the tile; the tile headers both steps read are
     // prefetched into L1 two tiles ahead. The columns a later stage loads (only the rows
     // still selected) have their headers prefetched the same way.
-    let (plain_eager, packed_eager): (Vec<(String, usize)>, Vec<(String, usize)>) = eager.iter().cloned().partition(|(_, c)| !packed(c));
+    let (plain_eager, packed_eager): (Vec<_>, Vec<_>) = eager.iter().cloned().partition(|(_, c)| !packed(c));
     let headed: BTreeSet<usize> =
         packed_eager.iter().map(|(_, c)| *c).chain(body_stages.iter().flatten().filter_map(|s| warp_decoded(ir, shape.cols, s).map(|(_, c)| c))).collect();
     let prefetch_loads: String = plain_eager
@@ -206,7 +206,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{decode} }}", row("tile"));
             }
         }
-        write_stages(src, ir, body_stages, &row("tile"), "        ", Some((shape.cols, &headed)));
+        write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols));
         if let Some(d) = deferral {
             write_queue(src, ir, d, &decls, tail, &row("tile"));
         }
@@ -362,20 +362,18 @@ fn stmt(ir: &KernelIr, s: &Stmt) -> String {
 /// Writes `stages`, each an unrolled loop over the items still selected; `row` is the C
 /// expression of item `i`'s row number.
 ///
-/// `striped`: the source columns, and those whose tile headers are prefetched, where the
-/// items are a tile's striped rows (a warp's lanes hold 32 consecutive rows).
+/// `striped`: the source columns, where the items are a tile's striped rows (a warp's
+/// lanes hold 32 consecutive rows).
 /// A stage's loads of packed columns then leave its loop for one of their own after it,
 /// where the whole warp decodes its rows together (`tiles.cuh`) for the items still
 /// selected. Moving them to the stage's end is safe: a stage ends before the first use
 /// of a value loaded in it ([`super::passes::stages`]); and rows the stage rejects are
 /// not loaded.
-fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, indent: &str, striped: Option<(&[GpuColumn], &BTreeSet<usize>)>) {
+fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, indent: &str, striped: Option<&[GpuColumn]>) {
     for st in stages {
-        let warp: Vec<(String, usize)> = match striped {
-            Some((cols, _)) => st.iter().filter_map(|s| warp_decoded(ir, cols, s)).collect(),
-            None => Vec::new(),
-        };
-        let rest: Vec<&Stmt> = st.iter().filter(|s| striped.is_none_or(|(cols, _)| warp_decoded(ir, cols, s).is_none())).collect();
+        let warp_decoded = |s: &Stmt| striped.and_then(|cols| warp_decoded(ir, cols, s));
+        let warp: Vec<(String, usize)> = st.iter().filter_map(warp_decoded).collect();
+        let rest: Vec<&Stmt> = st.iter().filter(|s| warp_decoded(s).is_none()).collect();
         if !rest.is_empty() {
             let _ = writeln!(src, "{indent}#pragma unroll");
             let _ = writeln!(src, "{indent}for (int i = 0; i < ITEMS; ++i) {{");
@@ -388,7 +386,7 @@ fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, in
             }
             let _ = writeln!(src, "{indent}}}");
         }
-        if let (false, Some((cols, _))) = (warp.is_empty(), striped) {
+        if let (false, Some(cols)) = (warp.is_empty(), striped) {
             // The tile's decoder of each column, then its rows (`tile`: the tile's first row).
             let _ = writeln!(src, "{indent}{{");
             for (_, c) in &warp {
