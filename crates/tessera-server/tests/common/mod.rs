@@ -4,6 +4,7 @@ use std::error::Error;
 use std::net::SocketAddr;
 
 use tessera_engine::Database;
+use tokio_postgres::{Client, NoTls};
 use tessera_server::{Server, ServerOptions};
 
 /// A test's outcome: any error fails it.
@@ -18,4 +19,13 @@ pub async fn start(options: ServerOptions) -> Result<(SocketAddr, tempfile::Temp
     let addr = server.local_addr()?;
     tokio::spawn(server.run());
     Ok((addr, dir))
+}
+
+/// A client connected to the server at `addr` as `user`, with `auth` added to its
+/// connection string (e.g. `password=...`).
+#[allow(dead_code)] // not every test binary connects this way (copy.rs keeps its connection's task)
+pub async fn connect_as(addr: SocketAddr, user: &str, auth: &str) -> Result<Client, tokio_postgres::Error> {
+    let (client, connection) = tokio_postgres::connect(&format!("host={} port={} user={user} {auth}", addr.ip(), addr.port()), NoTls).await?;
+    tokio::spawn(connection);
+    Ok(client)
 }
