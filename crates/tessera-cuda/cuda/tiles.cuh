@@ -4,14 +4,15 @@
 //
 // A packed column is one array of 64-bit words (tessera_storage::PackedColumn):
 //   words[2t]      tile t's frame of reference (signed)
-//   words[2t + 1]  (offset of tile t's packed values, in words from the array's start) << 8
-//                  | bits of one value (0 to 64)
+//   words[2t + 1]  (offset of tile t's data, in words from the array's start) << 20
+//                  | (words of that data) << 8 | bits of one value (0 to 64)
 //   then the packed values: value i of a tile is `bits` wide at bit i * bits of its
 //   little-endian words, LSB first, with one spare word after each tile's values.
 //   A tile of runs (0x80 set in the low byte, TILE_RUNS) starts with 64 chunk words,
 //   one per 32 rows: the low half has bit j set where row j of the chunk starts a run
 //   (j >= 1), the high half is the run holding the chunk's first row; its runs' values
-//   follow, packed as above. Row j of a chunk is run high + popc(low & (2^(j+1) - 1)).
+//   follow, packed as above (in at most RUN_VALUE_WORDS words). Row j of a chunk is run
+//   high + popc(low & (2^(j+1) - 1)).
 // Tile t holds rows [t * 2048, (t + 1) * 2048). Every row decodes alone, so a kernel
 // loads a packed column exactly where it would load a plain one (all of a tile, or
 // only the rows still selected), and a warp's 32 consecutive rows read 32 * bits
@@ -25,6 +26,11 @@ constexpr int TILE_ROWS_LOG2 = 11;
 // The flag of a tile of runs (tessera_storage::packed::RUNS), and its chunk words.
 constexpr unsigned long long TILE_RUNS = 0x80ull;
 constexpr int TILE_CHUNKS = (1 << TILE_ROWS_LOG2) / 32;
+// The header's fields (tessera_storage::packed::{OFFSET_SHIFT, WORDS_SHIFT}), and the
+// most words a tile's run values take (tessera_storage::packed::RUN_VALUE_WORDS).
+constexpr int TILE_OFFSET_SHIFT = 20;
+constexpr int TILE_WORDS_SHIFT = 8;
+constexpr int RUN_VALUE_WORDS = 256;
 
 // In a tile of runs, the run holding row `j` (0 to 31) of a chunk whose word is `chunk`.
 __device__ __forceinline__ unsigned int tessera_run_in(unsigned long long chunk, unsigned int j) {
@@ -47,7 +53,7 @@ __device__ __forceinline__ long long tessera_unpack(const unsigned long long* __
     const unsigned long long meta = __ldg(&col[2 * t + 1]);
     const unsigned int bits = (unsigned int)(meta & 0x7fu);
     const unsigned int o = (unsigned int)(row & ((1 << TILE_ROWS_LOG2) - 1));
-    unsigned long long at = meta >> 8, index = o;
+    unsigned long long at = meta >> TILE_OFFSET_SHIFT, index = o;
     if (meta & TILE_RUNS) {
         index = tessera_run_in(__ldg(&col[at + (o >> 5)]), o & 31u);
         at += TILE_CHUNKS;
@@ -99,7 +105,7 @@ struct TileDec {
 __device__ __forceinline__ TileDec tessera_tile_dec(const unsigned long long* __restrict__ col, long long row) {
     const ulonglong2 h = tessera_tile_header(col, row);
     TileDec d;
-    d.words = reinterpret_cast<const unsigned int*>(col) + 2ull * (h.y >> 8);
+    d.words = reinterpret_cast<const unsigned int*>(col) + 2ull * (h.y >> TILE_OFFSET_SHIFT);
     d.reference = (long long)h.x;
     d.bits = (unsigned int)h.y & 0x7fu;
     d.mask = d.bits >= 32u ? ~0u : (1u << d.bits) - 1u;
@@ -199,6 +205,130 @@ __device__ __forceinline__ long long tessera_dec_unpack64(const TileDec& d, long
     const unsigned int wanted = __ballot_sync(0xffffffffu, want);
     if (wanted == 0u) return 0;
     return tessera_dec_value64(d, tessera_wanted_words(d, row, wanted), want);
+}
+
+// Staging a kernel tile's words in shared memory: how a kernel reads the columns it
+// loads up front (Crystal's BlockLoad, decoding from shared memory). A kernel tile of
+// T rows (T = threads x items, dividing the 2048 rows of a stored tile) lies inside one
+// stored tile; before the tile is needed, the block copies what its rows' values need
+// into a buffer of the column's (`tessera_stage`, with cp.async, so the copy runs while
+// the block works on the tile before), and each thread then decodes its rows from there
+// (`tessera_staged32/64`) in a few instructions: two shared loads, a funnel shift, a
+// mask and an add. For single values, the words holding the tile's rows; for runs, the
+// chunk words of its rows and all the stored tile's run values (at most
+// RUN_VALUE_WORDS). A kernel double-buffers: it stages tile k + 1 while it works on
+// tile k, and waits (tessera_stage_wait, then __syncthreads) before decoding.
+
+// 64-bit words a column's buffer takes for a kernel tile of `T` rows whose values are
+// `width` bits wide (32 or 64): single values with two words to spare, or runs.
+__host__ __device__ constexpr int tessera_stage_words(int T, int width) {
+    return T * width / 64 + 2 > T / 32 + RUN_VALUE_WORDS ? T * width / 64 + 2 : T / 32 + RUN_VALUE_WORDS;
+}
+
+// Copies 8 bytes from global to shared memory, asynchronously where the GPU can.
+__device__ __forceinline__ void tessera_copy8(unsigned long long* dst, const unsigned long long* __restrict__ src) {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+#else
+    *dst = __ldg(src);
+#endif
+}
+
+// Ends a batch of copies (a group, waited for as one).
+__device__ __forceinline__ void tessera_stage_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits for this thread's copies; a __syncthreads() after it makes every thread's seen.
+__device__ __forceinline__ void tessera_stage_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+#endif
+}
+
+// The block copies what kernel tile `tile` (its first row; `rows` in the column) of
+// packed column `col` needs into `sh` (tessera_stage_words(T, width) words). Every
+// thread of the block calls it.
+template <int T>
+__device__ __forceinline__ void tessera_stage(const unsigned long long* __restrict__ col, long long tile, long long rows, unsigned long long* sh) {
+    const ulonglong2 h = tessera_tile_header(col, tile);
+    const unsigned int bits = (unsigned int)h.y & 0x7fu;
+    const unsigned long long* __restrict__ data = col + (h.y >> TILE_OFFSET_SHIFT);
+    const unsigned int o0 = (unsigned int)tile & ((1u << TILE_ROWS_LOG2) - 1u);
+    if (h.y & TILE_RUNS) {
+        // The tile's chunk words, then all the stored tile's run values.
+        const unsigned int values = ((unsigned int)(h.y >> TILE_WORDS_SHIFT) & 0xfffu) - (unsigned int)TILE_CHUNKS;
+        for (unsigned int k = threadIdx.x; k < (unsigned int)(T / 32) + values; k += blockDim.x)
+            tessera_copy8(sh + k, k < (unsigned int)(T / 32) ? data + (o0 >> 5) + k : data + TILE_CHUNKS + (k - (unsigned int)(T / 32)));
+    } else if (bits != 0u) {
+        // The words from the one holding the tile's first value to the one after the
+        // word holding its last: the tile's spare word is there to read.
+        const long long left = rows - tile;
+        const unsigned int n = left < (long long)T ? (unsigned int)left : (unsigned int)T;
+        const unsigned int first = (o0 * bits) >> 6;
+        const unsigned int count = (((o0 * bits) & 63u) + n * bits + 63u) / 64u + 1u;
+        for (unsigned int k = threadIdx.x; k < count; k += blockDim.x) tessera_copy8(sh + k, data + first + k);
+    }
+}
+
+// What a thread needs to decode kernel tile `tile`'s rows from its staged buffer, read
+// from the tile's header once a tile.
+struct StageDec {
+    long long reference;  // the frame of reference
+    unsigned int bits;    // bits of a value (of a run's, for runs)
+    unsigned int base;    // single values: the bit of the buffer's first word the tile's first value starts at
+    bool runs;            // a tile of runs
+};
+
+__device__ __forceinline__ StageDec tessera_stage_dec(const unsigned long long* __restrict__ col, long long tile) {
+    const ulonglong2 h = tessera_tile_header(col, tile);
+    StageDec d;
+    d.reference = (long long)h.x;
+    d.bits = (unsigned int)h.y & 0x7fu;
+    d.runs = (h.y & TILE_RUNS) != 0ull;
+    d.base = (((unsigned int)tile & ((1u << TILE_ROWS_LOG2) - 1u)) * d.bits) & 63u;
+    return d;
+}
+
+// The bit (of the staged 32-bit words `w`, moved past the chunk words for runs) where
+// row `k` of the kernel tile starts.
+template <int T>
+__device__ __forceinline__ unsigned int tessera_staged_pos(const StageDec& d, const unsigned long long* sh, const unsigned int*& w, unsigned int k) {
+    w = reinterpret_cast<const unsigned int*>(sh);
+    if (d.runs) {
+        w += 2 * (T / 32);
+        return tessera_run_in(sh[k >> 5], k & 31u) * d.bits;
+    }
+    return d.base + k * d.bits;
+}
+
+// Row `k` (0 to T - 1) of the kernel tile, from its staged buffer: a column of at most
+// 32 bits.
+template <int T>
+__device__ __forceinline__ int tessera_staged32(const StageDec& d, const unsigned long long* sh, unsigned int k) {
+    const unsigned int* w;
+    const unsigned int pos = tessera_staged_pos<T>(d, sh, w, k);
+    const unsigned int mask = d.bits >= 32u ? ~0u : (1u << d.bits) - 1u;
+    return (int)d.reference + (int)(__funnelshift_r(w[pos >> 5], w[(pos >> 5) + 1], pos & 31u) & mask);
+}
+
+// The same for a 64-bit column.
+template <int T>
+__device__ __forceinline__ long long tessera_staged64(const StageDec& d, const unsigned long long* sh, unsigned int k) {
+    const unsigned int* w;
+    const unsigned int pos = tessera_staged_pos<T>(d, sh, w, k);
+    const unsigned int q = pos >> 5, off = pos & 31u;
+    if (d.bits <= 32u) {
+        const unsigned int mask = d.bits >= 32u ? ~0u : (1u << d.bits) - 1u;
+        return d.reference + (long long)(__funnelshift_r(w[q], w[q + 1], off) & mask);
+    }
+    // 33 to 64 bits: three words at most.
+    unsigned long long v = ((unsigned long long)w[q + 1] << 32 | w[q]) >> off;
+    if (off != 0u) v |= (unsigned long long)w[q + 2] << (64u - off);
+    const unsigned long long mask = d.bits >= 64u ? ~0ull : (1ull << d.bits) - 1ull;
+    return d.reference + (long long)(v & mask);
 }
 
 // A row of any packed column, by the whole warp (as a 64-bit value), its tile's header

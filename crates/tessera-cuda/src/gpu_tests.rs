@@ -364,19 +364,14 @@ fn gpu_like_matches_the_reference() {
     }
 }
 
-/// Columns in bit-packed tiles (`tiles.cuh`) decode on the GPU to what the store's CPU
-/// decoder gives (`tessera_storage::PackedColumn::get`) and to the values stored: every
-/// bit width, constant tiles, tiles re-packed from delta and run-length tiles, partial
-/// tiles between files, and the extremes of i64.
-#[test]
-fn gpu_packed_tiles_decode_like_the_cpu() {
-    let Some(device) = gpu_and_nvrtc_or_skip("gpu_packed_tiles_decode_like_the_cpu") else {
-        return;
-    };
+/// A column of 140 stored tiles as a table's files give them (full tiles, and partial
+/// ones between files) of every bit width and shape: sequences, slow steps, runs of 1 to
+/// 7 rows (packed as runs), constants, alternating extremes, random values; each value
+/// passed through `narrow` (e.g. to keep a 32-bit column's range). Its values and its
+/// packed form.
+fn packed_test_column(seed: u64, narrow: impl Fn(i64) -> i64) -> (Vec<i64>, tessera_storage::PackedColumn) {
     use tessera_storage::tiles::{TILE_ROWS, encode_ints};
-    let module = KernelCache::new(None).load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
-    let kernel = module.load_function("unpack_all").unwrap();
-    let mut rng = Rng(7);
+    let mut rng = Rng(seed);
     // Stored tiles as a table's files give them: full tiles, then a partial one.
     let mut values: Vec<i64> = Vec::new();
     let mut stored: Vec<(Vec<u8>, tessera_storage::tiles::TileHeader)> = Vec::new();
@@ -405,6 +400,7 @@ fn gpu_packed_tiles_decode_like_the_cpu() {
                 (0..n).map(|_| base.wrapping_add((rng.next() & mask) as i64)).collect()
             }
         };
+        let tile: Vec<i64> = tile.into_iter().map(&narrow).collect();
         let mut out = Vec::new();
         let mut h = encode_ints(&tile, None, &mut out);
         h.offset = 0;
@@ -420,6 +416,21 @@ fn gpu_packed_tiles_decode_like_the_cpu() {
         })
         .collect();
     let packed = tessera_storage::pack_column(&tiles, values.len()).unwrap().unwrap();
+    (values, packed)
+}
+
+/// Columns in bit-packed tiles (`tiles.cuh`) decode on the GPU to what the store's CPU
+/// decoder gives (`tessera_storage::PackedColumn::get`) and to the values stored: every
+/// bit width, constant tiles, tiles re-packed from delta and run-length tiles, partial
+/// tiles between files, and the extremes of i64.
+#[test]
+fn gpu_packed_tiles_decode_like_the_cpu() {
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_packed_tiles_decode_like_the_cpu") else {
+        return;
+    };
+    let module = KernelCache::new(None).load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
+    let kernel = module.load_function("unpack_all").unwrap();
+    let (values, packed) = packed_test_column(7, |v| v);
     let runs = (0..packed.tiles()).filter(|t| packed.words[2 * t + 1] & tessera_storage::packed::RUNS != 0).count();
     assert!(runs >= 10, "only {runs} tiles of runs");
     let n = values.len();
@@ -449,6 +460,39 @@ fn gpu_packed_tiles_decode_like_the_cpu() {
             let wanted = ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61) < keep as u64;
             let want = if wanted { values[i] } else { UNTOUCHED };
             assert_eq!(got[i], want, "warp decoder, keep {keep}/8, row {i} (wanted: {wanted})");
+        }
+    }
+    device.synchronize().unwrap();
+}
+
+/// Kernel tiles staged in shared memory (`tiles.cuh`, `tessera_stage`) decode to the
+/// values stored, for kernel tiles of 128, 512 and 2048 rows, 64-bit columns of every
+/// width and 32-bit columns: the decoder the generated kernels use for the packed columns
+/// they load up front.
+#[test]
+fn gpu_staged_tiles_decode_like_the_cpu() {
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_staged_tiles_decode_like_the_cpu") else {
+        return;
+    };
+    let module = KernelCache::new(None).load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
+    let wide = packed_test_column(9, |v| v);
+    let narrow = packed_test_column(10, |v| v as i32 as i64);
+    let stream = device.stream().clone();
+    for (name, (values, packed)) in
+        [("unpack_staged_128_64", &wide), ("unpack_staged_512_64", &wide), ("unpack_staged_2048_64", &wide), ("unpack_staged_512_32", &narrow), ("unpack_staged_256_32", &narrow)]
+    {
+        let kernel = module.load_function(name).unwrap();
+        let n = values.len();
+        let d_col = device.upload(&packed.words).unwrap();
+        let mut d_out = device.memory().alloc::<i64>(n).unwrap();
+        let n_arg = n as i64;
+        let mut launch = stream.launch_builder(&kernel);
+        launch.arg(&d_col).arg(&n_arg).arg(&mut d_out);
+        let cfg = LaunchConfig { grid_dim: (37, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+        unsafe { launch.launch(cfg) }.unwrap();
+        let got = device.download(&d_out).unwrap();
+        for i in 0..n {
+            assert_eq!(got[i], values[i], "{name}, row {i}");
         }
     }
     device.synchronize().unwrap();

@@ -8,17 +8,19 @@
 //! Layout, in 64-bit words: `2 × tiles` header words, then the tiles' data:
 //!
 //! - `words[2t]`: tile `t`'s frame of reference (an `i64`);
-//! - `words[2t + 1]`: `offset << 8 | RUNS? | bits`, the offset (in words, from the
-//!   array's start) of the tile's data, whether its values are runs ([`RUNS`], 0x80) and
-//!   their width (0 to 64; a tile of 0 bits, all its rows the reference, points at word
-//!   0);
+//! - `words[2t + 1]`: `offset << 20 | data words << 8 | RUNS? | bits`: the offset (in
+//!   words, from the array's start) of the tile's data, how many words that data takes
+//!   (at most 2049, so that a kernel can copy a tile's data without reading anything
+//!   else), whether its values are runs ([`RUNS`], 0x80) and their width (0 to 64; a
+//!   tile of 0 bits, all its rows the reference, points at word 0 and takes none);
 //! - the data of a tile of single values: value `i` is `bits` wide at bit `i × bits` of
 //!   its words, LSB first; one spare word follows;
 //! - the data of a tile of runs (chosen where it is smaller: keys repeated over an
 //!   order's lines, dates of an order): [`CHUNKS`] chunk words, one per 32 rows (bit
 //!   `j` of the low half set where row `j` of the chunk starts a run, `j` ≥ 1; the high
-//!   half the run holding the chunk's first row), then the runs' values packed as above.
-//!   Row `j` of a chunk is run `high + popcount(low & (2^(j+1) − 1))`;
+//!   half the run holding the chunk's first row), then the runs' values packed as above,
+//!   in at most [`RUN_VALUE_WORDS`] words. Row `j` of a chunk is run
+//!   `high + popcount(low & (2^(j+1) − 1))`;
 //! - [`PAD_WORDS`] zero words at the end.
 
 use tessera_common::Result;
@@ -31,6 +33,19 @@ pub const RUNS: u64 = 0x80;
 /// Chunk words of a tile of runs: one per 32 rows of a full tile (a partial last tile
 /// keeps them all, so its runs' values start at the same place).
 pub const CHUNKS: usize = TILE_ROWS / 32;
+
+/// The most words a tile's run values may take (with their spare word): a kernel copies
+/// all of them into shared memory for each part of the tile it reads (`tiles.cuh`,
+/// `tessera_stage`), so the bound sizes its buffers. An order's repeated keys or dates
+/// take far less (SSB's `lo_custkey` at SF 100: about 512 runs of 22 bits, 177 words); a
+/// tile whose runs would take more is packed as single values.
+pub const RUN_VALUE_WORDS: usize = 256;
+
+/// Where a tile's data offset starts in its header's second word, and where its word
+/// count does (12 bits).
+pub const OFFSET_SHIFT: u32 = 20;
+/// See [`OFFSET_SHIFT`].
+pub const WORDS_SHIFT: u32 = 8;
 
 /// Spare words at the end of the packed form: a GPU warp loads the 32-bit words of its
 /// 32 rows whole (up to 64 of them), also past a column's last row.
@@ -57,13 +72,14 @@ impl PackedColumn {
         let reference = self.words[2 * t] as i64;
         let meta = self.words[2 * t + 1];
         let bits = (meta & 0x7f) as u32;
+        let offset = meta >> OFFSET_SHIFT;
         let (at, index) = if meta & RUNS != 0 {
             let o = row % TILE_ROWS;
-            let chunk = self.words[(meta >> 8) as usize + o / 32];
+            let chunk = self.words[offset as usize + o / 32];
             let upto = ((2u64 << (o % 32)) - 1) as u32;
-            ((meta >> 8) + CHUNKS as u64, (chunk >> 32) + (chunk as u32 & upto).count_ones() as u64)
+            (offset + CHUNKS as u64, (chunk >> 32) + (chunk as u32 & upto).count_ones() as u64)
         } else {
-            (meta >> 8, (row % TILE_ROWS) as u64)
+            (offset, (row % TILE_ROWS) as u64)
         };
         let pos = index * bits as u64;
         let w = (at + (pos >> 6)) as usize;
@@ -101,7 +117,7 @@ pub fn pack_column(stored: &[StoredTile<'_>], rows: usize) -> Result<Option<Pack
     let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(1).clamp(1, tiles.max(1));
     let per = tiles.div_ceil(threads).max(1);
     // Each thread packs a run of windows into its own data; offsets are fixed up after.
-    let parts: Vec<Result<(Vec<(i64, u64, u8)>, Vec<u64>)>> = std::thread::scope(|s| {
+    let parts: Vec<Result<(Vec<Window>, Vec<u64>)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..tiles)
             .step_by(per)
             .map(|first| s.spawn(move || pack_windows(stored, rows, first..(first + per).min(tiles))))
@@ -114,11 +130,11 @@ pub fn pack_column(stored: &[StoredTile<'_>], rows: usize) -> Result<Option<Pack
     for part in parts {
         let (headers, part_data) = part?;
         let shift = base + data.len() as u64;
-        for (reference, offset, bits) in headers {
+        for Window { reference, offset, words: n, bits } in headers {
             words.push(reference as u64);
             // A tile of no bits reads no value word: point it at word 0, which exists.
             let at = if bits == 0 { 0 } else { shift + offset };
-            words.push(at << 8 | bits as u64);
+            words.push(at << OFFSET_SHIFT | (n as u64) << WORDS_SHIFT | bits as u64);
         }
         data.extend(part_data);
     }
@@ -127,10 +143,19 @@ pub fn pack_column(stored: &[StoredTile<'_>], rows: usize) -> Result<Option<Pack
     Ok(Some(PackedColumn { words, rows }))
 }
 
+/// A packed window's header entry: its frame of reference, the offset and length (in
+/// words) of its data, and its width (with [`RUNS`] for runs).
+struct Window {
+    reference: i64,
+    offset: u64,
+    words: u16,
+    bits: u8,
+}
+
 /// Packs windows `windows` (each `TILE_ROWS` rows of the column, the last maybe fewer):
 /// a window that is one stored Constant or Bitpack tile is copied as stored, any other
 /// is decoded from the tiles covering it and packed.
-fn pack_windows(stored: &[StoredTile<'_>], rows: usize, windows: std::ops::Range<usize>) -> Result<(Vec<(i64, u64, u8)>, Vec<u64>)> {
+fn pack_windows(stored: &[StoredTile<'_>], rows: usize, windows: std::ops::Range<usize>) -> Result<(Vec<Window>, Vec<u64>)> {
     let mut headers = Vec::with_capacity(windows.len());
     let mut data = Vec::new();
     let mut values: Vec<i64> = Vec::with_capacity(2 * TILE_ROWS);
@@ -143,7 +168,7 @@ fn pack_windows(stored: &[StoredTile<'_>], rows: usize, windows: std::ops::Range
             let bits = if h.scheme == Scheme::Constant { 0 } else { h.bits };
             let n = hi - lo;
             let nwords = if bits == 0 { 0 } else { (n * bits as usize).div_ceil(64) + 1 };
-            headers.push((h.reference, data.len() as u64, bits));
+            headers.push(Window { reference: h.reference, offset: data.len() as u64, words: nwords as u16, bits });
             let raw = bytes.get(..nwords * 8).ok_or_else(|| corrupt("truncated packed values".into()))?;
             data.extend(raw.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])));
             continue;
@@ -168,20 +193,21 @@ fn corrupt(what: String) -> tessera_common::TesseraError {
 }
 
 /// Packs one window of values (frame of reference, as single values or as runs,
-/// whichever takes fewer words); returns its header entry (the bits byte carries
-/// [`RUNS`]).
-fn pack_window(values: &[i64], data: &mut Vec<u64>) -> (i64, u64, u8) {
+/// whichever takes fewer words, runs only within [`RUN_VALUE_WORDS`]); returns its header
+/// entry.
+fn pack_window(values: &[i64], data: &mut Vec<u64>) -> Window {
     let min = values.iter().copied().min().unwrap_or(0);
     let max = values.iter().copied().max().unwrap_or(0);
     let range = max.wrapping_sub(min) as u64;
     let bits = (64 - range.leading_zeros()) as u8;
     let offset = data.len() as u64;
     if bits == 0 {
-        return (min, offset, 0);
+        return Window { reference: min, offset, words: 0, bits: 0 };
     }
     let single_words = (values.len() * bits as usize).div_ceil(64) + 1;
     let runs = 1 + values.windows(2).filter(|w| w[0] != w[1]).count();
-    if runs_allowed() && CHUNKS + (runs * bits as usize).div_ceil(64) + 1 < single_words {
+    let run_words = (runs * bits as usize).div_ceil(64) + 1;
+    if runs_allowed() && CHUNKS + run_words < single_words && run_words <= RUN_VALUE_WORDS {
         // Chunk words: where runs start, and the run holding each chunk's first row.
         let mut chunk_words = vec![0u64; CHUNKS];
         let mut run = 0u64;
@@ -200,10 +226,10 @@ fn pack_window(values: &[i64], data: &mut Vec<u64>) -> (i64, u64, u8) {
         let mut run_values = values.to_vec();
         run_values.dedup();
         pack_bits(run_values.into_iter(), min, bits, data);
-        (min, offset, bits | RUNS as u8)
+        Window { reference: min, offset, words: (CHUNKS + run_words) as u16, bits: bits | RUNS as u8 }
     } else {
         pack_bits(values.iter().copied(), min, bits, data);
-        (min, offset, bits)
+        Window { reference: min, offset, words: single_words as u16, bits }
     }
 }
 
@@ -264,6 +290,23 @@ mod tests {
         for (row, &v) in all.iter().enumerate() {
             assert_eq!(p.get(row), v, "row {row}");
         }
+        // Each tile's header says exactly where its data lies: the tiles' data follow one
+        // another, up to the spare words at the end; runs' values stay within bounds.
+        let mut at = 2 * p.tiles() as u64;
+        for t in 0..p.tiles() {
+            let meta = p.words[2 * t + 1];
+            let (offset, words) = (meta >> OFFSET_SHIFT, (meta >> WORDS_SHIFT) & 0xfff);
+            if meta & 0x7f == 0 {
+                assert_eq!((offset, words), (0, 0), "tile {t} of no bits");
+                continue;
+            }
+            assert_eq!(offset, at, "tile {t}'s data");
+            if meta & RUNS != 0 {
+                assert!(words as usize <= CHUNKS + RUN_VALUE_WORDS, "tile {t}: {words} words of runs");
+            }
+            at += words;
+        }
+        assert_eq!(at as usize, p.words.len() - PAD_WORDS);
         p
     }
 

@@ -72,3 +72,27 @@ extern "C" __global__ void unpack_warp_some(const unsigned long long* col, int64
         if (want) out[i] = v;
     }
 }
+
+// Every row of a column in bit-packed tiles, a block's kernel tile of T rows at a time
+// staged in shared memory and decoded from there (tessera_stage, tessera_staged32/64),
+// as generated kernels read the packed columns they load up front.
+template <int T, int WIDTH>
+__device__ void unpack_staged(const unsigned long long* col, int64_t n, int64_t* out) {
+    __shared__ unsigned long long sh[tessera_stage_words(T, WIDTH)];
+    for (long long tile = (long long)blockIdx.x * T; tile < n; tile += (long long)gridDim.x * T) {
+        tessera_stage<T>(col, tile, n, sh);
+        tessera_stage_commit();
+        tessera_stage_wait();
+        __syncthreads();
+        const StageDec d = tessera_stage_dec(col, tile);
+        for (unsigned int k = threadIdx.x; k < (unsigned int)T; k += blockDim.x) {
+            if (tile + k < n) out[tile + k] = WIDTH == 64 ? tessera_staged64<T>(d, sh, k) : (long long)tessera_staged32<T>(d, sh, k);
+        }
+        __syncthreads();
+    }
+}
+extern "C" __global__ void unpack_staged_128_64(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<128, 64>(col, n, out); }
+extern "C" __global__ void unpack_staged_512_64(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<512, 64>(col, n, out); }
+extern "C" __global__ void unpack_staged_2048_64(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<2048, 64>(col, n, out); }
+extern "C" __global__ void unpack_staged_512_32(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<512, 32>(col, n, out); }
+extern "C" __global__ void unpack_staged_256_32(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<256, 32>(col, n, out); }

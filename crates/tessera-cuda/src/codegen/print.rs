@@ -98,8 +98,16 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // prefetched into L1 two tiles ahead. The columns a later stage loads (only the rows
     // still selected) have their headers prefetched the same way.
     let (plain_eager, packed_eager): (Vec<_>, Vec<_>) = eager.iter().cloned().partition(|(_, c)| !packed(c));
+    // Those that fit are staged in shared memory instead, a tile ahead (see `staged`).
+    let (staged, packed_eager) = staged(packed_eager, shape.cols, tile_items);
+    // Whether any column loaded up front is prefetched into registers.
+    let registers = !plain_eager.is_empty() || !packed_eager.is_empty();
+    let stage_calls = |indent: &str, at: &str, buffer: &str| -> String {
+        let calls: String = staged.iter().map(|(_, c)| format!(" tessera_stage<{tile_items}>(col{c}, {at}, rows, st{c}[{buffer}]);")).collect();
+        format!("{indent}if ({at} < rows) {{{calls} }}\n{indent}tessera_stage_commit();\n")
+    };
     let headed: BTreeSet<usize> =
-        packed_eager.iter().map(|(_, c)| *c).chain(body_stages.iter().flatten().filter_map(|s| warp_decoded(ir, shape.cols, s).map(|(_, c)| c))).collect();
+        packed_eager.iter().chain(&staged).map(|(_, c)| *c).chain(body_stages.iter().flatten().filter_map(|s| warp_decoded(ir, shape.cols, s).map(|(_, c)| c))).collect();
     let prefetch_loads: String = plain_eager
         .iter()
         .map(|(n, c)| {
@@ -142,10 +150,19 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             let _ = writeln!(src, "    {{");
             src.push_str(&decoders("    ", "dn", "tile", true));
         }
-        let _ = writeln!(src, "    #pragma unroll");
-        let _ = writeln!(src, "    {}", guarded_loads("tile"));
+        if registers {
+            let _ = writeln!(src, "    #pragma unroll");
+            let _ = writeln!(src, "    {}", guarded_loads("tile"));
+        }
         if !packed_eager.is_empty() {
             let _ = writeln!(src, "    }}");
+        }
+        for (_, c) in &staged {
+            let _ = writeln!(src, "    __shared__ unsigned long long st{c}[2][tessera_stage_words({tile_items}, {})];", bits_of(&shape.cols[*c]));
+        }
+        if !staged.is_empty() {
+            let _ = writeln!(src, "    int sb = 0;  // the staging buffer of this tile (the next tile's: sb ^ 1)");
+            src.push_str(&stage_calls("    ", "tile", "0"));
         }
     }
     let decls = declarations(ir);
@@ -165,12 +182,20 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             src.push_str(&header_prefetch("        ", &format!("next + {stride}")));
         }
         if shape.prefetch {
+            if !staged.is_empty() {
+                // This tile's copies are done, and every thread is done with the buffer
+                // the next tile's go to.
+                let _ = writeln!(src, "        tessera_stage_wait();");
+                let _ = writeln!(src, "        __syncthreads();");
+            }
             for (n, c) in &packed_eager {
                 let _ = writeln!(src, "        {} w{n}[ITEMS];", word_type(*c));
             }
             let take: String = plain_eager.iter().map(|(n, _)| format!(" {n}[i] = n{n}[i];")).chain(packed_eager.iter().map(|(n, _)| format!(" w{n}[i] = pw{n}[i];"))).collect();
-            let _ = writeln!(src, "        #pragma unroll");
-            let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
+            if registers {
+                let _ = writeln!(src, "        #pragma unroll");
+                let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
+            }
             let guarded = format!("        {}", guarded_loads("next"));
             if kind != TileKind::Last {
                 let _ = writeln!(src, "        const long long next = tile + {stride};");
@@ -178,8 +203,12 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                     src.push_str(&header_prefetch("        ", &format!("next + {stride}")));
                 }
                 src.push_str(&decoders("        ", "dn", "next", true));
+                if !staged.is_empty() {
+                    src.push_str(&stage_calls("        ", "next", "sb ^ 1"));
+                }
             }
             match kind {
+                _ if !registers => {}
                 TileKind::Any => {
                     let _ = writeln!(src, "        #pragma unroll");
                     let _ = writeln!(src, "{guarded}");
@@ -204,6 +233,25 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 src.push_str(&decoders("        ", "dc", "tile", false));
                 let _ = writeln!(src, "        #pragma unroll");
                 let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{decode} }}", row("tile"));
+            }
+            if !staged.is_empty() {
+                let _ = writeln!(src, "        {{");
+                for (_, c) in &staged {
+                    let _ = writeln!(src, "        const StageDec sd{c} = tessera_stage_dec(col{c}, tile);");
+                }
+                let decode: String = staged
+                    .iter()
+                    .map(|(n, c)| {
+                        let col = &shape.cols[*c];
+                        format!(" {n}[i] = ({})tessera_staged{}<{tile_items}>(sd{c}, st{c}[sb], k);", col.width.c(), bits_of(col))
+                    })
+                    .collect();
+                let _ = writeln!(src, "        #pragma unroll");
+                let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const unsigned int k = threadIdx.x + (unsigned int)i * {BLOCK_THREADS};{decode} }}");
+                let _ = writeln!(src, "        }}");
+                if kind != TileKind::Last {
+                    let _ = writeln!(src, "        sb ^= 1;");
+                }
             }
         }
         write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols));
@@ -398,6 +446,39 @@ fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, in
             let _ = writeln!(src, "{indent}}}");
         }
     }
+}
+
+/// Rows of a stored tile (`tessera_storage::tiles::TILE_ROWS`): a kernel tile that
+/// divides it lies inside one, as staging needs.
+pub(super) const STORAGE_TILE_ROWS: u32 = 2048;
+
+/// The most words a stored tile's run values take (`tessera_storage::packed`).
+pub(super) const RUN_VALUE_WORDS: u32 = 256;
+
+/// Most of a block's shared memory staged columns may take (their two buffers each):
+/// with a shared-memory aggregation (at most `aggregate::SHARED_AGG_BYTES`) and a warp
+/// queue, a block stays within the 48 KiB of static shared memory, and at 24 KiB five
+/// blocks of a 228 KiB SM still fit beside each other.
+const STAGE_BYTES: u32 = 24 << 10;
+
+/// Which packed columns loaded up front are staged in shared memory (`tiles.cuh`,
+/// `tessera_stage`) and which a warp decodes from its words (the rest): staged, in
+/// order, as long as their buffers fit [`STAGE_BYTES`] and a kernel tile of
+/// `tile_rows` lies inside a stored tile.
+///
+/// Staging decodes a value in a few instructions where the warp decoder took tens, the
+/// kernels measured instruction-bound (`gpu.rs`, `packed_columns`).
+fn staged(packed: Vec<(String, usize)>, cols: &[GpuColumn], tile_rows: u32) -> (Vec<(String, usize)>, Vec<(String, usize)>) {
+    if STORAGE_TILE_ROWS % tile_rows != 0 {
+        return (Vec::new(), packed);
+    }
+    // The buffer's words: `tessera_stage_words` in tiles.cuh.
+    let mut bytes = 0;
+    packed.into_iter().partition(|(_, c)| {
+        let words = (tile_rows * bits_of(&cols[*c]) / 64 + 2).max(tile_rows / 32 + RUN_VALUE_WORDS);
+        bytes += 2 * 8 * words;
+        bytes <= STAGE_BYTES
+    })
 }
 
 /// The width of a packed column's decoder (`tiles.cuh`): `32` or `64`.

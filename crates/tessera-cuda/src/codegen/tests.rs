@@ -494,10 +494,11 @@ fn star_join_kernels_compile_with_nvrtc() {
 }
 
 /// Source columns in bit-packed tiles (`tiles.cuh`) are decoded where they are loaded:
-/// in the first stage's loads of the next tile (eager) and where a column is first used
-/// (lazy): a tile's rows by the whole warp (`tiles.cuh`, outside the loops that skip rows
-/// no longer selected; eager words loaded a tile ahead, headers prefetched two), queued
-/// rows one by one; and the kernels compile.
+/// those of the first stage (eager) staged in shared memory a tile ahead and decoded from
+/// there, or (where a kernel tile does not divide a stored tile) their words loaded a
+/// tile ahead into registers and decoded by the warp; those loaded where first used
+/// (lazy) decoded by the warp for the rows still selected (outside the loops that skip
+/// the others), queued rows one by one; and the kernels compile.
 #[test]
 fn packed_columns_decode_where_they_load() {
     let (p, mut cols, mut tables) = star();
@@ -518,19 +519,42 @@ fn packed_columns_decode_where_they_load() {
     // Eager: every column in the first stage, the next tile's while this one is probed.
     tables[1].pass_permille = 200;
     let eager = generate(&p, &cols, &tables).unwrap();
+    // Staged: the next tile's words copied into the other buffer, after the barrier that
+    // ends this tile's wait; values decoded from this tile's buffer.
+    let src = &eager.source;
+    assert!(src.contains("__shared__ unsigned long long st2[2][tessera_stage_words(256, 64)];"), "{src}");
+    assert!(src.contains("tessera_stage<256>(col2, next, rows, st2[sb ^ 1]);"), "{src}");
+    assert!(src.contains("c2[i] = (int64_t)tessera_staged64<256>(sd2, st2[sb], k);"), "{src}");
+    assert!(src.contains("c1[i] = (int32_t)tessera_staged32<256>(sd1, st1[sb], k);"), "{src}");
+    let (wait, stage) = (src.find("__syncthreads();\n").unwrap(), src.find("st2[sb ^ 1]").unwrap());
+    assert!(wait < stage && src.contains("tessera_stage_wait();\n        __syncthreads();"), "{src}");
+    assert!(!src.contains("tessera_dec_words"), "{src}");
+    golden("star_join_packed", src);
+    // Three items a thread: 384-row tiles straddle stored tiles, so the warp decodes.
+    let warp = generate_with(&p, &cols, &tables, KernelOptions { items_per_thread: Some(3), ..KernelOptions::default() }).unwrap();
     // Words a tile ahead, headers two, values decoded in the tile.
-    assert!(eager.source.contains("pwc2[i] = tessera_dec_words64(dn2, r, r < rows);"), "{}", eager.source);
-    assert!(eager.source.contains("pwc2[i] = tessera_dec_words64(dn2, r, true);"), "{}", eager.source);
-    assert!(eager.source.contains("c2[i] = (int64_t)tessera_dec_value64(dc2, wc2[i], true);"), "{}", eager.source);
-    assert!(eager.source.contains("c1[i] = (int32_t)tessera_dec_value32(dc1, wc1[i], true);"), "{}", eager.source);
-    golden("star_join_packed", &eager.source);
+    assert!(warp.source.contains("pwc2[i] = tessera_dec_words64(dn2, r, r < rows);"), "{}", warp.source);
+    assert!(warp.source.contains("pwc2[i] = tessera_dec_words64(dn2, r, true);"), "{}", warp.source);
+    assert!(warp.source.contains("c2[i] = (int64_t)tessera_dec_value64(dc2, wc2[i], true);"), "{}", warp.source);
+    assert!(warp.source.contains("c1[i] = (int32_t)tessera_dec_value32(dc1, wc1[i], true);"), "{}", warp.source);
+    assert!(!warp.source.contains("tessera_stage"), "{}", warp.source);
     if crate::test_support::nvrtc_or_skip("packed-column kernels compile with NVRTC") {
-        for k in [&k, &eager] {
+        for k in [&k, &eager, &warp] {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}\n{}", k.source);
             }
         }
     }
+}
+
+/// The staging buffers' bound and the rows of a stored tile the generator assumes are
+/// the store's.
+#[test]
+fn staging_matches_the_store() {
+    assert_eq!(tessera_storage::packed::RUN_VALUE_WORDS, super::print::RUN_VALUE_WORDS as usize);
+    assert_eq!(tessera_storage::tiles::TILE_ROWS, super::print::STORAGE_TILE_ROWS as usize);
+    let tiles_cuh = include_str!("../../cuda/tiles.cuh");
+    assert!(tiles_cuh.contains("constexpr int RUN_VALUE_WORDS = 256;") && tiles_cuh.contains("constexpr int TILE_ROWS_LOG2 = 11;"));
 }
 
 /// Compares a generated source with its checked-in copy `tests/golden/{name}.cu`, so that

@@ -15,16 +15,12 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     const unsigned int tq_lane = threadIdx.x & 31u;
     long long tile = (long long)blockIdx.x * 256LL;
     if (tile + (long long)gridDim.x * 256LL < rows) { tessera_tile_prefetch(col0, tile + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col1, tile + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col2, tile + (long long)gridDim.x * 256LL); }
-    unsigned int pwc1[ITEMS];
-    unsigned int pwc0[ITEMS];
-    unsigned long long pwc2[ITEMS];
-    {
-    const TileDec dn1 = tessera_tile_dec(col1, tile < rows ? tile : 0);
-    const TileDec dn0 = tessera_tile_dec(col0, tile < rows ? tile : 0);
-    const TileDec dn2 = tessera_tile_dec(col2, tile < rows ? tile : 0);
-    #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_dec_words32(dn1, r, r < rows); pwc0[i] = tessera_dec_words32(dn0, r, r < rows); pwc2[i] = tessera_dec_words64(dn2, r, r < rows); }
-    }
+    __shared__ unsigned long long st1[2][tessera_stage_words(256, 32)];
+    __shared__ unsigned long long st0[2][tessera_stage_words(256, 32)];
+    __shared__ unsigned long long st2[2][tessera_stage_words(256, 64)];
+    int sb = 0;  // the staging buffer of this tile (the next tile's: sb ^ 1)
+    if (tile < rows) { tessera_stage<256>(col1, tile, rows, st1[0]); tessera_stage<256>(col0, tile, rows, st0[0]); tessera_stage<256>(col2, tile, rows, st2[0]); }
+    tessera_stage_commit();
     for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
         bool sel[ITEMS];
         int32_t c1[ITEMS];
@@ -40,28 +36,20 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         int sl7[ITEMS];
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) sel[i] = true;
-        unsigned int wc1[ITEMS];
-        unsigned int wc0[ITEMS];
-        unsigned long long wc2[ITEMS];
-        #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { wc1[i] = pwc1[i]; wc0[i] = pwc0[i]; wc2[i] = pwc2[i]; }
+        tessera_stage_wait();
+        __syncthreads();
         const long long next = tile + (long long)gridDim.x * 256LL;
         if (next + (long long)gridDim.x * 256LL < rows) { tessera_tile_prefetch(col0, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col1, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col2, next + (long long)gridDim.x * 256LL); }
-        const TileDec dn1 = tessera_tile_dec(col1, next < rows ? next : 0);
-        const TileDec dn0 = tessera_tile_dec(col0, next < rows ? next : 0);
-        const TileDec dn2 = tessera_tile_dec(col2, next < rows ? next : 0);
-        if (next + 256LL <= rows) {
-            #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_dec_words32(dn1, r, true); pwc0[i] = tessera_dec_words32(dn0, r, true); pwc2[i] = tessera_dec_words64(dn2, r, true); }
-        } else {
-            #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; pwc1[i] = tessera_dec_words32(dn1, r, r < rows); pwc0[i] = tessera_dec_words32(dn0, r, r < rows); pwc2[i] = tessera_dec_words64(dn2, r, r < rows); }
-        }
-        const TileDec dc1 = tessera_tile_dec(col1, tile);
-        const TileDec dc0 = tessera_tile_dec(col0, tile);
-        const TileDec dc2 = tessera_tile_dec(col2, tile);
+        if (next < rows) { tessera_stage<256>(col1, next, rows, st1[sb ^ 1]); tessera_stage<256>(col0, next, rows, st0[sb ^ 1]); tessera_stage<256>(col2, next, rows, st2[sb ^ 1]); }
+        tessera_stage_commit();
+        {
+        const StageDec sd1 = tessera_stage_dec(col1, tile);
+        const StageDec sd0 = tessera_stage_dec(col0, tile);
+        const StageDec sd2 = tessera_stage_dec(col2, tile);
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; c1[i] = (int32_t)tessera_dec_value32(dc1, wc1[i], true); c0[i] = (int32_t)tessera_dec_value32(dc0, wc0[i], true); c2[i] = (int64_t)tessera_dec_value64(dc2, wc2[i], true); }
+        for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged32<256>(sd1, st1[sb], k); c0[i] = (int32_t)tessera_staged32<256>(sd0, st0[sb], k); c2[i] = (int64_t)tessera_staged64<256>(sd2, st2[sb], k); }
+        }
+        sb ^= 1;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
@@ -134,16 +122,15 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         int sl7[ITEMS];
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
-        unsigned int wc1[ITEMS];
-        unsigned int wc0[ITEMS];
-        unsigned long long wc2[ITEMS];
+        tessera_stage_wait();
+        __syncthreads();
+        {
+        const StageDec sd1 = tessera_stage_dec(col1, tile);
+        const StageDec sd0 = tessera_stage_dec(col0, tile);
+        const StageDec sd2 = tessera_stage_dec(col2, tile);
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { wc1[i] = pwc1[i]; wc0[i] = pwc0[i]; wc2[i] = pwc2[i]; }
-        const TileDec dc1 = tessera_tile_dec(col1, tile);
-        const TileDec dc0 = tessera_tile_dec(col0, tile);
-        const TileDec dc2 = tessera_tile_dec(col2, tile);
-        #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; c1[i] = (int32_t)tessera_dec_value32(dc1, wc1[i], r < rows); c0[i] = (int32_t)tessera_dec_value32(dc0, wc0[i], r < rows); c2[i] = (int64_t)tessera_dec_value64(dc2, wc2[i], r < rows); }
+        for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged32<256>(sd1, st1[sb], k); c0[i] = (int32_t)tessera_staged32<256>(sd0, st0[sb], k); c2[i] = (int64_t)tessera_staged64<256>(sd2, st2[sb], k); }
+        }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
