@@ -337,6 +337,7 @@ for section in "$@"; do
       $NCU -i $OUT/ncu/$q.ncu-rep --page details 2>&1 | grep -vE "^\s*$" | head -150
       $NCU -i $OUT/ncu/$q.ncu-rep --page source --csv --print-source sass > $OUT/ncu/$q-sass.csv 2>&1
       wc -l $OUT/ncu/$q-sass.csv
+      python3 benchmarks/tools/sass_summary.py $OUT/ncu/$q-sass.csv 40
     done
     ;;
   breakdown)

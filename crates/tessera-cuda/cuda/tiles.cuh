@@ -278,6 +278,7 @@ __device__ __forceinline__ void tessera_stage(const unsigned long long* __restri
 struct StageDec {
     long long reference;  // the frame of reference
     unsigned int bits;    // bits of a value (of a run's, for runs)
+    unsigned int mask;    // the low `bits` bits, up to 32
     unsigned int base;    // single values: the bit of the buffer's first word the tile's first value starts at
     bool runs;            // a tile of runs
 };
@@ -287,48 +288,55 @@ __device__ __forceinline__ StageDec tessera_stage_dec(const unsigned long long* 
     StageDec d;
     d.reference = (long long)h.x;
     d.bits = (unsigned int)h.y & 0x7fu;
+    d.mask = d.bits >= 32u ? ~0u : (1u << d.bits) - 1u;
     d.runs = (h.y & TILE_RUNS) != 0ull;
     d.base = (((unsigned int)tile & ((1u << TILE_ROWS_LOG2) - 1u)) * d.bits) & 63u;
     return d;
 }
 
-// The bit (of the staged 32-bit words `w`, moved past the chunk words for runs) where
-// row `k` of the kernel tile starts.
-template <int T>
-__device__ __forceinline__ unsigned int tessera_staged_pos(const StageDec& d, const unsigned long long* sh, const unsigned int*& w, unsigned int k) {
-    w = reinterpret_cast<const unsigned int*>(sh);
-    if (d.runs) {
-        w += 2 * (T / 32);
-        return tessera_run_in(sh[k >> 5], k & 31u) * d.bits;
-    }
-    return d.base + k * d.bits;
+// The `bits`-wide value at bit `pos` of 32-bit words `w` (two words up to 32 bits, three
+// beyond), less the reference.
+__device__ __forceinline__ unsigned int tessera_staged_bits32(const StageDec& d, const unsigned int* w, unsigned int pos) {
+    return __funnelshift_r(w[pos >> 5], w[(pos >> 5) + 1], pos & 31u) & d.mask;
 }
-
-// Row `k` (0 to T - 1) of the kernel tile, from its staged buffer: a column of at most
-// 32 bits.
-template <int T>
-__device__ __forceinline__ int tessera_staged32(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    const unsigned int* w;
-    const unsigned int pos = tessera_staged_pos<T>(d, sh, w, k);
-    const unsigned int mask = d.bits >= 32u ? ~0u : (1u << d.bits) - 1u;
-    return (int)d.reference + (int)(__funnelshift_r(w[pos >> 5], w[(pos >> 5) + 1], pos & 31u) & mask);
-}
-
-// The same for a 64-bit column.
-template <int T>
-__device__ __forceinline__ long long tessera_staged64(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    const unsigned int* w;
-    const unsigned int pos = tessera_staged_pos<T>(d, sh, w, k);
+__device__ __forceinline__ unsigned long long tessera_staged_bits64(const StageDec& d, const unsigned int* w, unsigned int pos) {
     const unsigned int q = pos >> 5, off = pos & 31u;
-    if (d.bits <= 32u) {
-        const unsigned int mask = d.bits >= 32u ? ~0u : (1u << d.bits) - 1u;
-        return d.reference + (long long)(__funnelshift_r(w[q], w[q + 1], off) & mask);
-    }
-    // 33 to 64 bits: three words at most.
+    if (d.bits <= 32u) return __funnelshift_r(w[q], w[q + 1], off) & d.mask;
     unsigned long long v = ((unsigned long long)w[q + 1] << 32 | w[q]) >> off;
     if (off != 0u) v |= (unsigned long long)w[q + 2] << (64u - off);
-    const unsigned long long mask = d.bits >= 64u ? ~0ull : (1ull << d.bits) - 1ull;
-    return d.reference + (long long)(v & mask);
+    return d.bits >= 64u ? v : v & ((1ull << d.bits) - 1ull);
+}
+
+// Row `k` (0 to T - 1) of the kernel tile from its staged buffer `sh`, for a tile of
+// single values (`single`) and of runs (`run`): a kernel tests `d.runs` once a tile and
+// column, outside its loop over the items.
+template <int T>
+__device__ __forceinline__ int tessera_staged_single32(const StageDec& d, const unsigned long long* sh, unsigned int k) {
+    return (int)d.reference + (int)tessera_staged_bits32(d, reinterpret_cast<const unsigned int*>(sh), d.base + k * d.bits);
+}
+template <int T>
+__device__ __forceinline__ int tessera_staged_run32(const StageDec& d, const unsigned long long* sh, unsigned int k) {
+    const unsigned int run = tessera_run_in(sh[k >> 5], k & 31u);
+    return (int)d.reference + (int)tessera_staged_bits32(d, reinterpret_cast<const unsigned int*>(sh + T / 32), run * d.bits);
+}
+template <int T>
+__device__ __forceinline__ long long tessera_staged_single64(const StageDec& d, const unsigned long long* sh, unsigned int k) {
+    return d.reference + (long long)tessera_staged_bits64(d, reinterpret_cast<const unsigned int*>(sh), d.base + k * d.bits);
+}
+template <int T>
+__device__ __forceinline__ long long tessera_staged_run64(const StageDec& d, const unsigned long long* sh, unsigned int k) {
+    const unsigned int run = tessera_run_in(sh[k >> 5], k & 31u);
+    return d.reference + (long long)tessera_staged_bits64(d, reinterpret_cast<const unsigned int*>(sh + T / 32), run * d.bits);
+}
+
+// Either, by the tile's kind.
+template <int T>
+__device__ __forceinline__ int tessera_staged32(const StageDec& d, const unsigned long long* sh, unsigned int k) {
+    return d.runs ? tessera_staged_run32<T>(d, sh, k) : tessera_staged_single32<T>(d, sh, k);
+}
+template <int T>
+__device__ __forceinline__ long long tessera_staged64(const StageDec& d, const unsigned long long* sh, unsigned int k) {
+    return d.runs ? tessera_staged_run64<T>(d, sh, k) : tessera_staged_single64<T>(d, sh, k);
 }
 
 // A row of any packed column, by the whole warp (as a 64-bit value), its tile's header

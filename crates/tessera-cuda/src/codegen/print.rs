@@ -235,19 +235,25 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{decode} }}", row("tile"));
             }
             if !staged.is_empty() {
+                // Each column's tile is of runs or of single values: tested once, outside
+                // the loop over the items.
                 let _ = writeln!(src, "        {{");
-                for (_, c) in &staged {
+                for (n, c) in &staged {
+                    let col = &shape.cols[*c];
+                    let (ty, bits) = (col.width.c(), bits_of(col));
                     let _ = writeln!(src, "        const StageDec sd{c} = tessera_stage_dec(col{c}, tile);");
+                    let _ = writeln!(src, "        const unsigned long long* sp{c} = st{c}[sb];");
+                    let each = |kind: &str| {
+                        format!("for (int i = 0; i < ITEMS; ++i) {{ const unsigned int k = threadIdx.x + (unsigned int)i * {BLOCK_THREADS}; {n}[i] = ({ty})tessera_staged_{kind}{bits}<{tile_items}>(sd{c}, sp{c}, k); }}")
+                    };
+                    let _ = writeln!(src, "        if (sd{c}.runs) {{");
+                    let _ = writeln!(src, "            #pragma unroll");
+                    let _ = writeln!(src, "            {}", each("run"));
+                    let _ = writeln!(src, "        }} else {{");
+                    let _ = writeln!(src, "            #pragma unroll");
+                    let _ = writeln!(src, "            {}", each("single"));
+                    let _ = writeln!(src, "        }}");
                 }
-                let decode: String = staged
-                    .iter()
-                    .map(|(n, c)| {
-                        let col = &shape.cols[*c];
-                        format!(" {n}[i] = ({})tessera_staged{}<{tile_items}>(sd{c}, st{c}[sb], k);", col.width.c(), bits_of(col))
-                    })
-                    .collect();
-                let _ = writeln!(src, "        #pragma unroll");
-                let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{ const unsigned int k = threadIdx.x + (unsigned int)i * {BLOCK_THREADS};{decode} }}");
                 let _ = writeln!(src, "        }}");
                 if kind != TileKind::Last {
                     let _ = writeln!(src, "        sb ^= 1;");

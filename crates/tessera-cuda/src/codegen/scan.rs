@@ -95,10 +95,12 @@ pub fn prefetch(b: &mut Builder<'_>, columns: impl IntoIterator<Item = usize>) -
 pub const EAGER_MIN_SECTORS: f64 = 0.1;
 
 /// The share of a column's 32-byte sectors that hold at least one of the rows still
-/// selected, when a share `pass` of the rows is, independently.
-pub fn sector_share(pass: f64, width: Width) -> f64 {
-    let per_sector = (32 / width.bytes()) as i32;
-    1.0 - (1.0 - pass.clamp(0.0, 1.0)).powi(per_sector)
+/// selected, when a share `pass` of the rows is, independently. A column in bit-packed
+/// tiles is read a warp's 32 rows at a time where any of them is selected (`tiles.cuh`):
+/// its unit is those 32 rows.
+pub fn sector_share(pass: f64, col: &GpuColumn) -> f64 {
+    let per_unit = if col.packed { 32 } else { (32 / col.width.bytes()) as i32 };
+    1.0 - (1.0 - pass.clamp(0.0, 1.0)).powi(per_unit)
 }
 
 /// The source columns to load up front (see [`EAGER_MIN_SECTORS`]), in the order a
@@ -113,7 +115,7 @@ pub fn eager_columns(ir: &KernelIr, cols: &[GpuColumn], min_sectors: f64) -> Vec
             Stmt::Def { load: Some(Load::Column { column, pass }), .. } => Some((*column, *pass)),
             _ => None,
         })
-        .filter(|&(c, pass)| sector_share(pass, cols[c].width) >= min_sectors)
+        .filter(|&(c, pass)| sector_share(pass, &cols[c]) >= min_sectors)
         .map(|(c, _)| c)
         .collect()
 }

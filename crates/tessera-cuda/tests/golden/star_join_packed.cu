@@ -44,10 +44,32 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         tessera_stage_commit();
         {
         const StageDec sd1 = tessera_stage_dec(col1, tile);
+        const unsigned long long* sp1 = st1[sb];
+        if (sd1.runs) {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_run32<256>(sd1, sp1, k); }
+        } else {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_single32<256>(sd1, sp1, k); }
+        }
         const StageDec sd0 = tessera_stage_dec(col0, tile);
+        const unsigned long long* sp0 = st0[sb];
+        if (sd0.runs) {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_run32<256>(sd0, sp0, k); }
+        } else {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_single32<256>(sd0, sp0, k); }
+        }
         const StageDec sd2 = tessera_stage_dec(col2, tile);
-        #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged32<256>(sd1, st1[sb], k); c0[i] = (int32_t)tessera_staged32<256>(sd0, st0[sb], k); c2[i] = (int64_t)tessera_staged64<256>(sd2, st2[sb], k); }
+        const unsigned long long* sp2 = st2[sb];
+        if (sd2.runs) {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c2[i] = (int64_t)tessera_staged_run64<256>(sd2, sp2, k); }
+        } else {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c2[i] = (int64_t)tessera_staged_single64<256>(sd2, sp2, k); }
+        }
         }
         sb ^= 1;
         #pragma unroll
@@ -126,10 +148,32 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         __syncthreads();
         {
         const StageDec sd1 = tessera_stage_dec(col1, tile);
+        const unsigned long long* sp1 = st1[sb];
+        if (sd1.runs) {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_run32<256>(sd1, sp1, k); }
+        } else {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_single32<256>(sd1, sp1, k); }
+        }
         const StageDec sd0 = tessera_stage_dec(col0, tile);
+        const unsigned long long* sp0 = st0[sb];
+        if (sd0.runs) {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_run32<256>(sd0, sp0, k); }
+        } else {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_single32<256>(sd0, sp0, k); }
+        }
         const StageDec sd2 = tessera_stage_dec(col2, tile);
-        #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged32<256>(sd1, st1[sb], k); c0[i] = (int32_t)tessera_staged32<256>(sd0, st0[sb], k); c2[i] = (int64_t)tessera_staged64<256>(sd2, st2[sb], k); }
+        const unsigned long long* sp2 = st2[sb];
+        if (sd2.runs) {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c2[i] = (int64_t)tessera_staged_run64<256>(sd2, sp2, k); }
+        } else {
+            #pragma unroll
+            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c2[i] = (int64_t)tessera_staged_single64<256>(sd2, sp2, k); }
+        }
         }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
