@@ -21,8 +21,15 @@ def number(s):
 def main():
     path, top = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 40
     with open(path, newline="") as f:
-        lines = [l for l in f if l.startswith('"')]
-    rows = list(csv.DictReader(lines))
+        table = [r for r in csv.reader(f) if r]
+    # A preamble (the kernel's name) may come before the header: the first row naming
+    # the source column.
+    at = next((i for i, r in enumerate(table) if "Source" in r), None)
+    if at is None:
+        print("no header with a Source column")
+        return
+    header = table[at]
+    rows = [dict(zip(header, r)) for r in table[at + 1:] if len(r) >= len(header) // 2]
     if not rows:
         print("no rows")
         return

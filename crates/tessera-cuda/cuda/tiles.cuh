@@ -248,11 +248,14 @@ __device__ __forceinline__ void tessera_stage_wait() {
 #endif
 }
 
-// The block copies what kernel tile `tile` (its first row; `rows` in the column) of
-// packed column `col` needs into `sh` (tessera_stage_words(T, width) words). Every
-// thread of the block calls it.
+// Warp `warp` of the block copies what kernel tile `tile` (its first row; `rows` in the
+// column) of packed column `col` needs into `sh` (tessera_stage_words(T, width) words);
+// a kernel gives each column's copy to a warp in turn, so that each tile's header is read
+// and its words counted once a block. Every thread of the block calls it.
 template <int T>
-__device__ __forceinline__ void tessera_stage(const unsigned long long* __restrict__ col, long long tile, long long rows, unsigned long long* sh) {
+__device__ __forceinline__ void tessera_stage(const unsigned long long* __restrict__ col, long long tile, long long rows, unsigned long long* sh, unsigned int warp) {
+    if ((threadIdx.x >> 5) != warp) return;
+    const unsigned int lane = threadIdx.x & 31u;
     const ulonglong2 h = tessera_tile_header(col, tile);
     const unsigned int bits = (unsigned int)h.y & 0x7fu;
     const unsigned long long* __restrict__ data = col + (h.y >> TILE_OFFSET_SHIFT);
@@ -260,8 +263,8 @@ __device__ __forceinline__ void tessera_stage(const unsigned long long* __restri
     if (h.y & TILE_RUNS) {
         // The tile's chunk words, then all the stored tile's run values.
         const unsigned int values = ((unsigned int)(h.y >> TILE_WORDS_SHIFT) & 0xfffu) - (unsigned int)TILE_CHUNKS;
-        for (unsigned int k = threadIdx.x; k < (unsigned int)(T / 32) + values; k += blockDim.x)
-            tessera_copy8(sh + k, k < (unsigned int)(T / 32) ? data + (o0 >> 5) + k : data + TILE_CHUNKS + (k - (unsigned int)(T / 32)));
+        for (unsigned int k = lane; k < (unsigned int)(T / 32); k += 32u) tessera_copy8(sh + k, data + (o0 >> 5) + k);
+        for (unsigned int k = lane; k < values; k += 32u) tessera_copy8(sh + T / 32 + k, data + TILE_CHUNKS + k);
     } else if (bits != 0u) {
         // The words from the one holding the tile's first value to the one after the
         // word holding its last: the tile's spare word is there to read.
@@ -269,7 +272,7 @@ __device__ __forceinline__ void tessera_stage(const unsigned long long* __restri
         const unsigned int n = left < (long long)T ? (unsigned int)left : (unsigned int)T;
         const unsigned int first = (o0 * bits) >> 6;
         const unsigned int count = (((o0 * bits) & 63u) + n * bits + 63u) / 64u + 1u;
-        for (unsigned int k = threadIdx.x; k < count; k += blockDim.x) tessera_copy8(sh + k, data + first + k);
+        for (unsigned int k = lane; k < count; k += 32u) tessera_copy8(sh + k, data + first + k);
     }
 }
 

@@ -80,7 +80,7 @@ template <int T, int WIDTH>
 __device__ void unpack_staged(const unsigned long long* col, int64_t n, int64_t* out) {
     __shared__ unsigned long long sh[tessera_stage_words(T, WIDTH)];
     for (long long tile = (long long)blockIdx.x * T; tile < n; tile += (long long)gridDim.x * T) {
-        tessera_stage<T>(col, tile, n, sh);
+        tessera_stage<T>(col, tile, n, sh, (unsigned int)(tile / T) % (blockDim.x / 32));
         tessera_stage_commit();
         tessera_stage_wait();
         __syncthreads();

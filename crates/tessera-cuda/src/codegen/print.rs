@@ -103,7 +103,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // Whether any column loaded up front is prefetched into registers.
     let registers = !plain_eager.is_empty() || !packed_eager.is_empty();
     let stage_calls = |indent: &str, at: &str, buffer: &str| -> String {
-        let calls: String = staged.iter().map(|(_, c)| format!(" tessera_stage<{tile_items}>(col{c}, {at}, rows, st{c}[{buffer}]);")).collect();
+        // Each column's copy by a warp in turn.
+        let warps = (BLOCK_THREADS / 32) as usize;
+        let calls: String = staged.iter().enumerate().map(|(j, (_, c))| format!(" tessera_stage<{tile_items}>(col{c}, {at}, rows, st{c}[{buffer}], {}u);", j % warps)).collect();
         format!("{indent}if ({at} < rows) {{{calls} }}\n{indent}tessera_stage_commit();\n")
     };
     let headed: BTreeSet<usize> =

@@ -95,12 +95,15 @@ pub fn prefetch(b: &mut Builder<'_>, columns: impl IntoIterator<Item = usize>) -
 pub const EAGER_MIN_SECTORS: f64 = 0.1;
 
 /// The share of a column's 32-byte sectors that hold at least one of the rows still
-/// selected, when a share `pass` of the rows is, independently. A column in bit-packed
-/// tiles is read a warp's 32 rows at a time where any of them is selected (`tiles.cuh`):
-/// its unit is those 32 rows.
+/// selected, when a share `pass` of the rows is, independently.
+///
+/// Packed columns are judged by their plain width too. Counting a warp's 32 rows as
+/// their unit (the warp decoder reads them all where any is selected) made every SSB
+/// column eager and staged, and SSB SF 20 slower on the H200 (packed kernels 16.6 →
+/// 19.1 ms; q2.1 1.33 → 2.86 ms, 2026-11-26e run 3).
 pub fn sector_share(pass: f64, col: &GpuColumn) -> f64 {
-    let per_unit = if col.packed { 32 } else { (32 / col.width.bytes()) as i32 };
-    1.0 - (1.0 - pass.clamp(0.0, 1.0)).powi(per_unit)
+    let per_sector = (32 / col.width.bytes()) as i32;
+    1.0 - (1.0 - pass.clamp(0.0, 1.0)).powi(per_sector)
 }
 
 /// The source columns to load up front (see [`EAGER_MIN_SECTORS`]), in the order a
