@@ -219,10 +219,15 @@ __device__ __forceinline__ long long tessera_dec_unpack64(const TileDec& d, long
 // RUN_VALUE_WORDS). A kernel double-buffers: it stages tile k + 1 while it works on
 // tile k, and waits (tessera_stage_wait, then __syncthreads) before decoding.
 
+// A buffer starts with the tile's header (2 words: copied with its data, so that the
+// threads decoding it read it from shared memory), then the data.
+constexpr int STAGE_HEADER_WORDS = 2;
+
 // 64-bit words a column's buffer takes for a kernel tile of `T` rows whose values are
-// `width` bits wide (32 or 64): single values with two words to spare, or runs.
+// `width` bits wide (32 or 64): the header, then single values with two words to spare,
+// or runs.
 __host__ __device__ constexpr int tessera_stage_words(int T, int width) {
-    return T * width / 64 + 2 > T / 32 + RUN_VALUE_WORDS ? T * width / 64 + 2 : T / 32 + RUN_VALUE_WORDS;
+    return STAGE_HEADER_WORDS + (T * width / 64 + 2 > T / 32 + RUN_VALUE_WORDS ? T * width / 64 + 2 : T / 32 + RUN_VALUE_WORDS);
 }
 
 // Copies 8 bytes from global to shared memory, asynchronously where the GPU can.
@@ -248,15 +253,26 @@ __device__ __forceinline__ void tessera_stage_wait() {
 #endif
 }
 
+// The header of kernel tile `tile`'s stored tile for warp `warp`'s copy (tessera_stage),
+// read where the copy's other work can hide its latency; other warps get zeros.
+__device__ __forceinline__ ulonglong2 tessera_stage_header(const unsigned long long* __restrict__ col, long long tile, unsigned int warp) {
+    return (threadIdx.x >> 5) == warp ? tessera_tile_header(col, tile) : make_ulonglong2(0ull, 0ull);
+}
+
 // Warp `warp` of the block copies what kernel tile `tile` (its first row; `rows` in the
-// column) of packed column `col` needs into `sh` (tessera_stage_words(T, width) words);
-// a kernel gives each column's copy to a warp in turn, so that each tile's header is read
-// and its words counted once a block. Every thread of the block calls it.
+// column) of packed column `col` needs into `sh` (tessera_stage_words(T, width) words):
+// the tile's header `h` (tessera_stage_header), then its data. A kernel gives each
+// column's copy to a warp in turn, so that each tile's header is read and its words
+// counted once a block. Every thread of the block calls it.
 template <int T>
-__device__ __forceinline__ void tessera_stage(const unsigned long long* __restrict__ col, long long tile, long long rows, unsigned long long* sh, unsigned int warp) {
+__device__ __forceinline__ void tessera_stage(const unsigned long long* __restrict__ col, ulonglong2 h, long long tile, long long rows, unsigned long long* sh, unsigned int warp) {
     if ((threadIdx.x >> 5) != warp) return;
     const unsigned int lane = threadIdx.x & 31u;
-    const ulonglong2 h = tessera_tile_header(col, tile);
+    if (lane == 0u) {
+        sh[0] = h.x;
+        sh[1] = h.y;
+    }
+    sh += STAGE_HEADER_WORDS;
     const unsigned int bits = (unsigned int)h.y & 0x7fu;
     const unsigned long long* __restrict__ data = col + (h.y >> TILE_OFFSET_SHIFT);
     const unsigned int o0 = (unsigned int)tile & ((1u << TILE_ROWS_LOG2) - 1u);
@@ -286,13 +302,15 @@ struct StageDec {
     bool runs;            // a tile of runs
 };
 
-__device__ __forceinline__ StageDec tessera_stage_dec(const unsigned long long* __restrict__ col, long long tile) {
-    const ulonglong2 h = tessera_tile_header(col, tile);
+// The decoder of kernel tile `tile` (its first row), from the header its buffer `sh`
+// starts with.
+__device__ __forceinline__ StageDec tessera_stage_dec(const unsigned long long* sh, long long tile) {
+    const unsigned long long meta = sh[1];
     StageDec d;
-    d.reference = (long long)h.x;
-    d.bits = (unsigned int)h.y & 0x7fu;
+    d.reference = (long long)sh[0];
+    d.bits = (unsigned int)meta & 0x7fu;
     d.mask = d.bits >= 32u ? ~0u : (1u << d.bits) - 1u;
-    d.runs = (h.y & TILE_RUNS) != 0ull;
+    d.runs = (meta & TILE_RUNS) != 0ull;
     d.base = (((unsigned int)tile & ((1u << TILE_ROWS_LOG2) - 1u)) * d.bits) & 63u;
     return d;
 }
@@ -310,26 +328,26 @@ __device__ __forceinline__ unsigned long long tessera_staged_bits64(const StageD
     return d.bits >= 64u ? v : v & ((1ull << d.bits) - 1ull);
 }
 
-// Row `k` (0 to T - 1) of the kernel tile from its staged buffer `sh`, for a tile of
-// single values (`single`) and of runs (`run`): a kernel tests `d.runs` once a tile and
-// column, outside its loop over the items.
+// Row `k` (0 to T - 1) of the kernel tile from its staged buffer `sh` (past the
+// header), for a tile of single values (`single`) and of runs (`run`): a kernel tests
+// `d.runs` once a tile and column, outside its loop over the items.
 template <int T>
 __device__ __forceinline__ int tessera_staged_single32(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    return (int)d.reference + (int)tessera_staged_bits32(d, reinterpret_cast<const unsigned int*>(sh), d.base + k * d.bits);
+    return (int)d.reference + (int)tessera_staged_bits32(d, reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS), d.base + k * d.bits);
 }
 template <int T>
 __device__ __forceinline__ int tessera_staged_run32(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    const unsigned int run = tessera_run_in(sh[k >> 5], k & 31u);
-    return (int)d.reference + (int)tessera_staged_bits32(d, reinterpret_cast<const unsigned int*>(sh + T / 32), run * d.bits);
+    const unsigned int run = tessera_run_in(sh[STAGE_HEADER_WORDS + (k >> 5)], k & 31u);
+    return (int)d.reference + (int)tessera_staged_bits32(d, reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS + T / 32), run * d.bits);
 }
 template <int T>
 __device__ __forceinline__ long long tessera_staged_single64(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    return d.reference + (long long)tessera_staged_bits64(d, reinterpret_cast<const unsigned int*>(sh), d.base + k * d.bits);
+    return d.reference + (long long)tessera_staged_bits64(d, reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS), d.base + k * d.bits);
 }
 template <int T>
 __device__ __forceinline__ long long tessera_staged_run64(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    const unsigned int run = tessera_run_in(sh[k >> 5], k & 31u);
-    return d.reference + (long long)tessera_staged_bits64(d, reinterpret_cast<const unsigned int*>(sh + T / 32), run * d.bits);
+    const unsigned int run = tessera_run_in(sh[STAGE_HEADER_WORDS + (k >> 5)], k & 31u);
+    return d.reference + (long long)tessera_staged_bits64(d, reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS + T / 32), run * d.bits);
 }
 
 // Either, by the tile's kind.

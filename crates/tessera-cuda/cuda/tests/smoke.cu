@@ -80,11 +80,12 @@ template <int T, int WIDTH>
 __device__ void unpack_staged(const unsigned long long* col, int64_t n, int64_t* out) {
     __shared__ unsigned long long sh[tessera_stage_words(T, WIDTH)];
     for (long long tile = (long long)blockIdx.x * T; tile < n; tile += (long long)gridDim.x * T) {
-        tessera_stage<T>(col, tile, n, sh, (unsigned int)(tile / T) % (blockDim.x / 32));
+        const unsigned int warp = (unsigned int)(tile / T) % (blockDim.x / 32);
+        tessera_stage<T>(col, tessera_stage_header(col, tile, warp), tile, n, sh, warp);
         tessera_stage_commit();
         tessera_stage_wait();
         __syncthreads();
-        const StageDec d = tessera_stage_dec(col, tile);
+        const StageDec d = tessera_stage_dec(sh, tile);
         for (unsigned int k = threadIdx.x; k < (unsigned int)T; k += blockDim.x) {
             if (tile + k < n) out[tile + k] = WIDTH == 64 ? tessera_staged64<T>(d, sh, k) : (long long)tessera_staged32<T>(d, sh, k);
         }

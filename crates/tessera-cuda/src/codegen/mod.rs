@@ -119,6 +119,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         items,
         prefetch: !eager.is_empty() && options.experiments.prefetch,
         whole_tiles: options.experiments.whole_tiles,
+        stage_late: options.experiments.stage_late,
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
     let kernel = Kernel {

@@ -55,11 +55,14 @@ pub struct Experiments {
     /// `TESSERA_EXP_WHOLE_TILES=0` runs every tile with per-item row tests (see
     /// `print.rs`).
     pub whole_tiles: bool,
+    /// `TESSERA_EXP_STAGE_LATE=1` issues the next tile's staged copies of packed columns
+    /// after this tile's values are decoded instead of before (see `print.rs`).
+    pub stage_late: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false }
     }
 }
 
@@ -74,6 +77,7 @@ impl Experiments {
             defer_max_pass: var("TESSERA_EXP_DEFER_PASS").and_then(|v| v.parse().ok()).unwrap_or(d.defer_max_pass),
             prefetch: var("TESSERA_EXP_PREFETCH").map_or(d.prefetch, |v| v != "0"),
             whole_tiles: var("TESSERA_EXP_WHOLE_TILES").map_or(d.whole_tiles, |v| v != "0"),
+            stage_late: var("TESSERA_EXP_STAGE_LATE").map_or(d.stage_late, |v| v == "1"),
         }
     }
 }

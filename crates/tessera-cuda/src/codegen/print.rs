@@ -39,6 +39,9 @@ pub struct Shape<'a> {
     pub prefetch: bool,
     /// Whether whole tiles run without row tests.
     pub whole_tiles: bool,
+    /// Whether the next tile's staged copies are issued after this tile's values are
+    /// decoded, not before (`TESSERA_EXP_STAGE_LATE`).
+    pub stage_late: bool,
 }
 
 /// Which tiles a tile loop's body is written for.
@@ -102,10 +105,19 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let (staged, packed_eager) = staged(packed_eager, shape.cols, tile_items);
     // Whether any column loaded up front is prefetched into registers.
     let registers = !plain_eager.is_empty() || !packed_eager.is_empty();
-    let stage_calls = |indent: &str, at: &str, buffer: &str| -> String {
-        // Each column's copy by a warp in turn.
-        let warps = (BLOCK_THREADS / 32) as usize;
-        let calls: String = staged.iter().enumerate().map(|(j, (_, c))| format!(" tessera_stage<{tile_items}>(col{c}, {at}, rows, st{c}[{buffer}], {}u);", j % warps)).collect();
+    // Each column's copy by a warp in turn (`tessera_stage`), of the tile at `at` into
+    // buffer `buffer`: with its header read there (`read`) or into `nh{j / warps}` before.
+    let warps = (BLOCK_THREADS / 32) as usize;
+    let stage_calls = |indent: &str, at: &str, buffer: &str, read: bool| -> String {
+        let calls: String = staged
+            .iter()
+            .enumerate()
+            .map(|(j, (_, c))| {
+                let w = j % warps;
+                let h = if read { format!("tessera_stage_header(col{c}, {at}, {w}u)") } else { format!("nh{}", j / warps) };
+                format!(" tessera_stage<{tile_items}>(col{c}, {h}, {at}, rows, st{c}[{buffer}], {w}u);")
+            })
+            .collect();
         format!("{indent}if ({at} < rows) {{{calls} }}\n{indent}tessera_stage_commit();\n")
     };
     let headed: BTreeSet<usize> =
@@ -164,7 +176,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         }
         if !staged.is_empty() {
             let _ = writeln!(src, "    int sb = 0;  // the staging buffer of this tile (the next tile's: sb ^ 1)");
-            src.push_str(&stage_calls("    ", "tile", "0"));
+            let _ = writeln!(src, "    const unsigned int sw = threadIdx.x >> 5;  // the warp (which columns it copies)");
+            src.push_str(&stage_calls("    ", "tile", "0", true));
         }
     }
     let decls = declarations(ir);
@@ -205,8 +218,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                     src.push_str(&header_prefetch("        ", &format!("next + {stride}")));
                 }
                 src.push_str(&decoders("        ", "dn", "next", true));
-                if !staged.is_empty() {
-                    src.push_str(&stage_calls("        ", "next", "sb ^ 1"));
+                if !staged.is_empty() && !shape.stage_late {
+                    src.push_str(&stage_calls("        ", "next", "sb ^ 1", true));
                 }
             }
             match kind {
@@ -243,8 +256,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 for (n, c) in &staged {
                     let col = &shape.cols[*c];
                     let (ty, bits) = (col.width.c(), bits_of(col));
-                    let _ = writeln!(src, "        const StageDec sd{c} = tessera_stage_dec(col{c}, tile);");
                     let _ = writeln!(src, "        const unsigned long long* sp{c} = st{c}[sb];");
+                    let _ = writeln!(src, "        const StageDec sd{c} = tessera_stage_dec(sp{c}, tile);");
                     let each = |kind: &str| {
                         format!("for (int i = 0; i < ITEMS; ++i) {{ const unsigned int k = threadIdx.x + (unsigned int)i * {BLOCK_THREADS}; {n}[i] = ({ty})tessera_staged_{kind}{bits}<{tile_items}>(sd{c}, sp{c}, k); }}")
                     };
@@ -258,6 +271,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 }
                 let _ = writeln!(src, "        }}");
                 if kind != TileKind::Last {
+                    if shape.stage_late {
+                        src.push_str(&stage_calls("        ", "next", "sb ^ 1", true));
+                    }
                     let _ = writeln!(src, "        sb ^= 1;");
                 }
             }
@@ -483,7 +499,7 @@ fn staged(packed: Vec<(String, usize)>, cols: &[GpuColumn], tile_rows: u32) -> (
     // The buffer's words: `tessera_stage_words` in tiles.cuh.
     let mut bytes = 0;
     packed.into_iter().partition(|(_, c)| {
-        let words = (tile_rows * bits_of(&cols[*c]) / 64 + 2).max(tile_rows / 32 + RUN_VALUE_WORDS);
+        let words = 2 + (tile_rows * bits_of(&cols[*c]) / 64 + 2).max(tile_rows / 32 + RUN_VALUE_WORDS);
         bytes += 2 * 8 * words;
         bytes <= STAGE_BYTES
     })

@@ -526,7 +526,14 @@ fn packed_columns_decode_where_they_load() {
     // ends this tile's wait; values decoded from this tile's buffer.
     let src = &eager.source;
     assert!(src.contains("__shared__ unsigned long long st2[2][tessera_stage_words(256, 64)];"), "{src}");
-    assert!(src.contains("tessera_stage<256>(col2, next, rows, st2[sb ^ 1], 2u);"), "{src}");
+    assert!(src.contains("tessera_stage<256>(col2, tessera_stage_header(col2, next, 2u), next, rows, st2[sb ^ 1], 2u);"), "{src}");
+    // By default the next tile's copies are issued before this tile's values are
+    // decoded; with TESSERA_EXP_STAGE_LATE=1, after.
+    assert!(src.find("st2[sb ^ 1], 2u)") < src.find("tessera_staged_run64<256>(sd2"), "{src}");
+    let mut late_options = KernelOptions::default();
+    late_options.experiments.stage_late = true;
+    let late = generate_with(&p, &cols, &tables, late_options).unwrap();
+    assert!(late.source.find("tessera_staged_run64<256>(sd2") < late.source.find("st2[sb ^ 1], 2u)"), "{}", late.source);
     assert!(src.contains("if (sd2.runs) {"), "{src}");
     assert!(src.contains("c2[i] = (int64_t)tessera_staged_run64<256>(sd2, sp2, k);"), "{src}");
     assert!(src.contains("c1[i] = (int32_t)tessera_staged_single32<256>(sd1, sp1, k);"), "{src}");
@@ -543,7 +550,7 @@ fn packed_columns_decode_where_they_load() {
     assert!(warp.source.contains("c1[i] = (int32_t)tessera_dec_value32(dc1, wc1[i], true);"), "{}", warp.source);
     assert!(!warp.source.contains("tessera_stage"), "{}", warp.source);
     if crate::test_support::nvrtc_or_skip("packed-column kernels compile with NVRTC") {
-        for k in [&k, &eager, &warp] {
+        for k in [&k, &eager, &late, &warp] {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}\n{}", k.source);
             }

@@ -19,7 +19,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __shared__ unsigned long long st0[2][tessera_stage_words(256, 32)];
     __shared__ unsigned long long st2[2][tessera_stage_words(256, 64)];
     int sb = 0;  // the staging buffer of this tile (the next tile's: sb ^ 1)
-    if (tile < rows) { tessera_stage<256>(col1, tile, rows, st1[0], 0u); tessera_stage<256>(col0, tile, rows, st0[0], 1u); tessera_stage<256>(col2, tile, rows, st2[0], 2u); }
+    const unsigned int sw = threadIdx.x >> 5;  // the warp (which columns it copies)
+    if (tile < rows) { tessera_stage<256>(col1, tessera_stage_header(col1, tile, 0u), tile, rows, st1[0], 0u); tessera_stage<256>(col0, tessera_stage_header(col0, tile, 1u), tile, rows, st0[0], 1u); tessera_stage<256>(col2, tessera_stage_header(col2, tile, 2u), tile, rows, st2[0], 2u); }
     tessera_stage_commit();
     for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
         bool sel[ITEMS];
@@ -40,11 +41,11 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         __syncthreads();
         const long long next = tile + (long long)gridDim.x * 256LL;
         if (next + (long long)gridDim.x * 256LL < rows) { tessera_tile_prefetch(col0, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col1, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col2, next + (long long)gridDim.x * 256LL); }
-        if (next < rows) { tessera_stage<256>(col1, next, rows, st1[sb ^ 1], 0u); tessera_stage<256>(col0, next, rows, st0[sb ^ 1], 1u); tessera_stage<256>(col2, next, rows, st2[sb ^ 1], 2u); }
+        if (next < rows) { tessera_stage<256>(col1, tessera_stage_header(col1, next, 0u), next, rows, st1[sb ^ 1], 0u); tessera_stage<256>(col0, tessera_stage_header(col0, next, 1u), next, rows, st0[sb ^ 1], 1u); tessera_stage<256>(col2, tessera_stage_header(col2, next, 2u), next, rows, st2[sb ^ 1], 2u); }
         tessera_stage_commit();
         {
-        const StageDec sd1 = tessera_stage_dec(col1, tile);
         const unsigned long long* sp1 = st1[sb];
+        const StageDec sd1 = tessera_stage_dec(sp1, tile);
         if (sd1.runs) {
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_run32<256>(sd1, sp1, k); }
@@ -52,8 +53,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_single32<256>(sd1, sp1, k); }
         }
-        const StageDec sd0 = tessera_stage_dec(col0, tile);
         const unsigned long long* sp0 = st0[sb];
+        const StageDec sd0 = tessera_stage_dec(sp0, tile);
         if (sd0.runs) {
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_run32<256>(sd0, sp0, k); }
@@ -61,8 +62,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_single32<256>(sd0, sp0, k); }
         }
-        const StageDec sd2 = tessera_stage_dec(col2, tile);
         const unsigned long long* sp2 = st2[sb];
+        const StageDec sd2 = tessera_stage_dec(sp2, tile);
         if (sd2.runs) {
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c2[i] = (int64_t)tessera_staged_run64<256>(sd2, sp2, k); }
@@ -147,8 +148,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         tessera_stage_wait();
         __syncthreads();
         {
-        const StageDec sd1 = tessera_stage_dec(col1, tile);
         const unsigned long long* sp1 = st1[sb];
+        const StageDec sd1 = tessera_stage_dec(sp1, tile);
         if (sd1.runs) {
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_run32<256>(sd1, sp1, k); }
@@ -156,8 +157,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_single32<256>(sd1, sp1, k); }
         }
-        const StageDec sd0 = tessera_stage_dec(col0, tile);
         const unsigned long long* sp0 = st0[sb];
+        const StageDec sd0 = tessera_stage_dec(sp0, tile);
         if (sd0.runs) {
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_run32<256>(sd0, sp0, k); }
@@ -165,8 +166,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_single32<256>(sd0, sp0, k); }
         }
-        const StageDec sd2 = tessera_stage_dec(col2, tile);
         const unsigned long long* sp2 = st2[sb];
+        const StageDec sd2 = tessera_stage_dec(sp2, tile);
         if (sd2.runs) {
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c2[i] = (int64_t)tessera_staged_run64<256>(sd2, sp2, k); }
