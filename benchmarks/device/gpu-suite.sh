@@ -42,7 +42,8 @@
 #   phases  — EXPLAIN ANALYZE of TPC-H SF10 $QUERIES (default "q13 q18") with the
 #             many-groups placement rule on and off: each GPU pipeline's host phases
 #   difftests — $SEEDS (default 8) difftest runs at once, seeds $SEED0+1.. past the
-#             default, each stopped after $DIFFTEST_SECONDS (default 500)
+#             default, each stopped after $DIFFTEST_SECONDS (default 500); batch after
+#             batch for $DIFFTEST_BUDGET seconds when set; logs in $OUT/difftests.tgz
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
 #   source  — Nsight Compute's per-SASS-instruction stall samples of the probe kernels in
 #             $SOURCE (default q3.1 and q3.2), reports and CSV into $OUT/ncu
@@ -396,19 +397,30 @@ for section in "$@"; do
     grep -E "query:|rror" $OUT/cpuanalyze.txt
     ;;
   difftests)
-    # $SEEDS random-query runs at once, each with its own seed and store (GPU required),
-    # seeds $SEED0+1.. past the default (give each session's runs new ones); each log
-    # straight into $OUT, each run stopped after $DIFFTEST_SECONDS (default 500) so
-    # that the cases it finished come back within the device's 10-minute limit.
-    for s in $(seq 1 ${SEEDS:-8}); do
-      seed=$((0x7e55e7a02026 + ${SEED0:-0} + s))
-      timeout ${DIFFTEST_SECONDS:-500} $X --data-dir /tmp/tdr$s difftest --require-gpu --seed $seed > $OUT/difftest-seed$seed.txt 2>&1 &
+    # Random-query runs, $SEEDS at once (default 8), each with its own seed and store
+    # (GPU required), seeds $SEED0+1.. past the default (give each session's runs new
+    # ones). With $DIFFTEST_BUDGET (seconds) set, batch after batch until the next would
+    # not fit its $BATCH_SECONDS (default 200) in the budget; else one batch. Each run is
+    # stopped after $DIFFTEST_SECONDS (default 500). The logs go into $OUT/difftests.tgz.
+    batch=0; end=$((SECONDS + ${DIFFTEST_BUDGET:-0}))
+    while :; do
+      for s in $(seq 1 ${SEEDS:-8}); do
+        seed=$((0x7e55e7a02026 + ${SEED0:-0} + batch * ${SEEDS:-8} + s))
+        # The first $PACKED_SEEDS of a batch with packed columns (TESSERA_EXP_PACKED=1).
+        packed=0; [ $s -le ${PACKED_SEEDS:-0} ] && packed=1
+        TESSERA_EXP_PACKED=$packed timeout ${DIFFTEST_SECONDS:-500} $X --data-dir /tmp/tdr$s difftest --require-gpu --seed $seed > $OUT/difftest-seed$seed.txt 2>&1 &
+        [ $packed = 1 ] && echo "seed $seed: packed columns"
+      done
+      wait
+      rm -rf /tmp/tdr*/difftest-*
+      batch=$((batch + 1))
+      [ $((SECONDS + ${BATCH_SECONDS:-200})) -le $end ] || break
     done
-    wait
-    echo "== cases finished (each line a case: its queries, GPU share, failures), mismatches"
+    echo "== $batch batches of ${SEEDS:-8} seeds; cases finished (each line a case: its queries, GPU share, failures), mismatches"
     cat $OUT/difftest-seed*.txt | grep -E "^case " | awk '{for (i=1;i<NF;i++) if ($(i+1) ~ /^queries,?$/) q+=$i} END {print q " queries in finished cases"}'
     grep -hE "mismatch|MISMATCH|differ" $OUT/difftest-seed*.txt | grep -v " 0 mismatches" | head -40
-    grep -h "queries, " $OUT/difftest-seed*.txt | grep -v "^case" ;;
+    grep -h "queries, " $OUT/difftest-seed*.txt | grep -v "^case"
+    tar -C $OUT -czf $OUT/difftests.tgz $(cd $OUT && ls difftest-seed*.txt) && rm -f $OUT/difftest-seed*.txt ;;
   esac
 done
 date -u

@@ -1390,12 +1390,18 @@ fn in_parallel<T: Copy + Default + Send>(parts: &[ArrayRef], convert: impl Fn(&A
 ///   ms model): 23.3 ms; pipelined over tiles (words a tile ahead): 34.5 ms, its tile
 ///   headers in registers limiting occupancy to 4 blocks an SM; headers prefetched into
 ///   L1 and read where used, 32-bit math: 23.4 ms; a tile's decoder read once a tile:
-///   21.9 ms (2026-11-26d, `benchmarks/results/gpu-h200-2026-11-26d/`).
+///   21.9 ms (2026-11-26d, `benchmarks/results/gpu-h200-2026-11-26d/`);
+/// - the columns loaded up front staged in shared memory a tile ahead (`cp.async`) and
+///   decoded there: 16.6 ms; with a tile's kind tested outside the loop over its items
+///   and every packed column loaded up front: 19.1 ms (the latter undone); with each
+///   column's copy by one warp: 14.9 ms; with the header copied beside the words: 14.6
+///   ms, 14.9 with the next tile's copies issued after the decode instead of before
+///   (2026-11-26e, `benchmarks/results/gpu-h200-2026-11-26e/`).
 ///
-/// Nsight Compute on q1.1 counts about 300 warp instructions per 32 rows: decoding, not
-/// memory, bounds these kernels. What is left to try: a decoder of a few instructions a
-/// value (a block decoding a tile into shared memory, or kernels specialized to a
-/// column's bit width). TPC-H SF 10 is not slower packed (61.5 ms of kernels against 66.1).
+/// Nsight Compute on q1.1 counts about 150 warp instructions per 32 rows (330 with the
+/// warp decoder) at 0.66 issued a cycle per scheduler: instructions, not memory, bound
+/// these kernels (plain q1.1 runs at its bandwidth, 0.46 ms; packed 0.82 ms). TPC-H SF
+/// 10 is faster packed (50.9 ms of kernels against 66.0).
 fn packed_columns() -> bool {
     static PACKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *PACKED.get_or_init(|| std::env::var("TESSERA_EXP_PACKED").is_ok_and(|v| v == "1"))
