@@ -538,6 +538,8 @@ mod nullable_columns {
          (5, NULL, 7, 3.00, NULL, 5), (6, NULL, NULL, NULL, 'c', 6), (7, 3, -4, -1.00, 'b', 7), (8, 3, 20, NULL, 'ab', 8)",
         "CREATE TABLE dim (id INT, name VARCHAR NOT NULL, w BIGINT NOT NULL)",
         "INSERT INTO dim VALUES (1, 'one', 10), (2, 'two', 20), (3, 'three', 30), (NULL, 'none', 40)",
+        "CREATE TABLE nk (id INT NOT NULL)",
+        "INSERT INTO nk VALUES (1), (3), (5), (7)",
     ];
 
     /// Queries, and how many of their pipelines scanning a table must generate a kernel
@@ -566,6 +568,10 @@ mod nullable_columns {
         // NOT IN is NULL-aware: its probe stays on the CPU (and placement keeps the build,
         // which alone would generate, there with it).
         ("SELECT count(*) FROM t WHERE g NOT IN (SELECT id FROM dim)", 1),
+        ("SELECT count(*) FROM t WHERE k NOT IN (SELECT id FROM dim)", 1),
+        // Over keys that cannot be NULL on either side it is a plain anti join
+        // (DataFusion plans it so): both pipelines generate.
+        ("SELECT count(*), sum(k) FROM t WHERE k NOT IN (SELECT id FROM nk)", 2),
     ];
 
     #[test]
