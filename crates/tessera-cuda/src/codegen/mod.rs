@@ -81,12 +81,10 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
 /// [`generate`] with a choice of how literals reach the kernel and of the tile shape.
 pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: KernelOptions) -> Result<Kernel, Vec<Unsupported>> {
     let probes = pipeline.operators.iter().filter(|o| matches!(o, Operator::Probe(_))).count();
-    // Packed columns are staged a tile at a time (`print.rs`): the larger tile spreads
-    // each tile's copies, headers and barrier over more rows. SSB SF 20 packed on the
-    // H200: 13.93 ms of kernels with 4 items everywhere against 14.71 with 2 for the
-    // pipelines of several probes (2026-11-26e run 10).
-    let packed = cols.iter().any(|c| c.packed);
-    let items = options.items_per_thread.unwrap_or(if probes <= 1 || packed { ITEMS_PER_THREAD } else { ITEMS_PER_THREAD_MANY_PROBES });
+    // Kernels over packed columns keep this choice: 4 items for every pipeline over
+    // packed columns made SSB SF 20's kernels 14.71 -> 13.92 ms but TPC-H SF 10's 50.9
+    // -> 57.1 ms on the H200 (2026-11-26e runs 5, 10, 11).
+    let items = options.items_per_thread.unwrap_or(if probes <= 1 { ITEMS_PER_THREAD } else { ITEMS_PER_THREAD_MANY_PROBES });
     if !(1..=MAX_ITEMS_PER_THREAD).contains(&items) {
         return Err(vec![Unsupported::new(Site::Kernel, Reason::ItemsPerThread(items))]);
     }
