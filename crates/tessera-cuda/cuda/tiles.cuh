@@ -253,8 +253,8 @@ __device__ __forceinline__ void tessera_stage_wait() {
 #endif
 }
 
-// The header of kernel tile `tile`'s stored tile for warp `warp`'s copy (tessera_stage),
-// read where the copy's other work can hide its latency; other warps get zeros.
+// The header of kernel tile `tile`'s stored tile for warp `warp`'s copy (tessera_stage);
+// the other warps, which do not copy this column, get zeros without a load.
 __device__ __forceinline__ ulonglong2 tessera_stage_header(const unsigned long long* __restrict__ col, long long tile, unsigned int warp) {
     return (threadIdx.x >> 5) == warp ? tessera_tile_header(col, tile) : make_ulonglong2(0ull, 0ull);
 }

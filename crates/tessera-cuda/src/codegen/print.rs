@@ -14,7 +14,9 @@
 //! With columns loaded up front, their loads for the next tile are issued into `n…`
 //! registers before the current tile's later stages run, so their latency overlaps the
 //! probes' chain (software pipelining over tiles; a deeper ring in shared memory with
-//! `cp.async` was measured slower, same section of the results README).
+//! `cp.async` was measured slower, same section of the results README). Packed columns
+//! loaded up front are instead staged in shared memory a tile ahead and decoded there
+//! ([`staged`], `tiles.cuh`).
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -106,16 +108,15 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // Whether any column loaded up front is prefetched into registers.
     let registers = !plain_eager.is_empty() || !packed_eager.is_empty();
     // Each column's copy by a warp in turn (`tessera_stage`), of the tile at `at` into
-    // buffer `buffer`: with its header read there (`read`) or into `nh{j / warps}` before.
+    // buffer `buffer`, its header read by the copying warp.
     let warps = (BLOCK_THREADS / 32) as usize;
-    let stage_calls = |indent: &str, at: &str, buffer: &str, read: bool| -> String {
+    let stage_calls = |indent: &str, at: &str, buffer: &str| -> String {
         let calls: String = staged
             .iter()
             .enumerate()
             .map(|(j, (_, c))| {
                 let w = j % warps;
-                let h = if read { format!("tessera_stage_header(col{c}, {at}, {w}u)") } else { format!("nh{}", j / warps) };
-                format!(" tessera_stage<{tile_items}>(col{c}, {h}, {at}, rows, st{c}[{buffer}], {w}u);")
+                format!(" tessera_stage<{tile_items}>(col{c}, tessera_stage_header(col{c}, {at}, {w}u), {at}, rows, st{c}[{buffer}], {w}u);")
             })
             .collect();
         format!("{indent}if ({at} < rows) {{{calls} }}\n{indent}tessera_stage_commit();\n")
@@ -177,7 +178,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         if !staged.is_empty() {
             let _ = writeln!(src, "    int sb = 0;  // the staging buffer of this tile (the next tile's: sb ^ 1)");
             let _ = writeln!(src, "    const unsigned int sw = threadIdx.x >> 5;  // the warp (which columns it copies)");
-            src.push_str(&stage_calls("    ", "tile", "0", true));
+            src.push_str(&stage_calls("    ", "tile", "0"));
         }
     }
     let decls = declarations(ir);
@@ -219,7 +220,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 }
                 src.push_str(&decoders("        ", "dn", "next", true));
                 if !staged.is_empty() && !shape.stage_late {
-                    src.push_str(&stage_calls("        ", "next", "sb ^ 1", true));
+                    src.push_str(&stage_calls("        ", "next", "sb ^ 1"));
                 }
             }
             match kind {
@@ -272,7 +273,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 let _ = writeln!(src, "        }}");
                 if kind != TileKind::Last {
                     if shape.stage_late {
-                        src.push_str(&stage_calls("        ", "next", "sb ^ 1", true));
+                        src.push_str(&stage_calls("        ", "next", "sb ^ 1"));
                     }
                     let _ = writeln!(src, "        sb ^= 1;");
                 }
@@ -485,6 +486,9 @@ pub(super) const RUN_VALUE_WORDS: u32 = 256;
 /// blocks of a 228 KiB SM still fit beside each other.
 const STAGE_BYTES: u32 = 24 << 10;
 
+/// A load of a source column into a per-item value: (value, column).
+type ColumnLoad = (String, usize);
+
 /// Which packed columns loaded up front are staged in shared memory (`tiles.cuh`,
 /// `tessera_stage`) and which a warp decodes from its words (the rest): staged, in
 /// order, as long as their buffers fit [`STAGE_BYTES`] and a kernel tile of
@@ -492,8 +496,8 @@ const STAGE_BYTES: u32 = 24 << 10;
 ///
 /// Staging decodes a value in a few instructions where the warp decoder took tens, the
 /// kernels measured instruction-bound (`gpu.rs`, `packed_columns`).
-fn staged(packed: Vec<(String, usize)>, cols: &[GpuColumn], tile_rows: u32) -> (Vec<(String, usize)>, Vec<(String, usize)>) {
-    if STORAGE_TILE_ROWS % tile_rows != 0 {
+fn staged(packed: Vec<ColumnLoad>, cols: &[GpuColumn], tile_rows: u32) -> (Vec<ColumnLoad>, Vec<ColumnLoad>) {
+    if !STORAGE_TILE_ROWS.is_multiple_of(tile_rows) {
         return (Vec::new(), packed);
     }
     // The buffer's words: `tessera_stage_words` in tiles.cuh.
