@@ -253,21 +253,16 @@ __device__ __forceinline__ void tessera_stage_wait() {
 #endif
 }
 
-// The header of kernel tile `tile`'s stored tile for warp `warp`'s copy (tessera_stage);
-// the other warps, which do not copy this column, get zeros without a load.
-__device__ __forceinline__ ulonglong2 tessera_stage_header(const unsigned long long* __restrict__ col, long long tile, unsigned int warp) {
-    return (threadIdx.x >> 5) == warp ? tessera_tile_header(col, tile) : make_ulonglong2(0ull, 0ull);
-}
-
 // Warp `warp` of the block copies what kernel tile `tile` (its first row; `rows` in the
 // column) of packed column `col` needs into `sh` (tessera_stage_words(T, width) words):
-// the tile's header `h` (tessera_stage_header), then its data. A kernel gives each
-// column's copy to a warp in turn, so that each tile's header is read and its words
-// counted once a block. Every thread of the block calls it.
+// the tile's header, then its data. A kernel gives each column's copy to a warp in turn,
+// so that each tile's header is read and its words counted once a block. Every thread
+// of the block calls it.
 template <int T>
-__device__ __forceinline__ void tessera_stage(const unsigned long long* __restrict__ col, ulonglong2 h, long long tile, long long rows, unsigned long long* sh, unsigned int warp) {
+__device__ __forceinline__ void tessera_stage(const unsigned long long* __restrict__ col, long long tile, long long rows, unsigned long long* sh, unsigned int warp) {
     if ((threadIdx.x >> 5) != warp) return;
     const unsigned int lane = threadIdx.x & 31u;
+    const ulonglong2 h = tessera_tile_header(col, tile);
     if (lane == 0u) {
         sh[0] = h.x;
         sh[1] = h.y;

@@ -81,7 +81,7 @@ __device__ void unpack_staged(const unsigned long long* col, int64_t n, int64_t*
     __shared__ unsigned long long sh[tessera_stage_words(T, WIDTH)];
     for (long long tile = (long long)blockIdx.x * T; tile < n; tile += (long long)gridDim.x * T) {
         const unsigned int warp = (unsigned int)(tile / T) % (blockDim.x / 32);
-        tessera_stage<T>(col, tessera_stage_header(col, tile, warp), tile, n, sh, warp);
+        tessera_stage<T>(col, tile, n, sh, warp);
         tessera_stage_commit();
         tessera_stage_wait();
         __syncthreads();

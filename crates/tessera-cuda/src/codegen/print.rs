@@ -108,7 +108,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // Whether any column loaded up front is prefetched into registers.
     let registers = !plain_eager.is_empty() || !packed_eager.is_empty();
     // Each column's copy by a warp in turn (`tessera_stage`), of the tile at `at` into
-    // buffer `buffer`, its header read by the copying warp.
+    // buffer `buffer`.
     let warps = (BLOCK_THREADS / 32) as usize;
     let stage_calls = |indent: &str, at: &str, buffer: &str| -> String {
         let calls: String = staged
@@ -116,7 +116,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             .enumerate()
             .map(|(j, (_, c))| {
                 let w = j % warps;
-                format!(" tessera_stage<{tile_items}>(col{c}, tessera_stage_header(col{c}, {at}, {w}u), {at}, rows, st{c}[{buffer}], {w}u);")
+                format!(" tessera_stage<{tile_items}>(col{c}, {at}, rows, st{c}[{buffer}], {w}u);")
             })
             .collect();
         format!("{indent}if ({at} < rows) {{{calls} }}\n{indent}tessera_stage_commit();\n")
@@ -177,7 +177,6 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         }
         if !staged.is_empty() {
             let _ = writeln!(src, "    int sb = 0;  // the staging buffer of this tile (the next tile's: sb ^ 1)");
-            let _ = writeln!(src, "    const unsigned int sw = threadIdx.x >> 5;  // the warp (which columns it copies)");
             src.push_str(&stage_calls("    ", "tile", "0"));
         }
     }
@@ -480,6 +479,10 @@ pub(super) const STORAGE_TILE_ROWS: u32 = 2048;
 /// The most words a stored tile's run values take (`tessera_storage::packed`).
 pub(super) const RUN_VALUE_WORDS: u32 = 256;
 
+/// Words a staging buffer starts with: the tile's header (`STAGE_HEADER_WORDS` in
+/// tiles.cuh).
+pub(super) const STAGE_HEADER_WORDS: u32 = 2;
+
 /// Most of a block's shared memory staged columns may take (their two buffers each):
 /// with a shared-memory aggregation (at most `aggregate::SHARED_AGG_BYTES`) and a warp
 /// queue, a block stays within the 48 KiB of static shared memory, and at 24 KiB five
@@ -503,7 +506,7 @@ fn staged(packed: Vec<ColumnLoad>, cols: &[GpuColumn], tile_rows: u32) -> (Vec<C
     // The buffer's words: `tessera_stage_words` in tiles.cuh.
     let mut bytes = 0;
     packed.into_iter().partition(|(_, c)| {
-        let words = 2 + (tile_rows * bits_of(&cols[*c]) / 64 + 2).max(tile_rows / 32 + RUN_VALUE_WORDS);
+        let words = STAGE_HEADER_WORDS + (tile_rows * bits_of(&cols[*c]) / 64 + 2).max(tile_rows / 32 + RUN_VALUE_WORDS);
         bytes += 2 * 8 * words;
         bytes <= STAGE_BYTES
     })

@@ -526,7 +526,7 @@ fn packed_columns_decode_where_they_load() {
     // ends this tile's wait; values decoded from this tile's buffer.
     let src = &eager.source;
     assert!(src.contains("__shared__ unsigned long long st2[2][tessera_stage_words(256, 64)];"), "{src}");
-    assert!(src.contains("tessera_stage<256>(col2, tessera_stage_header(col2, next, 2u), next, rows, st2[sb ^ 1], 2u);"), "{src}");
+    assert!(src.contains("tessera_stage<256>(col2, next, rows, st2[sb ^ 1], 2u);"), "{src}");
     // By default the next tile's copies are issued before this tile's values are
     // decoded; with TESSERA_EXP_STAGE_LATE=1, after.
     assert!(src.find("st2[sb ^ 1], 2u)") < src.find("tessera_staged_run64<256>(sd2"), "{src}");
@@ -566,6 +566,7 @@ fn staging_matches_the_store() {
     assert_eq!(tessera_storage::tiles::TILE_ROWS, super::print::STORAGE_TILE_ROWS as usize);
     let tiles_cuh = include_str!("../../cuda/tiles.cuh");
     assert!(tiles_cuh.contains("constexpr int RUN_VALUE_WORDS = 256;") && tiles_cuh.contains("constexpr int TILE_ROWS_LOG2 = 11;"));
+    assert!(tiles_cuh.contains(&format!("constexpr int STAGE_HEADER_WORDS = {};", super::print::STAGE_HEADER_WORDS)));
 }
 
 /// Compares a generated source with its checked-in copy `tests/golden/{name}.cu`, so that

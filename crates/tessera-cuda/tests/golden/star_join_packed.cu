@@ -19,8 +19,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __shared__ unsigned long long st0[2][tessera_stage_words(256, 32)];
     __shared__ unsigned long long st2[2][tessera_stage_words(256, 64)];
     int sb = 0;  // the staging buffer of this tile (the next tile's: sb ^ 1)
-    const unsigned int sw = threadIdx.x >> 5;  // the warp (which columns it copies)
-    if (tile < rows) { tessera_stage<256>(col1, tessera_stage_header(col1, tile, 0u), tile, rows, st1[0], 0u); tessera_stage<256>(col0, tessera_stage_header(col0, tile, 1u), tile, rows, st0[0], 1u); tessera_stage<256>(col2, tessera_stage_header(col2, tile, 2u), tile, rows, st2[0], 2u); }
+    if (tile < rows) { tessera_stage<256>(col1, tile, rows, st1[0], 0u); tessera_stage<256>(col0, tile, rows, st0[0], 1u); tessera_stage<256>(col2, tile, rows, st2[0], 2u); }
     tessera_stage_commit();
     for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
         bool sel[ITEMS];
@@ -41,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         __syncthreads();
         const long long next = tile + (long long)gridDim.x * 256LL;
         if (next + (long long)gridDim.x * 256LL < rows) { tessera_tile_prefetch(col0, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col1, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col2, next + (long long)gridDim.x * 256LL); }
-        if (next < rows) { tessera_stage<256>(col1, tessera_stage_header(col1, next, 0u), next, rows, st1[sb ^ 1], 0u); tessera_stage<256>(col0, tessera_stage_header(col0, next, 1u), next, rows, st0[sb ^ 1], 1u); tessera_stage<256>(col2, tessera_stage_header(col2, next, 2u), next, rows, st2[sb ^ 1], 2u); }
+        if (next < rows) { tessera_stage<256>(col1, next, rows, st1[sb ^ 1], 0u); tessera_stage<256>(col0, next, rows, st0[sb ^ 1], 1u); tessera_stage<256>(col2, next, rows, st2[sb ^ 1], 2u); }
         tessera_stage_commit();
         {
         const unsigned long long* sp1 = st1[sb];
