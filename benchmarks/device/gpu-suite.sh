@@ -30,6 +30,16 @@
 #             difftest with packed columns
 #   packedab — SSB SF20 plain, packed and packed without runs, then TPC-H SF10 plain and
 #             packed, each in its own process
+#   narrowab — SSB SF20 then TPC-H SF10 with integer columns narrowed to byte widths
+#             (TESSERA_EXP_NARROW=1) and at their widths (the default), each in its own process,
+#             in turns ($ROUNDS rounds, default 2); then SSB SF1 and TPC-H SF1 both ways,
+#             answers checked
+#   ab      — SSB SF20 and TPC-H SF10 with the defaults and with the variable in $AB (e.g.
+#             AB=TESSERA_EXP_ZONES=0), each in its own process, in turns, $ROUNDS rounds
+#   zones   — zone-map pruning: TPC-H SF10's lineitem copied in ship-date order, then
+#             q06, q14, q12 and q01 over it and over lineitem on the GPU and the CPU
+#             backend (3 runs, answers compared by checksum; then in a new process a
+#             warm-up run and 3 EXPLAIN ANALYZE runs)
 #   ssb100  — SSB SF100, Tessera alone (fits the H200's memory)
 #   ssb100duck — SSB SF100 beside DuckDB, answers checked against DuckDB's
 #   tpch1   — TPC-H SF1 Tessera with the GPU and with tessera.device = 'cpu' in one process,
@@ -41,7 +51,8 @@
 #             "q09 q13"), GPU off: each CPU pipeline's rows and times
 #   phases  — EXPLAIN ANALYZE of TPC-H SF10 $QUERIES (default "q13 q18") with the
 #             many-groups placement rule on and off: each GPU pipeline's host phases
-#   difftests — $SEEDS (default 8) difftest runs at once, seeds $SEED0+1.. past the
+#   difftests — $SEEDS (default 8) difftest runs at once ($PACKED_SEEDS of each batch with
+#             packed columns, the next $NARROW_SEEDS narrowed), seeds $SEED0+1.. past the
 #             default, each stopped after $DIFFTEST_SECONDS (default 500); batch after
 #             batch for $DIFFTEST_BUDGET seconds when set; logs in $OUT/difftests.tgz
 #   profile — Nsight Compute (ncu) on the SSB SF20 probe kernels of q3.1 and q4.1
@@ -243,6 +254,59 @@ for section in "$@"; do
         $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 3 --engine tessera --json $OUT/tpch10-$mode.json 2>&1 | grep -v '^\s*$' )
     done
     ;;
+  narrowab)
+    for r in $(seq 1 ${ROUNDS:-2}); do
+      for mode in narrow wide; do
+        echo "== SSB SF20, $mode, round $r"
+        ( [ $mode = narrow ] && export TESSERA_EXP_NARROW=1
+          $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 5 --engine tessera --json $OUT/ssb20-$mode-r$r.json 2>&1 | grep -v '^\s*$' )
+      done
+    done
+    for r in $(seq 1 ${ROUNDS:-2}); do
+      for mode in narrow wide; do
+        echo "== TPC-H SF10, $mode, round $r"
+        ( [ $mode = narrow ] && export TESSERA_EXP_NARROW=1
+          $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 3 --engine tessera --json $OUT/tpch10-$mode-r$r.json 2>&1 | grep -v '^\s*$' )
+      done
+    done
+    for mode in narrow wide; do
+      echo "== SSB SF1 and TPC-H SF1, $mode (answers checked)"
+      ( [ $mode = narrow ] && export TESSERA_EXP_NARROW=1
+        $X --data-dir /tmp/td1 bench ssb --sf 1 --runs 2 --engine tessera 2>&1 | grep -E "checked|mismatch|MISMATCH|rror|total" | head -8
+        $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs 2 --engine tessera 2>&1 | grep -E "checked|mismatch|MISMATCH|rror|total" | head -8 )
+    done
+    ;;
+  ab)
+    for r in $(seq 1 ${ROUNDS:-2}); do
+      for mode in default $AB; do
+        for suite in "ssb --sf 20 --runs 5" "tpch --sf 10 --runs 3"; do
+          set -- $suite; name=$1$3
+          echo "== $name, $mode, round $r"
+          ( [ $mode = default ] || export $mode
+            $X --data-dir /tmp/td$name bench $suite --engine tessera --json $OUT/$name-${mode//[^a-zA-Z0-9]/_}-r$r.json 2>&1 | grep -E "^│ total" )
+        done
+      done
+    done
+    ;;
+  zones)
+    D=/tmp/tdh10/bench/tpch-sf10
+    [ -d $D ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera 2>&1 | tail -1
+    s0=$(date +%s.%N)
+    $X --data-dir $D -c "CREATE TABLE lineitem_by_date AS SELECT * FROM lineitem ORDER BY l_shipdate" 2>&1 | tail -2
+    echo "lineitem_by_date written in $(python3 -c "import time; print(round(time.time() - $s0, 1))") s"
+    for q in q06 q14 q12 q01; do
+      for t in lineitem lineitem_by_date; do
+        for dev in gpu cpu; do
+          f=/tmp/zq.sql; sql=$(sed '/^--/d' benchmarks/tpch/$q.sql | sed "s/\blineitem\b/$t/g")
+          { echo "SET tessera.device = '$dev';"; echo "$sql"; echo "$sql"; echo "$sql"; } > $f
+          $X --format csv --data-dir $D sql $f > /tmp/zans.txt 2>&1
+          tail -n +2 /tmp/zans.txt | md5sum | sed "s/ .*//;s/^/$q $t $dev answer md5 /"
+          { echo "SET tessera.device = '$dev';"; echo "$sql"; for k in 1 2 3; do echo "EXPLAIN ANALYZE $sql"; done; } > $f
+          $X --format csv --data-dir $D sql $f 2>&1 | grep -E "query:|GPU kernels|pipeline [0-9]+ \[GPU\]: [0-9]{7,}|rror" | sed "s/^/$q $t $dev: /" | cut -c1-400
+        done
+      done
+    done
+    ;;
   eager)
     # EXPLAIN ANALYZE of every query for each threshold in $EAGER (the experiment's
     # TESSERA_EXP_EAGER_SECTORS: 0 loads every column up front, above 1 none), prefetch
@@ -407,9 +471,12 @@ for section in "$@"; do
       for s in $(seq 1 ${SEEDS:-8}); do
         seed=$((0x7e55e7a02026 + ${SEED0:-0} + batch * ${SEEDS:-8} + s))
         # The first $PACKED_SEEDS of a batch with packed columns (TESSERA_EXP_PACKED=1).
+        # The next $NARROW_SEEDS with columns narrowed to byte widths (TESSERA_EXP_NARROW=1).
         packed=0; [ $s -le ${PACKED_SEEDS:-0} ] && packed=1
-        TESSERA_EXP_PACKED=$packed timeout ${DIFFTEST_SECONDS:-500} $X --data-dir /tmp/tdr$s difftest --require-gpu --seed $seed > $OUT/difftest-seed$seed.txt 2>&1 &
+        narrow=0; [ $packed = 0 ] && [ $s -le $((${PACKED_SEEDS:-0} + ${NARROW_SEEDS:-0})) ] && narrow=1
+        TESSERA_EXP_PACKED=$packed TESSERA_EXP_NARROW=$narrow timeout ${DIFFTEST_SECONDS:-500} $X --data-dir /tmp/tdr$s difftest --require-gpu --seed $seed > $OUT/difftest-seed$seed.txt 2>&1 &
         [ $packed = 1 ] && echo "seed $seed: packed columns"
+        [ $narrow = 1 ] && echo "seed $seed: narrowed columns"
       done
       wait
       rm -rf /tmp/tdr*/difftest-*

@@ -362,4 +362,16 @@ __device__ __forceinline__ long long tessera_unpack_warp(const unsigned long lon
     return tessera_dec_unpack64(tessera_tile_dec(col, row - (long long)(threadIdx.x & 31u)), row, want);
 }
 
+// Whether kernel tile [tile, tile + T) of a table of `rows` rows may hold a row the
+// pipeline's leading filters keep, by the executor's zone bitmap (`tessera-exec`'s
+// `zones::tile_bitmap`): bit g covers rows [g * 2048, (g + 1) * 2048), so a tile of at
+// most 2048 rows spans one or two bits. Null: no zone rules a tile out.
+template <int T>
+__device__ __forceinline__ bool tessera_zone_pass(const unsigned int* __restrict__ zones, long long tile, long long rows) {
+    if (zones == nullptr) return true;
+    const long long last = (tile + T < rows ? tile + T : rows) - 1;
+    const long long a = tile >> 11, b = last >> 11;
+    return ((__ldg(&zones[a >> 5]) >> (a & 31)) & 1u) != 0u || ((__ldg(&zones[b >> 5]) >> (b & 31)) & 1u) != 0u;
+}
+
 }  // namespace tessera

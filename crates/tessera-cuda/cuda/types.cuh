@@ -1,7 +1,7 @@
 // types.cuh: fixed-width integer types and the 128-bit integer.
 //
 // NVRTC ships no system headers (<stdint.h>, <cstdint> are not found), so the device
-// library defines the fixed-width types that kernels use (32 and 64 bits) itself. Under
+// library defines the fixed-width types that kernels use (8 to 64 bits) itself. Under
 // nvcc (used only to lint these headers by hand) the system definitions are used instead,
 // which are the same types on LP64 Linux except that int64_t is `long` there and
 // `long long` here; both are 64 bits.
@@ -12,6 +12,8 @@ typedef int int32_t;
 typedef long long int64_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
+typedef unsigned short uint16_t;
+typedef unsigned char uint8_t;
 #else
 #include <stdint.h>
 #endif

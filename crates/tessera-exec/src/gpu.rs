@@ -21,7 +21,7 @@ use arrow::array::{Array, ArrayRef, AsArray, Decimal128Array, DictionaryArray, F
 use arrow::datatypes::{DataType, Int32Type};
 use tessera_common::{Result, TesseraError};
 use tessera_cpu::{Chunk, Evaluator, arrow_err, cast_to};
-use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, KernelOptions, Out, Param, Reason, Site, SinkLayout, Unsupported, Width};
+use tessera_cuda::codegen::{self, Accumulator, DictRef, GpuColumn, GpuTable, Kernel, KernelOptions, Narrow, Out, Param, Reason, Site, SinkLayout, Unsupported, Width};
 pub use tessera_cuda::codegen::having::{GpuHaving, plan_having};
 pub use tessera_cuda::codegen::sort::{GPU_SORT_MAX_ROWS, GpuSort, plan_sort};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
@@ -88,6 +88,13 @@ pub enum GpuBuf {
     /// A stored column in bit-packed tiles, as stored (`tessera_storage::PackedColumn`),
     /// decoded by the kernels where they load it.
     Packed(DeviceBuffer<u64>),
+    /// A column narrowed to a byte width (`codegen::Narrow`): each value less `reference`.
+    Narrow {
+        /// The column's smallest value (its zone map's), `col{i}_ref` to the kernels.
+        reference: i64,
+        /// The values' distances from it.
+        distances: NarrowBuf,
+    },
     /// Strings without a dictionary: offsets (rows + 1) into their UTF-8 bytes.
     Str {
         /// Row `r`'s bytes are `bytes[offsets[r]..offsets[r + 1]]`.
@@ -105,10 +112,41 @@ pub enum GpuBuf {
     },
 }
 
+/// The distances of a narrowed column, at its width.
+pub enum NarrowBuf {
+    /// `uint8_t` distances.
+    U8(DeviceBuffer<u8>),
+    /// `uint16_t` distances.
+    U16(DeviceBuffer<u16>),
+    /// `uint32_t` distances.
+    U32(DeviceBuffer<u32>),
+}
+
+impl NarrowBuf {
+    fn form(&self) -> Narrow {
+        match self {
+            NarrowBuf::U8(_) => Narrow::U8,
+            NarrowBuf::U16(_) => Narrow::U16,
+            NarrowBuf::U32(_) => Narrow::U32,
+        }
+    }
+
+    fn num_bytes(&self) -> usize {
+        match self {
+            NarrowBuf::U8(b) => b.num_bytes(),
+            NarrowBuf::U16(b) => b.num_bytes(),
+            NarrowBuf::U32(b) => b.num_bytes(),
+        }
+    }
+}
+
 impl GpuBuf {
     fn ptr(&self, device: &GpuDevice) -> u64 {
         let stream = device.stream();
         match self {
+            GpuBuf::Narrow { distances: NarrowBuf::U8(b), .. } => b.as_slice().device_ptr(stream).0,
+            GpuBuf::Narrow { distances: NarrowBuf::U16(b), .. } => b.as_slice().device_ptr(stream).0,
+            GpuBuf::Narrow { distances: NarrowBuf::U32(b), .. } => b.as_slice().device_ptr(stream).0,
             GpuBuf::I32(b) => b.as_slice().device_ptr(stream).0,
             GpuBuf::I64(b) | GpuBuf::Str { offsets: b, .. } => b.as_slice().device_ptr(stream).0,
             GpuBuf::Packed(b) => b.as_slice().device_ptr(stream).0,
@@ -139,6 +177,7 @@ impl GpuBuf {
             GpuBuf::I32(b) => b.num_bytes(),
             GpuBuf::I64(b) => b.num_bytes(),
             GpuBuf::Packed(b) => b.num_bytes(),
+            GpuBuf::Narrow { distances, .. } => distances.num_bytes(),
             GpuBuf::Str { offsets, bytes } => offsets.num_bytes() + bytes.num_bytes(),
             GpuBuf::Nullable { values, validity } => values.bytes() + validity.num_bytes(),
         }
@@ -148,14 +187,27 @@ impl GpuBuf {
         match self {
             GpuBuf::I32(_) => 4,
             GpuBuf::I64(_) | GpuBuf::Packed(_) | GpuBuf::Str { .. } => 8,
+            GpuBuf::Narrow { distances, .. } => distances.form().bytes(),
             GpuBuf::Nullable { values, .. } => values.width_bytes(),
         }
     }
 
-    /// Whether the buffer is `col`'s form of its column: packed or not, with a validity
-    /// bitmap or not.
+    /// A narrowed column's reference (0 for other columns).
+    fn reference(&self) -> i64 {
+        match self {
+            GpuBuf::Narrow { reference, .. } => *reference,
+            _ => 0,
+        }
+    }
+
+    /// Whether the buffer is `col`'s form of its column: packed or not, narrowed to its
+    /// width or not, with a validity bitmap or not.
     fn is_form_of(&self, col: &GpuColumn) -> bool {
-        matches!(self, GpuBuf::Packed(_)) == col.packed && matches!(self, GpuBuf::Nullable { .. }) == col.nullable
+        let narrow = match self {
+            GpuBuf::Narrow { distances, .. } => Some(distances.form()),
+            _ => None,
+        };
+        matches!(self, GpuBuf::Packed(_)) == col.packed && narrow == col.narrow && matches!(self, GpuBuf::Nullable { .. }) == col.nullable
     }
 }
 
@@ -545,6 +597,18 @@ impl GpuRuntime {
             // An empty upload is not a buffer: keep one word so the column has an address.
             let words = if p.words.is_empty() { vec![0u64] } else { p.words };
             GpuBuf::Packed(self.upload(gs, &words)?)
+        } else if let Some(n) = col.narrow {
+            let (form, reference) = narrow_form(table, c, col).ok_or_else(|| TesseraError::Internal(format!("column #{c} of {} has no narrow form", table.name)))?;
+            if form != n {
+                return Err(TesseraError::Internal(format!("column #{c} of {} narrows to {form:?}, not {n:?}", table.name)));
+            }
+            let parts = table.column(c)?;
+            let distances = match n {
+                Narrow::U8 => NarrowBuf::U8(self.upload(gs, &host_distances::<u8>(&parts, reference)?)?),
+                Narrow::U16 => NarrowBuf::U16(self.upload(gs, &host_distances::<u16>(&parts, reference)?)?),
+                Narrow::U32 => NarrowBuf::U32(self.upload(gs, &host_distances::<u32>(&parts, reference)?)?),
+            };
+            GpuBuf::Narrow { reference, distances }
         } else {
             self.upload_column(gs, table, c, width)?
         };
@@ -618,7 +682,7 @@ impl GpuRuntime {
                 match self.cached(&(scan.table.clone(), scan.version, c), gc) {
                     Some(buf) => state.lane.held.push(buf),
                     None => {
-                        let per_row = gc.width.bytes() + if gc.width == Width::Str { ESTIMATED_STRING_BYTES } else { 0 };
+                        let per_row = gc.stored_bytes() + if gc.width == Width::Str { ESTIMATED_STRING_BYTES } else { 0 };
                         bytes = bytes.saturating_add((scan.rows as usize).saturating_mul(per_row));
                         if gc.nullable {
                             bytes = bytes.saturating_add((scan.rows as usize).div_ceil(32).saturating_mul(4));
@@ -701,6 +765,7 @@ impl GpuRuntime {
         let col_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.ptr(dev))).collect();
         let byte_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.bytes_ptr(dev))).collect();
         let validity_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.validity_ptr(dev))).collect();
+        let references: Vec<i64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.reference())).collect();
         // Per probe (operator order): its table's payload arrays and bitmap.
         let mut probed: Vec<Probed> = Vec::new();
         for op in &p.operators {
@@ -811,6 +876,17 @@ impl GpuRuntime {
         // The kernel's parameters, each one 64-bit value, filled from its list of them.
         let d_consts = if kernel.consts.is_empty() { None } else { Some(self.upload(&gs, &kernel.consts)?) };
         let consts_ptr = d_consts.as_ref().map_or(0, |c| c.as_slice().device_ptr(dev.stream()).0);
+        // The tiles the zone maps rule out (a kernel with `Param::Zones`): the bitmap, and
+        // the share of rows kept (what the bandwidth model counts).
+        let zoned = match &p.source {
+            Source::Scan(scan) if kernel.params.contains(&Param::Zones) => crate::zones::tile_bitmap(table, &scan.columns, &p.operators),
+            _ => None,
+        };
+        let d_zones = match &zoned {
+            Some((bits, _)) => Some(self.upload(&gs, bits)?),
+            None => None,
+        };
+        let zones_ptr = d_zones.as_ref().map_or(0, |z| z.as_slice().device_ptr(dev.stream()).0);
         let missing = |what: &str| TesseraError::Internal(format!("kernel parameter {what} has no value"));
         let params: Vec<u64> = kernel
             .params
@@ -823,6 +899,8 @@ impl GpuRuntime {
                 // Null for a string column the kernel reads only as row numbers.
                 Param::Bytes { column } => byte_ptrs.get(*column).copied().filter(|&p| p != 0 || !kernel.strings.contains(column)).ok_or_else(|| missing("string bytes")),
                 Param::Validity { column } => validity_ptrs.get(*column).copied().filter(|&p| p != 0).ok_or_else(|| missing("validity")),
+                Param::Reference { column } => references.get(*column).map(|&r| r as u64).ok_or_else(|| missing("reference")),
+                Param::Zones => Ok(zones_ptr),
                 Param::Payload { probe, column, .. } => probed.get(*probe).and_then(|p| p.payload.get(*column)).copied().ok_or_else(|| missing("payload")),
                 Param::Bitmap { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("bitmap")),
                 Param::Keys { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("keys")),
@@ -868,7 +946,10 @@ impl GpuRuntime {
         let after = event()?;
         // Freed in stream order: after the kernel has read it.
         drop(d_consts);
+        drop(d_zones);
         let bytes: u64 = col_bufs.iter().flatten().map(|b| b.bytes() as u64).sum();
+        // Tiles the zone maps skip are not read.
+        let bytes = zoned.map_or(bytes, |(_, kept)| (bytes as f64 * kept) as u64);
         let mut report = GpuRun { bytes, rows: table.rows as u64, ..GpuRun::new(p.id) };
         let ms = |at: Instant| at.duration_since(started).as_secs_f64() * 1e3;
         report.phases.push(("columns found and outputs allocated", ms(allocated)));
@@ -1028,7 +1109,7 @@ impl GpuRuntime {
                         GpuBuf::I32(_) => bytes.chunks_exact(4).map(|w| i64::from(i32::from_le_bytes([w[0], w[1], w[2], w[3]]))).collect(),
                         GpuBuf::I64(_) => words_of(bytes).into_iter().map(|w| w as i64).collect(),
                         GpuBuf::Str { .. } => return Err(string_as_values()),
-                        GpuBuf::Packed(_) | GpuBuf::Nullable { .. } => return Err(TesseraError::Internal("a packed or nullable column as a result".into())),
+                        GpuBuf::Packed(_) | GpuBuf::Narrow { .. } | GpuBuf::Nullable { .. } => return Err(TesseraError::Internal("a packed, narrowed or nullable column as a result".into())),
                     };
                     let col: ArrayRef = match c.dictionary {
                         Some(d) => dictionary_column(state, d, Int32Array::from_iter_values(values.iter().map(|&v| v as i32)))?,
@@ -1339,6 +1420,72 @@ fn host_i64(parts: &[ArrayRef]) -> Result<Vec<i64>> {
         }
         Ok(())
     })
+}
+
+/// A column's batches as their distances from `reference` in `T` (a narrowed column,
+/// see [`narrow_form`]): a value outside `T`'s reach is an error, never a wrapped one.
+fn host_distances<T: Copy + Default + Send + TryFrom<u64>>(parts: &[ArrayRef], reference: i64) -> Result<Vec<T>> {
+    in_parallel(parts, |a, out: &mut [T]| {
+        let mut values = vec![0i64; a.len()];
+        host_values(a, &mut values)?;
+        for (o, &v) in out.iter_mut().zip(&values) {
+            let d = u64::try_from(i128::from(v) - i128::from(reference)).ok().and_then(|d| T::try_from(d).ok());
+            *o = d.ok_or_else(|| TesseraError::Internal(format!("value {v} outside its column's zone map (from {reference})")))?;
+        }
+        Ok(())
+    })
+}
+
+/// One array's values as 64-bit integers: dictionary codes, days, unscaled decimals
+/// (which must fit 64 bits), other integers cast.
+fn host_values(a: &ArrayRef, out: &mut [i64]) -> Result<()> {
+    match a.data_type() {
+        DataType::Dictionary(..) => {
+            for (o, &k) in out.iter_mut().zip(a.as_dictionary::<Int32Type>().keys().values().iter()) {
+                *o = i64::from(k);
+            }
+        }
+        DataType::Decimal128(..) => {
+            for (o, &x) in out.iter_mut().zip(a.as_primitive::<arrow::datatypes::Decimal128Type>().values().iter()) {
+                *o = i64::try_from(x).map_err(|_| TesseraError::RetryOnCpu(format!("decimal {x} (unscaled) beyond 64 bits")))?;
+            }
+        }
+        _ => out.copy_from_slice(arrow::compute::cast(a, &DataType::Int64).map_err(arrow_err)?.as_primitive::<arrow::datatypes::Int64Type>().values()),
+    }
+    Ok(())
+}
+
+/// Whether integer columns go up narrowed to byte widths where their values allow
+/// (`codegen::Narrow`, `TESSERA_EXP_NARROW=1`), or at their widths (the default). Off by
+/// default because the kernels are no faster for reading fewer bytes: on the H200
+/// (2026-11-26f, `benchmarks/results/gpu-h200-2026-11-26f/`) SSB SF 20's kernels'
+/// bandwidth model fell from 6.5 to 4.7 ms and TPC-H SF 10's from 9.9 to 4.2, yet they
+/// took 6.59-6.61 ms against 6.61-6.63 plain (bench medians) and 6.96-7.02
+/// against 6.58-6.60 (EXPLAIN ANALYZE), TPC-H 65.7-65.8 against 65.8-66.1: they are bound
+/// by their probes' latency, not by the bytes of the columns. Each thread's rows
+/// consecutive with one vector load a tile (Crystal's blocked loads) did not change that
+/// (narrowed 6.84-6.86 ms, plain 6.58-6.66), and was dropped. What it saves is GPU
+/// memory (a column cache that holds more tables) and the bytes an upload moves.
+fn narrow_columns() -> bool {
+    static NARROW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NARROW.get_or_init(|| std::env::var("TESSERA_EXP_NARROW").is_ok_and(|v| v == "1"))
+}
+
+/// The narrow form of column `c` of `table` as `col` would otherwise lie (plain, without
+/// NULLs), and its reference: dictionary codes from 0 by the dictionary's size, other
+/// integers from the smallest value of the column's zone map by its span. None where the
+/// column keeps its width: no zone map (an intermediate result), a span too wide.
+fn narrow_form(table: &LoadedTable, c: usize, col: &GpuColumn) -> Option<(Narrow, i64)> {
+    if col.packed || col.nullable || col.width == Width::Str {
+        return None;
+    }
+    let (lo, hi) = match col.dictionary {
+        Some(d) if d.by_row => return None,
+        Some(d) => (0, i64::try_from(d.size).ok()?.saturating_sub(1)),
+        None => table.column_zone(c)?.unwrap_or((0, 0)),
+    };
+    let span = u64::try_from(i128::from(hi) - i128::from(lo)).ok()?;
+    Some((Narrow::for_span(span, col.width)?, lo))
 }
 
 /// One array of every part's values in order, each part converted into its place by
@@ -1818,7 +1965,12 @@ pub fn plan_kernel(
         // Stored integer columns go up in their bit-packed tiles (see `tiles.cuh`); those
         // with NULLs have none.
         let packed = matches!(width, Width::I32 | Width::I64) && dictionary.is_none() && !nullable && packed_columns() && table.packable(c);
-        cols.push(GpuColumn { width, dictionary, packed, nullable });
+        let mut col = GpuColumn { width, dictionary, packed, nullable, narrow: None };
+        // Other integer columns go up narrowed where their values allow.
+        if narrow_columns() {
+            col.narrow = narrow_form(table, c, &col).map(|(n, _)| n);
+        }
+        cols.push(col);
     }
     finish_plan(p, cols, dict_values, reasons, state, gpu_tables, options)
 }

@@ -12,11 +12,13 @@ mod explain;
 mod expr;
 mod pipeline;
 mod types;
+mod zones;
 
 pub use arrow_types::{arrow_type, ir_type};
 pub use expr::{ArithOp, CmpOp, DatePart, Expr};
 pub use pipeline::*;
 pub use types::{Field, Scalar, Type, civil_from_days, format_date, format_decimal};
+pub use zones::{ZoneBound, zone_bounds};
 
 #[cfg(test)]
 mod tests {

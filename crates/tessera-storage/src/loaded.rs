@@ -255,6 +255,18 @@ impl LoadedTable {
         zones.get(i).copied().flatten()
     }
 
+    /// The zone map of column `c` over the whole table (see [`LoadedTable::batch_zone`]):
+    /// `Some(None)` when it holds no value, `None` when unknown.
+    pub fn column_zone(&self, c: usize) -> Option<Option<(i64, i64)>> {
+        let mut zone: Option<(i64, i64)> = None;
+        for i in 0..self.batch_rows.len() {
+            if let Some((lo, hi)) = self.batch_zone(c, i)? {
+                zone = Some(zone.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+            }
+        }
+        Some(zone)
+    }
+
     fn batch_zones(&self, c: usize) -> Vec<Option<Option<(i64, i64)>>> {
         let Ok(headers) = self.tile_headers(c) else { return Vec::new() };
         self.batch_at

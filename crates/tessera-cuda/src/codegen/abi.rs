@@ -8,7 +8,9 @@
 //!   result comes back); `consts` ([`Kernel::consts`], null when empty);
 //! - the source columns `col{i}` (plain arrays, or bit-packed tiles: `tiles.cuh`), then
 //!   the bytes `col{i}_bytes` of string columns, then the validity bitmaps `col{i}_valid`
-//!   of columns whose data holds NULLs ([`super::GpuColumn::nullable`]);
+//!   of columns whose data holds NULLs ([`super::GpuColumn::nullable`]), then the
+//!   references `col{i}_ref` of narrowed columns ([`super::GpuColumn::narrow`]), then
+//!   `zones` ([`Param::Zones`]) where the leading filters have bounds;
 //! - per probe, in operator order: its payload arrays `h{p}_p{j}`, then its membership
 //!   bitmap `h{p}_bits` (bit `s` set when slot `s` holds a row: what probes test) or, for
 //!   a hashed table, its keys `h{p}_keys`;
@@ -16,7 +18,7 @@
 //! - the literals `lit{k}` ([`Kernel::literals`]).
 
 use super::aggregate::Accumulator;
-use super::layout::{SinkLayout, Width};
+use super::layout::{Narrow, SinkLayout, Width};
 
 /// The kernel's name in every generated module.
 pub const KERNEL_NAME: &str = "tessera_pipeline";
@@ -42,6 +44,14 @@ pub enum Param {
         width: Width,
         /// In bit-packed tiles (`const unsigned long long*`, see `tiles.cuh`).
         packed: bool,
+        /// Narrowed ([`super::layout::Narrow`]): distances from `col{i}_ref`.
+        narrow: Option<Narrow>,
+    },
+    /// The reference (smallest value) of narrowed source column `column`
+    /// ([`super::layout::Narrow`]): `const long long col{i}_ref`.
+    Reference {
+        /// Index among the pipeline's source columns.
+        column: usize,
     },
     /// The UTF-8 bytes of source column `column` (a [`Width::Str`] column).
     Bytes {
@@ -55,6 +65,10 @@ pub enum Param {
         /// Index among the pipeline's source columns.
         column: usize,
     },
+    /// The zone bitmap of a pipeline whose leading filters zone maps can decide
+    /// ([`tessera_ir::zone_bounds`]): `const uint32_t* zones`, a bit per 2048 rows, set
+    /// where they may hold a row the filters keep; null when no zone rules rows out.
+    Zones,
     /// Payload column `column` of the table probe `probe` reads.
     Payload {
         /// The probe (operator order).
@@ -148,7 +162,10 @@ impl Param {
             Param::Flags => "unsigned long long* __restrict__ flags".into(),
             Param::Consts => "const long long* __restrict__ consts".into(),
             Param::Column { column, packed: true, .. } => format!("const unsigned long long* __restrict__ col{column}"),
+            Param::Column { column, narrow: Some(n), .. } => format!("const {}* __restrict__ col{column}", n.c()),
             Param::Column { column, width, .. } => format!("const {}* __restrict__ col{column}", width.c()),
+            Param::Reference { column } => format!("const long long col{column}_ref"),
+            Param::Zones => "const uint32_t* __restrict__ zones".into(),
             Param::Bytes { column } => format!("const unsigned char* __restrict__ col{column}_bytes"),
             Param::Validity { column } => format!("const uint32_t* __restrict__ col{column}_valid"),
             Param::Payload { probe, column, width } => format!("const {}* __restrict__ h{probe}_p{column}", width.c()),

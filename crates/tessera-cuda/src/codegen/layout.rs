@@ -123,12 +123,70 @@ pub struct GpuColumn {
     /// and where a row is NULL its value means nothing. A nullable column whose data has
     /// no NULL goes without one. Never packed (tiles with NULLs have no packed form).
     pub nullable: bool,
+    /// The column lies narrowed: each value less a reference (`col{i}_ref`), in fewer
+    /// bytes than its width (see [`Narrow`]). Never packed nor nullable.
+    pub narrow: Option<Narrow>,
+}
+
+/// A column narrowed to a byte width: frame of reference over the whole column, each
+/// value stored as its distance from the column's smallest (`col{i}_ref`), in the fewest
+/// whole bytes that hold the largest distance. Loading it is the narrow load and one add
+/// (bit-packed tiles read fewer bytes still but were measured instruction-bound).
+/// TPC-H's decimals and keys are 64-bit values of 1–4 bytes; SSB's quantities, discounts
+/// and dates are 32-bit values of 1–2. Opt-in (`TESSERA_EXP_NARROW=1`): the kernels
+/// measured no faster for it (`tessera_exec::gpu`'s `narrow_columns`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Narrow {
+    /// `uint8_t` distances.
+    U8,
+    /// `uint16_t` distances.
+    U16,
+    /// `uint32_t` distances (a 64-bit column's).
+    U32,
+}
+
+impl Narrow {
+    /// The C type of a stored distance.
+    pub fn c(self) -> &'static str {
+        match self {
+            Narrow::U8 => "uint8_t",
+            Narrow::U16 => "uint16_t",
+            Narrow::U32 => "uint32_t",
+        }
+    }
+
+    /// Bytes per value.
+    pub fn bytes(self) -> usize {
+        match self {
+            Narrow::U8 => 1,
+            Narrow::U16 => 2,
+            Narrow::U32 => 4,
+        }
+    }
+
+    /// The narrowest form for distances up to `span` (the largest value less the
+    /// smallest) of a column of `width`, when it is narrower than the width.
+    pub fn for_span(span: u64, width: Width) -> Option<Narrow> {
+        let n = match span {
+            s if s <= u64::from(u8::MAX) => Narrow::U8,
+            s if s <= u64::from(u16::MAX) => Narrow::U16,
+            s if s <= u64::from(u32::MAX) => Narrow::U32,
+            _ => return None,
+        };
+        (width != Width::Str && n.bytes() < width.bytes()).then_some(n)
+    }
 }
 
 impl GpuColumn {
     /// A plain column of `width`, with its dictionary if any, without NULLs.
     pub fn plain(width: Width, dictionary: Option<DictRef>) -> GpuColumn {
-        GpuColumn { width, dictionary, packed: false, nullable: false }
+        GpuColumn { width, dictionary, packed: false, nullable: false, narrow: None }
+    }
+
+    /// Bytes a row takes where the column lies (a packed column's are judged by its
+    /// width: see `scan::sector_share`).
+    pub fn stored_bytes(&self) -> usize {
+        self.narrow.map_or(self.width.bytes(), Narrow::bytes)
     }
 
     /// [`GpuColumn::plain`] with a validity bitmap (its data holds NULLs).

@@ -62,7 +62,7 @@ use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source, Type};
 pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
 pub use aggregate::{Accumulator, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, SumRepr, group_table, magnitude, table_copies};
 pub use hash::{KeyPack, KeyPart};
-pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, SinkLayout, Width, width_of};
+pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, width_of};
 pub use options::{BLOCK_THREADS, Experiments, ITEMS_PER_THREAD, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 pub use probe::{MAX_TABLE_SLOTS, bitmap_words};
 pub use unsupported::{Reason, Site, Unsupported};
@@ -123,6 +123,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         prefetch: !eager.is_empty() && options.experiments.prefetch,
         whole_tiles: options.experiments.whole_tiles,
         stage_late: options.experiments.stage_late,
+        zones: zone_pruned(pipeline, options),
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
     let kernel = Kernel {
@@ -171,6 +172,10 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         if c.nullable && c.packed {
             // Packed tiles have no NULLs: the executor never packs such a column.
             reasons.push(Unsupported::new(Site::Source, Reason::NullableColumn { column: f.name.clone() }));
+        }
+        if c.narrow.is_some() && (c.nullable || c.packed || c.width == Width::Str) {
+            // The executor narrows only plain value columns without NULLs.
+            reasons.push(Unsupported::new(Site::Source, Reason::Inconsistent(format!("column {} narrowed in another form", f.name))));
         }
     }
     let mut b = Builder::new(cols, options.literals == Literals::Parameters);
@@ -255,9 +260,13 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     };
     let literals = b.literals.take().unwrap_or_default();
     let mut params = vec![Param::Rows, Param::Flags, Param::Consts];
-    params.extend(cols.iter().enumerate().map(|(i, c)| Param::Column { column: i, width: c.width, packed: c.packed }));
+    params.extend(cols.iter().enumerate().map(|(i, c)| Param::Column { column: i, width: c.width, packed: c.packed, narrow: c.narrow }));
     params.extend(cols.iter().enumerate().filter(|(_, c)| c.width == Width::Str).map(|(i, _)| Param::Bytes { column: i }));
     params.extend(cols.iter().enumerate().filter(|(_, c)| c.nullable).map(|(i, _)| Param::Validity { column: i }));
+    params.extend(cols.iter().enumerate().filter(|(_, c)| c.narrow.is_some()).map(|(i, _)| Param::Reference { column: i }));
+    if zone_pruned(pipeline, options) {
+        params.push(Param::Zones);
+    }
     params.append(&mut b.params);
     params.extend((0..literals.len()).map(Param::Literal));
     params.extend((0..b.subqueries.len()).map(Param::Subquery));
@@ -268,6 +277,12 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         Some(sink) if reasons.is_empty() => Ok(Lowered { ir: b.ir, params, literals, subqueries: b.subqueries, consts: b.consts, sink, rows_limit, group_table, strings: b.strings }),
         _ => Err(reasons),
     }
+}
+
+/// Whether the kernel skips tiles by a zone bitmap ([`Param::Zones`]): a scan whose
+/// leading filters have bounds zone maps can decide.
+fn zone_pruned(pipeline: &Pipeline, options: &KernelOptions) -> bool {
+    options.experiments.zones && matches!(pipeline.source, Source::Scan(_)) && !tessera_ir::zone_bounds(&pipeline.operators).is_empty()
 }
 
 /// The sink's kind, for reasons.

@@ -58,11 +58,14 @@ pub struct Experiments {
     /// `TESSERA_EXP_STAGE_LATE=1` issues the next tile's staged copies of packed columns
     /// after this tile's values are decoded instead of before (see `print.rs`).
     pub stage_late: bool,
+    /// `TESSERA_EXP_ZONES=0` generates kernels without the zone bitmap
+    /// ([`super::Param::Zones`]): no tile is skipped.
+    pub zones: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true }
     }
 }
 
@@ -78,6 +81,7 @@ impl Experiments {
             prefetch: var("TESSERA_EXP_PREFETCH").map_or(d.prefetch, |v| v != "0"),
             whole_tiles: var("TESSERA_EXP_WHOLE_TILES").map_or(d.whole_tiles, |v| v != "0"),
             stage_late: var("TESSERA_EXP_STAGE_LATE").map_or(d.stage_late, |v| v == "1"),
+            zones: var("TESSERA_EXP_ZONES").map_or(d.zones, |v| v != "0"),
         }
     }
 }

@@ -44,6 +44,9 @@ pub struct Shape<'a> {
     /// Whether the next tile's staged copies are issued after this tile's values are
     /// decoded, not before (`TESSERA_EXP_STAGE_LATE`).
     pub stage_late: bool,
+    /// Whether tiles are skipped by the zone bitmap ([`Param::Zones`]): a skipped tile
+    /// runs no stage, and the eager loads for it are not issued.
+    pub zones: bool,
 }
 
 /// Which tiles a tile loop's body is written for.
@@ -142,8 +145,12 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         packed_eager.iter().map(|(_, c)| format!("{indent}const TileDec {name}{c} = tessera_tile_dec(col{c}, {at});\n")).collect()
     };
     let word_type = |c: usize| if bits_of(&shape.cols[c]) == 32 { "unsigned int" } else { "unsigned long long" };
+    // A tile the zone bitmap skips has its plain columns' loads left out (`zn`: whether it
+    // may hold rows, see `Shape::zones`).
+    let zone_test = |tile: &str| format!("tessera_zone_pass<{tile_items}>(zones, {tile}, rows)");
+    let zoned = |cond: &str| if shape.zones { format!("{cond} && zn") } else { cond.to_string() };
     let guarded_loads = |tile: &str| -> String {
-        let plain = if prefetch_loads.is_empty() { String::new() } else { format!(" if (r < rows) {{{prefetch_loads} }}") };
+        let plain = if prefetch_loads.is_empty() { String::new() } else { format!(" if ({}) {{{prefetch_loads} }}", zoned("r < rows")) };
         format!("for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}", row(tile), word_loads("r < rows"))
     };
     let header_prefetch = |indent: &str, at: &str| -> String {
@@ -166,8 +173,14 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             src.push_str(&decoders("    ", "dn", "tile", true));
         }
         if registers {
+            if shape.zones {
+                let _ = writeln!(src, "    {{\n    const bool zn = {};", zone_test("tile"));
+            }
             let _ = writeln!(src, "    #pragma unroll");
             let _ = writeln!(src, "    {}", guarded_loads("tile"));
+            if shape.zones {
+                let _ = writeln!(src, "    }}");
+            }
         }
         if !packed_eager.is_empty() {
             let _ = writeln!(src, "    }}");
@@ -214,6 +227,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             let guarded = format!("        {}", guarded_loads("next"));
             if kind != TileKind::Last {
                 let _ = writeln!(src, "        const long long next = tile + {stride};");
+                if shape.zones && registers {
+                    let _ = writeln!(src, "        const bool zn = {};", zone_test("next"));
+                }
                 if !headed.is_empty() {
                     src.push_str(&header_prefetch("        ", &format!("next + {stride}")));
                 }
@@ -231,7 +247,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 TileKind::Whole => {
                     let _ = writeln!(src, "        if (next + {tile_items}LL <= rows) {{");
                     let _ = writeln!(src, "            #pragma unroll");
-                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{prefetch_loads}{} }}", row("next"), word_loads("true"));
+                    let plain = if shape.zones && !prefetch_loads.is_empty() { format!(" if (zn) {{{prefetch_loads} }}") } else { prefetch_loads.clone() };
+                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}", row("next"), word_loads("true"));
                     let _ = writeln!(src, "        }} else {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let _ = writeln!(src, "    {guarded}");
@@ -278,9 +295,17 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 }
             }
         }
+        // A tile the zone bitmap rules out runs no stage (the test is the same for the
+        // whole block; the flags stay constant, so whole tiles' tests still fold away).
+        if shape.zones {
+            let _ = writeln!(src, "        if (tessera_zone_pass<{tile_items}>(zones, tile, rows)) {{");
+        }
         write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols));
         if let Some(d) = deferral {
             write_queue(src, ir, d, &decls, tail, &row("tile"));
+        }
+        if shape.zones {
+            let _ = writeln!(src, "        }}");
         }
     };
     if shape.whole_tiles {

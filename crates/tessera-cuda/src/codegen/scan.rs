@@ -63,10 +63,19 @@ pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
     Ok(v)
 }
 
-/// The text around the row of a load of source column `c`: `col{c}[row]`, or for a
-/// column in bit-packed tiles `(type)tessera_unpack(col{c}, row)` (`tiles.cuh`).
+/// The text around the row of a load of source column `c`: `col{c}[row]`; for a
+/// column in bit-packed tiles `(type)tessera_unpack(col{c}, row)` (`tiles.cuh`); for a
+/// narrowed one its distance added to its reference, in unsigned arithmetic of the
+/// value's width (the sum is the stored value, so it never wraps).
 pub fn load_parts(c: usize, col: &GpuColumn) -> (String, &'static str) {
-    if col.packed { (format!("({})tessera_unpack(col{c}, ", col.width.c()), ")") } else { (format!("col{c}["), "]") }
+    match col.narrow {
+        _ if col.packed => (format!("({})tessera_unpack(col{c}, ", col.width.c()), ")"),
+        Some(_) => {
+            let u = if col.width == Width::I32 { "uint32_t" } else { "unsigned long long" };
+            (format!("({})(({u})col{c}_ref + ({u})col{c}[", col.width.c()), "])")
+        }
+        None => (format!("col{c}["), "]"),
+    }
 }
 
 /// Loads the source columns still unloaded among layout columns `columns`, here: what a
@@ -97,12 +106,15 @@ pub const EAGER_MIN_SECTORS: f64 = 0.1;
 /// The share of a column's 32-byte sectors that hold at least one of the rows still
 /// selected, when a share `pass` of the rows is, independently.
 ///
-/// Packed columns are judged by their plain width too. Counting a warp's 32 rows as
+/// Narrowed columns are judged by their stored bytes (more rows a sector); judged by
+/// their values' width instead, SSB SF 20's kernels narrowed were the same (6.98 and
+/// 7.03 ms against 6.99 and 6.96 on an H200, 2026-11-26f). Packed columns are judged by
+/// their plain width too. Counting a warp's 32 rows as
 /// their unit (the warp decoder reads them all where any is selected) made every SSB
 /// column eager and staged, and SSB SF 20 slower on the H200 (packed kernels 16.6 →
 /// 19.1 ms; q2.1 1.33 → 2.86 ms, 2026-11-26e run 3).
 pub fn sector_share(pass: f64, col: &GpuColumn) -> f64 {
-    let per_sector = (32 / col.width.bytes()) as i32;
+    let per_sector = (32 / col.stored_bytes()) as i32;
     1.0 - (1.0 - pass.clamp(0.0, 1.0)).powi(per_sector)
 }
 

@@ -496,6 +496,84 @@ fn star_join_kernels_compile_with_nvrtc() {
     }
 }
 
+/// A scan whose leading filter compares a column with a literal takes the executor's
+/// zone bitmap (`Param::Zones`): a tile it rules out runs none of the stages (whose
+/// flags stay `true` in whole tiles), and the columns loaded up front are not loaded for
+/// it; without such a filter, no bitmap.
+#[test]
+fn zone_bitmaps_skip_tiles() {
+    let k = generate(&grouped(10, AggFunc::Sum), &cols(), &[]).unwrap();
+    let src = &k.source;
+    assert!(k.params.contains(&Param::Zones) && src.contains("const uint32_t* __restrict__ zones"), "{src}");
+    assert!(src.contains("sel[i] = true;\n") && src.contains("        if (tessera_zone_pass<512>(zones, tile, rows)) {\n"), "{src}");
+    let (test, stage) = (src.find("if (tessera_zone_pass<512>(zones, tile, rows))").unwrap(), src.find("if (!(((long long)(c1[i])").unwrap());
+    assert!(test < stage, "{src}");
+    let mut options = KernelOptions::default();
+    options.experiments.eager_min_sectors = 0.0;
+    let eager = generate_with(&grouped(10, AggFunc::Sum), &cols(), &[], options).unwrap();
+    assert!(eager.source.contains("const bool zn = tessera_zone_pass<"), "{}", eager.source);
+    assert!(eager.source.contains("if (r < rows && zn) {") && eager.source.contains(" if (zn) {"), "{}", eager.source);
+    let mut unfiltered = grouped(10, AggFunc::Sum);
+    unfiltered.operators.clear();
+    let plain = generate(&unfiltered, &cols(), &[]).unwrap();
+    assert!(!plain.params.contains(&Param::Zones) && !plain.source.contains("zone"), "{}", plain.source);
+    if crate::test_support::nvrtc_or_skip("zone-bitmap kernels compile with NVRTC") {
+        for k in [&k, &eager] {
+            if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                panic!("{e}\n{}", k.source);
+            }
+        }
+    }
+}
+
+/// Narrowed source columns (`Narrow`) are read at their byte width and added to their
+/// reference, wherever they are loaded (up front, after a probe, queued): 32-bit values
+/// in 32-bit arithmetic, 64-bit ones in 64; a column's reference is a parameter after
+/// the columns; the share of sectors a selective load touches counts the narrow bytes;
+/// and the kernels compile.
+#[test]
+fn narrow_columns_load_at_their_width() {
+    let (p, mut cols, mut tables) = star();
+    cols[0].narrow = Some(Narrow::U16);
+    cols[2].narrow = Some(Narrow::U32);
+    let k = generate(&p, &cols, &tables).unwrap();
+    let src = &k.source;
+    assert!(src.contains("const uint16_t* __restrict__ col0"), "{src}");
+    assert!(src.contains("const int32_t* __restrict__ col1"), "{src}");
+    assert!(src.contains("const uint32_t* __restrict__ col2"), "{src}");
+    assert!(src.contains("const long long col0_ref") && src.contains("const long long col2_ref") && !src.contains("col1_ref"), "{src}");
+    assert!(src.contains("(int32_t)((uint32_t)col0_ref + (uint32_t)col0["), "{src}");
+    assert!(src.contains("(int64_t)((unsigned long long)col2_ref + (unsigned long long)col2["), "{src}");
+    let at = |p: &Param| k.params.iter().position(|q| q == p).unwrap();
+    assert!(at(&Param::Column { column: 2, width: Width::I64, packed: false, narrow: Some(Narrow::U32) }) < at(&Param::Reference { column: 0 }));
+    assert!(at(&Param::Reference { column: 0 }) < at(&Param::Reference { column: 2 }));
+    // A 2-byte column has 16 rows a sector: a load for 5% of the rows touches more of
+    // its sectors than of a 4-byte column's.
+    assert!(sector_share(0.05, &cols[0]) > sector_share(0.05, &cols[1]));
+    // Loaded up front and a tile ahead (every column, with 1 row in 4 000 lost):
+    let mut options = KernelOptions::default();
+    options.experiments.eager_min_sectors = 0.0;
+    let eager = generate_with(&p, &cols, &tables, options).unwrap();
+    assert!(eager.source.contains("nc2[i] = (int64_t)((unsigned long long)col2_ref + (unsigned long long)col2[r]);"), "{}", eager.source);
+    // Without narrowed columns, the kernels are the plain ones.
+    let plain = generate(&p, &star().1, &tables).unwrap();
+    assert!(!plain.source.contains("_ref"), "{}", plain.source);
+    if crate::test_support::nvrtc_or_skip("narrow-column kernels compile with NVRTC") {
+        for k in [&k, &eager] {
+            if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                panic!("{e}\n{}", k.source);
+            }
+        }
+    }
+    // A narrow form only where it is narrower than the column's width.
+    assert_eq!(Narrow::for_span(255, Width::I32), Some(Narrow::U8));
+    assert_eq!(Narrow::for_span(256, Width::I32), Some(Narrow::U16));
+    assert_eq!(Narrow::for_span(65_536, Width::I32), None);
+    assert_eq!(Narrow::for_span(65_536, Width::I64), Some(Narrow::U32));
+    assert_eq!(Narrow::for_span(u64::from(u32::MAX) + 1, Width::I64), None);
+    assert_eq!(Narrow::for_span(0, Width::Str), None);
+}
+
 /// Source columns in bit-packed tiles (`tiles.cuh`) are decoded where they are loaded:
 /// those of the first stage (eager) staged in shared memory a tile ahead and decoded from
 /// there, or (where a kernel tile does not divide a stored tile) their words loaded a
