@@ -533,7 +533,7 @@ fn zone_bitmaps_skip_tiles() {
 /// and the kernels compile.
 #[test]
 fn narrow_columns_load_at_their_width() {
-    let (p, mut cols, mut tables) = star();
+    let (p, mut cols, tables) = star();
     cols[0].narrow = Some(Narrow::U16);
     cols[2].narrow = Some(Narrow::U32);
     let k = generate(&p, &cols, &tables).unwrap();
@@ -550,7 +550,7 @@ fn narrow_columns_load_at_their_width() {
     // A 2-byte column has 16 rows a sector: a load for 5% of the rows touches more of
     // its sectors than of a 4-byte column's.
     assert!(sector_share(0.05, &cols[0]) > sector_share(0.05, &cols[1]));
-    // Loaded up front and a tile ahead (every column, with 1 row in 4 000 lost):
+    // Every column loaded up front, the next tile's while this one runs:
     let mut options = KernelOptions::default();
     options.experiments.eager_min_sectors = 0.0;
     let eager = generate_with(&p, &cols, &tables, options).unwrap();
