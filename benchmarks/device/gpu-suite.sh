@@ -30,12 +30,10 @@
 #             difftest with packed columns
 #   packedab — SSB SF20 plain, packed and packed without runs, then TPC-H SF10 plain and
 #             packed, each in its own process
-#   narrowab — SSB SF20 then TPC-H SF10 with integer columns narrowed to byte widths
-#             (TESSERA_EXP_NARROW=1) and at their widths (the default), each in its own process,
-#             in turns ($ROUNDS rounds, default 2); then SSB SF1 and TPC-H SF1 both ways,
-#             answers checked
 #   ab      — SSB SF20 and TPC-H SF10 with the defaults and with the variable in $AB (e.g.
-#             AB=TESSERA_EXP_ZONES=0), each in its own process, in turns, $ROUNDS rounds
+#             AB=TESSERA_EXP_ZONES=0 or AB=TESSERA_EXP_NARROW=1), each in its own process,
+#             in turns, $ROUNDS rounds (default 2); then SSB SF1 and TPC-H SF1 both ways,
+#             answers checked
 #   zones   — zone-map pruning: TPC-H SF10's lineitem copied in ship-date order, then
 #             q06, q14, q12 and q01 over it and over lineitem on the GPU and the CPU
 #             backend (3 runs, answers compared by checksum; then in a new process a
@@ -254,28 +252,6 @@ for section in "$@"; do
         $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 3 --engine tessera --json $OUT/tpch10-$mode.json 2>&1 | grep -v '^\s*$' )
     done
     ;;
-  narrowab)
-    for r in $(seq 1 ${ROUNDS:-2}); do
-      for mode in narrow wide; do
-        echo "== SSB SF20, $mode, round $r"
-        ( [ $mode = narrow ] && export TESSERA_EXP_NARROW=1
-          $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 5 --engine tessera --json $OUT/ssb20-$mode-r$r.json 2>&1 | grep -v '^\s*$' )
-      done
-    done
-    for r in $(seq 1 ${ROUNDS:-2}); do
-      for mode in narrow wide; do
-        echo "== TPC-H SF10, $mode, round $r"
-        ( [ $mode = narrow ] && export TESSERA_EXP_NARROW=1
-          $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 3 --engine tessera --json $OUT/tpch10-$mode-r$r.json 2>&1 | grep -v '^\s*$' )
-      done
-    done
-    for mode in narrow wide; do
-      echo "== SSB SF1 and TPC-H SF1, $mode (answers checked)"
-      ( [ $mode = narrow ] && export TESSERA_EXP_NARROW=1
-        $X --data-dir /tmp/td1 bench ssb --sf 1 --runs 2 --engine tessera 2>&1 | grep -E "checked|mismatch|MISMATCH|rror|total" | head -8
-        $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs 2 --engine tessera 2>&1 | grep -E "checked|mismatch|MISMATCH|rror|total" | head -8 )
-    done
-    ;;
   ab)
     for r in $(seq 1 ${ROUNDS:-2}); do
       for mode in default $AB; do
@@ -286,6 +262,11 @@ for section in "$@"; do
             $X --data-dir /tmp/td$name bench $suite --engine tessera --json $OUT/$name-${mode//[^a-zA-Z0-9]/_}-r$r.json 2>&1 | grep -E "^│ total" )
         done
       done
+    done
+    for mode in default $AB; do
+      echo "== SSB SF1 and TPC-H SF1, $mode (answers checked)"
+      ( [ $mode = default ] || export $mode
+        for suite in ssb tpch; do $X --data-dir /tmp/td${suite}1 bench $suite --sf 1 --runs 2 --engine tessera 2>&1 | grep -E "^│ (q|total)" | grep -vE "✓" | head -8; done )
     done
     ;;
   zones)
