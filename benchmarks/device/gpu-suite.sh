@@ -34,6 +34,9 @@
 #             AB=TESSERA_EXP_ZONES=0 or AB=TESSERA_EXP_NARROW=1), each in its own process,
 #             in turns, $ROUNDS rounds (default 2); then SSB SF1 and TPC-H SF1 both ways,
 #             answers checked
+#   ncutpch — Nsight Compute (duration, throughput, occupancy, launch statistics) on every
+#             generated kernel of TPC-H SF10 $QUERIES (default q12), with the defaults and
+#             with $AB (e.g. AB=TESSERA_EXP_ZONES=0)
 #   zones   — zone-map pruning: TPC-H SF10's lineitem copied in ship-date order, then
 #             q06, q14, q12 and q01 over it and over lineitem on the GPU and the CPU
 #             backend (3 runs, answers compared by checksum; then in a new process a
@@ -267,6 +270,19 @@ for section in "$@"; do
       echo "== SSB SF1 and TPC-H SF1, $mode (answers checked)"
       ( [ $mode = default ] || export $mode
         for suite in ssb tpch; do $X --data-dir /tmp/td${suite}1 bench $suite --sf 1 --runs 2 --engine tessera 2>&1 | grep -E "^│ (q|total)" | grep -vE "✓" | head -8; done )
+    done
+    ;;
+  ncutpch)
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    D=/tmp/tdh10/bench/tpch-sf10
+    [ -d $D ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera --queries q06 2>&1 | tail -1
+    for q in ${QUERIES:-q12}; do
+      for mode in default $AB; do
+        echo "== ncu TPC-H SF10 $q, $mode"
+        ( [ $mode = default ] || export $mode
+          $NCU --clock-control none --kernel-name tessera_pipeline --section SpeedOfLight --section Occupancy --section LaunchStats \
+            $X --data-dir $D -c "$(sed '/^--/d' benchmarks/tpch/$q.sql)" 2>&1 | grep -E "tessera_pipeline|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|Compute \(SM\) Throughput|Grid Size|Shared Memory Config|Block Limit" )
+      done
     done
     ;;
   zones)
