@@ -131,6 +131,15 @@ impl NarrowBuf {
         }
     }
 
+    fn ptr(&self, device: &GpuDevice) -> u64 {
+        let stream = device.stream();
+        match self {
+            NarrowBuf::U8(b) => b.as_slice().device_ptr(stream).0,
+            NarrowBuf::U16(b) => b.as_slice().device_ptr(stream).0,
+            NarrowBuf::U32(b) => b.as_slice().device_ptr(stream).0,
+        }
+    }
+
     fn num_bytes(&self) -> usize {
         match self {
             NarrowBuf::U8(b) => b.num_bytes(),
@@ -144,9 +153,7 @@ impl GpuBuf {
     fn ptr(&self, device: &GpuDevice) -> u64 {
         let stream = device.stream();
         match self {
-            GpuBuf::Narrow { distances: NarrowBuf::U8(b), .. } => b.as_slice().device_ptr(stream).0,
-            GpuBuf::Narrow { distances: NarrowBuf::U16(b), .. } => b.as_slice().device_ptr(stream).0,
-            GpuBuf::Narrow { distances: NarrowBuf::U32(b), .. } => b.as_slice().device_ptr(stream).0,
+            GpuBuf::Narrow { distances, .. } => distances.ptr(device),
             GpuBuf::I32(b) => b.as_slice().device_ptr(stream).0,
             GpuBuf::I64(b) | GpuBuf::Str { offsets: b, .. } => b.as_slice().device_ptr(stream).0,
             GpuBuf::Packed(b) => b.as_slice().device_ptr(stream).0,
@@ -1406,20 +1413,9 @@ fn host_i32(parts: &[ArrayRef]) -> Result<Vec<i32>> {
     })
 }
 
-/// A column's batches as one host array of 64-bit values: decimals as their unscaled
-/// values, which must fit 64 bits (else the query runs on the CPU), other integers cast.
+/// A column's batches as one host array of 64-bit values (see [`host_values`]).
 fn host_i64(parts: &[ArrayRef]) -> Result<Vec<i64>> {
-    in_parallel(parts, |a, out: &mut [i64]| {
-        match a.data_type() {
-            DataType::Decimal128(..) => {
-                for (o, &x) in out.iter_mut().zip(a.as_primitive::<arrow::datatypes::Decimal128Type>().values().iter()) {
-                    *o = i64::try_from(x).map_err(|_| TesseraError::RetryOnCpu(format!("decimal {x} (unscaled) beyond 64 bits")))?;
-                }
-            }
-            _ => out.copy_from_slice(arrow::compute::cast(a, &DataType::Int64).map_err(arrow_err)?.as_primitive::<arrow::datatypes::Int64Type>().values()),
-        }
-        Ok(())
-    })
+    in_parallel(parts, host_values)
 }
 
 /// A column's batches as their distances from `reference` in `T` (a narrowed column,
@@ -1437,7 +1433,7 @@ fn host_distances<T: Copy + Default + Send + TryFrom<u64>>(parts: &[ArrayRef], r
 }
 
 /// One array's values as 64-bit integers: dictionary codes, days, unscaled decimals
-/// (which must fit 64 bits), other integers cast.
+/// (which must fit 64 bits: else the query runs on the CPU), other integers cast.
 fn host_values(a: &ArrayRef, out: &mut [i64]) -> Result<()> {
     match a.data_type() {
         DataType::Dictionary(..) => {

@@ -304,7 +304,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         // A tile the zone bitmap rules out runs no stage (the test is the same for the
         // whole block; the flags stay constant, so whole tiles' tests still fold away).
         if shape.zones {
-            let _ = writeln!(src, "        if (tessera_zone_pass<{tile_items}>(zones, tile, rows)) {{");
+            let _ = writeln!(src, "        if ({}) {{", zone_test("tile"));
         }
         write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols));
         if let Some(d) = deferral {

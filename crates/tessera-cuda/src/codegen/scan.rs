@@ -109,10 +109,10 @@ pub const EAGER_MIN_SECTORS: f64 = 0.1;
 /// Narrowed columns are judged by their stored bytes (more rows a sector); judged by
 /// their values' width instead, SSB SF 20's kernels narrowed were the same (6.98 and
 /// 7.03 ms against 6.99 and 6.96 on an H200, 2026-11-26f). Packed columns are judged by
-/// their plain width too. Counting a warp's 32 rows as
-/// their unit (the warp decoder reads them all where any is selected) made every SSB
-/// column eager and staged, and SSB SF 20 slower on the H200 (packed kernels 16.6 →
-/// 19.1 ms; q2.1 1.33 → 2.86 ms, 2026-11-26e run 3).
+/// their plain width too. Counting a warp's 32 rows as their unit (the warp decoder
+/// reads them all where any is selected) made every SSB column eager and staged, and
+/// SSB SF 20 slower on the H200 (packed kernels 16.6 → 19.1 ms; q2.1 1.33 → 2.86 ms,
+/// 2026-11-26e run 3).
 pub fn sector_share(pass: f64, col: &GpuColumn) -> f64 {
     let per_sector = (32 / col.stored_bytes()) as i32;
     1.0 - (1.0 - pass.clamp(0.0, 1.0)).powi(per_sector)
