@@ -268,7 +268,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 100;
+pub const TEMPLATES: usize = 101;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -729,6 +729,22 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
                 format!("SELECT k2, SUM(u), MIN(um) FROM f GROUP BY k2 HAVING SUM(u) > {x}"),
                 format!("SELECT k2, SUM(u), MAX(u) FROM f GROUP BY k2 HAVING SUM(u) IS NULL OR MAX(u) < {}", rng.range(-1100, 1100)),
                 "SELECT k2, MAX(u), COUNT(*) FROM f GROUP BY k2 ORDER BY MAX(u) NULLS FIRST, k2 LIMIT 10".to_string(),
+            ];
+            rng.pick(&forms).clone()
+        }
+        // Aggregations over an aggregation's result (kept on the GPU when read there):
+        // COUNT(DISTINCT)'s two steps, counts of counts and sums of sums, a join to the
+        // groups, a NULL key in the first step.
+        100 => {
+            let forms = [
+                format!("SELECT s, COUNT(DISTINCT k1), COUNT(*) FROM f WHERE day >= DATE '{}' GROUP BY s", day(rng)),
+                format!("SELECT n, COUNT(DISTINCT k2) FROM f WHERE v > {} GROUP BY n", v(rng)),
+                format!("SELECT c, COUNT(*), SUM(t), MIN(t), MAX(t) FROM (SELECT k2, s, COUNT(*) AS c, SUM(v) AS t FROM f WHERE k2 <> {} GROUP BY k2, s) x GROUP BY c", k2(rng)),
+                format!("SELECT MAX(t), MIN(t), COUNT(*), SUM(c) FROM (SELECT k1, SUM(m) AS t, COUNT(*) AS c FROM f WHERE v < {} GROUP BY k1) x", v(rng)),
+                format!(
+                    "SELECT d1.region, COUNT(*), SUM(x.c), MAX(x.t) FROM d1 JOIN (SELECT k1, COUNT(*) AS c, SUM(v) AS t FROM f WHERE k2 <> {} GROUP BY k1) x ON x.k1 = d1.d1k GROUP BY d1.region",
+                    k2(rng)
+                ),
             ];
             rng.pick(&forms).clone()
         }

@@ -7,7 +7,9 @@
 // tessera_count_seen and tessera_compact_records_ordered turn the groups seen into
 // records in group-number order, tessera_gather_records copies each accumulator's words
 // into them, tessera_rank_records orders them for an ORDER BY; before them,
-// tessera_having drops the groups a HAVING rejects. Not included
+// tessera_having drops the groups a HAVING rejects; tessera_result_column turns them
+// into the columns of a result kept on the GPU for the pipelines reading it there.
+// Not included
 // by tessera.cuh: its __global__ kernels would be compiled into every generated
 // pipeline's module.
 #pragma once
@@ -168,5 +170,37 @@ extern "C" __global__ void tessera_gather_records(const unsigned long long* src,
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         unsigned long long* r = rec + 1 + (i / words) * width;
         r[off + i % words] = src[(long long)r[0] * words + i % words];
+    }
+}
+// One column of an aggregation's result kept on the GPU (tessera-exec, gpu.rs:
+// `GpuRuntime::keep_on_gpu`): row i of `out` (int32 when out_width is 4, else int64) is
+// the value of the i-th of the rec[0] groups whose numbers g follow in rec[1..]
+// (tessera_compact_records_ordered with width 1). kind 0: a perfect-hash key, slot
+// (g / a) % b, value c + slot - 1; kind 1: a packed hash key, c + ((arr[g] >> a) &
+// (2^b - 1)); kind 2: an accumulator, the a words of group g in arr read as
+// tessera_record_value's kind b. A NULL key (slot 0) or a value outside [lo, hi] raises
+// flags[0]: the pipelines reading the result take neither, and the query goes to the CPU.
+extern "C" __global__ void tessera_result_column(const unsigned long long* rec, long long kind, const unsigned long long* arr, long long a, long long b, long long c, long long lo, long long hi, int out_width, void* out, unsigned long long* flags) {
+    const long long n = (long long)rec[0];
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const unsigned long long g = rec[1 + i];
+        __int128 v;
+        bool bad = false;
+        if (kind == 0) {
+            const unsigned long long slot = (g / (unsigned long long)a) % (unsigned long long)b;
+            bad = slot == 0ull;
+            v = (__int128)c + (__int128)slot - 1;
+        } else if (kind == 1) {
+            const unsigned long long off = b == 0 ? 0ull : (arr[g] >> a) & (~0ull >> (64 - b));
+            v = (__int128)c + (__int128)off;
+        } else {
+            v = tessera_record_value(b, arr + g * (unsigned long long)a);
+        }
+        if (bad || v < (__int128)lo || v > (__int128)hi) {
+            flags[0] = 1ull;
+            continue;
+        }
+        if (out_width == 4) ((int*)out)[i] = (int)v;
+        else ((long long*)out)[i] = (long long)v;
     }
 }

@@ -9,6 +9,11 @@
 //! query reaches it, [`result_table`]). Everything else runs on the CPU backend, with the
 //! reason.
 //!
+//! An aggregation's result that pipelines read on the GPU stays there: its groups become
+//! device columns (`tessera_result_column`, [`ResultColumn`]) that the readers' kernels
+//! take as their source, and it comes back to the host only if something there reads it
+//! too (TPC-H q13's counts per customer, q16's distinct suppliers per part class).
+//!
 //! Binding: string predicates over a dictionary-encoded column are evaluated once over
 //! the dictionary (by the CPU evaluator) and become a test on codes, which is all the
 //! GPU sees of strings.
@@ -362,6 +367,14 @@ pub struct GpuQueryState {
     pub havings: HashMap<usize, GpuHaving>,
     /// Sort pipelines whose input came back sorted from the GPU.
     pub sorted: std::collections::HashSet<usize>,
+    /// How each GPU aggregation's result reads as device columns, by result, where it
+    /// can ([`result_layout`]); a pipeline reading such a result is planned over them.
+    pub result_layouts: HashMap<usize, Vec<ResultColumn>>,
+    /// Results kept on the GPU for the pipelines reading them there, by result: whether
+    /// the host needs them too (set by placement).
+    pub kept: HashMap<usize, bool>,
+    /// The results kept on the GPU so far in this run.
+    kept_results: HashMap<usize, KeptResult>,
     /// The query's stream and the cached columns its kernels read (last: the tables
     /// above are freed first).
     lane: Lane,
@@ -394,7 +407,14 @@ impl GpuQueryState {
 
     /// What placement put here (dictionaries, GPU sorts), without what a run added.
     pub fn planned_copy(&self) -> GpuQueryState {
-        GpuQueryState { dictionaries: self.dictionaries.clone(), sorts: self.sorts.clone(), havings: self.havings.clone(), ..GpuQueryState::default() }
+        GpuQueryState {
+            dictionaries: self.dictionaries.clone(),
+            sorts: self.sorts.clone(),
+            havings: self.havings.clone(),
+            result_layouts: self.result_layouts.clone(),
+            kept: self.kept.clone(),
+            ..GpuQueryState::default()
+        }
     }
 }
 
@@ -404,6 +424,111 @@ impl std::fmt::Debug for GpuQueryState {
     }
 }
 
+
+/// One column of an aggregation's result as `tessera_result_column` (`records.cuh`)
+/// makes it from the aggregation's arrays on the GPU, and as the pipelines reading it
+/// hold it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultColumn {
+    /// Where the value comes from: 0 a perfect-hash key's slot, 1 a packed hash key, 2
+    /// an accumulator (the kernel's `kind`).
+    kind: i64,
+    /// The kernel's `a`, `b` and `c` for that kind: stride, slots and smallest value of
+    /// a perfect-hash key; shift, bits and smallest value of a packed key; words per
+    /// group and record kind of an accumulator.
+    abc: [i64; 3],
+    /// The aggregation's array read (kinds 1 and 2), as the runtime allocates them: each
+    /// accumulator's arrays in order, then a hash table's keys.
+    array: usize,
+    /// The range of the column's type: a value outside it sends the query to the CPU.
+    bounds: (i64, i64),
+    /// The column as the readers' kernels hold it.
+    pub column: GpuColumn,
+}
+
+/// An aggregation's result kept on the GPU: its rows and columns (see [`ResultColumn`]).
+struct KeptResult {
+    rows: usize,
+    columns: Vec<Arc<GpuBuf>>,
+}
+
+/// How the result of `p`'s aggregation (as generated into `kernel`) reads as device
+/// columns, or None where some column cannot: a scalar aggregation (one row, cheap to
+/// bring back), an AVG (its division is the host's), a SUM/MIN/MAX of values that may be
+/// NULL (a group may have none), a value whose type kernels do not hold, or a SUM or
+/// MIN/MAX whose result type is not its argument's.
+fn result_layout(p: &Pipeline, kernel: &Kernel) -> Option<Vec<ResultColumn>> {
+    let (SinkLayout::Aggregate { accumulators, keys, hashed, value_dicts, .. }, Sink::Aggregate(full)) = (&kernel.sink, &p.sink) else {
+        return None;
+    };
+    if keys.is_empty() && hashed.is_none() {
+        return None;
+    }
+    // The kernel's columns: those of the reduced form when it has one (see `run`).
+    let reduced = full.reduced_form();
+    let (a, reorder) = match &reduced {
+        Some((r, order)) => (r, Some(order)),
+        None => (full, None),
+    };
+    let held = |ty: Type, dictionary: Option<DictRef>| -> Option<(GpuColumn, (i64, i64))> {
+        if dictionary.is_some() {
+            return Some((GpuColumn::plain(Width::I32, dictionary), (0, i64::from(i32::MAX))));
+        }
+        let width = codegen::layout::value_width(ty)?;
+        let (lo, hi) = codegen::layout::value_bounds(ty)?;
+        Some((GpuColumn::plain(width, None), (i64::try_from(lo).ok()?, i64::try_from(hi).ok()?)))
+    };
+    let mut cols = Vec::new();
+    let mut stride = 1i64;
+    for (i, k) in keys.iter().enumerate() {
+        let (column, bounds) = held(a.fields.get(i)?.ty, k.dictionary)?;
+        let slots = i64::try_from(k.slots).ok()?;
+        // Dictionary codes are the slot less one (see `run`).
+        let min = if k.dictionary.is_some() { 0 } else { k.min };
+        cols.push(ResultColumn { kind: 0, abc: [stride, slots, min], array: 0, bounds, column });
+        stride = stride.checked_mul(slots)?;
+    }
+    let arrays: usize = accumulators.iter().map(|acc| acc.arrays().len()).sum();
+    if let Some(pack) = hashed {
+        for (i, part) in pack.parts.iter().enumerate() {
+            let ty = a.fields.get(i)?.ty;
+            if part.dictionary.is_none() && part.ty != ty {
+                return None;
+            }
+            let (column, bounds) = held(ty, part.dictionary)?;
+            cols.push(ResultColumn { kind: 1, abc: [i64::from(part.shift), i64::from(part.bits()), part.min], array: arrays, bounds, column });
+        }
+    }
+    let input_fields = p.sink_input_fields();
+    let mut array = 0;
+    for (j, acc) in accumulators.iter().enumerate() {
+        let ty = a.fields.get(a.group_by.len() + j)?.ty;
+        let arg_ty = a.aggregates.get(j)?.arg.as_ref().map(|e| e.ty(&input_fields));
+        let dictionary = value_dicts.get(j).copied().flatten();
+        let same_value = match acc {
+            Accumulator::Count => true,
+            // Sums keep their argument's scale (`finish_sum`).
+            Accumulator::Sum(_) => match (arg_ty, ty) {
+                (Some(Type::Decimal { scale: s, .. }), Type::Decimal { scale, .. }) => s == scale,
+                (Some(t), Type::Int64) => codegen::width_of(t).is_some() && !matches!(t, Type::Decimal { .. }),
+                _ => false,
+            },
+            Accumulator::Min | Accumulator::Max => dictionary.is_some() || arg_ty == Some(ty),
+            Accumulator::SumCount(_) | Accumulator::MinCount | Accumulator::MaxCount => false,
+        };
+        if !same_value {
+            return None;
+        }
+        let (column, bounds) = held(ty, dictionary)?;
+        let words = i64::try_from(acc.arrays().first()?.0).ok()?;
+        cols.push(ResultColumn { kind: 2, abc: [words, acc.record_kind(), 0], array, bounds, column });
+        array += acc.arrays().len();
+    }
+    if let Some(order) = reorder {
+        cols = order.iter().map(|&k| cols.get(k).cloned()).collect::<Option<Vec<_>>>()?;
+    }
+    (cols.len() == full.fields.len()).then_some(cols)
+}
 
 /// Group domains at least this large are compacted on the GPU before download (see
 /// [`GpuRuntime::fetch_groups`]); below it, downloading the whole domain costs less
@@ -729,6 +854,15 @@ impl GpuRuntime {
         let started = Instant::now();
         let dev = &self.device;
         let gs = state.lane()?;
+        // A result kept on the GPU is read where it lies (`table` is then a stand-in).
+        let kept = match (&p.source, gp.reads_kept) {
+            (Source::Result { id, .. }, true) => {
+                let k = state.kept_results.get(id).ok_or_else(|| TesseraError::Internal(format!("result r{id} is not on the GPU")))?;
+                Some((k.rows, k.columns.clone()))
+            }
+            _ => None,
+        };
+        let rows = kept.as_ref().map_or(table.rows, |(n, _)| *n);
         let columns = || -> Result<Vec<Option<Arc<GpuBuf>>>> {
             let mut col_bufs = Vec::new();
             match &p.source {
@@ -741,6 +875,9 @@ impl GpuRuntime {
                         }
                         col_bufs.push(Some(self.column(&gs, table, c, gc)?));
                     }
+                }
+                Source::Result { .. } if kept.is_some() => {
+                    col_bufs.extend(kept.iter().flat_map(|(_, c)| c.iter().cloned().map(Some)));
                 }
                 // An intermediate result (see [`result_table`]) goes up whole each time.
                 Source::Result { .. } => {
@@ -862,7 +999,7 @@ impl GpuRuntime {
                 let count = self.alloc::<u64>(&gs, 1)?;
                 out_ptrs.push((OutSlot::Count, count.as_slice().device_ptr(dev.stream()).0));
                 accs.push(count);
-                let capacity = table.rows.max(1);
+                let capacity = rows.max(1);
                 for (i, c) in columns.iter().enumerate() {
                     // SAFETY: the kernel writes positions below `count` before they are read.
                     let b = match c.width {
@@ -899,7 +1036,7 @@ impl GpuRuntime {
             .params
             .iter()
             .map(|param| match param {
-                Param::Rows => Ok(table.rows as u64),
+                Param::Rows => Ok(rows as u64),
                 Param::Flags => Ok(flags_ptr),
                 Param::Consts => Ok(consts_ptr),
                 Param::Column { column, .. } => col_ptrs.get(*column).copied().ok_or_else(|| missing("column")),
@@ -925,25 +1062,25 @@ impl GpuRuntime {
         let function = module
             .load_function(codegen::KERNEL_NAME)
             .map_err(|e| TesseraError::Internal(format!("loading kernel: {e:?}")))?;
-        if table.rows as u64 > kernel.rows_limit {
+        if rows as u64 > kernel.rows_limit {
             // The kernel was generated for the planned table version's rows; its sums'
             // representations are exact only up to `rows_limit`.
-            return Err(TesseraError::Internal(format!("pipeline {} reads {} rows; its kernel's sums are exact for at most {}", p.id, table.rows, kernel.rows_limit)));
+            return Err(TesseraError::Internal(format!("pipeline {} reads {} rows; its kernel's sums are exact for at most {}", p.id, rows, kernel.rows_limit)));
         }
-        if let SinkLayout::Build { table: GpuTable { chain: Some(rows), .. } } = &kernel.sink {
+        if let SinkLayout::Build { table: GpuTable { chain: Some(chain_rows), .. } } = &kernel.sink {
             // A chained table's arrays are indexed by source row: sized for the planned rows.
-            if table.rows > *rows {
-                let why = format!("pipeline {} reads {} rows; its 1:N table has room for {rows}", p.id, table.rows);
+            if rows > *chain_rows {
+                let why = format!("pipeline {} reads {rows} rows; its 1:N table has room for {chain_rows}", p.id);
                 // An intermediate result's rows were only estimated.
                 return Err(if matches!(p.source, Source::Result { .. }) { TesseraError::RetryOnCpu(why) } else { TesseraError::Internal(why) });
             }
         }
-        let cfg = LaunchConfig { grid_dim: (self.grid(&function, table.rows as u64, kernel.items_per_thread)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (self.grid(&function, rows as u64, kernel.items_per_thread)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = gs.stream();
         let event = || stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")));
         let before = event()?;
-        if table.rows > 0 {
+        if rows > 0 {
             let mut launch = stream.launch_builder(&function);
             for v in &params {
                 launch.arg(v);
@@ -957,7 +1094,7 @@ impl GpuRuntime {
         let bytes: u64 = col_bufs.iter().flatten().map(|b| b.bytes() as u64).sum();
         // Tiles the zone maps skip are not read.
         let bytes = zoned.map_or(bytes, |(_, kept)| (bytes as f64 * kept) as u64);
-        let mut report = GpuRun { bytes, rows: table.rows as u64, ..GpuRun::new(p.id) };
+        let mut report = GpuRun { bytes, rows: rows as u64, ..GpuRun::new(p.id) };
         let ms = |at: Instant| at.duration_since(started).as_secs_f64() * 1e3;
         report.phases.push(("columns found and outputs allocated", ms(allocated)));
         report.phases.push(("launched", ms(Instant::now())));
@@ -997,6 +1134,20 @@ impl GpuRuntime {
                     let arrays: Vec<u64> = accs.iter().map(|b| b.as_slice().device_ptr(dev.stream()).0).collect();
                     let terms = h.descriptors(accumulators, &arrays).ok_or_else(|| TesseraError::Internal("a HAVING term over an accumulator it cannot read".into()))?;
                     self.apply_having(&gs, &seen, *groups, &terms)?;
+                }
+                // Kept on the GPU for the pipelines reading it there; brought back too
+                // only if the host reads it.
+                if let Some(&host_too) = state.kept.get(&a.result) {
+                    let layout = state.result_layouts.get(&a.result).cloned().ok_or_else(|| TesseraError::Internal(format!("result r{} has no GPU layout", a.result)))?;
+                    let kept = self.keep_on_gpu(state, &seen, &accs, *groups, &layout)?;
+                    report.phases.push(("kept on the GPU", ms(Instant::now())));
+                    report.rows_out = kept.rows as u64;
+                    state.kept_results.insert(a.result, kept);
+                    if !host_too {
+                        kernel_ms(&mut report)?;
+                        self.report(report, started);
+                        return Ok(None);
+                    }
                 }
                 let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, sort)?;
                 report.phases.extend(groups.marks.iter().map(|&(name, at)| (name, ms(at))));
@@ -1260,21 +1411,8 @@ impl GpuRuntime {
         gs.copy_into(&[0u64], &mut rec)?;
         let rec_ptr = rec.as_slice().device_ptr(stream).0;
         let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        let (n, w) = (groups as i64, width as i64);
-        // In group-number order (`records.cuh`): each block counts its range of groups,
-        // then writes their records after the earlier blocks' ones.
-        let blocks = cfg.grid_dim.0 as usize;
-        let per_block = groups.div_ceil(blocks).next_multiple_of(cfg.block_dim.0 as usize) as i64;
-        // SAFETY: every block writes its count before the second kernel reads them.
-        let counts = unsafe { self.alloc_uninit::<u64>(&gs, blocks) }?;
-        let count = self.helper("tessera_count_seen")?;
-        let mut l = stream.launch_builder(&count);
-        l.arg(seen.as_slice()).arg(&n).arg(&per_block).arg(counts.as_slice());
-        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("count seen: {e:?}")))?;
-        let compact = self.helper("tessera_compact_records_ordered")?;
-        let mut l = stream.launch_builder(&compact);
-        l.arg(seen.as_slice()).arg(&n).arg(&per_block).arg(counts.as_slice()).arg(&rec_ptr).arg(&w);
-        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("compact: {e:?}")))?;
+        let w = width as i64;
+        self.compact_groups(&gs, seen, groups, rec_ptr, width)?;
         let gather = self.helper("tessera_gather_records")?;
         let mut off = 1i64;
         for (buf, &aw) in accs.iter().zip(words) {
@@ -1333,6 +1471,79 @@ impl GpuRuntime {
         }
         marks.push(("records split", Instant::now()));
         Ok(FetchedGroups { order, values, any: present > 0, sorted, marks })
+    }
+
+    /// Queues the kernels that write the numbers of the groups `seen` marks, in
+    /// group-number order, as records of `width` words at `rec_ptr` (its word 0 the
+    /// count, each record's first word the group number; see `records.cuh`).
+    fn compact_groups(&self, gs: &GpuStream, seen: &DeviceBuffer<u32>, groups: usize, rec_ptr: u64, width: usize) -> Result<()> {
+        let stream = gs.stream();
+        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let (n, w) = (groups as i64, width as i64);
+        // In group-number order: each block counts its range of groups, then writes their
+        // records after the earlier blocks' ones.
+        let blocks = cfg.grid_dim.0 as usize;
+        let per_block = groups.div_ceil(blocks).next_multiple_of(cfg.block_dim.0 as usize) as i64;
+        // SAFETY: every block writes its count before the second kernel reads them.
+        let counts = unsafe { self.alloc_uninit::<u64>(gs, blocks) }?;
+        let count = self.helper("tessera_count_seen")?;
+        let mut l = stream.launch_builder(&count);
+        l.arg(seen.as_slice()).arg(&n).arg(&per_block).arg(counts.as_slice());
+        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("count seen: {e:?}")))?;
+        let compact = self.helper("tessera_compact_records_ordered")?;
+        let mut l = stream.launch_builder(&compact);
+        l.arg(seen.as_slice()).arg(&n).arg(&per_block).arg(counts.as_slice()).arg(&rec_ptr).arg(&w);
+        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("compact: {e:?}")))?;
+        // Freed in stream order, after the kernels.
+        drop(counts);
+        Ok(())
+    }
+
+    /// Keeps the groups `seen` marks as the columns of an aggregation's result on the GPU
+    /// (`layout`, from [`result_layout`]), for the pipelines reading it there: the
+    /// groups' numbers are compacted in group-number order (the order the host's columns
+    /// would have), their count comes back (with the query's error flags), and each
+    /// column is made by `tessera_result_column`. A NULL key or a value beyond its type
+    /// raises the error flags, read when the next result comes back.
+    fn keep_on_gpu(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], groups: usize, layout: &[ResultColumn]) -> Result<KeptResult> {
+        let gs = state.lane()?;
+        let dev = &self.device;
+        let stream = gs.stream();
+        // SAFETY: only the count (set below) and the group numbers below it are read.
+        let mut rec = unsafe { self.alloc_uninit::<u64>(&gs, 1 + groups) }?;
+        gs.copy_into(&[0u64], &mut rec)?;
+        let rec_ptr = rec.as_slice().device_ptr(stream).0;
+        self.compact_groups(&gs, seen, groups, rec_ptr, 1)?;
+        let got = self.finish(state, &[(rec_ptr, 8)])?;
+        let rows = got.first().filter(|b| b.len() >= 8).map_or(0, |b| word_at(b, 0) as usize);
+        if rows > groups {
+            return Err(TesseraError::Internal(format!("{rows} groups counted in {groups}")));
+        }
+        let flags_ptr = state.flags.as_ref().map(|f| f.as_slice().device_ptr(stream).0).ok_or_else(|| TesseraError::Internal("error flags".into()))?;
+        let column = self.helper("tessera_result_column")?;
+        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut columns = Vec::with_capacity(layout.len());
+        for c in layout {
+            // SAFETY: the kernel writes every row below the count, the only rows read.
+            let (buf, width) = match c.column.width {
+                Width::I32 => (GpuBuf::I32(unsafe { self.alloc_uninit::<i32>(&gs, rows.max(1)) }?), 4i32),
+                Width::I64 => (GpuBuf::I64(unsafe { self.alloc_uninit::<i64>(&gs, rows.max(1)) }?), 8i32),
+                Width::Str => return Err(string_as_values()),
+            };
+            let arr = match c.kind {
+                0 => 0u64,
+                _ => accs.get(c.array).map(|a| a.as_slice().device_ptr(stream).0).ok_or_else(|| TesseraError::Internal("a kept result's array".into()))?,
+            };
+            let out = buf.ptr(dev);
+            let [a, b, k] = c.abc;
+            let mut l = stream.launch_builder(&column);
+            l.arg(&rec_ptr).arg(&c.kind).arg(&arr).arg(&a).arg(&b).arg(&k).arg(&c.bounds.0).arg(&c.bounds.1).arg(&width).arg(&out).arg(&flags_ptr);
+            unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("result column: {e:?}")))?;
+            columns.push(Arc::new(buf));
+        }
+        // Freed in stream order, after the column kernels.
+        drop(rec);
+        Ok(KeptResult { rows, columns })
     }
 
     /// The shape of a table built on the GPU.
@@ -1398,6 +1609,12 @@ pub fn result_table(id: usize, chunks: &[Chunk]) -> Result<LoadedTable> {
         batches.push(arrow::array::RecordBatch::try_new_with_options(Arc::clone(&schema), chunk.columns.clone(), &options).map_err(arrow_err)?);
     }
     Ok(LoadedTable::from_batches(format!("result r{id}"), schema, batches))
+}
+
+/// The stand-in table of a pipeline reading result `id` kept on the GPU (its rows and
+/// columns are the kept result's, see [`GpuRuntime::run`]).
+pub fn kept_table(id: usize) -> LoadedTable {
+    LoadedTable::from_batches(format!("result r{id} (on the GPU)"), Arc::new(arrow::datatypes::Schema::empty()), Vec::new())
 }
 
 /// A column's batches as one host array of 32-bit values, as kernels read them:
@@ -1828,6 +2045,8 @@ pub struct GpuPipeline {
     pub columns: Vec<GpuColumn>,
     /// Its kernel.
     pub kernel: Kernel,
+    /// It reads an aggregation's result kept on the GPU (see [`result_layout`]).
+    pub reads_kept: bool,
 }
 
 impl GpuPipeline {
@@ -1971,11 +2190,14 @@ pub fn plan_kernel(
     finish_plan(p, cols, dict_values, reasons, state, gpu_tables, options)
 }
 
-/// [`plan_kernel`] for a pipeline reading an intermediate result. Only a build reads
-/// one on the GPU: its table lets the pipelines probing it run there too (TPC-H q17's
-/// per-part averages, q18's HAVING's orders). Its columns go up as the result has them,
-/// without dictionaries; NULLs it turns out to hold send the query to the CPU, so the
-/// kernel is generated for columns without them.
+/// [`plan_kernel`] for a pipeline reading an intermediate result. A GPU aggregation's
+/// result that reads as device columns ([`result_layout`]) is read where it lies, by any
+/// pipeline (TPC-H q13's counts per customer, built into a table; q16's distinct
+/// suppliers, counted per part class). Otherwise only a build reads one on the GPU: its
+/// table lets the pipelines probing it run there too (TPC-H q17's per-part averages).
+/// Its columns then go up as the result has them, without dictionaries. Either way NULLs
+/// the result turns out to hold send the query to the CPU, so the kernel is generated for
+/// columns without them.
 fn plan_over_result(
     p: &Pipeline,
     fields: &[tessera_ir::Field],
@@ -1983,6 +2205,20 @@ fn plan_over_result(
     gpu_tables: &HashMap<HashTableId, GpuTable>,
     options: KernelOptions,
 ) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
+    let mut without_nulls = p.clone();
+    if let Source::Result { fields, .. } = &mut without_nulls.source {
+        fields.iter_mut().for_each(|f| f.nullable = false);
+    }
+    let layout = match &p.source {
+        Source::Result { id, .. } => state.result_layouts.get(id).filter(|l| l.len() == fields.len()),
+        Source::Scan(_) => None,
+    };
+    if let Some(layout) = layout {
+        let cols = layout.iter().map(|c| c.column.clone()).collect();
+        let mut placed = finish_plan(&without_nulls, cols, Vec::new(), Vec::new(), state, gpu_tables, options)?;
+        placed.reads_kept = true;
+        return Ok(placed);
+    }
     if !matches!(p.sink, Sink::HashBuild(_)) {
         return Err(vec![Unsupported::new(Site::Source, Reason::IntermediateSource)]);
     }
@@ -2000,10 +2236,6 @@ fn plan_over_result(
         if width.is_none() {
             reasons.push(Unsupported::new(Site::Source, Reason::ColumnType { column: f.name.clone(), ty: f.ty }));
         }
-    }
-    let mut without_nulls = p.clone();
-    if let Source::Result { fields, .. } = &mut without_nulls.source {
-        fields.iter_mut().for_each(|f| f.nullable = false);
     }
     finish_plan(&without_nulls, cols, Vec::new(), reasons, state, gpu_tables, options)
 }
@@ -2046,7 +2278,10 @@ fn finish_plan(
     match codegen::generate_with(&bound, &cols, &tables, options) {
         Ok(kernel) if reasons.is_empty() => {
             state.dictionaries.extend(dict_values);
-            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel })
+            if let (Sink::Aggregate(a), Some(layout)) = (&bound.sink, result_layout(&bound, &kernel)) {
+                state.result_layouts.insert(a.result, layout);
+            }
+            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false })
         }
         Ok(_) => Err(reasons),
         Err(more) => Err(reasons.into_iter().chain(more).collect()),
@@ -2167,7 +2402,7 @@ mod tests {
         if tessera_cuda::test_support::nvrtc_or_skip("helper kernels compile with NVRTC") {
             compiles_with_kernels(
                 RECORDS_SOURCE,
-                &["tessera_fill_u64", "tessera_having", "tessera_count_seen", "tessera_compact_records_ordered", "tessera_gather_records", "tessera_rank_records"],
+                &["tessera_fill_u64", "tessera_having", "tessera_count_seen", "tessera_compact_records_ordered", "tessera_gather_records", "tessera_rank_records", "tessera_result_column"],
             );
         }
     }

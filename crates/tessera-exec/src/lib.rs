@@ -221,6 +221,7 @@ impl Executor {
             }
             if !changed {
                 plan_gpu_sorts(plan, &mut p);
+                keep_results_on_gpu(plan, &mut p);
                 return Ok(p);
             }
         }
@@ -342,6 +343,8 @@ impl Executor {
                     if let Some((rt, k, gstate)) = on_gpu {
                         let table = match &p.source {
                             Source::Scan(scan) => self.load(scan)?,
+                            // Kept on the GPU: the kernel reads it there (see `gpu::result_layout`).
+                            Source::Result { id, .. } if k.reads_kept => Arc::new(gpu::kept_table(*id)),
                             Source::Result { id, .. } => Arc::new(gpu::result_table(*id, &result(&state, *id)?)?),
                         };
                         if let Some(chunk) = rt.run(&k, &table, gstate, &subqueries)? {
@@ -498,6 +501,24 @@ fn gpu_having(plan: &QueryPlan, agg: &Pipeline) -> Option<gpu::GpuHaving> {
         return None;
     }
     gpu::plan_having(reader, agg).ok()
+}
+
+/// Marks the results of GPU aggregations that pipelines read on the GPU (planned over
+/// them, see `gpu::result_layout`) to be kept there, and whether the host needs them
+/// too: the query's output, a CPU pipeline's input, a scalar subquery's value, a
+/// DataFusion step's input.
+fn keep_results_on_gpu(plan: &QueryPlan, p: &mut Placement) {
+    let reads_kept = |q: &Pipeline| p.kernels.get(&q.id).is_some_and(|k| k.reads_kept);
+    let mut kept = HashMap::new();
+    for q in plan.pipelines().filter(|q| reads_kept(q)) {
+        let Source::Result { id: r, .. } = &q.source else { continue };
+        let r = *r;
+        let host_too = plan.output == r
+            || plan.pipelines().any(|o| (matches!(&o.source, Source::Result { id, .. } if *id == r) && !reads_kept(o)) || o.subqueries().contains(&r))
+            || plan.steps.iter().any(|s| matches!(s, Step::External(e) if e.inputs.contains(&r)));
+        kept.insert(r, host_too);
+    }
+    p.state.kept = kept;
 }
 
 /// Sorts of a GPU aggregation's groups run on the GPU with it, before the groups are
