@@ -1762,6 +1762,15 @@ fn in_parallel<T: Copy + Default + Send>(parts: &[ArrayRef], convert: impl Fn(&A
 /// warp decoder) at 0.66 issued a cycle per scheduler: instructions, not memory, bound
 /// these kernels (plain q1.1 runs at its bandwidth, 0.46 ms; packed 0.82 ms). TPC-H SF
 /// 10 is faster packed (50.9 ms of kernels against 66.0).
+/// Whether GPU aggregations' results that pipelines read on the GPU stay there (see
+/// [`result_layout`]); the experiment variable `TESSERA_EXP_KEEP_RESULTS=0` turns it off
+/// (the results then come back to the host, and only builds read them on the GPU, after
+/// an upload), to measure what keeping them saves.
+fn keep_results() -> bool {
+    static KEEP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEP.get_or_init(|| std::env::var("TESSERA_EXP_KEEP_RESULTS").map_or(true, |v| v != "0"))
+}
+
 fn packed_columns() -> bool {
     static PACKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *PACKED.get_or_init(|| std::env::var("TESSERA_EXP_PACKED").is_ok_and(|v| v == "1"))
@@ -2278,7 +2287,7 @@ fn finish_plan(
     match codegen::generate_with(&bound, &cols, &tables, options) {
         Ok(kernel) if reasons.is_empty() => {
             state.dictionaries.extend(dict_values);
-            if let (Sink::Aggregate(a), Some(layout)) = (&bound.sink, result_layout(&bound, &kernel)) {
+            if let (Sink::Aggregate(a), true, Some(layout)) = (&bound.sink, keep_results(), result_layout(&bound, &kernel)) {
                 state.result_layouts.insert(a.result, layout);
             }
             Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false })
