@@ -179,7 +179,9 @@ extern "C" __global__ void tessera_gather_records(const unsigned long long* src,
 // (g / a) % b, value c + slot - 1; kind 1: a packed hash key, c + ((arr[g] >> a) &
 // (2^b - 1)); kind 2: an accumulator, the a words of group g in arr read as
 // tessera_record_value's kind b. A NULL key (slot 0) or a value outside [lo, hi] raises
-// flags[0]: the pipelines reading the result take neither, and the query goes to the CPU.
+// flags[0] (the pipelines reading the result take neither, and the query goes to the
+// CPU) and is written as the key's smallest value or the bound passed, so that the
+// readers' kernels, which run before the flags are read, index nothing out of range.
 extern "C" __global__ void tessera_result_column(const unsigned long long* rec, long long kind, const unsigned long long* arr, long long a, long long b, long long c, long long lo, long long hi, int out_width, void* out, unsigned long long* flags) {
     const long long n = (long long)rec[0];
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -197,8 +199,10 @@ extern "C" __global__ void tessera_result_column(const unsigned long long* rec, 
             v = tessera_record_value(b, arr + g * (unsigned long long)a);
         }
         if (bad || v < (__int128)lo || v > (__int128)hi) {
+            // Still a value the readers can take (their kernels index arrays by keys
+            // within the planned ranges) until the query goes to the CPU.
             flags[0] = 1ull;
-            continue;
+            v = bad ? (__int128)c : (v < (__int128)lo ? (__int128)lo : (__int128)hi);
         }
         if (out_width == 4) ((int*)out)[i] = (int)v;
         else ((long long*)out)[i] = (long long)v;

@@ -454,7 +454,7 @@ struct KeptResult {
 
 /// How the result of `p`'s aggregation (as generated into `kernel`) reads as device
 /// columns, or None where some column cannot: a scalar aggregation (one row, cheap to
-/// bring back), an AVG (its division is the host's), a SUM/MIN/MAX of values that may be
+/// bring back), a group key that may be NULL, an AVG (its division is the host's), a SUM/MIN/MAX of values that may be
 /// NULL (a group may have none), a value whose type kernels do not hold, or a SUM or
 /// MIN/MAX whose result type is not its argument's.
 fn result_layout(p: &Pipeline, kernel: &Kernel) -> Option<Vec<ResultColumn>> {
@@ -481,7 +481,13 @@ fn result_layout(p: &Pipeline, kernel: &Kernel) -> Option<Vec<ResultColumn>> {
     let mut cols = Vec::new();
     let mut stride = 1i64;
     for (i, k) in keys.iter().enumerate() {
-        let (column, bounds) = held(a.fields.get(i)?.ty, k.dictionary)?;
+        let field = a.fields.get(i)?;
+        // A group key that may be NULL (its slot 0) comes back to the host: readers'
+        // kernels take result columns without NULLs.
+        if field.nullable {
+            return None;
+        }
+        let (column, bounds) = held(field.ty, k.dictionary)?;
         let slots = i64::try_from(k.slots).ok()?;
         // Dictionary codes are the slot less one (see `run`).
         let min = if k.dictionary.is_some() { 0 } else { k.min };
