@@ -8,9 +8,8 @@
 // records in group-number order, tessera_gather_records copies each accumulator's words
 // into them, tessera_rank_records orders them for an ORDER BY; before them,
 // tessera_having drops the groups a HAVING rejects; tessera_result_column turns them
-// into the columns of a result kept on the GPU for the pipelines reading it there.
-// Not included
-// by tessera.cuh: its __global__ kernels would be compiled into every generated
+// into the columns of a result kept on the GPU for the pipelines reading it there. Not
+// included by tessera.cuh: its __global__ kernels would be compiled into every generated
 // pipeline's module.
 #pragma once
 #include "types.cuh"

@@ -454,9 +454,9 @@ struct KeptResult {
 
 /// How the result of `p`'s aggregation (as generated into `kernel`) reads as device
 /// columns, or None where some column cannot: a scalar aggregation (one row, cheap to
-/// bring back), a group key that may be NULL, an AVG (its division is the host's), a SUM/MIN/MAX of values that may be
-/// NULL (a group may have none), a value whose type kernels do not hold, or a SUM or
-/// MIN/MAX whose result type is not its argument's.
+/// bring back), a group key that may be NULL, an AVG (its division is the host's), a
+/// SUM/MIN/MAX of values that may be NULL (a group may have none), a value whose type
+/// kernels do not hold, or a SUM or MIN/MAX whose result type is not its argument's.
 fn result_layout(p: &Pipeline, kernel: &Kernel) -> Option<Vec<ResultColumn>> {
     let (SinkLayout::Aggregate { accumulators, keys, hashed, value_dicts, .. }, Sink::Aggregate(full)) = (&kernel.sink, &p.sink) else {
         return None;
@@ -1315,6 +1315,12 @@ impl GpuRuntime {
         self.kernels.load(&self.device, RECORDS_SOURCE)
     }
 
+    /// The launch shape of the runtime's helper kernels (`records.cuh`), grid-stride loops
+    /// all: four blocks of 256 threads per SM.
+    fn helper_launch(&self) -> LaunchConfig {
+        LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
+    }
+
     fn helper(&self, name: &str) -> Result<CudaFunction> {
         self.helpers()?.load_function(name).map_err(|e| TesseraError::Internal(format!("loading {name}: {e:?}")))
     }
@@ -1332,7 +1338,7 @@ impl GpuRuntime {
         let f = self.helper("tessera_fill_u64")?;
         let n = buf.len() as i64;
         let bits = value as u64;
-        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let cfg = self.helper_launch();
         let mut l = gs.stream().launch_builder(&f);
         l.arg(buf.as_slice()).arg(&n).arg(&bits);
         unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("fill: {e:?}")))?;
@@ -1368,7 +1374,7 @@ impl GpuRuntime {
     fn apply_having(&self, gs: &GpuStream, seen: &DeviceBuffer<u32>, groups: usize, terms: &[i64]) -> Result<()> {
         let d_terms = self.upload(gs, terms)?;
         let (n, nterms) = (groups as i64, (terms.len() / 6) as i32);
-        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let cfg = self.helper_launch();
         let having = self.helper("tessera_having")?;
         let mut l = gs.stream().launch_builder(&having);
         l.arg(seen.as_slice()).arg(&n).arg(d_terms.as_slice()).arg(&nterms);
@@ -1416,7 +1422,7 @@ impl GpuRuntime {
         let mut rec = unsafe { self.alloc_uninit::<u64>(&gs, 1 + groups * width) }?;
         gs.copy_into(&[0u64], &mut rec)?;
         let rec_ptr = rec.as_slice().device_ptr(stream).0;
-        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let cfg = self.helper_launch();
         let w = width as i64;
         self.compact_groups(&gs, seen, groups, rec_ptr, width)?;
         let gather = self.helper("tessera_gather_records")?;
@@ -1484,7 +1490,7 @@ impl GpuRuntime {
     /// count, each record's first word the group number; see `records.cuh`).
     fn compact_groups(&self, gs: &GpuStream, seen: &DeviceBuffer<u32>, groups: usize, rec_ptr: u64, width: usize) -> Result<()> {
         let stream = gs.stream();
-        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let cfg = self.helper_launch();
         let (n, w) = (groups as i64, width as i64);
         // In group-number order: each block counts its range of groups, then writes their
         // records after the earlier blocks' ones.
@@ -1527,7 +1533,7 @@ impl GpuRuntime {
         }
         let flags_ptr = state.flags.as_ref().map(|f| f.as_slice().device_ptr(stream).0).ok_or_else(|| TesseraError::Internal("error flags".into()))?;
         let column = self.helper("tessera_result_column")?;
-        let cfg = LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let cfg = self.helper_launch();
         let mut columns = Vec::with_capacity(layout.len());
         for c in layout {
             // SAFETY: the kernel writes every row below the count, the only rows read.
@@ -1768,6 +1774,11 @@ fn in_parallel<T: Copy + Default + Send>(parts: &[ArrayRef], convert: impl Fn(&A
 /// warp decoder) at 0.66 issued a cycle per scheduler: instructions, not memory, bound
 /// these kernels (plain q1.1 runs at its bandwidth, 0.46 ms; packed 0.82 ms). TPC-H SF
 /// 10 is faster packed (50.9 ms of kernels against 66.0).
+fn packed_columns() -> bool {
+    static PACKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PACKED.get_or_init(|| std::env::var("TESSERA_EXP_PACKED").is_ok_and(|v| v == "1"))
+}
+
 /// Whether GPU aggregations' results that pipelines read on the GPU stay there (see
 /// [`result_layout`]); the experiment variable `TESSERA_EXP_KEEP_RESULTS=0` turns it off
 /// (the results then come back to the host, and only builds read them on the GPU, after
@@ -1775,11 +1786,6 @@ fn in_parallel<T: Copy + Default + Send>(parts: &[ArrayRef], convert: impl Fn(&A
 fn keep_results() -> bool {
     static KEEP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *KEEP.get_or_init(|| std::env::var("TESSERA_EXP_KEEP_RESULTS").map_or(true, |v| v != "0"))
-}
-
-fn packed_columns() -> bool {
-    static PACKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PACKED.get_or_init(|| std::env::var("TESSERA_EXP_PACKED").is_ok_and(|v| v == "1"))
 }
 
 /// Whether column `c` of `table` holds a NULL. A column with a packed form holds none
@@ -2293,7 +2299,10 @@ fn finish_plan(
     match codegen::generate_with(&bound, &cols, &tables, options) {
         Ok(kernel) if reasons.is_empty() => {
             state.dictionaries.extend(dict_values);
-            if let (Sink::Aggregate(a), true, Some(layout)) = (&bound.sink, keep_results(), result_layout(&bound, &kernel)) {
+            if let Sink::Aggregate(a) = &bound.sink
+                && keep_results()
+                && let Some(layout) = result_layout(&bound, &kernel)
+            {
                 state.result_layouts.insert(a.result, layout);
             }
             Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false })

@@ -494,13 +494,17 @@ fn gpu_having(plan: &QueryPlan, agg: &Pipeline) -> Option<gpu::GpuHaving> {
     }
     let mut readers = plan.pipelines().filter(|q| matches!(&q.source, Source::Result { id, .. } if *id == r));
     let reader = readers.next()?;
-    let elsewhere = readers.next().is_some()
-        || plan.pipelines().any(|q| q.subqueries().contains(&r))
-        || plan.steps.iter().any(|s| matches!(s, Step::External(e) if e.inputs.contains(&r)));
+    let elsewhere = readers.next().is_some() || read_outside_pipelines(plan, r);
     if elsewhere {
         return None;
     }
     gpu::plan_having(reader, agg).ok()
+}
+
+/// Whether result `r` is read other than as a pipeline's source: as a scalar subquery's
+/// value or as a DataFusion step's input (both on the host).
+fn read_outside_pipelines(plan: &QueryPlan, r: usize) -> bool {
+    plan.pipelines().any(|q| q.subqueries().contains(&r)) || plan.steps.iter().any(|s| matches!(s, Step::External(e) if e.inputs.contains(&r)))
 }
 
 /// Marks the results of GPU aggregations that pipelines read on the GPU (planned over
@@ -514,8 +518,8 @@ fn keep_results_on_gpu(plan: &QueryPlan, p: &mut Placement) {
         let Source::Result { id: r, .. } = &q.source else { continue };
         let r = *r;
         let host_too = plan.output == r
-            || plan.pipelines().any(|o| (matches!(&o.source, Source::Result { id, .. } if *id == r) && !reads_kept(o)) || o.subqueries().contains(&r))
-            || plan.steps.iter().any(|s| matches!(s, Step::External(e) if e.inputs.contains(&r)));
+            || plan.pipelines().any(|o| matches!(&o.source, Source::Result { id, .. } if *id == r) && !reads_kept(o))
+            || read_outside_pipelines(plan, r);
         kept.insert(r, host_too);
     }
     p.state.kept = kept;
