@@ -46,8 +46,8 @@
 #   tpch1   — TPC-H SF1 Tessera with the GPU and with tessera.device = 'cpu' in one process,
 #             (taking turns run by run) beside DuckDB, all answers checked; then in a
 #             process with the GPU off
-#   results — tests/slt/gpu_results.slt's queries (pipelines over aggregations' results) on
-#             the GPU and the CPU backend, answers compared, and EXPLAIN ANALYZE of each
+#   results — the queries of $SLTS (default tests/slt/gpu_results.slt and gpu_nulls.slt)
+#             on the GPU and the CPU backend, answers compared, and EXPLAIN ANALYZE of each
 #   tpch10  — TPC-H SF10 Tessera beside DuckDB (JSON + SVG), then EXPLAIN ANALYZE of each
 #   cpu16   — TPC-H SF10 and SSB SF20 through the CPU backend only (GPU off) beside DuckDB
 #   cpuanalyze — EXPLAIN ANALYZE of every TPC-H SF10 query (or those in $QUERIES, e.g.
@@ -425,24 +425,28 @@ for section in "$@"; do
     TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs 3 --engine tessera --json $OUT/tpch1-cpu.json 2>&1 | grep -v '^\s*$'
     ;;
   results)
-    # Pipelines over aggregations' results: tests/slt/gpu_results.slt's statements and
-    # queries through `tessera sql` on the GPU and on the CPU backend, answers compared
-    # (rows sorted), and EXPLAIN ANALYZE of each on the GPU (where the result stayed).
-    d=/tmp/tdres; rm -rf $d
-    awk '/^(statement ok|query)/{on=1; buf=""; next} on&&(/^----$/||/^$/){if(buf!="") print buf ";"; on=0; next} on{buf=buf (buf==""?"":" ") $0} END{if(on&&buf!="") print buf ";"}' tests/slt/gpu_results.slt \
-      | grep -v "^SET tessera.device" > /tmp/res_all.sql
-    grep -E "^CREATE|^INSERT" /tmp/res_all.sql > /tmp/res_setup.sql
-    grep -E "^SELECT" /tmp/res_all.sql > /tmp/res_q.sql
-    $X --data-dir $d sql /tmp/res_setup.sql 2>&1 | grep -i "rror"
-    for dev in gpu cpu; do
-      (echo "SET tessera.device = '$dev';"; cat /tmp/res_q.sql) > /tmp/res_$dev.sql
-      $X --format csv --data-dir $d sql /tmp/res_$dev.sql > $OUT/results-$dev.txt 2>&1
+    # Pipelines over aggregations' results and over NULLs: each of $SLTS' (default
+    # tests/slt/gpu_results.slt and gpu_nulls.slt) statements and queries through
+    # `tessera sql` on the GPU and on the CPU backend, answers compared (rows sorted), and
+    # EXPLAIN ANALYZE of each on the GPU (where the result stayed).
+    for slt in ${SLTS:-gpu_results gpu_nulls}; do
+      d=/tmp/tdres-$slt; rm -rf $d
+      awk '/^(statement ok|query)/{on=1; buf=""; next} on&&(/^----$/||/^$/){if(buf!="") print buf ";"; on=0; next} on{buf=buf (buf==""?"":" ") $0} END{if(on&&buf!="") print buf ";"}' tests/slt/$slt.slt \
+        | grep -v "^SET tessera.device" > /tmp/res_all.sql
+      grep -E "^CREATE|^INSERT" /tmp/res_all.sql > /tmp/res_setup.sql
+      grep -E "^SELECT" /tmp/res_all.sql > /tmp/res_q.sql
+      $X --data-dir $d sql /tmp/res_setup.sql 2>&1 | grep -i "rror"
+      for dev in gpu cpu; do
+        (echo "SET tessera.device = '$dev';"; cat /tmp/res_q.sql) > /tmp/res_$dev.sql
+        $X --format csv --data-dir $d sql /tmp/res_$dev.sql > $OUT/$slt-$dev.txt 2>&1
+      done
+      echo "$slt: queries: $(wc -l < /tmp/res_q.sql); errors: $(grep -ci rror $OUT/$slt-gpu.txt) (GPU), $(grep -ci rror $OUT/$slt-cpu.txt) (CPU)"
+      cmp <(sort $OUT/$slt-gpu.txt) <(sort $OUT/$slt-cpu.txt) && echo "$slt: GPU and CPU answers identical ($(wc -l < $OUT/$slt-gpu.txt) lines)"
+      (echo "SET tessera.device = 'gpu';"; sed 's/^/EXPLAIN ANALYZE /' /tmp/res_q.sql) > /tmp/res_analyze.sql
+      $X --data-dir $d sql /tmp/res_analyze.sql > $OUT/$slt-analyze.txt 2>&1
+      echo "$slt: pipelines on the GPU: $(grep -cE 'Pipeline [0-9]+ .GPU' $OUT/$slt-analyze.txt), on the CPU: $(grep -cE 'Pipeline [0-9]+ .CPU' $OUT/$slt-analyze.txt); kept on the GPU: $(grep -c 'kept on the GPU' $OUT/$slt-analyze.txt)"
+      grep -E 'Pipeline [0-9]+ .CPU' $OUT/$slt-analyze.txt | sed 's/^ *//' | sort | uniq -c | sort -rn | head -20
     done
-    echo "queries: $(wc -l < /tmp/res_q.sql); errors: $(grep -ci rror $OUT/results-gpu.txt) (GPU), $(grep -ci rror $OUT/results-cpu.txt) (CPU)"
-    cmp <(sort $OUT/results-gpu.txt) <(sort $OUT/results-cpu.txt) && echo "GPU and CPU answers identical ($(wc -l < $OUT/results-gpu.txt) lines)"
-    (echo "SET tessera.device = 'gpu';"; sed 's/^/EXPLAIN ANALYZE /' /tmp/res_q.sql) > /tmp/res_analyze.sql
-    $X --data-dir $d sql /tmp/res_analyze.sql > $OUT/results-analyze.txt 2>&1
-    echo "pipelines on the GPU: $(grep -cE 'Pipeline [0-9]+ .GPU' $OUT/results-analyze.txt); kept on the GPU: $(grep -c 'kept on the GPU' $OUT/results-analyze.txt)"
     ;;
   tpch10)
     echo "== TPC-H SF10 tessera + duckdb"

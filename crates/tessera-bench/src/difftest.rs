@@ -268,7 +268,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 101;
+pub const TEMPLATES: usize = 102;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -748,6 +748,23 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             ];
             rng.pick(&forms).clone()
         }
+        // NULLs kept on the GPU (issue #19): a hash group key that may be NULL (a
+        // decimal's: no perfect hash; NULL packs as an offset of its own), build-side
+        // columns with NULLs read through inner, 1:N and LEFT OUTER joins (payload
+        // validity bits), and rows materialized with their NULLs.
+        101 => {
+            let forms = [
+                format!("SELECT um, COUNT(*), SUM(v) FROM f WHERE k2 <> {} GROUP BY um", k2(rng)),
+                format!("SELECT u, k3, COUNT(*), MIN(v) FROM f WHERE v > {} GROUP BY u, k3", v(rng)),
+                format!("SELECT n, um, COUNT(*), SUM(u) FROM f WHERE k1 < {} GROUP BY n, um", k1(rng)),
+                format!("SELECT d2.q, COUNT(*), SUM(f.v) FROM f JOIN d2 ON f.k1 = d2.d2k WHERE f.k2 <> {} GROUP BY d2.q", k2(rng)),
+                format!("SELECT d1.nick, COUNT(*), SUM(f.um), MAX(f.u) FROM f JOIN d1 ON f.k1 = d1.d1k WHERE f.v < {} GROUP BY d1.nick", v(rng)),
+                format!("SELECT f.k2, COUNT(d1.nick), COUNT(*) FROM f LEFT JOIN d1 ON f.k1 = d1.d1k WHERE f.v > {} GROUP BY f.k2", v(rng)),
+                format!("SELECT id, u, um, n FROM f WHERE v > {} AND k2 <> 7", v(rng)),
+                format!("SELECT f.id, d1.nick, f.u FROM f JOIN d1 ON f.k1 = d1.d1k WHERE f.v > {}", v(rng)),
+            ];
+            rng.pick(&forms).clone()
+        }
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),
     };
@@ -797,9 +814,12 @@ async fn set(session: &Session, statement: &str) -> Result<(), String> {
     session.execute(statement).await.map(|_| ()).map_err(|e| format!("{statement}: {e}"))
 }
 
-/// Whether EXPLAIN (under the current settings) places a pipeline of `sql` on the GPU.
-async fn uses_gpu(session: &Session, sql: &str) -> bool {
-    let Ok(out) = session.execute(&format!("EXPLAIN {sql}")).await else { return false };
+/// Whether EXPLAIN (under the current settings) places a pipeline of `sql` on the GPU, and
+/// why each pipeline it keeps on the CPU stays there (the reasons EXPLAIN gives, digits as
+/// `#` so that the same reason counts once whatever its figures).
+async fn uses_gpu(session: &Session, sql: &str) -> (bool, Vec<String>) {
+    let Ok(out) = session.execute(&format!("EXPLAIN {sql}")).await else { return (false, Vec::new()) };
+    let (mut gpu, mut cpu) = (false, Vec::new());
     for batch in &out.batches {
         if batch.num_columns() < 2 {
             continue;
@@ -809,12 +829,19 @@ async fn uses_gpu(session: &Session, sql: &str) -> bool {
         };
         let (kind, plan) = (kind.as_string::<i32>(), plan.as_string::<i32>());
         for i in 0..batch.num_rows() {
-            if kind.value(i) == "tessera_plan" && plan.value(i).lines().any(|l| l.starts_with("Pipeline ") && l.contains(" [GPU]")) {
-                return true;
+            if kind.value(i) != "tessera_plan" {
+                continue;
+            }
+            for line in plan.value(i).lines().filter(|l| l.starts_with("Pipeline ")) {
+                gpu |= line.contains(" [GPU]");
+                if let Some((_, why)) = line.split_once(" [CPU: ") {
+                    let why = why.strip_suffix(']').unwrap_or(why);
+                    cpu.push(why.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect::<String>());
+                }
             }
         }
     }
-    false
+    (gpu, cpu)
 }
 
 fn show(result: &Result<Vec<String>, String>) -> String {
@@ -886,6 +913,9 @@ pub struct DiffReport {
     pub wrapped: usize,
     /// Disagreements, each with the query and the three answers.
     pub failures: Vec<String>,
+    /// Why pipelines stayed on the CPU under `device = 'gpu'`, and how often (what the
+    /// GPU backend does not run yet, weighted by the templates).
+    pub cpu_reasons: std::collections::BTreeMap<String, usize>,
 }
 
 impl DiffReport {
@@ -927,7 +957,10 @@ async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut d
     let (mut on_gpu, mut errors) = (0, 0);
     for (i, q) in queries.iter().enumerate() {
         set(&session, "SET tessera.device = 'gpu'").await?;
-        let gpu_placed = uses_gpu(&session, &q.sql).await;
+        let (gpu_placed, cpu_reasons) = uses_gpu(&session, &q.sql).await;
+        for why in cpu_reasons {
+            *tally.cpu_reasons.entry(why).or_default() += 1;
+        }
         let gpu = run(&session, &q.sql).await;
         set(&session, "SET tessera.device = 'cpu'").await?;
         let cpu = run(&session, &q.sql).await;
@@ -1005,8 +1038,17 @@ async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut d
     tally.queries += queries.len();
     tally.on_gpu += on_gpu;
     tally.errors += errors;
+    // So far in this run (a device run may stop it between cases): the commonest reasons.
+    let mut reasons: Vec<(&String, &usize)> = tally.cpu_reasons.iter().collect();
+    reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for (why, n) in reasons.into_iter().take(CPU_REASONS_SHOWN) {
+        log(&format!("    on the CPU so far: {n:>5} × {why}"));
+    }
     Ok(())
 }
+
+/// The reasons for CPU pipelines a case's line is followed by (the commonest).
+const CPU_REASONS_SHOWN: usize = 12;
 
 /// Runs every case with `seed`, each in its own store under `dir` (created; the caller
 /// removes it), logging each case and each disagreement through `log`.

@@ -551,6 +551,8 @@ mod nullable_columns {
         "INSERT INTO dim VALUES (1, 'one', 10), (2, 'two', 20), (3, 'three', 30), (NULL, 'none', 40)",
         "CREATE TABLE nk (id INT NOT NULL)",
         "INSERT INTO nk VALUES (1), (3), (5), (7)",
+        "CREATE TABLE attr (id INT NOT NULL, a BIGINT, b VARCHAR)",
+        "INSERT INTO attr VALUES (1, 100, 'x'), (4, NULL, 'y'), (5, 50, NULL), (8, NULL, NULL)",
     ];
 
     /// Queries, and how many of their pipelines scanning a table must generate a kernel
@@ -583,6 +585,17 @@ mod nullable_columns {
         // Over keys that cannot be NULL on either side it is a plain anti join
         // (DataFusion plans it so): both pipelines generate.
         ("SELECT count(*), sum(k) FROM t WHERE k NOT IN (SELECT id FROM nk)", 2),
+        // A hash group key that may be NULL (a decimal's: no perfect hash) packs NULL
+        // as an offset of its own, alone or beside another key.
+        ("SELECT d, count(*), sum(v) FROM t GROUP BY d", 1),
+        ("SELECT g, d, count(*) FROM t GROUP BY g, d", 1),
+        // Build payloads that may be NULL keep validity bits; probes read them, and
+        // materialized values that may be NULL are written with theirs.
+        ("SELECT t.k, attr.a, attr.b, t.v FROM t JOIN attr ON t.k = attr.id", 2),
+        ("SELECT t.g, count(attr.a), sum(attr.a), count(*) FROM t JOIN attr ON t.k = attr.id GROUP BY t.g", 2),
+        ("SELECT attr.b, count(*) FROM t JOIN attr ON t.k = attr.id GROUP BY attr.b", 2),
+        ("SELECT t.k, attr.a FROM t LEFT JOIN attr ON t.k = attr.id WHERE t.k < 6", 2),
+        ("SELECT k, v, d, s FROM t WHERE k > 4", 1),
     ];
 
     #[test]

@@ -331,10 +331,12 @@ impl TableIndex {
     }
 }
 
-/// A probed table as a kernel's parameters see it: payload arrays, bitmap or keys,
-/// chain heads and links.
+/// A probed table as a kernel's parameters see it: payload arrays (and the validity
+/// bitmaps of those that may be NULL, 0 for the others), bitmap or keys, chain heads and
+/// links.
 struct Probed {
     payload: Vec<u64>,
+    payload_valid: Vec<u64>,
     index: u64,
     heads: u64,
     next: u64,
@@ -498,7 +500,8 @@ fn result_layout(p: &Pipeline, kernel: &Kernel) -> Option<Vec<ResultColumn>> {
     if let Some(pack) = hashed {
         for (i, part) in pack.parts.iter().enumerate() {
             let ty = a.fields.get(i)?.ty;
-            if part.dictionary.is_none() && part.ty != ty {
+            // As above: a NULL key's group comes back to the host.
+            if part.nullable || (part.dictionary.is_none() && part.ty != ty) {
                 return None;
             }
             let (column, bounds) = held(ty, part.dictionary)?;
@@ -550,6 +553,7 @@ pub const COMPACT_HEAD_RECORDS: usize = 4096;
 enum OutSlot {
     BuildRows,
     BuildPayload(usize),
+    BuildPayloadValid(usize),
     BuildBitmap,
     Keys,
     Heads,
@@ -559,6 +563,7 @@ enum OutSlot {
     Seen,
     Count,
     Materialized(usize),
+    MaterializedValid(usize),
 }
 
 impl OutSlot {
@@ -566,6 +571,7 @@ impl OutSlot {
         match o {
             Out::BuildRows => OutSlot::BuildRows,
             Out::BuildPayload { column, .. } => OutSlot::BuildPayload(*column),
+            Out::BuildPayloadValid { column } => OutSlot::BuildPayloadValid(*column),
             Out::BuildBitmap => OutSlot::BuildBitmap,
             Out::Keys => OutSlot::Keys,
             Out::Heads => OutSlot::Heads,
@@ -575,6 +581,7 @@ impl OutSlot {
             Out::Seen => OutSlot::Seen,
             Out::Count => OutSlot::Count,
             Out::Materialized { column, .. } => OutSlot::Materialized(*column),
+            Out::MaterializedValid { column } => OutSlot::MaterializedValid(*column),
         }
     }
 }
@@ -922,7 +929,13 @@ impl GpuRuntime {
             if let Operator::Probe(pr) = op {
                 let t = state.tables.get(&pr.table).ok_or_else(|| TesseraError::Internal("GPU table missing".into()))?;
                 let (heads, next) = t.index.chain_ptrs(dev);
-                probed.push(Probed { payload: t.payload.iter().map(|b| b.ptr(dev)).collect(), index: t.index.ptr(dev), heads, next });
+                probed.push(Probed {
+                    payload: t.payload.iter().map(|b| b.ptr(dev)).collect(),
+                    payload_valid: t.payload.iter().map(|b| b.validity_ptr(dev)).collect(),
+                    index: t.index.ptr(dev),
+                    heads,
+                    next,
+                });
             }
         }
         // Sink outputs. Accumulators are all 64-bit words (MIN/MAX hold i64 bits).
@@ -945,7 +958,12 @@ impl GpuRuntime {
                         Width::I64 => GpuBuf::I64(self.alloc::<i64>(&gs, len)?),
                         Width::Str => return Err(string_as_values()),
                     };
+                    // A column that may be NULL: its validity bits, all clear.
+                    let b = if pc.nullable { GpuBuf::Nullable { values: Box::new(b), validity: self.alloc::<u32>(&gs, len.div_ceil(32))? } } else { b };
                     out_ptrs.push((OutSlot::BuildPayload(j), b.ptr(dev)));
+                    if pc.nullable {
+                        out_ptrs.push((OutSlot::BuildPayloadValid(j), b.validity_ptr(dev)));
+                    }
                     out_bufs.push(b);
                 }
                 if shape.chain.is_some() {
@@ -1013,7 +1031,13 @@ impl GpuRuntime {
                         Width::I64 => GpuBuf::I64(unsafe { self.alloc_uninit::<i64>(&gs, capacity) }?),
                         Width::Str => return Err(string_as_values()),
                     };
+                    // A column that may be NULL: its validity bits, all clear (the kernel
+                    // sets those of its non-NULL rows).
+                    let b = if c.nullable { GpuBuf::Nullable { values: Box::new(b), validity: self.alloc::<u32>(&gs, capacity.div_ceil(32))? } } else { b };
                     out_ptrs.push((OutSlot::Materialized(i), b.ptr(dev)));
+                    if c.nullable {
+                        out_ptrs.push((OutSlot::MaterializedValid(i), b.validity_ptr(dev)));
+                    }
                     out_bufs.push(b);
                 }
             }
@@ -1052,6 +1076,9 @@ impl GpuRuntime {
                 Param::Reference { column } => references.get(*column).map(|&r| r as u64).ok_or_else(|| missing("reference")),
                 Param::Zones => Ok(zones_ptr),
                 Param::Payload { probe, column, .. } => probed.get(*probe).and_then(|p| p.payload.get(*column)).copied().ok_or_else(|| missing("payload")),
+                Param::PayloadValid { probe, column } => {
+                    probed.get(*probe).and_then(|p| p.payload_valid.get(*column)).copied().filter(|&x| x != 0).ok_or_else(|| missing("payload validity"))
+                }
                 Param::Bitmap { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("bitmap")),
                 Param::Keys { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("keys")),
                 Param::Heads { probe } => probed.get(*probe).map(|p| p.heads).filter(|&x| x != 0).ok_or_else(|| missing("chain heads")),
@@ -1196,10 +1223,11 @@ impl GpuRuntime {
                     for (i, part) in pack.parts.iter().enumerate() {
                         let ty = a.fields[i].ty;
                         builds.push(Box::new(move || {
+                            // A key that may be NULL has an offset for NULL (`KeyPart::unpack`).
                             let values = words.iter().map(|&w| part.unpack(w));
                             Ok(match part.dictionary {
-                                Some(d) => dictionary_column(st, d, Int32Array::from_iter_values(values.map(|v| v as i32)))?,
-                                None => int_as(&Int64Array::from_iter_values(values), part.ty, ty)?,
+                                Some(d) => dictionary_column(st, d, values.map(|v| v.map(|v| v as i32)).collect())?,
+                                None => int_as(&values.collect::<Int64Array>(), part.ty, ty)?,
                             })
                         }));
                     }
@@ -1264,20 +1292,32 @@ impl GpuRuntime {
                 kernel_ms(&mut report)?;
                 let rows = words_of(&got[0]).first().copied().unwrap_or(0) as usize;
                 let fields = p.sink_input_fields();
-                // Every column's rows in one more round trip.
-                let regions: Vec<(u64, usize)> = out_bufs.iter().map(|b| (b.ptr(dev), rows * b.width_bytes())).collect();
-                let data = if rows > 0 { gs.download_regions(&regions)? } else { vec![Vec::new(); out_bufs.len()] };
+                // Every column's rows (and the validity bits of those that may be NULL,
+                // in Arrow's layout already) in one more round trip.
+                let mut regions: Vec<(u64, usize)> = out_bufs.iter().map(|b| (b.ptr(dev), rows * b.width_bytes())).collect();
+                regions.extend(out_bufs.iter().filter(|b| b.validity_ptr(dev) != 0).map(|b| (b.validity_ptr(dev), rows.div_ceil(32) * 4)));
+                let data = if rows > 0 { gs.download_regions(&regions)? } else { vec![Vec::new(); regions.len()] };
+                let (data, mut validity) = data.split_at(out_bufs.len());
                 let mut columns: Vec<ArrayRef> = Vec::with_capacity(layout.len());
-                for (((buf, bytes), c), f) in out_bufs.iter().zip(&data).zip(layout).zip(&fields) {
-                    let values: Vec<i64> = match buf {
+                for (((buf, bytes), c), f) in out_bufs.iter().zip(data).zip(layout).zip(&fields) {
+                    let (values, nulls) = match buf {
+                        GpuBuf::Nullable { values, .. } => {
+                            let (bits, rest) = validity.split_first().ok_or_else(|| TesseraError::Internal("materialized validity".into()))?;
+                            validity = rest;
+                            let bits = arrow::buffer::BooleanBuffer::new(arrow::buffer::Buffer::from(bits.as_slice()), 0, rows);
+                            (values.as_ref(), Some(arrow::buffer::NullBuffer::new(bits)))
+                        }
+                        b => (b, None),
+                    };
+                    let values: Vec<i64> = match values {
                         GpuBuf::I32(_) => bytes.chunks_exact(4).map(|w| i64::from(i32::from_le_bytes([w[0], w[1], w[2], w[3]]))).collect(),
                         GpuBuf::I64(_) => words_of(bytes).into_iter().map(|w| w as i64).collect(),
                         GpuBuf::Str { .. } => return Err(string_as_values()),
-                        GpuBuf::Packed(_) | GpuBuf::Narrow { .. } | GpuBuf::Nullable { .. } => return Err(TesseraError::Internal("a packed, narrowed or nullable column as a result".into())),
+                        GpuBuf::Packed(_) | GpuBuf::Narrow { .. } | GpuBuf::Nullable { .. } => return Err(TesseraError::Internal("a packed or narrowed column as a result".into())),
                     };
                     let col: ArrayRef = match c.dictionary {
-                        Some(d) => dictionary_column(state, d, Int32Array::from_iter_values(values.iter().map(|&v| v as i32)))?,
-                        None => int_as(&Int64Array::from(values), f.ty, f.ty)?,
+                        Some(d) => dictionary_column(state, d, Int32Array::new(values.iter().map(|&v| v as i32).collect(), nulls))?,
+                        None => int_as(&Int64Array::new(values.into(), nulls), f.ty, f.ty)?,
                     };
                     columns.push(col);
                 }
@@ -1854,7 +1894,7 @@ fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Re
             } else {
                 let rows: Vec<usize> = codes.iter().map(|x| x.unwrap_or(0).max(0) as usize).collect();
                 let picked = table.gather(*c, &rows)?;
-                // NULL codes (none come from kernels, whose columns have no NULLs) stay NULL.
+                // NULL codes (a NULL group key, payload or materialized value) stay NULL.
                 let nulls = codes.nulls().cloned();
                 let picked = match nulls {
                     Some(n) => arrow::array::make_array(picked.to_data().into_builder().nulls(Some(n)).build().map_err(arrow_err)?),
@@ -2103,6 +2143,7 @@ impl GpuPipeline {
             SinkLayout::Build { table } => {
                 let len = table.chain.unwrap_or(table.slots);
                 add(len.saturating_mul(table.payload.iter().map(|c| c.width.bytes()).sum()));
+                add(len.div_ceil(8).saturating_mul(table.payload.iter().filter(|c| c.nullable).count()));
                 if table.hashed.is_some() {
                     add(table.slots.saturating_mul(8));
                 }
@@ -2117,7 +2158,10 @@ impl GpuPipeline {
                 add(groups.saturating_mul(8 * words + 4));
                 add(groups.saturating_mul(8 * (1 + words)).saturating_mul(2));
             }
-            SinkLayout::Materialize { columns } => add(rows.max(1).saturating_mul(columns.iter().map(|c| c.width.bytes()).sum())),
+            SinkLayout::Materialize { columns } => {
+                add(rows.max(1).saturating_mul(columns.iter().map(|c| c.width.bytes()).sum()));
+                add(rows.max(1).div_ceil(8).saturating_mul(columns.iter().filter(|c| c.nullable).count()));
+            }
         }
         bytes
     }

@@ -11,7 +11,8 @@
 //!   of columns whose data holds NULLs ([`super::GpuColumn::nullable`]), then the
 //!   references `col{i}_ref` of narrowed columns ([`super::GpuColumn::narrow`]), then
 //!   `zones` ([`Param::Zones`]) where the leading filters have bounds;
-//! - per probe, in operator order: its payload arrays `h{p}_p{j}`, then its membership
+//! - per probe, in operator order: its payload arrays `h{p}_p{j}`, each followed by its
+//!   validity bitmap `h{p}_pv{j}` when it may be NULL, then its membership
 //!   bitmap `h{p}_bits` (bit `s` set when slot `s` holds a row: what probes test) or, for
 //!   a hashed table, its keys `h{p}_keys`;
 //! - the sink's arrays ([`Out`], as [`super::SinkLayout`] describes them);
@@ -78,6 +79,15 @@ pub enum Param {
         /// Its width.
         width: Width,
     },
+    /// The validity bitmap of payload column `column` of the table probe `probe` reads,
+    /// a column that may be NULL: bit `s & 31` of word `s >> 5` set where the row at slot
+    /// (or build row) `s` is not NULL.
+    PayloadValid {
+        /// The probe (operator order).
+        probe: usize,
+        /// Its payload column.
+        column: usize,
+    },
     /// The membership bitmap of the table probe `probe` reads.
     Bitmap {
         /// The probe (operator order).
@@ -119,6 +129,13 @@ pub enum Out {
         /// Its width.
         width: Width,
     },
+    /// The validity bitmap of a build's payload column `column` that may be NULL
+    /// (`uint32_t`, as long as the payload in bits, zero before the launch): see
+    /// [`Param::PayloadValid`].
+    BuildPayloadValid {
+        /// Index among the build's payload columns.
+        column: usize,
+    },
     /// A build's membership bitmap.
     BuildBitmap,
     /// A hashed build's or a hash aggregation's keys (`uint64_t[slots]`).
@@ -152,6 +169,12 @@ pub enum Out {
         /// Its width.
         width: Width,
     },
+    /// The validity bitmap of materialized column `column`, one that may be NULL
+    /// (`uint32_t`, a bit per output row in Arrow's order, zero before the launch).
+    MaterializedValid {
+        /// Index among the sink's input columns.
+        column: usize,
+    },
 }
 
 impl Param {
@@ -169,6 +192,7 @@ impl Param {
             Param::Bytes { column } => format!("const unsigned char* __restrict__ col{column}_bytes"),
             Param::Validity { column } => format!("const uint32_t* __restrict__ col{column}_valid"),
             Param::Payload { probe, column, width } => format!("const {}* __restrict__ h{probe}_p{column}", width.c()),
+            Param::PayloadValid { probe, column } => format!("const uint32_t* __restrict__ h{probe}_pv{column}"),
             Param::Bitmap { probe } => format!("const uint32_t* __restrict__ h{probe}_bits"),
             Param::Keys { probe } => format!("const unsigned long long* __restrict__ h{probe}_keys"),
             Param::Heads { probe } => format!("const int* __restrict__ h{probe}_heads"),
@@ -176,6 +200,7 @@ impl Param {
             Param::Out(o) => match o {
                 Out::BuildRows => "int32_t* __restrict__ out_rows".into(),
                 Out::BuildPayload { column, width } => format!("{}* __restrict__ out_p{column}", width.c()),
+                Out::BuildPayloadValid { column } => format!("uint32_t* __restrict__ out_pv{column}"),
                 Out::BuildBitmap => "uint32_t* __restrict__ out_bits".into(),
                 Out::Keys => "unsigned long long* __restrict__ out_keys".into(),
                 Out::Heads => "int* __restrict__ out_heads".into(),
@@ -185,6 +210,7 @@ impl Param {
                 Out::Seen => "uint32_t* __restrict__ out_seen".into(),
                 Out::Count => "unsigned long long* __restrict__ out_count".into(),
                 Out::Materialized { column, width } => format!("{}* __restrict__ out_m{column}", width.c()),
+                Out::MaterializedValid { column } => format!("uint32_t* __restrict__ out_v{column}"),
             },
             Param::Literal(k) => format!("const long long lit{k}"),
             Param::Subquery(k) => format!("const long long sq{k}"),

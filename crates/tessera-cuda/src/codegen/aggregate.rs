@@ -476,10 +476,16 @@ pub const GROUP_ESTIMATE_HEADROOM: u64 = 2;
 /// their slots up together; an item finds its group there unless another group took
 /// the slot first.
 fn hashed_group(b: &mut Builder<'_>, a: &Aggregate, ranges: &[Option<(i64, i64)>], estimate: u64, fields: &[tessera_ir::Field], rows: u64) -> Lowered<Groups> {
-    let pack = KeyPack::plan(&a.group_by, ranges, fields, &b.dicts)?;
+    // A key that may be NULL packs NULL as an offset of its own (see `hash.rs`).
+    let mut values = Vec::with_capacity(a.group_by.len());
+    for k in &a.group_by {
+        values.push(super::filter::value(b, k, fields)?);
+    }
+    let nullable: Vec<bool> = values.iter().map(|(_, ok)| ok.is_some()).collect();
+    let pack = KeyPack::plan(&a.group_by, ranges, fields, &b.dicts, &nullable)?;
     let capacity = rows.min(estimate.saturating_mul(GROUP_ESTIMATE_HEADROOM).max(super::hash::MIN_SLOTS));
     let slots = usize::try_from(table_slots(capacity)).ok().filter(|&n| n <= MAX_GROUP_SLOTS).ok_or(Reason::GroupSlots(None))?;
-    let (word, in_range) = super::hash::pack(b, &pack, &a.group_by, fields)?;
+    let (word, in_range) = super::hash::pack_nullable(b, &pack, &values);
     b.reject_flagged(cx!["!(", in_range, ")"], 1);
     let mask = slots - 1;
     // The table is written by this kernel: a plain read (a stale "empty" only sends the

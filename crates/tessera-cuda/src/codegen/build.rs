@@ -139,7 +139,7 @@ fn packed_key(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>],
     if let Some(k) = h.keys.iter().find(|k| k.ty(fields) == Type::Utf8) {
         return Err(Reason::HashKey(format!("{k}: strings as join keys")));
     }
-    let pack = KeyPack::plan(&h.keys, ranges, fields, &b.dicts)?;
+    let pack = KeyPack::plan(&h.keys, ranges, fields, &b.dicts, &[])?;
     let slots = usize::try_from(table_slots(source_rows(pipeline, h))).map_err(|_| Reason::TableSlots(usize::MAX))?;
     super::scan::prefetch(b, h.keys.iter().flat_map(|k| k.columns()).chain(h.payload.iter().copied()))?;
     let values = key_values(b, &h.keys, fields)?;
@@ -171,15 +171,23 @@ fn reject_repeated(b: &mut Builder<'_>, h: &HashBuild, repeated: CExpr) {
 }
 
 /// Writes the row's payload columns at slot `s` of the table's payload arrays; their
-/// layouts.
+/// layouts. A column that may be NULL sets bit `s` of its validity bitmap where it is not
+/// (the bitmap is zero before the launch).
 fn write_payload(b: &mut Builder<'_>, h: &HashBuild, s: &CExpr) -> Lowered<Vec<GpuColumn>> {
     let mut payload = Vec::new();
     for (j, &col) in h.payload.iter().enumerate() {
-        let (v, w) = super::scan::column(b, col)?;
+        let (v, w) = super::scan::value(b, col)?;
         b.params.push(Param::Out(Out::BuildPayload { column: j, width: w }));
         b.effect(cx![format!("out_p{j}["), s, "] = ", v, ";"]);
         let dictionary = b.dicts.get(col).copied().flatten();
-        payload.push(GpuColumn::plain(w, dictionary));
+        match b.nulls.get(col).cloned().flatten() {
+            Some(ok) => {
+                b.params.push(Param::Out(Out::BuildPayloadValid { column: j }));
+                b.effect(cx!["if (", ok, format!(") atomicOr(&out_pv{j}[("), s, ") >> 5], 1u << ((", s, ") & 31));"]);
+                payload.push(GpuColumn::nullable(w, dictionary));
+            }
+            None => payload.push(GpuColumn::plain(w, dictionary)),
+        }
     }
     Ok(payload)
 }

@@ -9,7 +9,9 @@
 //! `atomicCAS` to claim and one compare to test, whatever the number of key columns; keys
 //! whose ranges need more than 64 bits together stay on the CPU. A build or aggregation
 //! row whose key is outside the planned range raises `flags[1]` (the query goes back to
-//! the CPU); a probe row outside the build's range has no match.
+//! the CPU); a probe row outside the build's range has no match. A group key that may be
+//! NULL takes one offset more than its range, `span + 1`, for NULL ([`KeyPart::nullable`]):
+//! a NULL key is a group like any other, as SQL's GROUP BY has it.
 
 use tessera_ir::{Expr, Field, Type};
 
@@ -46,19 +48,30 @@ pub struct KeyPart {
     pub dictionary: Option<DictRef>,
     /// The key's type.
     pub ty: Type,
+    /// The key may be NULL: offset `span + 1` stands for NULL (join keys never are: a
+    /// NULL key matches nothing and its row is dropped before packing).
+    pub nullable: bool,
 }
 
 impl KeyPart {
-    /// Bits the offset takes.
+    /// Bits the offset takes (NULL's offset included).
     pub fn bits(&self) -> u32 {
-        u64::BITS - self.span.leading_zeros()
+        u64::BITS - (self.span + u64::from(self.nullable)).leading_zeros()
     }
 
-    /// The key's value in a packed word.
-    pub fn unpack(&self, word: u64) -> i64 {
+    /// The offset of the key in a packed word.
+    fn offset(&self, word: u64) -> u64 {
         let bits = self.bits();
-        let offset = if bits == 0 { 0 } else { (word >> self.shift) & (u64::MAX >> (64 - bits)) };
-        self.min.wrapping_add(offset as i64)
+        if bits == 0 { 0 } else { (word >> self.shift) & (u64::MAX >> (64 - bits)) }
+    }
+
+    /// The key's value in a packed word (None: NULL).
+    pub fn unpack(&self, word: u64) -> Option<i64> {
+        let offset = self.offset(word);
+        if self.nullable && offset == self.span + 1 {
+            return None;
+        }
+        Some(self.min.wrapping_add(offset as i64))
     }
 }
 
@@ -71,8 +84,9 @@ pub struct KeyPack {
 
 impl KeyPack {
     /// The packing of keys `keys` over `fields`, with the planner's ranges (`ranges`, per
-    /// key) and the layout's dictionaries (`dicts`, per column).
-    pub fn plan(keys: &[Expr], ranges: &[Option<(i64, i64)>], fields: &[Field], dicts: &[Option<DictRef>]) -> Lowered<KeyPack> {
+    /// key), the layout's dictionaries (`dicts`, per column) and which keys may be NULL
+    /// (`nullable`, per key; missing: not).
+    pub fn plan(keys: &[Expr], ranges: &[Option<(i64, i64)>], fields: &[Field], dicts: &[Option<DictRef>], nullable: &[bool]) -> Lowered<KeyPack> {
         let mut parts = Vec::new();
         let mut shift = 0u32;
         for (i, k) in keys.iter().enumerate() {
@@ -97,7 +111,12 @@ impl KeyPack {
                 },
             };
             let span = max.wrapping_sub(min) as u64;
-            let part = KeyPart { min, span, shift, dictionary, ty };
+            let nullable = nullable.get(i).copied().unwrap_or(false);
+            // NULL's offset, `span + 1`, must neither wrap nor be the empty marker.
+            if nullable && span >= EMPTY_KEY - 1 {
+                return Err(Reason::HashKey(format!("{k}: a 64-bit key that may be NULL leaves no offset for NULL")));
+            }
+            let part = KeyPart { min, span, shift, dictionary, ty, nullable };
             shift += part.bits();
             if shift > KEY_BITS {
                 return Err(Reason::HashKey(format!("{} keys need more than {KEY_BITS} bits together", keys.len())));
@@ -119,35 +138,38 @@ pub fn table_slots(rows: u64) -> u64 {
     rows.saturating_mul(SLOTS_PER_ROW).max(MIN_SLOTS).checked_next_power_of_two().unwrap_or(1 << 63)
 }
 
-/// The packed word of keys `keys` (over the layout `fields`, one per part) and whether
-/// every key is within its part's range (and the word is not [`EMPTY_KEY`]).
-/// Keys that may be NULL are refused (see [`pack_values`] for keys whose NULLs the caller
-/// handles).
-pub fn pack(b: &mut Builder<'_>, pack: &KeyPack, keys: &[Expr], fields: &[Field]) -> Lowered<(CExpr, CExpr)> {
-    let mut values = Vec::new();
-    for k in keys {
-        values.push(super::filter::expr(b, k, fields)?);
-    }
-    Ok(pack_values(b, pack, &values))
+/// The packed word of key values `values` (one per part, never NULL) and whether every
+/// key is within its part's range (and the word is not [`EMPTY_KEY`]).
+pub fn pack_values(b: &mut Builder<'_>, pack: &KeyPack, values: &[CExpr]) -> (CExpr, CExpr) {
+    let values: Vec<(CExpr, Option<CExpr>)> = values.iter().map(|v| (v.clone(), None)).collect();
+    pack_nullable(b, pack, &values)
 }
 
-/// [`pack`] of key values computed already (`values`, one per part).
-pub fn pack_values(b: &mut Builder<'_>, pack: &KeyPack, values: &[CExpr]) -> (CExpr, CExpr) {
+/// [`pack_values`] of values that may be NULL: each with the condition of not being NULL
+/// where it may be (its part is then [`KeyPart::nullable`]); a NULL takes offset `span + 1`.
+pub fn pack_nullable(b: &mut Builder<'_>, pack: &KeyPack, values: &[(CExpr, Option<CExpr>)]) -> (CExpr, CExpr) {
     let mut word = CExpr::default();
     let mut in_range = CExpr::default();
-    for (part, v) in pack.parts.iter().zip(values) {
+    for (part, (v, ok)) in pack.parts.iter().zip(values) {
         // The offset in unsigned arithmetic: below `min` it wraps past `span`.
-        let offset = b.var(CType::ULongLong, "k", cx!["(unsigned long long)(long long)(", v.clone(), format!(") - {}ull", part.min as u64)]);
+        let of_value = cx!["(unsigned long long)(long long)(", v.clone(), format!(") - {}ull", part.min as u64)];
+        let of_value = match ok.as_ref().filter(|_| part.nullable) {
+            Some(ok) => cx!["(", ok.clone(), ") ? ", of_value, format!(" : {}ull", part.span + 1)],
+            None => of_value,
+        };
+        let offset = b.var(CType::ULongLong, "k", of_value);
         if !word.0.is_empty() {
             word = cx![word, " | "];
         }
         word = cx![word, "(", offset.clone(), format!(" << {})", part.shift)];
-        // A part whose range is its type's whole range cannot be outside it.
+        // A part whose range is its type's whole range cannot be outside it; NULL's
+        // offset is the one past the range.
         if !covers_type(part) {
             if !in_range.0.is_empty() {
                 in_range = cx![in_range, " && "];
             }
-            in_range = cx![in_range, offset, format!(" <= {}ull", part.span)];
+            let limit = part.span + u64::from(part.nullable);
+            in_range = cx![in_range, offset, format!(" <= {limit}ull")];
         }
     }
     let word = b.var(CType::ULongLong, "pk", word);
@@ -191,27 +213,43 @@ mod tests {
     fn keys_pack_side_by_side_in_the_bits_their_ranges_need() {
         let (a, fa) = col(0, Type::Int64);
         let (b, fb) = col(1, Type::Int32);
-        let pack = KeyPack::plan(&[a, b], &[Some((1, 2_000_000)), None], &[fa, fb], &[None, None]).unwrap();
+        let pack = KeyPack::plan(&[a, b], &[Some((1, 2_000_000)), None], &[fa, fb], &[None, None], &[]).unwrap();
         assert_eq!(pack.parts[0].bits(), 21);
         assert_eq!(pack.parts[1].shift, 21);
         assert_eq!(pack.parts[1].bits(), 32);
         assert_eq!(pack.bits(), 53);
         let word = (1_999_999u64 - 1) | ((u64::from((-5i32) as u32 ^ 0x8000_0000)) << 21);
-        assert_eq!(pack.parts[0].unpack(word), 1_999_999);
-        assert_eq!(pack.parts[1].unpack(word), -5);
+        assert_eq!(pack.parts[0].unpack(word), Some(1_999_999));
+        assert_eq!(pack.parts[1].unpack(word), Some(-5));
     }
 
     #[test]
     fn keys_wider_than_a_word_together_are_refused() {
         let (a, fa) = col(0, Type::Int64);
         let (b, fb) = col(1, Type::Int64);
-        let err = KeyPack::plan(&[a.clone(), b], &[None, Some((0, 10))], &[fa.clone(), fb], &[None, None]).unwrap_err();
+        let err = KeyPack::plan(&[a.clone(), b], &[None, Some((0, 10))], &[fa.clone(), fb], &[None, None], &[]).unwrap_err();
         assert!(matches!(err, Reason::HashKey(_)), "{err:?}");
         // One full 64-bit key fits (the empty marker is refused per row).
-        let pack = KeyPack::plan(&[a], &[None], &[fa], &[None]).unwrap();
+        let pack = KeyPack::plan(&[a.clone()], &[None], &[fa.clone()], &[None], &[]).unwrap();
         assert_eq!(pack.bits(), 64);
-        assert_eq!(pack.parts[0].unpack(0), i64::MIN + 1);
-        assert_eq!(pack.parts[0].unpack(u64::MAX - 1), i64::MAX);
+        assert_eq!(pack.parts[0].unpack(0), Some(i64::MIN + 1));
+        assert_eq!(pack.parts[0].unpack(u64::MAX - 1), Some(i64::MAX));
+        // But not one that may be NULL: no offset is left for NULL.
+        let err = KeyPack::plan(&[a], &[None], &[fa], &[None], &[true]).unwrap_err();
+        assert!(matches!(err, Reason::HashKey(_)), "{err:?}");
+    }
+
+    #[test]
+    fn a_key_that_may_be_null_takes_the_offset_past_its_range() {
+        let (a, fa) = col(0, Type::Int64);
+        let (b, fb) = col(1, Type::Int32);
+        // 0..=7 takes 3 bits; with NULL (offset 8), 4.
+        let pack = KeyPack::plan(&[a, b], &[Some((10, 17)), None], &[fa, fb], &[None, None], &[true, true]).unwrap();
+        assert_eq!((pack.parts[0].bits(), pack.parts[1].shift, pack.parts[1].bits()), (4, 4, 33));
+        let word = 8 | (1u64 << 32 << 4);
+        assert_eq!((pack.parts[0].unpack(word), pack.parts[1].unpack(word)), (None, None));
+        let word = 7 | (5u64 << 4);
+        assert_eq!((pack.parts[0].unpack(word), pack.parts[1].unpack(word)), (Some(17), Some(i64::from(i32::MIN) + 5)));
     }
 
     #[test]

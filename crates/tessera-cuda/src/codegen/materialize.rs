@@ -1,6 +1,7 @@
 //! The materialization sink: each row reaching it takes the next output position with
 //! one atomic per warp (`warp_append` in the device library), then writes its values.
-//! Values that may be NULL are refused (`scan::column`): the output has no validity.
+//! A value that may be NULL also sets its row's bit in the column's validity bitmap
+//! where it is not (`out_v{i}`, zero before the launch: Arrow's layout, as downloaded).
 
 use tessera_ir::{Field, Type};
 
@@ -26,10 +27,17 @@ pub fn lower(b: &mut Builder<'_>, fields: &[Field], limited: bool) -> Lowered<Si
         if width_of(f.ty).is_none() || (f.ty == Type::Utf8 && dictionary.is_none()) {
             return Err(Reason::ColumnType { column: f.name.clone(), ty: f.ty });
         }
-        let (v, w) = super::scan::column(b, i)?;
+        let (v, w) = super::scan::value(b, i)?;
         b.params.push(Param::Out(Out::Materialized { column: i, width: w }));
         writes = cx![writes, format!(" out_m{i}[pos] = "), v, ";"];
-        columns.push(GpuColumn::plain(w, dictionary));
+        match b.nulls.get(i).cloned().flatten() {
+            Some(ok) => {
+                b.params.push(Param::Out(Out::MaterializedValid { column: i }));
+                writes = cx![writes, " if (", ok, format!(") atomicOr(&out_v{i}[pos >> 5], 1u << (pos & 31));")];
+                columns.push(GpuColumn::nullable(w, dictionary));
+            }
+            None => columns.push(GpuColumn::plain(w, dictionary)),
+        }
     }
     b.effect(cx!["{ const unsigned long long pos = warp_append(out_count);", writes, " }"]);
     Ok(SinkLayout::Materialize { columns })

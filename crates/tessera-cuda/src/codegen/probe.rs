@@ -199,6 +199,9 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
     }
     for (j, pc) in t.payload.iter().enumerate() {
         b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });
+        if pc.nullable {
+            b.params.push(Param::PayloadValid { probe: probe_no, column: j });
+        }
     }
     if t.chain.is_some() {
         return chained(b, p, probe_no, t, fields);
@@ -239,8 +242,12 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
                 b.var(CType::Bool, "om", cx![found, " && (", holds, ")"])
             }
         };
+        // NULL where unmatched, and where matched to a NULL.
         for null in &mut b.nulls[from..] {
-            *null = Some(matched.clone());
+            *null = Some(match null.take() {
+                Some(valid) => cx!["(", matched.clone(), " && ", valid, ")"],
+                None => matched.clone(),
+            });
         }
         return Ok(());
     }
@@ -336,6 +343,8 @@ fn gather_payload(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &CExpr)
 
 /// Appends the payload columns of table `t` at slot `s` to the layout, read only where
 /// `found` holds when given (elsewhere the slot is outside the arrays; the value is 0).
+/// A column that may be NULL is NULL where its validity bit is not set (and, with
+/// `found`, where it does not hold).
 fn gather_payload_where(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &CExpr, found: Option<&CExpr>) {
     for (j, pc) in t.payload.iter().enumerate() {
         let name = b.fresh("b");
@@ -347,7 +356,15 @@ fn gather_payload_where(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &
         let v = b.def(pc.width.ctype(), name, read, Some(Load::Payload { probe: probe_no, column: j }));
         b.layout.push(Val::Local(v, pc.width));
         b.dicts.push(pc.dictionary);
-        b.nulls.push(None);
+        let valid = pc.nullable.then(|| {
+            let bit = cx![format!("((__ldg(&h{probe_no}_pv{j}[("), s.clone(), ") >> 5]) >> ((", s.clone(), ") & 31)) & 1u) != 0u"];
+            let bit = match found {
+                Some(f) => cx!["(", f.clone(), ") && (", bit, ")"],
+                None => bit,
+            };
+            b.var(CType::Bool, "pn", bit)
+        });
+        b.nulls.push(valid);
     }
 }
 

@@ -978,6 +978,28 @@ fn hashed_probe_pipeline(kind: JoinKind) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTa
     (p, cols, vec![table])
 }
 
+/// A payload that may be NULL is NULL where its validity bit is clear; after a LEFT OUTER
+/// probe, also where the row found no match. Summing it counts its non-NULL values.
+#[test]
+fn payloads_that_may_be_null_read_their_validity_bits() {
+    for kind in [JoinKind::Inner, JoinKind::LeftOuter] {
+        let (mut p, cols, mut tables) = hashed_probe_pipeline(kind);
+        for c in &mut tables[0].payload {
+            c.nullable = true;
+        }
+        if kind == JoinKind::LeftOuter {
+            let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+            a.aggregates[0].arg = Some(Expr::col(4, "w"));
+        }
+        let k = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{kind:?}: {e:?}"));
+        assert!(k.params.contains(&Param::PayloadValid { probe: 0, column: 1 }), "{kind:?}: {:?}", k.params);
+        assert!(k.source.contains("__ldg(&h0_pv1[("), "{kind:?}: {}", k.source);
+        let SinkLayout::Aggregate { accumulators, .. } = &k.sink else { panic!("not an aggregate") };
+        assert!(matches!(accumulators[..], [Accumulator::SumCount(_)]), "{kind:?}: {accumulators:?}");
+        compiles(&k, &format!("{kind:?} probe of payloads that may be NULL"));
+    }
+}
+
 #[test]
 fn hashed_probes_test_the_first_slot_with_the_other_loads() {
     let (p, cols, tables) = hashed_probe_pipeline(JoinKind::Inner);
@@ -1084,12 +1106,17 @@ fn left_outer_probes_carry_nulls_to_expressions_and_aggregates() {
     if crate::test_support::nvrtc_or_skip("sums of LEFT OUTER payloads compile") {
         crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
     }
-    // Not a hash group key that may be NULL.
+    // A hash group key that may be NULL (an unmatched row's payload) packs NULL as an
+    // offset of its own.
     let (mut p, cols, tables) = hashed_probe_pipeline(JoinKind::LeftOuter);
     let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
     a.group_by = vec![Expr::col(3, "k")];
-    let r = generate(&p, &cols, &tables).unwrap_err();
-    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{r:?}");
+    let k = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{e:?}"));
+    let SinkLayout::Aggregate { hashed: Some(pack), .. } = &k.sink else { panic!("not a hash aggregation") };
+    assert!(pack.parts[0].nullable, "{pack:?}");
+    if crate::test_support::nvrtc_or_skip("LEFT OUTER payloads as hash group keys compile") {
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+    }
 }
 
 /// Which CASEs over a value that may be NULL are NULL themselves: only those whose
@@ -1299,7 +1326,7 @@ fn aggregates_skip_nulls_and_count_what_they_take() {
 }
 
 /// A NULL group key is a group of its own: slot 0 of the key's perfect-hash domain (as
-/// results read it). A hash table's packed keys have no room for NULL: refused.
+/// results read it), or in a hash table the offset one past the key's range.
 #[test]
 fn null_group_keys_take_slot_zero() {
     let mut p = grouped(9, AggFunc::Sum);
@@ -1312,9 +1339,14 @@ fn null_group_keys_take_slot_zero() {
     assert_eq!((keys[0].slots, accumulators[0].counted()), (11, false));
     compiles(&k, "NULL group key");
     let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
-    a.strategy = GroupStrategy::Hash { estimated_groups: 10, key_ranges: vec![None] };
-    let r = generate(&p, &cols, &[]).unwrap_err();
-    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{r:?}");
+    a.strategy = GroupStrategy::Hash { estimated_groups: 10, key_ranges: vec![Some((0, 9))] };
+    let k = generate(&p, &cols, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    let SinkLayout::Aggregate { hashed: Some(pack), .. } = &k.sink else { panic!("not a hash aggregation") };
+    // 0..=9 and NULL (offset 10): 4 bits.
+    assert_eq!((pack.parts[0].nullable, pack.parts[0].bits()), (true, 4));
+    assert!(k.source.contains(" : 10ull"), "{}", k.source);
+    assert!(k.source.contains(" <= 10ull"), "{}", k.source);
+    compiles(&k, "NULL hash group key");
 }
 
 /// IS NULL over a column that may be NULL reads its validity bit (not its value); LIKE
@@ -1407,10 +1439,10 @@ fn null_residuals_do_not_match() {
     }
 }
 
-/// A build drops rows whose key is NULL (they match no probe); a payload that may be NULL
-/// is refused (tables hold no validity); so is a materialized value that may be NULL.
+/// A build drops rows whose key is NULL (they match no probe); a payload or materialized
+/// value that may be NULL comes with a validity bitmap.
 #[test]
-fn builds_drop_null_keys_and_refuse_null_payloads() {
+fn builds_drop_null_keys_and_keep_the_validity_of_payloads() {
     let nullable = |p: &mut Pipeline, c: usize| {
         let Source::Scan(scan) = &mut p.source else { unreachable!() };
         scan.fields[c].nullable = true;
@@ -1433,15 +1465,26 @@ fn builds_drop_null_keys_and_refuse_null_payloads() {
         assert!(k.source.contains("if (!(kn"), "{what} chained: {}", k.source);
         compiles(&k, &format!("{what} chained build on a nullable key"));
     }
+    // A payload that may be NULL sets its validity bit where it is not.
     let mut p = build_pipeline();
     nullable(&mut p, 1);
     let mut cols_v = cols();
     cols_v[1].nullable = true;
-    let r = generate(&p, &cols_v, &[]).unwrap_err();
-    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{r:?}");
+    let k = generate(&p, &cols_v, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    let SinkLayout::Build { table } = &k.sink else { panic!("not a build") };
+    assert!(table.payload.iter().any(|c| c.nullable), "{:?}", table.payload);
+    assert!(k.params.iter().any(|p| matches!(p, Param::Out(Out::BuildPayloadValid { .. }))), "{:?}", k.params);
+    assert!(k.source.contains("atomicOr(&out_pv"), "{}", k.source);
+    compiles(&k, "build of a payload that may be NULL");
+    // So does a materialized value.
     p.sink = Sink::Materialize { result: 0, skip: 0, fetch: None };
-    let r = generate(&p, &cols_v, &[]).unwrap_err();
-    assert!(r.iter().any(|u| matches!(u.reason, Reason::NullableValue(_))), "{r:?}");
+    let k = generate(&p, &cols_v, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    let SinkLayout::Materialize { columns } = &k.sink else { panic!("not a materialization") };
+    assert_eq!(columns.iter().map(|c| c.nullable).collect::<Vec<_>>(), vec![false, true]);
+    assert!(k.params.contains(&Param::Out(Out::MaterializedValid { column: 1 })), "{:?}", k.params);
+    assert!(k.source.contains("atomicOr(&out_v1[pos >> 5], 1u << (pos & 31));"), "{}", k.source);
+    compiles(&k, "materialized value that may be NULL");
     // A nullable field without a NULL in its data is materialized as any column.
-    assert!(generate(&p, &cols(), &[]).is_ok());
+    let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(!k.params.iter().any(|p| matches!(p, Param::Out(Out::MaterializedValid { .. }))), "{:?}", k.params);
 }
