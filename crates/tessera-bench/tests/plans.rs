@@ -558,8 +558,11 @@ mod nullable_columns {
     /// Queries, and how many of their pipelines scanning a table must generate a kernel
     /// (the rest say why not).
     const QUERIES: &[(&str, usize)] = &[
-        // (AVG of an integer is a float: not on the GPU, NULLs or not.)
         ("SELECT count(*), count(v), sum(v), min(v), max(v) FROM t", 1),
+        // AVG of an integer (a double, as AVG(CAST(v AS DOUBLE))): v summed exactly,
+        // divided by the count on the host.
+        ("SELECT count(*), avg(v) FROM t", 1),
+        ("SELECT g, avg(v), avg(k) FROM t GROUP BY g", 1),
         ("SELECT g, count(*), count(v), sum(v), min(v), max(v) FROM t GROUP BY g", 1),
         ("SELECT g, sum(d), min(d), max(d), avg(d) FROM t GROUP BY g", 1),
         ("SELECT count(*) FROM t WHERE v > 5 OR g IS NULL", 1),
@@ -578,10 +581,10 @@ mod nullable_columns {
         ("SELECT s, count(*), sum(v) FROM t GROUP BY s", 1),
         ("SELECT t.g, sum(dim.w) FROM t JOIN dim ON t.g = dim.id GROUP BY t.g", 2),
         ("SELECT g, max(d) FROM t WHERE v IS NULL GROUP BY g HAVING max(d) > 0", 1),
-        // NOT IN is NULL-aware: its probe stays on the CPU (and placement keeps the build,
-        // which alone would generate, there with it).
-        ("SELECT count(*) FROM t WHERE g NOT IN (SELECT id FROM dim)", 1),
-        ("SELECT count(*) FROM t WHERE k NOT IN (SELECT id FROM dim)", 1),
+        // NOT IN is NULL-aware: the build flags whether it saw a row and a NULL key, and
+        // the probe reads them.
+        ("SELECT count(*) FROM t WHERE g NOT IN (SELECT id FROM dim)", 2),
+        ("SELECT count(*) FROM t WHERE k NOT IN (SELECT id FROM dim)", 2),
         // Over keys that cannot be NULL on either side it is a plain anti join
         // (DataFusion plans it so): both pipelines generate.
         ("SELECT count(*), sum(k) FROM t WHERE k NOT IN (SELECT id FROM nk)", 2),
@@ -596,6 +599,8 @@ mod nullable_columns {
         ("SELECT attr.b, count(*) FROM t JOIN attr ON t.k = attr.id GROUP BY attr.b", 2),
         ("SELECT t.k, attr.a FROM t LEFT JOIN attr ON t.k = attr.id WHERE t.k < 6", 2),
         ("SELECT k, v, d, s FROM t WHERE k > 4", 1),
+        // Integer `/` and `%` (a zero divisor goes back to the CPU, which reports it).
+        ("SELECT count(*), sum(v / 3) FROM t WHERE k % 3 = 1", 1),
     ];
 
     #[test]

@@ -11,6 +11,15 @@ __device__ __forceinline__ long long tessera_checked(__int128 v, long long lo, l
     return (long long)v;
 }
 
+// Integer division (truncating) or remainder (the dividend's sign) of l by r, whose type's
+// smallest value is lo. A zero divisor and lo by -1 (an overflow either way, as the CPU
+// backend has it) raise flags[0] (the query then runs on the CPU, which reports it) and
+// give 0.
+__device__ __forceinline__ __int128 tessera_div(long long l, long long r, long long lo, bool rem, unsigned long long* flags) {
+    if (r == 0 || (r == -1 && l == lo)) { flags[0] = 1ull; return 0; }
+    return rem ? (__int128)l % (__int128)r : (__int128)l / (__int128)r;
+}
+
 // Calendar year of a day number (days since 1970-01-01), proleptic Gregorian.
 __device__ __forceinline__ long long tessera_year(long long days) {
     long long z = days + 719468;

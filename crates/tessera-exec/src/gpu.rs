@@ -296,6 +296,9 @@ impl std::fmt::Debug for GpuRuntime {
 pub struct GpuHashTable {
     shape: GpuTable,
     payload: Vec<GpuBuf>,
+    /// For a NULL-aware anti join's table: whether the build saw a row, and a NULL key
+    /// (`Out::BuildSeen`).
+    seen: Option<DeviceBuffer<u32>>,
     /// What probes test.
     index: TableIndex,
 }
@@ -337,6 +340,7 @@ impl TableIndex {
 struct Probed {
     payload: Vec<u64>,
     payload_valid: Vec<u64>,
+    seen: u64,
     index: u64,
     heads: u64,
     next: u64,
@@ -555,6 +559,7 @@ enum OutSlot {
     BuildPayload(usize),
     BuildPayloadValid(usize),
     BuildBitmap,
+    BuildSeen,
     Keys,
     Heads,
     Next,
@@ -573,6 +578,7 @@ impl OutSlot {
             Out::BuildPayload { column, .. } => OutSlot::BuildPayload(*column),
             Out::BuildPayloadValid { column } => OutSlot::BuildPayloadValid(*column),
             Out::BuildBitmap => OutSlot::BuildBitmap,
+            Out::BuildSeen => OutSlot::BuildSeen,
             Out::Keys => OutSlot::Keys,
             Out::Heads => OutSlot::Heads,
             Out::Next => OutSlot::Next,
@@ -932,6 +938,7 @@ impl GpuRuntime {
                 probed.push(Probed {
                     payload: t.payload.iter().map(|b| b.ptr(dev)).collect(),
                     payload_valid: t.payload.iter().map(|b| b.validity_ptr(dev)).collect(),
+                    seen: t.seen.as_ref().map_or(0, |s| s.as_slice().device_ptr(dev.stream()).0),
                     index: t.index.ptr(dev),
                     heads,
                     next,
@@ -948,6 +955,14 @@ impl GpuRuntime {
         let mut seen: Option<DeviceBuffer<u32>> = None;
         // The sink's arrays by what they are (see `Out`).
         let mut out_ptrs: Vec<(OutSlot, u64)> = Vec::new();
+        // What a build probed by a NULL-aware anti join saw: two flags, clear.
+        let build_seen = if kernel.params.contains(&Param::Out(Out::BuildSeen)) {
+            let seen = self.alloc::<u32>(&gs, 2)?;
+            out_ptrs.push((OutSlot::BuildSeen, seen.as_slice().device_ptr(dev.stream()).0));
+            Some(seen)
+        } else {
+            None
+        };
         match &kernel.sink {
             SinkLayout::Build { table: shape } => {
                 // Payload by slot, or by build row in a chained table.
@@ -1079,6 +1094,7 @@ impl GpuRuntime {
                 Param::PayloadValid { probe, column } => {
                     probed.get(*probe).and_then(|p| p.payload_valid.get(*column)).copied().filter(|&x| x != 0).ok_or_else(|| missing("payload validity"))
                 }
+                Param::BuildSeen { probe } => probed.get(*probe).map(|p| p.seen).filter(|&x| x != 0).ok_or_else(|| missing("build flags")),
                 Param::Bitmap { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("bitmap")),
                 Param::Keys { probe } => probed.get(*probe).map(|p| p.index).filter(|&x| x != 0).ok_or_else(|| missing("keys")),
                 Param::Heads { probe } => probed.get(*probe).map(|p| p.heads).filter(|&x| x != 0).ok_or_else(|| missing("chain heads")),
@@ -1138,7 +1154,7 @@ impl GpuRuntime {
             // The row array only finds duplicate keys during the build (probes test the
             // index): freed in stream order, after the kernel.
             drop(rows);
-            state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), payload: out_bufs, index });
+            state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), payload: out_bufs, seen: build_seen, index });
             report.rows_out = shape.slots as u64;
             report.host_ms = started.elapsed().as_secs_f64() * 1e3;
             state.pending.push((report, before, after));

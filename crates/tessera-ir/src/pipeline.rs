@@ -374,6 +374,10 @@ pub struct HashBuild {
     /// Statistics say the keys repeat (the build side of a 1:N join).
     #[serde(default)]
     pub repeated_keys: bool,
+    /// A NULL-aware anti join (`NOT IN`) probes the table: whether the build side had a
+    /// row at all, and one with a NULL key, decide its probe rows too.
+    #[serde(default)]
+    pub null_aware: bool,
 }
 
 /// Aggregate functions.

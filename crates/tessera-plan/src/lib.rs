@@ -757,7 +757,7 @@ impl Planner<'_> {
                 determines.push(Determines { build: b.instance, key: b.column, by: by.instance });
             }
         }
-        let (table, build_fields, mut build_stats, build_rows) = self.build_table(build, build_keys, nulls_equal, filtering);
+        let (table, build_fields, mut build_stats, build_rows) = self.build_table(build, build_keys, nulls_equal, filtering, j.null_aware);
 
         // Probe side: its rows repeat where build keys do, and the build's where its keys do.
         if kind == JoinKind::Inner || kind == JoinKind::LeftOuter {
@@ -969,7 +969,7 @@ impl Planner<'_> {
     /// as a `membership` table (for semi/anti probes without a residual), only answers
     /// whether a key is there and keeps none; returns the table and what the stream was:
     /// its columns, their statistics and its rows.
-    fn build_table(&mut self, build: Stream, keys: Vec<Expr>, nulls_equal: bool, membership: bool) -> (usize, Vec<Field>, Vec<ColStats>, f64) {
+    fn build_table(&mut self, build: Stream, keys: Vec<Expr>, nulls_equal: bool, membership: bool, null_aware: bool) -> (usize, Vec<Field>, Vec<ColStats>, f64) {
         let table = self.next_table;
         self.next_table += 1;
         let strategy = build_strategy(&keys, &build);
@@ -977,7 +977,7 @@ impl Planner<'_> {
         let payload: Vec<usize> = if membership { Vec::new() } else { (0..fields.len()).collect() };
         let estimated_rows = rows.max(0.0) as u64;
         let repeated_keys = keys_unique(&build, &keys) == Some(false);
-        let sink = HashBuild { table, keys, payload, strategy, nulls_equal, estimated_rows, membership, repeated_keys };
+        let sink = HashBuild { table, keys, payload, strategy, nulls_equal, estimated_rows, membership, repeated_keys, null_aware };
         self.push_pipeline(build, Sink::HashBuild(sink));
         (table, fields, stats, rows)
     }
@@ -997,7 +997,7 @@ impl Planner<'_> {
         residual: Option<Expr>,
         fields: Vec<Field>,
     ) -> Stream {
-        let (table, kept_fields, stats, rows) = self.build_table(kept, kept_keys, false, false);
+        let (table, kept_fields, stats, rows) = self.build_table(kept, kept_keys, false, false, false);
         let result = self.new_result();
         self.push_pipeline(
             large,

@@ -88,6 +88,12 @@ pub enum Param {
         /// Its payload column.
         column: usize,
     },
+    /// What the build of the table probe `probe` reads saw, for a NULL-aware anti join
+    /// (`uint32_t[2]`, see [`Out::BuildSeen`]).
+    BuildSeen {
+        /// The probe (operator order).
+        probe: usize,
+    },
     /// The membership bitmap of the table probe `probe` reads.
     Bitmap {
         /// The probe (operator order).
@@ -138,6 +144,9 @@ pub enum Out {
     },
     /// A build's membership bitmap.
     BuildBitmap,
+    /// What a build probed by a NULL-aware anti join saw (`uint32_t[2]`, zero before the
+    /// launch): `[0]` set when a row reached it, `[1]` when one had a NULL key.
+    BuildSeen,
     /// A hashed build's or a hash aggregation's keys (`uint64_t[slots]`).
     Keys,
     /// A chained build's chain heads (`int32_t[slots + 1]`, all −1 before the launch).
@@ -193,6 +202,7 @@ impl Param {
             Param::Validity { column } => format!("const uint32_t* __restrict__ col{column}_valid"),
             Param::Payload { probe, column, width } => format!("const {}* __restrict__ h{probe}_p{column}", width.c()),
             Param::PayloadValid { probe, column } => format!("const uint32_t* __restrict__ h{probe}_pv{column}"),
+            Param::BuildSeen { probe } => format!("const uint32_t* __restrict__ h{probe}_seen"),
             Param::Bitmap { probe } => format!("const uint32_t* __restrict__ h{probe}_bits"),
             Param::Keys { probe } => format!("const unsigned long long* __restrict__ h{probe}_keys"),
             Param::Heads { probe } => format!("const int* __restrict__ h{probe}_heads"),
@@ -202,6 +212,7 @@ impl Param {
                 Out::BuildPayload { column, width } => format!("{}* __restrict__ out_p{column}", width.c()),
                 Out::BuildPayloadValid { column } => format!("uint32_t* __restrict__ out_pv{column}"),
                 Out::BuildBitmap => "uint32_t* __restrict__ out_bits".into(),
+                Out::BuildSeen => "uint32_t* __restrict__ out_bseen".into(),
                 Out::Keys => "unsigned long long* __restrict__ out_keys".into(),
                 Out::Heads => "int* __restrict__ out_heads".into(),
                 Out::Next => "int* __restrict__ out_next".into(),

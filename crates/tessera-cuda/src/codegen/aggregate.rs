@@ -317,6 +317,20 @@ pub fn magnitude(e: &Expr, input: &[tessera_ir::Field]) -> u128 {
     m.min(of_type)
 }
 
+/// The expression aggregate `agg` adds up on the GPU: its argument, except for an AVG of
+/// integers, which DataFusion plans as `AVG(CAST(x AS DOUBLE))`: `x` itself is summed,
+/// exactly, and the host divides that sum by the count in f64 (`finish_sum`). That is the
+/// quotient a sum of doubles gives while its partial sums are exact (below 2^53 in
+/// magnitude, as in any order of adding), and a closer one beyond, where a sum of
+/// doubles depends on the order of its additions.
+pub fn accumulated<'a>(agg: &'a tessera_ir::AggExpr, fields: &[tessera_ir::Field]) -> Option<&'a Expr> {
+    let arg = agg.arg.as_ref()?;
+    match (agg.func, arg) {
+        (AggFunc::Avg, Expr::Cast { expr, ty: Type::Float64 }) if expr.ty(fields).is_integer() => Some(expr),
+        _ => Some(arg),
+    }
+}
+
 /// What lowering an aggregation gives: the sink's layout and the most rows its sums are
 /// exact for.
 pub struct Lowering {
@@ -350,7 +364,7 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         }
         // Scalar sums add in registers (a 128-bit atomic once per warp); grouped ones per
         // row, as narrow as the rows and the values' bound allow.
-        let repr = match (&agg.arg, scalar) {
+        let repr = match (accumulated(agg, fields), scalar) {
             (Some(e), false) => {
                 let magnitude = magnitude(e, fields);
                 let repr = SumRepr::for_rows(source_rows, magnitude);
@@ -366,7 +380,7 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         };
         // An input that may be NULL is skipped where it is; SUM, MIN and MAX count the
         // inputs they took (NULL where none).
-        let nullable = agg.arg.as_ref().is_some_and(|e| super::filter::may_be_null(b, e));
+        let nullable = accumulated(agg, fields).is_some_and(|e| super::filter::may_be_null(b, e));
         accumulators.push(Accumulator::of(agg.func, repr, nullable));
     }
     let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators) };
@@ -382,12 +396,12 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
     let mut valid = Vec::new();
     let mut value_dicts = Vec::new();
     for (j, agg) in a.aggregates.iter().enumerate() {
-        let dict = match &agg.arg {
+        let dict = match accumulated(agg, fields) {
             Some(Expr::Column { index, .. }) if j >= dependent_from => b.dicts.get(*index).copied().flatten(),
             _ => None,
         };
         value_dicts.push(dict);
-        let (value, ok) = match &agg.arg {
+        let (value, ok) = match accumulated(agg, fields) {
             Some(e) => {
                 let at = e.ty(fields);
                 if value_width(at).is_none() || (at == Type::Utf8 && dict.is_none()) {

@@ -34,6 +34,9 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
     if h.nulls_equal {
         return Err(Reason::NullEqualBuild);
     }
+    if h.null_aware {
+        seen_rows(b, h, fields)?;
+    }
     if h.repeated_keys && !h.membership {
         return chained(b, h, pipeline, fields);
     }
@@ -102,6 +105,22 @@ fn chained(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[Fi
     let payload = write_payload(b, h, &CExpr::row())?;
     let table = GpuTable { min, slots, hashed, payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: false, chain: Some(rows as usize) };
     Ok(SinkLayout::Build { table })
+}
+
+/// What a NULL-aware anti join (`NOT IN`) must know of its build side besides its keys
+/// (see `probe.rs`): any row reaching the sink sets `out_bseen[0]`, one whose key is NULL
+/// `out_bseen[1]`. Each flag is read before it is written: a store from every row would
+/// queue on the two addresses.
+fn seen_rows(b: &mut Builder<'_>, h: &HashBuild, fields: &[Field]) -> Lowered<()> {
+    if h.keys.len() != 1 || (h.repeated_keys && !h.membership) {
+        return Err(Reason::ProbeShape);
+    }
+    b.params.push(Param::Out(Out::BuildSeen));
+    b.effect(cx!["if (out_bseen[0] == 0u) out_bseen[0] = 1u;"]);
+    if let (_, Some(ok)) = super::filter::value(b, &h.keys[0], fields)? {
+        b.effect(cx!["if (!(", ok, ") && out_bseen[1] == 0u) out_bseen[1] = 1u;"]);
+    }
+    Ok(())
 }
 
 /// The rows of a build's source that its table has room for: a table scan's rows, or

@@ -406,8 +406,9 @@ fn in_bitmap(b: &mut Builder<'_>, x: CExpr, vals: &[i64]) -> CExpr {
     ]
 }
 
-/// Integer and decimal `+ - *`, exact in 128 bits and checked against the result type's
-/// range (overflow raises `flags[0]`).
+/// Integer and decimal `+ - *` and integer `/ %`, exact in 128 bits and checked against
+/// the result type's range (overflow raises `flags[0]`, and so does a zero divisor: the
+/// query then runs on the CPU, which reports it).
 fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, input: &[Field]) -> Lowered<(CExpr, Option<CExpr>)> {
     let (lt, rt) = (left.ty(input), right.ty(input));
     let scale = |t: Type| match t {
@@ -419,6 +420,7 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
         return Err(Reason::Arithmetic(format!("arithmetic on {lt} and {rt}")));
     };
     let ((l, lo_ok), (r, ro)) = (value(b, left, input)?, value(b, right, input)?);
+    let (lo, hi) = value_bounds(ty).ok_or(Reason::ValueType(ty))?;
     let pow = |k: i8| 10i128.pow(k.max(0) as u32);
     let value = match op {
         ArithOp::Add | ArithOp::Sub => {
@@ -434,10 +436,34 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
             }
             cx!["((__int128)(", l, ") * (__int128)(", r, "))"]
         }
-        other => return Err(Reason::Arithmetic(other.to_string())),
+        ArithOp::Div | ArithOp::Mod => {
+            if (ls, rs, os) != (0, 0, 0) {
+                return Err(Reason::Arithmetic(format!("{op} of decimals")));
+            }
+            // The type's smallest value (`value_bounds` leaves i64::MIN out), written so
+            // that C reads no literal out of range.
+            let min = type_min(ty).ok_or(Reason::ValueType(ty))?;
+            let quotient = cx!["tessera_div((long long)(", l, "), (long long)(", r, format!("), ({}LL - 1LL), {}, flags)", min + 1, op == ArithOp::Mod)];
+            // A NULL operand's value means nothing: not divided (no flag for it).
+            match both(lo_ok.clone(), ro.clone()) {
+                Some(ok) => cx!["((", ok, ") ? ", quotient, " : (__int128)0)"],
+                None => quotient,
+            }
+        }
     };
-    let (lo, hi) = value_bounds(ty).ok_or(Reason::ValueType(ty))?;
     Ok((b.var(CType::LongLong, "a", cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, flags)")]), both(lo_ok, ro)))
+}
+
+/// The smallest value of integer type `ty`.
+fn type_min(ty: Type) -> Option<i64> {
+    Some(match ty {
+        Type::Int8 => i64::from(i8::MIN),
+        Type::Int16 => i64::from(i16::MIN),
+        Type::Int32 => i64::from(i32::MIN),
+        Type::Int64 => i64::MIN,
+        Type::UInt8 | Type::UInt16 | Type::UInt32 | Type::UInt64 => 0,
+        _ => return None,
+    })
 }
 
 /// CAST between integer and decimal types, checked against the target's range.

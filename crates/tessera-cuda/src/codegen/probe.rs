@@ -180,7 +180,9 @@ fn dense_slot(b: &mut Builder<'_>, t: &GpuTable, key: CExpr, narrow: bool) -> CE
 /// membership table (no payload, repeated keys one entry) answers only semi and anti
 /// probes without a residual; a LEFT OUTER join of a chained (1:N) table is not lowered.
 pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hoisted: &HashMap<usize, CExpr>, fields: &[Field]) -> Lowered<()> {
-    if p.null_aware || p.nulls_equal {
+    // `NOT IN` (NULL-aware) over one key without a residual, of a table with a row per
+    // key; NULL-equal keys (IS NOT DISTINCT FROM) not at all.
+    if p.nulls_equal || (p.null_aware && (p.kind != JoinKind::Anti || p.residual.is_some() || p.keys.len() != 1 || t.chain.is_some())) {
         return Err(Reason::ProbeShape);
     }
     let outer = p.kind == JoinKind::LeftOuter;
@@ -209,12 +211,13 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
     b.params.push(if t.hashed.is_some() { Param::Keys { probe: probe_no } } else { Param::Bitmap { probe: probe_no } });
     // A hoisted probe's membership test has run already (hoisted probes have no
     // residual); only its payload is left.
-    let (s, found) = match (hoisted.get(&probe_no), &t.hashed) {
-        (Some(s), _) => (s.clone(), None),
+    // `key_ok`: where the key may be NULL, the condition of it not being NULL.
+    let (s, found, key_ok) = match (hoisted.get(&probe_no), &t.hashed) {
+        (Some(s), _) => (s.clone(), None, None),
         (None, Some(pack)) => {
             let (values, ok) = keys(b, p, fields)?;
-            let (s, found) = find(b, t, pack, probe_no, &values, ok);
-            (s, Some(found))
+            let (s, found) = find(b, t, pack, probe_no, &values, ok.clone());
+            (s, Some(found), ok)
         }
         (None, None) => {
             let (k, ok) = keys(b, p, fields)?;
@@ -222,13 +225,18 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
             let narrow = width_of(p.keys[0].ty(fields)) == Some(Width::I32);
             let (s, found) = lookup(b, t, probe_no, k, narrow);
             // A NULL key matches nothing (its value, looked up anyway, means nothing).
-            let found = match ok {
+            let found = match ok.clone() {
                 Some(ok) => b.var(CType::Bool, "f", cx!["(", ok, " && ", found, ")"]),
                 None => found,
             };
-            (s, Some(found))
+            (s, Some(found), ok)
         }
     };
+    if p.null_aware {
+        let found = found.ok_or_else(|| Reason::Inconsistent("a hoisted NULL-aware probe".into()))?;
+        null_aware_anti(b, probe_no, found, key_ok, pass_rate(t));
+        return Ok(());
+    }
     let joined: Vec<Field> = fields.iter().chain(&p.build_fields).cloned().collect();
     if outer {
         let found = found.ok_or_else(|| Reason::Inconsistent("a hoisted LEFT OUTER probe".into()))?;
@@ -366,6 +374,18 @@ fn gather_payload_where(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &
         });
         b.nulls.push(valid);
     }
+}
+
+/// `key NOT IN (build keys)`, SQL's way: over an empty build side every row is kept
+/// (NULL keys too); otherwise a row is dropped when its key matches, is NULL, or the
+/// build side had a NULL key (the comparison is then NULL, never TRUE). What the build
+/// saw is in `h{p}_seen` (`Out::BuildSeen`): `[0]` any row, `[1]` a NULL key.
+fn null_aware_anti(b: &mut Builder<'_>, probe_no: usize, found: CExpr, key_ok: Option<CExpr>, pass: f64) {
+    b.params.push(Param::BuildSeen { probe: probe_no });
+    let seen = |i: usize| format!("__ldg(&h{probe_no}_seen[{i}]) != 0u");
+    let null_key = key_ok.map_or(CExpr::text("false"), |ok| cx!["!(", ok, ")"]);
+    let drop = cx!["(", seen(0), ") && ((", found, ") || ", null_key, format!(" || {})", seen(1))];
+    b.reject_estimated(drop, 1.0 - pass);
 }
 
 /// Drops the item as join `kind` wants it (inner and semi joins: without a match; anti

@@ -794,6 +794,7 @@ fn build_pipeline() -> Pipeline {
         estimated_rows: 100,
         membership: false,
         repeated_keys: false,
+        null_aware: false,
     });
     p
 }
@@ -804,7 +805,7 @@ fn every_reason_is_reported_with_its_operator() {
     let mut p = grouped(9, AggFunc::Sum);
     let v = || Box::new(Expr::col(1, "v"));
     p.operators = vec![
-        Operator::Filter(Expr::Arith { op: ArithOp::Div, left: v(), right: v(), ty: Type::Int64 }),
+        Operator::Filter(Expr::Arith { op: ArithOp::Div, left: v(), right: v(), ty: Type::Decimal { precision: 20, scale: 2 } }),
         Operator::Filter(Expr::Cmp { op: CmpOp::Lt, left: v(), right: Box::new(Expr::lit(Scalar::Int(3), Type::Int64)) }),
     ];
     let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
@@ -814,7 +815,99 @@ fn every_reason_is_reported_with_its_operator() {
     assert_eq!(reasons[0].site, Site::Operator { index: 0, kind: "filter" });
     assert!(matches!(reasons[0].reason, Reason::Arithmetic(_)), "{reasons:?}");
     assert_eq!(reasons[1], Unsupported::new(Site::Sink("aggregate"), Reason::DistinctAggregate));
-    assert_eq!(unsupported::describe(&reasons), format!("filter #0: / on the GPU; aggregate: DISTINCT aggregate on the GPU"));
+    assert_eq!(unsupported::describe(&reasons), format!("filter #0: / of decimals on the GPU; aggregate: DISTINCT aggregate on the GPU"));
+}
+
+/// `NOT IN` (a NULL-aware anti join): the build sets its two flags (a row, a NULL key)
+/// before dropping its NULL keys; the probe keeps every row over an empty build, and
+/// otherwise drops a row whose key matches, is NULL, or meets a NULL in the build.
+#[test]
+fn not_in_reads_what_the_build_saw() {
+    let mut p = build_pipeline();
+    let Sink::HashBuild(h) = &mut p.sink else { unreachable!() };
+    (h.null_aware, h.membership, h.payload) = (true, true, vec![]);
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.fields[0].nullable = true;
+    let mut cols_k = cols();
+    cols_k[0].nullable = true;
+    let k = generate(&p, &cols_k, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(k.params.contains(&Param::Out(Out::BuildSeen)), "{:?}", k.params);
+    let (any, null, drop) = (k.source.find("out_bseen[0] = 1u").unwrap(), k.source.find("out_bseen[1] = 1u").unwrap(), k.source.find("if (!(kn").unwrap());
+    assert!(any < drop && null < drop, "{}", k.source);
+    compiles(&k, "NOT IN's build");
+    for nullable_key in [false, true] {
+        let (mut p, mut cols, tables) = hashed_probe_pipeline(JoinKind::Anti);
+        let Operator::Probe(pr) = &mut p.operators[0] else { unreachable!() };
+        (pr.null_aware, pr.keys) = (true, vec![Expr::col(1, "b")]);
+        let mut tables = tables;
+        tables[0].hashed = None;
+        (tables[0].min, tables[0].slots) = (0, 4096);
+        if nullable_key {
+            let Source::Scan(scan) = &mut p.source else { unreachable!() };
+            scan.fields[1].nullable = true;
+            cols[1].nullable = true;
+        }
+        let k = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(k.params.contains(&Param::BuildSeen { probe: 0 }), "{:?}", k.params);
+        assert!(k.source.contains("__ldg(&h0_seen[0]) != 0u"), "{}", k.source);
+        assert_eq!(k.source.contains("|| !(kn"), nullable_key, "{}", k.source);
+        compiles(&k, "NOT IN's probe");
+        // Over two keys, or with a residual, it stays on the CPU.
+        let Operator::Probe(pr) = &mut p.operators[0] else { unreachable!() };
+        pr.keys = vec![Expr::col(0, "a"), Expr::col(1, "b")];
+        assert!(generate(&p, &cols, &tables).is_err());
+    }
+}
+
+/// AVG of an integer, a double (`AVG(CAST(v AS DOUBLE))` as DataFusion plans it), sums
+/// the integer exactly with its count: the host divides.
+#[test]
+fn averages_of_integers_sum_the_integers() {
+    for group in [false, true] {
+        let mut p = grouped(9, AggFunc::Avg);
+        let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+        a.aggregates[0].arg = Some(Expr::Cast { expr: Box::new(Expr::col(1, "v")), ty: Type::Float64 });
+        a.aggregates[0].ty = Type::Float64;
+        a.fields[1].ty = Type::Float64;
+        if !group {
+            a.group_by.clear();
+            a.strategy = GroupStrategy::Scalar;
+            a.fields.remove(0);
+        }
+        let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+        let SinkLayout::Aggregate { accumulators, .. } = &k.sink else { panic!("not an aggregate") };
+        assert!(matches!(accumulators[..], [Accumulator::SumCount(_)]), "{accumulators:?}");
+        assert!(!k.source.contains("double"), "{}", k.source);
+        compiles(&k, "AVG of an integer");
+    }
+}
+
+/// Integer `/` and `%` run in kernels: a zero divisor (and the type's smallest value by
+/// -1) raises the overflow flag instead (the CPU reports it), and a NULL operand is not
+/// divided at all.
+#[test]
+fn integer_division_and_remainder_flag_a_zero_divisor() {
+    let mut p = grouped(9, AggFunc::Sum);
+    let v = || Box::new(Expr::col(1, "v"));
+    let lit = |x: i64| Box::new(Expr::lit(Scalar::Int(x), Type::Int64));
+    let rem = Expr::Arith { op: ArithOp::Mod, left: v(), right: lit(7), ty: Type::Int64 };
+    let quot = Expr::Arith { op: ArithOp::Div, left: lit(1000), right: v(), ty: Type::Int64 };
+    p.operators = vec![
+        Operator::Filter(Expr::Cmp { op: CmpOp::Eq, left: Box::new(rem), right: lit(3) }),
+        Operator::Filter(Expr::Cmp { op: CmpOp::Gt, left: Box::new(quot), right: lit(-2) }),
+    ];
+    let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(k.source.contains(", (-9223372036854775807LL - 1LL), true, flags)"), "{}", k.source);
+    assert!(k.source.contains(", (-9223372036854775807LL - 1LL), false, flags)"), "{}", k.source);
+    compiles(&k, "integer division and remainder");
+    // Over a value that may be NULL: divided only where it is not.
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.fields[1].nullable = true;
+    let mut cols_n = cols();
+    cols_n[1].nullable = true;
+    let k = generate(&p, &cols_n, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(k.source.contains(") ? tessera_div("), "{}", k.source);
+    compiles(&k, "integer division of values that may be NULL");
 }
 
 /// An open-addressing build on two keys packed in one word (`k` in the planned range
