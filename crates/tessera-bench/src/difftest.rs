@@ -268,7 +268,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 102;
+pub const TEMPLATES: usize = 103;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -762,6 +762,25 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
                 format!("SELECT f.k2, COUNT(d1.nick), COUNT(*) FROM f LEFT JOIN d1 ON f.k1 = d1.d1k WHERE f.v > {} GROUP BY f.k2", v(rng)),
                 format!("SELECT id, u, um, n FROM f WHERE v > {} AND k2 <> 7", v(rng)),
                 format!("SELECT f.id, d1.nick, f.u FROM f JOIN d1 ON f.k1 = d1.d1k WHERE f.v > {}", v(rng)),
+            ];
+            rng.pick(&forms).clone()
+        }
+        // LEFT OUTER joins of tables whose keys repeat (on the GPU: the probe expands a
+        // row into its matches and keeps a row without one once, build columns NULL):
+        // d1 against f's and d2's repeated keys, d3 against f's with a condition on f.
+        // Each has an aggregate over both sides (with right-side ones only, eager
+        // aggregation groups the right side by its key first: no repeated keys left).
+        102 => {
+            let forms = [
+                format!(
+                    "SELECT d1.region, COUNT(*), COUNT(f.v), SUM(f.v + d1.cat), MAX(f.um) FROM d1 LEFT JOIN f ON f.k1 = d1.d1k WHERE d1.cat <> {} GROUP BY d1.region",
+                    cat(rng)
+                ),
+                "SELECT d1.cat, COUNT(d2.z), SUM(d2.z * d1.cat), COUNT(*), SUM(d2.q) FROM d1 LEFT JOIN d2 ON d2.d2k = d1.d1k GROUP BY d1.cat".to_string(),
+                format!(
+                    "SELECT d3.tag3, COUNT(f.id), SUM(f.v - d3.c3), COUNT(*) FROM d3 LEFT JOIN f ON f.k3 = d3.d3k AND f.v > {} GROUP BY d3.tag3",
+                    v(rng)
+                ),
             ];
             rng.pick(&forms).clone()
         }

@@ -599,6 +599,10 @@ mod nullable_columns {
         ("SELECT attr.b, count(*) FROM t JOIN attr ON t.k = attr.id GROUP BY attr.b", 2),
         ("SELECT t.k, attr.a FROM t LEFT JOIN attr ON t.k = attr.id WHERE t.k < 6", 2),
         ("SELECT k, v, d, s FROM t WHERE k > 4", 1),
+        // A LEFT OUTER join of a table whose keys repeat (t.g): the probe expands its
+        // rows into their matches, and keeps a row without one once. (An aggregate over
+        // both sides: with right-side ones only, eager aggregation groups t first.)
+        ("SELECT dim.name, count(t.k), sum(t.v * dim.id), count(*) FROM dim LEFT JOIN t ON t.g = dim.id GROUP BY dim.name", 2),
         // Integer `/` and `%` (a zero divisor goes back to the CPU, which reports it).
         ("SELECT count(*), sum(v / 3) FROM t WHERE k % 3 = 1", 1),
     ];

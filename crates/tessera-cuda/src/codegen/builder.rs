@@ -203,7 +203,7 @@ impl<'a> Builder<'a> {
 
     /// Makes each item one item per row of the chain from `first` along `next`; the
     /// value holding the row.
-    pub fn expand(&mut self, first: CExpr, next: String) -> Lowered<CExpr> {
+    pub fn expand(&mut self, first: CExpr, next: String, outer: bool) -> Lowered<CExpr> {
         if self.expanded || self.in_branch() {
             return Err(Reason::SecondExpansion);
         }
@@ -211,7 +211,7 @@ impl<'a> Builder<'a> {
         let name = self.fresh("m");
         let id = ValueId(self.ir.values.len());
         self.ir.values.push(Value { name, ty: CType::Int, scope: Scope::Item });
-        self.push(Stmt::Expand { first, next, matched: id });
+        self.push(Stmt::Expand { first, next, matched: id, outer });
         Ok(CExpr::value(id))
     }
 

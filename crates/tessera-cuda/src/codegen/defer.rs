@@ -74,6 +74,9 @@ pub struct Expansion {
     /// The value holding the match in the rest of the pipeline (queued per entry, one of
     /// [`Deferral::live`]).
     pub matched: ValueId,
+    /// A LEFT OUTER join's expansion: an item without a match is queued once, its match
+    /// negative.
+    pub outer: bool,
 }
 
 /// Splits `stages` at the kernel's [`Stmt::Expand`] (a stage ends there, see
@@ -82,8 +85,8 @@ pub struct Expansion {
 pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Vec<Stage>, Vec<Stage>), Reason>> {
     let k = stages.iter().position(|st| st.iter().any(|s| matches!(s, Stmt::Expand { .. })))?;
     let mut head: Vec<Stage> = stages[..=k].to_vec();
-    let (first, next, matched) = match head.last_mut().and_then(Vec::pop) {
-        Some(Stmt::Expand { first, next, matched }) => (first, next, matched),
+    let (first, next, matched, outer) = match head.last_mut().and_then(Vec::pop) {
+        Some(Stmt::Expand { first, next, matched, outer }) => (first, next, matched, outer),
         _ => return Some(Err(Reason::Inconsistent("an expansion inside a stage".into()))),
     };
     if head.last().is_some_and(Vec::is_empty) {
@@ -96,7 +99,7 @@ pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Ve
     if bytes > EXPAND_MAX_BYTES {
         return Some(Err(Reason::ExpansionQueue(bytes)));
     }
-    Some(Ok((Deferral { live, row, capacity: EXPAND_CAPACITY, expand: Some(Expansion { first, next, matched }) }, head, tail)))
+    Some(Ok((Deferral { live, row, capacity: EXPAND_CAPACITY, expand: Some(Expansion { first, next, matched, outer }) }, head, tail)))
 }
 
 /// Splits `stages` after the kernel's last row test when its passing rows are queued

@@ -293,6 +293,9 @@ pub enum Stmt {
         next: String,
         /// The value that holds the row in the statements after.
         matched: ValueId,
+        /// A LEFT OUTER join's: an item without a match stays, once, with `matched`
+        /// negative (its build columns NULL).
+        outer: bool,
     },
     /// Ends the stage: what follows is a new loop over the items.
     Cut,

@@ -361,17 +361,23 @@ fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
 /// After a tile's stages, at a 1:N join: each warp's lanes walk their items' chains of
 /// matches together, one step a round (a ballot), queueing an entry (the values the rest
 /// needs, the match) per step, and run the rest on 32 entries whenever the queue holds
-/// that many (see `defer.rs`).
+/// that many (see `defer.rs`). A LEFT OUTER join's item without a match is queued once,
+/// its match −2 (−1 ends a walk).
 fn write_expansion(src: &mut String, ir: &KernelIr, d: &Deferral, e: &Expansion, decls: &[String], tail: &[Stage], row: &str) {
     let push = queue_push(ir, d, row);
     let first = expr(ir, &e.first);
+    let (start, walking, step) = if e.outer {
+        (format!("sel[i] ? (({first}) >= 0 ? ({first}) : -2) : -1"), "tq_m != -1", format!("tq_m = tq_m >= 0 ? __ldg(&{}[tq_m]) : -1;", e.next))
+    } else {
+        (format!("sel[i] ? {first} : -1"), "tq_m >= 0", format!("tq_m = __ldg(&{}[tq_m]);", e.next))
+    };
     let _ = writeln!(src, "        #pragma unroll");
     let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
-    let _ = writeln!(src, "            int tq_m = sel[i] ? {first} : -1;");
+    let _ = writeln!(src, "            int tq_m = {start};");
     let _ = writeln!(src, "            while (true) {{");
-    let _ = writeln!(src, "                const unsigned int m = __ballot_sync(0xffffffffu, tq_m >= 0);");
+    let _ = writeln!(src, "                const unsigned int m = __ballot_sync(0xffffffffu, {walking});");
     let _ = writeln!(src, "                if (m == 0u) break;");
-    let _ = writeln!(src, "                if (tq_m >= 0) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} tq_m = __ldg(&{}[tq_m]); }}", e.next);
+    let _ = writeln!(src, "                if ({walking}) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} {step} }}");
     let _ = writeln!(src, "                tq_n += __popc(m);");
     let _ = writeln!(src, "                if (tq_n >= 32) {{");
     let _ = writeln!(src, "                    tq_n -= 32;");

@@ -186,7 +186,9 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
         return Err(Reason::ProbeShape);
     }
     let outer = p.kind == JoinKind::LeftOuter;
-    if !(matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti) || (outer && t.chain.is_none())) {
+    // A LEFT OUTER join of a chained (1:N) table: only without a residual (a row whose
+    // matches all fail it would have to come out once, with NULLs).
+    if !(matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti) || (outer && (t.chain.is_none() || p.residual.is_none()))) {
         return Err(Reason::JoinKind(p.kind));
     }
     if t.hashed.is_none() && p.keys.len() != 1 {
@@ -250,13 +252,7 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
                 b.var(CType::Bool, "om", cx![found, " && (", holds, ")"])
             }
         };
-        // NULL where unmatched, and where matched to a NULL.
-        for null in &mut b.nulls[from..] {
-            *null = Some(match null.take() {
-                Some(valid) => cx!["(", matched.clone(), " && ", valid, ")"],
-                None => matched.clone(),
-            });
-        }
+        null_where_unmatched(b, from, &matched);
         return Ok(());
     }
     match (&p.residual, found) {
@@ -323,9 +319,19 @@ fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields
     let joined: Vec<Field> = fields.iter().chain(&p.build_fields).cloned().collect();
     let pass = pass_rate(t);
     match (&p.kind, &p.residual) {
+        (JoinKind::LeftOuter, None) => {
+            // One item per match, and an item without one once (its match negative), the
+            // build columns NULL there.
+            let m = b.expand(first, next, true)?;
+            let matched = b.var(CType::Bool, "om", cx![&m, " >= 0"]);
+            let from = b.layout.len();
+            gather_payload_where(b, t, probe_no, &m, Some(&matched));
+            null_where_unmatched(b, from, &matched);
+        }
+        (JoinKind::LeftOuter, Some(_)) => return Err(Reason::JoinKind(JoinKind::LeftOuter)),
         (JoinKind::Inner, residual) => {
             b.reject_estimated(cx![&first, " < 0"], pass);
-            let m = b.expand(first, next)?;
+            let m = b.expand(first, next, false)?;
             gather_payload(b, t, probe_no, &m);
             if let Some(residual) = residual {
                 let holds = super::filter::condition(b, residual, &joined)?;
@@ -342,6 +348,17 @@ fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields
         }
     }
     Ok(())
+}
+
+/// Makes the layout's columns from `from` on (a LEFT OUTER join's build columns) NULL
+/// where `matched` does not hold, and where matched to a NULL.
+fn null_where_unmatched(b: &mut Builder<'_>, from: usize, matched: &CExpr) {
+    for null in &mut b.nulls[from..] {
+        *null = Some(match null.take() {
+            Some(valid) => cx!["(", matched.clone(), " && ", valid, ")"],
+            None => matched.clone(),
+        });
+    }
 }
 
 /// Appends the payload columns of table `t` at slot `s` to the layout.

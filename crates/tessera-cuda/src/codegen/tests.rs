@@ -1036,6 +1036,27 @@ fn probes_of_chained_tables_expand_or_walk_their_matches() {
     assert!(r.iter().any(|u| matches!(u.reason, Reason::ExpandedSink(_))), "{r:?}");
 }
 
+/// A LEFT OUTER probe of a chained table expands each row into its matches, and a row
+/// without one into one entry whose match is −2: its build columns are NULL there (a
+/// SUM over them counts only the matched). With a residual it stays on the CPU.
+#[test]
+fn left_outer_probes_of_chained_tables_keep_unmatched_rows_once() {
+    let (mut p, cols, tables) = chained_probe_pipeline(JoinKind::LeftOuter, false);
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.aggregates[0].arg = Some(Expr::col(4, "w"));
+    let k = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{e:?}"));
+    let body = whole_tile_loop(&k.source);
+    assert!(body.contains(": -2) : -1;"), "{}", k.source);
+    assert!(body.contains("__ballot_sync(0xffffffffu, tq_m != -1)"), "{}", k.source);
+    assert!(body.contains("tq_m = tq_m >= 0 ? __ldg(&h0_next[tq_m]) : -1;"), "{}", k.source);
+    let SinkLayout::Aggregate { accumulators, .. } = &k.sink else { panic!("not an aggregate") };
+    assert!(matches!(accumulators[..], [Accumulator::SumCount(_)]), "{accumulators:?}");
+    compiles(&k, "LEFT OUTER probe of a chained table");
+    let (p, cols, tables) = chained_probe_pipeline(JoinKind::LeftOuter, true);
+    let r = generate(&p, &cols, &tables).unwrap_err();
+    assert!(r.iter().any(|u| u.reason == Reason::JoinKind(JoinKind::LeftOuter)), "{r:?}");
+}
+
 /// The probe pipeline of a hashed table: `f(a, b, v)` joined on `(a, b)` to the table of
 /// [`hashed_build_pipeline`], grouped by a hash table on `v`.
 fn hashed_probe_pipeline(kind: JoinKind) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
