@@ -46,7 +46,7 @@
 #   tpch1   — TPC-H SF1 Tessera with the GPU and with tessera.device = 'cpu' in one process,
 #             (taking turns run by run) beside DuckDB, all answers checked; then in a
 #             process with the GPU off
-#   results — the queries of $SLTS (default tests/slt/gpu_results.slt and gpu_nulls.slt)
+#   results — the queries of $SLTS (default tests/slt/gpu_results, gpu_nulls, mark_joins)
 #             on the GPU and the CPU backend, answers compared, and EXPLAIN ANALYZE of each
 #   tpch10  — TPC-H SF10 Tessera beside DuckDB (JSON + SVG), then EXPLAIN ANALYZE of each
 #   cpu16   — TPC-H SF10 and SSB SF20 through the CPU backend only (GPU off) beside DuckDB
@@ -425,11 +425,11 @@ for section in "$@"; do
     TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs 3 --engine tessera --json $OUT/tpch1-cpu.json 2>&1 | grep -v '^\s*$'
     ;;
   results)
-    # Pipelines over aggregations' results and over NULLs: each of $SLTS' (default
-    # tests/slt/gpu_results.slt and gpu_nulls.slt) statements and queries through
+    # Pipelines over aggregations' results, over NULLs and mark joins: each of $SLTS'
+    # (default tests/slt/gpu_results, gpu_nulls and mark_joins) statements and queries through
     # `tessera sql` on the GPU and on the CPU backend, answers compared (rows sorted), and
     # EXPLAIN ANALYZE of each on the GPU (where the result stayed).
-    for slt in ${SLTS:-gpu_results gpu_nulls}; do
+    for slt in ${SLTS:-gpu_results gpu_nulls mark_joins}; do
       d=/tmp/tdres-$slt; rm -rf $d
       awk '/^(statement ok|query)/{on=1; buf=""; next} on&&(/^----$/||/^$/){if(buf!="") print buf ";"; on=0; next} on{buf=buf (buf==""?"":" ") $0} END{if(on&&buf!="") print buf ";"}' tests/slt/$slt.slt \
         | grep -v "^SET tessera.device" > /tmp/res_all.sql

@@ -268,7 +268,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 103;
+pub const TEMPLATES: usize = 104;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -781,6 +781,18 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
                     "SELECT d3.tag3, COUNT(f.id), SUM(f.v - d3.c3), COUNT(*) FROM d3 LEFT JOIN f ON f.k3 = d3.d3k AND f.v > {} GROUP BY d3.tag3",
                     v(rng)
                 ),
+            ];
+            rng.pick(&forms).clone()
+        }
+        // EXISTS / IN inside OR: mark joins (every row, with whether it matched; on the
+        // GPU a probe that adds the flag), over a dense, a hashed and a 1:N table, with
+        // a correlated condition beside the key (a residual) and a nullable key.
+        103 => {
+            let forms = [
+                format!("SELECT COUNT(*), SUM(v) FROM f WHERE v > {} OR EXISTS (SELECT 1 FROM d1 WHERE d1.d1k = f.k1 AND d1.cat = {})", v(rng), cat(rng)),
+                format!("SELECT k2, COUNT(*), SUM(v) FROM f WHERE k2 = {} OR u IN (SELECT d2k FROM d2 WHERE z < {}) GROUP BY k2", k2(rng), rng.range(0, 1000)),
+                format!("SELECT COUNT(*), SUM(v) FROM f WHERE v < {} OR NOT EXISTS (SELECT 1 FROM d3 WHERE d3.d3k = f.k3)", v(rng)),
+                format!("SELECT COUNT(*), SUM(u) FROM f WHERE n > {} OR EXISTS (SELECT 1 FROM d2 WHERE d2.d2k = f.k1 AND d2.z > f.k2 * 20)", rng.range(-110, 110)),
             ];
             rng.pick(&forms).clone()
         }

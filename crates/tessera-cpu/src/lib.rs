@@ -741,9 +741,15 @@ fn probe(
             };
             Ok(filter_chunk(chunk, &mask, live)?.unwrap_or(empty))
         }
-        JoinKind::Mark => Err(TesseraError::NotImplemented(
-            "mark joins on the CPU backend".into(),
-        )),
+        // Every row, and whether it matched (a NULL key matches nothing).
+        JoinKind::Mark => {
+            if p.null_aware {
+                return Err(TesseraError::NotImplemented("NULL-aware mark joins".into()));
+            }
+            let mut columns = chunk.columns;
+            columns.push(Arc::new(BooleanArray::from(matched)));
+            Ok(Chunk::new(columns, rows))
+        }
     }
 }
 

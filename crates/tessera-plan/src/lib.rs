@@ -747,7 +747,8 @@ impl Planner<'_> {
         let matched = known_match.unwrap_or(1.0);
         // A semi join keeps the rows that match, where statistics tell how many.
         let semi_kept = known_match.unwrap_or(selectivity::DEFAULT_SELECTIVITY);
-        let filtering = matches!(kind, JoinKind::Semi | JoinKind::Anti) && residual.is_none();
+        // Only whether a key is there matters: a membership table (one entry a key).
+        let filtering = matches!(kind, JoinKind::Semi | JoinKind::Anti | JoinKind::Mark) && residual.is_none();
         let (build_unique, probe_unique) = (keys_unique(&build, &build_keys), keys_unique(&probe, &probe_keys));
         let key_stats = |s: &Stream, keys: &[Expr]| Arc::new(keys.iter().map(|k| matches!(k, Expr::Column { .. }).then(|| s.stats_of(k))).collect::<Vec<_>>());
         let (build_key_stats, probe_key_stats) = (key_stats(&build, &build_keys), key_stats(&probe, &probe_keys));
@@ -1208,6 +1209,8 @@ fn join_roles(t: JoinType, null_aware: bool) -> Result<(JoinKind, bool), String>
         JoinType::RightSemi => (JoinKind::Semi, false),
         JoinType::LeftAnti => (JoinKind::Anti, true),
         JoinType::RightAnti => (JoinKind::Anti, false),
+        // EXISTS / IN inside OR: every left row, with whether it has a match.
+        JoinType::LeftMark => (JoinKind::Mark, true),
         other => return Err(format!("{other} join is not in the IR yet")),
     })
 }

@@ -188,7 +188,7 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
     let outer = p.kind == JoinKind::LeftOuter;
     // A LEFT OUTER join of a chained (1:N) table: only without a residual (a row whose
     // matches all fail it would have to come out once, with NULLs).
-    if !(matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti) || (outer && (t.chain.is_none() || p.residual.is_none()))) {
+    if !(matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti | JoinKind::Mark) || (outer && (t.chain.is_none() || p.residual.is_none()))) {
         return Err(Reason::JoinKind(p.kind));
     }
     if t.hashed.is_none() && p.keys.len() != 1 {
@@ -240,6 +240,22 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
         return Ok(());
     }
     let joined: Vec<Field> = fields.iter().chain(&p.build_fields).cloned().collect();
+    if p.kind == JoinKind::Mark {
+        let found = found.ok_or_else(|| Reason::Inconsistent("a hoisted mark probe".into()))?;
+        let marked = match &p.residual {
+            None => found,
+            Some(residual) => {
+                // Tested only where the key matched (the payload is there).
+                let holds = b.branch(|b| {
+                    gather_payload(b, t, probe_no, &s);
+                    super::filter::condition(b, residual, &joined)
+                })?;
+                cx!["(", found, " && (", holds, "))"]
+            }
+        };
+        push_mark(b, marked);
+        return Ok(());
+    }
     if outer {
         let found = found.ok_or_else(|| Reason::Inconsistent("a hoisted LEFT OUTER probe".into()))?;
         let from = b.layout.len();
@@ -319,6 +335,14 @@ fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields
     let joined: Vec<Field> = fields.iter().chain(&p.build_fields).cloned().collect();
     let pass = pass_rate(t);
     match (&p.kind, &p.residual) {
+        (JoinKind::Mark, None) => push_mark(b, cx!["(", &first, " >= 0)"]),
+        (JoinKind::Mark, Some(residual)) => {
+            let any = b.any_in_chain(first, next, |b, m| {
+                gather_payload(b, t, probe_no, &m);
+                super::filter::condition(b, residual, &joined)
+            })?;
+            push_mark(b, any);
+        }
         (JoinKind::LeftOuter, None) => {
             // One item per match, and an item without one once (its match negative), the
             // build columns NULL there.
@@ -348,6 +372,15 @@ fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields
         }
     }
     Ok(())
+}
+
+/// A mark join's column (EXISTS / IN inside OR): every row stays, with whether it has a
+/// match (`marked`), as an `int` 0 or 1 (a NULL key has none: never NULL).
+fn push_mark(b: &mut Builder<'_>, marked: CExpr) {
+    let v = b.var(CType::Int, "mk", cx!["(", marked, ") ? 1 : 0"]);
+    b.layout.push(Val::Local(v, Width::I32));
+    b.dicts.push(None);
+    b.nulls.push(None);
 }
 
 /// Makes the layout's columns from `from` on (a LEFT OUTER join's build columns) NULL

@@ -1036,6 +1036,37 @@ fn probes_of_chained_tables_expand_or_walk_their_matches() {
     assert!(r.iter().any(|u| matches!(u.reason, Reason::ExpandedSink(_))), "{r:?}");
 }
 
+/// A mark join (EXISTS / IN inside OR) keeps every row and adds whether it matched, as
+/// 0 or 1, which the filter after it reads; with a residual, whether a match passes it.
+#[test]
+fn mark_probes_add_whether_a_row_matched() {
+    let or_mark = |p: &mut Pipeline| {
+        // f(a, b, v) + mark: keep v < 10 OR mark.
+        p.operators.push(Operator::Filter(Expr::Or(
+            Box::new(Expr::Cmp { op: CmpOp::Lt, left: Box::new(Expr::col(2, "v")), right: Box::new(Expr::lit(Scalar::Int(10), Type::Int64)) }),
+            Box::new(Expr::col(3, "mark")),
+        )));
+    };
+    let mut kernels = Vec::new();
+    for (residual, chained) in [(false, false), (true, false), (false, true), (true, true)] {
+        let (mut p, cols, tables) = if chained { chained_probe_pipeline(JoinKind::Mark, residual) } else { hashed_probe_pipeline(JoinKind::Mark) };
+        if residual && !chained {
+            let Operator::Probe(probe) = &mut p.operators[0] else { unreachable!() };
+            probe.residual = Some(Expr::Cmp { op: CmpOp::NotEq, left: Box::new(Expr::col(4, "w")), right: Box::new(Expr::col(2, "v")) });
+        }
+        or_mark(&mut p);
+        let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+        a.aggregates[0].arg = Some(Expr::col(2, "v"));
+        let k = generate(&p, &cols, &tables).unwrap_or_else(|e| panic!("{residual} {chained}: {e:?}"));
+        assert!(k.source.contains(") ? 1 : 0"), "{residual} {chained}: {}", k.source);
+        assert_eq!(k.source.contains("h0_p1["), residual, "{residual} {chained}: {}", k.source);
+        kernels.push(k);
+    }
+    for k in &kernels {
+        compiles(k, "mark probe");
+    }
+}
+
 /// A LEFT OUTER probe of a chained table expands each row into its matches, and a row
 /// without one into one entry whose match is −2: its build columns are NULL there (a
 /// SUM over them counts only the matched). With a residual it stays on the CPU.
