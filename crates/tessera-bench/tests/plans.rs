@@ -603,6 +603,9 @@ mod nullable_columns {
         // rows into their matches, and keeps a row without one once. (An aggregate over
         // both sides: with right-side ones only, eager aggregation groups t first.)
         ("SELECT dim.name, count(t.k), sum(t.v * dim.id), count(*) FROM dim LEFT JOIN t ON t.g = dim.id GROUP BY dim.name", 2),
+        // MIN/MAX of a dictionary-encoded string (with NULLs) over its codes, COUNT of it.
+        ("SELECT g, min(s), max(s), count(s) FROM t GROUP BY g", 1),
+        ("SELECT min(s), max(s) FROM t WHERE k > 2", 1),
         // EXISTS / IN inside OR: mark joins, every row with whether it matched.
         ("SELECT count(*), sum(v) FROM t WHERE k > 6 OR EXISTS (SELECT 1 FROM dim WHERE dim.id = t.g)", 2),
         ("SELECT count(*) FROM t WHERE v IS NULL OR g IN (SELECT id FROM dim WHERE w > 10)", 2),

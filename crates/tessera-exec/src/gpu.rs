@@ -1273,11 +1273,12 @@ impl GpuRuntime {
                             // A group none of whose values was non-NULL has none.
                             let counts = if acc.counted() { Some(take()?) } else { None };
                             builds.push(Box::new(move || {
-                                if let Some(d) = dict {
-                                    // A dependent group key's codes (groups always have one).
-                                    return dictionary_column(st, d, m.iter().map(|&x| x as i32).collect());
-                                }
                                 let has = |i: usize| present[i] && counts.is_none_or(|c| c[i] > 0);
+                                if let Some(d) = dict {
+                                    // Codes: a dependent group key's (every group has one), or
+                                    // a MIN/MAX of strings (sorted dictionaries).
+                                    return dictionary_column(st, d, m.iter().enumerate().map(|(i, &x)| has(i).then_some(x as i32)).collect());
+                                }
                                 let v: Int64Array = m.iter().enumerate().map(|(i, &x)| has(i).then_some(x as i64)).collect();
                                 int_as(&v, arg_ty.unwrap_or(ty), ty)
                             }));

@@ -14,7 +14,8 @@
 //! - per probe, in operator order: its payload arrays `h{p}_p{j}`, each followed by its
 //!   validity bitmap `h{p}_pv{j}` when it may be NULL, then its membership
 //!   bitmap `h{p}_bits` (bit `s` set when slot `s` holds a row: what probes test) or, for
-//!   a hashed table, its keys `h{p}_keys`;
+//!   a hashed table, its keys `h{p}_keys`, and for `NOT IN` what its build saw
+//!   `h{p}_seen` ([`Param::BuildSeen`]);
 //! - the sink's arrays ([`Out`], as [`super::SinkLayout`] describes them);
 //! - the literals `lit{k}` ([`Kernel::literals`]).
 

@@ -396,19 +396,24 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
     let mut valid = Vec::new();
     let mut value_dicts = Vec::new();
     for (j, agg) in a.aggregates.iter().enumerate() {
-        let dict = match accumulated(agg, fields) {
-            Some(Expr::Column { index, .. }) if j >= dependent_from => b.dicts.get(*index).copied().flatten(),
+        let dict = match (accumulated(agg, fields), agg.func) {
+            (Some(Expr::Column { index, .. }), _) if j >= dependent_from => b.dicts.get(*index).copied().flatten(),
+            // MIN/MAX of a dictionary-encoded string: the store's dictionaries are sorted,
+            // so codes compare like the strings (row numbers standing for strings do not).
+            (Some(Expr::Column { index, .. }), AggFunc::Min | AggFunc::Max) => b.dicts.get(*index).copied().flatten().filter(|d| !d.by_row),
             _ => None,
         };
         value_dicts.push(dict);
         let (value, ok) = match accumulated(agg, fields) {
+            // COUNT of a column reads only whether it is NULL, whatever its type.
+            Some(Expr::Column { index, .. }) if agg.func == AggFunc::Count => (CExpr::text("1LL"), b.nulls.get(*index).cloned().flatten()),
             Some(e) => {
                 let at = e.ty(fields);
                 if value_width(at).is_none() || (at == Type::Utf8 && dict.is_none()) {
                     return Err(Reason::ValueType(at));
                 }
                 match (e, dict) {
-                    (Expr::Column { index, .. }, Some(_)) => (super::scan::column(b, *index)?.0, None),
+                    (Expr::Column { index, .. }, Some(_)) if j >= dependent_from => (super::scan::column(b, *index)?.0, None),
                     // A dependent group key is the same in all of a group's rows.
                     _ if j >= dependent_from => (super::filter::expr(b, e, fields)?, None),
                     _ => super::filter::value(b, e, fields)?,

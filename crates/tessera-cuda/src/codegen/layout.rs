@@ -259,8 +259,9 @@ pub enum SinkLayout {
         hashed: Option<KeyPack>,
         /// Where blocks accumulate before merging into the global arrays.
         table: GroupTable,
-        /// Per aggregate, the dictionary of its values when it is a dependent group key
-        /// held as codes (a MIN of them, see `tessera_ir::ReducedKeys`).
+        /// Per aggregate, the dictionary of its values when they are codes: a dependent
+        /// group key's (a MIN of them, see `tessera_ir::ReducedKeys`), or a MIN/MAX of a
+        /// dictionary-encoded string (sorted dictionaries: codes compare like strings).
         value_dicts: Vec<Option<DictRef>>,
     },
     /// `unsigned long long count`, then per column of the sink's input an array as long

@@ -176,9 +176,11 @@ fn dense_slot(b: &mut Builder<'_>, t: &GpuTable, key: CExpr, narrow: bool) -> CE
 /// `found && residual`, gathering the payload inside the test, only for rows whose key
 /// matched; a LEFT OUTER join keeps every row, gathers the payload where the key
 /// matched and makes it NULL where the key or the residual did not (the payload
-/// columns' condition of not being NULL is the match, see [`Builder::nulls`]). A
-/// membership table (no payload, repeated keys one entry) answers only semi and anti
-/// probes without a residual; a LEFT OUTER join of a chained (1:N) table is not lowered.
+/// columns' condition of not being NULL is the match, see [`Builder::nulls`]); a mark
+/// join keeps every row and adds `found && residual` as a column ([`push_mark`]). A
+/// membership table (no payload, repeated keys one entry) answers only semi, anti and
+/// mark probes without a residual. `NOT IN` (NULL-aware) reads what the build saw
+/// ([`null_aware_anti`]). Chained (1:N) tables: see [`chained`].
 pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hoisted: &HashMap<usize, CExpr>, fields: &[Field]) -> Lowered<()> {
     // `NOT IN` (NULL-aware) over one key without a residual, of a table with a row per
     // key; NULL-equal keys (IS NOT DISTINCT FROM) not at all.
@@ -304,7 +306,9 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
 /// does, the payload gathered at each row); an inner join makes the item one item per
 /// row ([`Builder::expand`]: the rest of the pipeline runs on a warp queue of (item,
 /// row) pairs, `defer.rs`), gathers the payload at its row and tests the residual as a
-/// filter.
+/// filter; a LEFT OUTER join without a residual expands the same way and keeps an item
+/// without a match once, its build columns NULL; a mark join adds whether there is a
+/// row (with a residual: one it holds for) as a column.
 fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields: &[Field]) -> Lowered<()> {
     b.params.push(Param::Heads { probe: probe_no });
     b.params.push(Param::Next { probe: probe_no });
