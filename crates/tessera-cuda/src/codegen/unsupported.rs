@@ -61,8 +61,8 @@ pub enum Reason {
         column: String,
     },
     /// A value that may be NULL (a nullable source column, a LEFT OUTER join's build
-    /// column) where the kernel does not carry NULLs: a hash aggregation's group key, a
-    /// build's payload, a materialized column, a dependent group key.
+    /// column) where the kernel does not carry NULLs: a group key the other keys
+    /// determine (carried as a MIN of its values, see `tessera_ir::ReducedKeys`).
     NullableValue(String),
     /// An expression the generator does not lower, as the IR prints it.
     Expression(String),
@@ -158,7 +158,7 @@ impl fmt::Display for Reason {
             Reason::ExpansionQueue(bytes) => write!(f, "a 1:N join whose queued rows take {bytes} bytes of shared memory"),
             Reason::RawString => write!(f, "a string column without a dictionary read other than by LIKE"),
             Reason::Like(what) => write!(f, "{what} on the GPU"),
-            Reason::NullableValue(what) => write!(f, "{what}, which may be NULL, as a hash group key, a build's payload or a materialized column on the GPU"),
+            Reason::NullableValue(what) => write!(f, "{what}, which may be NULL, as a group key the other keys determine on the GPU"),
             Reason::NullableColumn { column } => write!(f, "nullable column {column} in bit-packed tiles on the GPU"),
             Reason::Expression(e) => write!(f, "{e} on the GPU"),
             Reason::Literal(l) => write!(f, "literal {l} on the GPU"),
