@@ -973,13 +973,7 @@ impl GpuRuntime {
                         Width::I64 => GpuBuf::I64(self.alloc::<i64>(&gs, len)?),
                         Width::Str => return Err(string_as_values()),
                     };
-                    // A column that may be NULL: its validity bits, all clear.
-                    let b = if pc.nullable { GpuBuf::Nullable { values: Box::new(b), validity: self.alloc::<u32>(&gs, len.div_ceil(32))? } } else { b };
-                    out_ptrs.push((OutSlot::BuildPayload(j), b.ptr(dev)));
-                    if pc.nullable {
-                        out_ptrs.push((OutSlot::BuildPayloadValid(j), b.validity_ptr(dev)));
-                    }
-                    out_bufs.push(b);
+                    out_bufs.push(self.sink_column(&gs, b, len, pc.nullable, (OutSlot::BuildPayload(j), OutSlot::BuildPayloadValid(j)), &mut out_ptrs)?);
                 }
                 if shape.chain.is_some() {
                     let keys = match shape.hashed {
@@ -1046,14 +1040,7 @@ impl GpuRuntime {
                         Width::I64 => GpuBuf::I64(unsafe { self.alloc_uninit::<i64>(&gs, capacity) }?),
                         Width::Str => return Err(string_as_values()),
                     };
-                    // A column that may be NULL: its validity bits, all clear (the kernel
-                    // sets those of its non-NULL rows).
-                    let b = if c.nullable { GpuBuf::Nullable { values: Box::new(b), validity: self.alloc::<u32>(&gs, capacity.div_ceil(32))? } } else { b };
-                    out_ptrs.push((OutSlot::Materialized(i), b.ptr(dev)));
-                    if c.nullable {
-                        out_ptrs.push((OutSlot::MaterializedValid(i), b.validity_ptr(dev)));
-                    }
-                    out_bufs.push(b);
+                    out_bufs.push(self.sink_column(&gs, b, capacity, c.nullable, (OutSlot::Materialized(i), OutSlot::MaterializedValid(i)), &mut out_ptrs)?);
                 }
             }
         }
@@ -1370,6 +1357,20 @@ impl GpuRuntime {
     /// `records.cuh`), compiled once per process.
     fn helpers(&self) -> Result<Arc<tessera_cuda::cudarc::driver::CudaModule>> {
         self.kernels.load(&self.device, RECORDS_SOURCE)
+    }
+
+    /// A column a sink writes (a build's payload, a materialized column), `len` rows of
+    /// `values`: with a validity bitmap, all clear, when it may be NULL (the kernel sets
+    /// the bits of its non-NULL rows). Its arrays' addresses go into `out_ptrs` as the
+    /// kernel's `slots` (values, validity).
+    fn sink_column(&self, gs: &GpuStream, values: GpuBuf, len: usize, nullable: bool, slots: (OutSlot, OutSlot), out_ptrs: &mut Vec<(OutSlot, u64)>) -> Result<GpuBuf> {
+        let dev = &self.device;
+        let b = if nullable { GpuBuf::Nullable { values: Box::new(values), validity: self.alloc::<u32>(gs, len.div_ceil(32))? } } else { values };
+        out_ptrs.push((slots.0, b.ptr(dev)));
+        if nullable {
+            out_ptrs.push((slots.1, b.validity_ptr(dev)));
+        }
+        Ok(b)
     }
 
     /// The launch shape of the runtime's helper kernels (`records.cuh`), grid-stride loops

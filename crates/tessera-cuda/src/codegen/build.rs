@@ -14,7 +14,7 @@
 use tessera_ir::{BuildStrategy, Expr, Field, HashBuild, Pipeline, Source, Type};
 
 use super::abi::{Out, Param};
-use super::builder::{Builder, Lowered};
+use super::builder::{Builder, Lowered, set_bit};
 use super::hash::{KeyPack, table_slots};
 use super::ir::{CExpr, CType};
 use super::layout::{GpuColumn, GpuTable, SinkLayout};
@@ -50,7 +50,7 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
     let s = dense_slot(b, key, *min, slots, fields)?;
     b.params.push(Param::Out(Out::BuildRows));
     reject_repeated(b, h, cx!["atomicCAS((int*)&out_rows[", &s, "], 0, (int)(", CExpr::row(), " + 1)) != 0"]);
-    b.effect(cx!["atomicOr(&out_bits[", &s, " >> 5], 1u << (", &s, " & 31));"]);
+    b.effect(set_bit("out_bits", &s));
     let payload = write_payload(b, h, &s)?;
     b.params.push(Param::Out(Out::BuildBitmap));
     let table = GpuTable { min: *min, slots, hashed: None, payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership, chain: None };
@@ -202,7 +202,7 @@ fn write_payload(b: &mut Builder<'_>, h: &HashBuild, s: &CExpr) -> Lowered<Vec<G
         match b.nulls.get(col).cloned().flatten() {
             Some(ok) => {
                 b.params.push(Param::Out(Out::BuildPayloadValid { column: j }));
-                b.effect(cx!["if (", ok, format!(") atomicOr(&out_pv{j}[("), s, ") >> 5], 1u << ((", s, ") & 31));"]);
+                b.effect(cx!["if (", ok, ") ", set_bit(&format!("out_pv{j}"), s)]);
                 payload.push(GpuColumn::nullable(w, dictionary));
             }
             None => payload.push(GpuColumn::plain(w, dictionary)),

@@ -71,6 +71,19 @@ pub fn valid(c: usize) -> CExpr {
     crate::cx![format!("(((__ldg(&col{c}_valid["), &r, " >> 5]) >> (", &r, " & 31)) & 1u) != 0u)"]
 }
 
+/// Whether bit `s` of bitmap `array` is set (bit `s & 31` of word `s >> 5`, Arrow's
+/// order), read through the read-only cache: a table's membership bits, a payload's
+/// validity. `s` is a name (a value or the row), not an expression to parenthesize.
+pub fn bit_of(array: &str, s: &CExpr) -> CExpr {
+    crate::cx![format!("((__ldg(&{array}["), s, " >> 5]) >> (", s, " & 31)) & 1u) != 0"]
+}
+
+/// A statement setting bit `s` of bitmap `array` (see [`bit_of`]) with an `atomicOr`: a
+/// build's membership bits, the validity of a payload or a materialized column.
+pub fn set_bit(array: &str, s: &CExpr) -> CExpr {
+    crate::cx![format!("atomicOr(&{array}["), s, " >> 5], 1u << (", s, " & 31));"]
+}
+
 impl<'a> Builder<'a> {
     /// A builder for a kernel over `cols`, literals as parameters or not.
     pub fn new(cols: &'a [GpuColumn], literal_params: bool) -> Self {

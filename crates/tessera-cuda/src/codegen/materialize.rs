@@ -6,7 +6,7 @@
 use tessera_ir::{Field, Type};
 
 use super::abi::{Out, Param};
-use super::builder::{Builder, Lowered};
+use super::builder::{Builder, Lowered, set_bit};
 use super::ir::CExpr;
 use super::layout::{GpuColumn, SinkLayout, width_of};
 use super::unsupported::Reason;
@@ -33,7 +33,7 @@ pub fn lower(b: &mut Builder<'_>, fields: &[Field], limited: bool) -> Lowered<Si
         match b.nulls.get(i).cloned().flatten() {
             Some(ok) => {
                 b.params.push(Param::Out(Out::MaterializedValid { column: i }));
-                writes = cx![writes, " if (", ok, format!(") atomicOr(&out_v{i}[pos >> 5], 1u << (pos & 31));")];
+                writes = cx![writes, " if (", ok, ") ", set_bit(&format!("out_v{i}"), &CExpr::text("pos"))];
                 columns.push(GpuColumn::nullable(w, dictionary));
             }
             None => columns.push(GpuColumn::plain(w, dictionary)),

@@ -150,7 +150,7 @@ fn pass_rate(t: &GpuTable) -> f64 {
 pub fn lookup(b: &mut Builder<'_>, t: &GpuTable, probe: usize, key: CExpr, narrow: bool) -> (CExpr, CExpr) {
     let s = dense_slot(b, t, key, narrow);
     let name = b.fresh("f");
-    let bit = cx![format!("((__ldg(&h{probe}_bits["), &s, " >> 5]) >> (", &s, " & 31)) & 1u) != 0"];
+    let bit = super::builder::bit_of(&format!("h{probe}_bits"), &s);
     let found = b.def(CType::Bool, name, bit, Some(Load::Bitmap { probe }));
     (s, found)
 }
@@ -419,7 +419,7 @@ fn gather_payload_where(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &
         b.layout.push(Val::Local(v, pc.width));
         b.dicts.push(pc.dictionary);
         let valid = pc.nullable.then(|| {
-            let bit = cx![format!("((__ldg(&h{probe_no}_pv{j}[("), s.clone(), ") >> 5]) >> ((", s.clone(), ") & 31)) & 1u) != 0u"];
+            let bit = super::builder::bit_of(&format!("h{probe_no}_pv{j}"), s);
             let bit = match found {
                 Some(f) => cx!["(", f.clone(), ") && (", bit, ")"],
                 None => bit,
