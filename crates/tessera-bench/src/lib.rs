@@ -5,7 +5,8 @@
 //! Entry points: [`datagen::generate_files`] / [`datagen::generate_into_store`] (`tessera gen`)
 //! and [`bench::run`] (`tessera bench`), with [`report`] to print, save and plot results;
 //! [`difftest::run_all`] (`tessera difftest`) compares the GPU, the CPU backend and plain
-//! DataFusion on random queries.
+//! DataFusion on random queries; [`joins::run`] (`tessera bench joins`) times the
+//! no-partition hash join against radix-partitioned ones on the GPU.
 //!
 //! - [`ssb`]: an exact Star Schema Benchmark generator, producing the same rows as the
 //!   official `ssb-dbgen` (O'Neil/Chen, "Star Schema Benchmark Revision 3", 2009).
@@ -17,6 +18,7 @@ pub mod check;
 pub mod clients;
 pub mod datagen;
 pub mod difftest;
+pub mod joins;
 pub mod report;
 #[allow(missing_docs)] // row fields carry the SSB spec's column names
 pub mod ssb;

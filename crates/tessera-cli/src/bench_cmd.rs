@@ -33,7 +33,8 @@ pub struct GenArgs {
 /// Arguments of `tessera bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// `ssb` or `tpch`.
+    /// `ssb` or `tpch`; or `joins`: the GPU's no-partition hash join against radix-partitioned
+    /// ones, over build sides from inside L2 to far beyond it.
     suite: String,
     /// Scale factor.
     #[arg(long, default_value_t = 1.0)]
@@ -64,6 +65,12 @@ pub struct BenchArgs {
     /// Seconds measured per client count (with --clients).
     #[arg(long, default_value_t = 10.0)]
     seconds: f64,
+    /// With `joins`: build sides to measure, in rows (comma-separated; default 2^18 to 2^26).
+    #[arg(long, value_delimiter = ',')]
+    build_rows: Vec<usize>,
+    /// With `joins`: probe rows (default 2^28).
+    #[arg(long)]
+    probe_rows: Option<usize>,
 }
 
 fn threads(n: Option<usize>) -> usize {
@@ -71,7 +78,7 @@ fn threads(n: Option<usize>) -> usize {
 }
 
 fn suite(name: &str) -> Result<Suite, String> {
-    Suite::parse(name).ok_or_else(|| format!("unknown suite '{name}' (ssb, tpch)"))
+    Suite::parse(name).ok_or_else(|| format!("unknown suite '{name}' (ssb, tpch, joins)"))
 }
 
 /// A progress bar over `total` rows; hidden when stderr is not a terminal.
@@ -124,6 +131,9 @@ pub fn generate(session: &Session, args: &GenArgs) -> Result<(), String> {
 
 /// `tessera bench`.
 pub async fn bench(data_dir: &Path, args: &BenchArgs) -> Result<(), String> {
+    if args.suite == "joins" {
+        return joins(args);
+    }
     let suite = suite(&args.suite)?;
     let engines = args
         .engines
@@ -169,4 +179,16 @@ pub async fn bench(data_dir: &Path, args: &BenchArgs) -> Result<(), String> {
         report::write_svg(&report, p).map_err(|e| e.to_string())?;
     }
     if report.all_passed() { Ok(()) } else { Err("some answers did not check out (✗ above)".into()) }
+}
+
+/// `tessera bench joins`.
+fn joins(args: &BenchArgs) -> Result<(), String> {
+    use tessera_bench::joins;
+    let build_rows = if args.build_rows.is_empty() { joins::DEFAULT_BUILD_ROWS.to_vec() } else { args.build_rows.clone() };
+    let studies = joins::run(&build_rows, args.probe_rows.unwrap_or(joins::DEFAULT_PROBE_ROWS), args.runs).map_err(|e| e.to_string())?;
+    println!("{}", joins::table(&studies));
+    if let Some(p) = &args.json {
+        joins::write_json(&studies, p).map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }

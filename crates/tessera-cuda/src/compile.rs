@@ -46,6 +46,7 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     // The runtime's own kernels: not included by tessera.cuh (see crate::library).
     ("records.cuh", include_str!("../cuda/records.cuh")),
     ("bandwidth.cuh", include_str!("../cuda/bandwidth.cuh")),
+    ("join_study.cuh", include_str!("../cuda/join_study.cuh")),
 ];
 
 /// NVRTC options besides the architecture: C++17 for `if constexpr` and friends in

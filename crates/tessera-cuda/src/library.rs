@@ -12,3 +12,7 @@ pub const RECORDS_SOURCE: &str = "#include \"records.cuh\"\n";
 
 /// The bandwidth-measuring kernel (`bandwidth.cuh`): `tessera_read`.
 pub const BANDWIDTH_SOURCE: &str = "#include \"bandwidth.cuh\"\n";
+
+/// The join study's kernels (`join_study.cuh`, see [`crate::join_study`]): a no-partition
+/// hash join and a radix-partitioned one over generated data.
+pub const JOIN_STUDY_SOURCE: &str = "#include \"join_study.cuh\"\n";
