@@ -48,6 +48,8 @@
 #             process with the GPU off
 #   results — the queries of $SLTS (default tests/slt/gpu_results, gpu_nulls, mark_joins)
 #             on the GPU and the CPU backend, answers compared, and EXPLAIN ANALYZE of each
+#   joins   — `tessera bench joins`: the no-partition hash join against radix-partitioned
+#             ones, build sides of 2^18..2^26 rows, 2^28 probe rows ($OUT/joins.json)
 #   tpch10  — TPC-H SF10 Tessera beside DuckDB (JSON + SVG), then EXPLAIN ANALYZE of each
 #   cpu16   — TPC-H SF10 and SSB SF20 through the CPU backend only (GPU off) beside DuckDB
 #   cpuanalyze — EXPLAIN ANALYZE of every TPC-H SF10 query (or those in $QUERIES, e.g.
@@ -414,6 +416,9 @@ for section in "$@"; do
       ncu_query $q $skip \
         --metrics breakdown:gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,l1tex__t_sector_hit_rate.pct,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,lts__t_sectors_op_write.sum,dram__bytes_read.sum 2>&1 | grep -vE "^==PROF==|^\s*$|^│|^┌|^└|^╞|^├" | tail -60
     done
+    ;;
+  joins)
+    $X bench joins --runs ${JOIN_RUNS:-5} --json $OUT/joins.json 2>&1
     ;;
   tpch1)
     # tessera-cpu: the same process under tessera.device = 'cpu' (separate processes

@@ -586,8 +586,9 @@ impl Session {
     }
 
     fn device(&self) -> Result<DevicePref> {
-        let state = self.ctx.state();
-        let options = state.config().options().extensions.get::<TesseraOptions>().cloned().unwrap_or_default();
+        // Read under the lock rather than through `ctx.state()`, which clones the whole
+        // session state (its function maps too) on every query.
+        let options = self.ctx.state_ref().read().config().options().extensions.get::<TesseraOptions>().cloned().unwrap_or_default();
         let value = options.device;
         let device = DevicePref::parse(&value)
             .ok_or_else(|| TesseraError::Plan(format!("tessera.device must be 'auto', 'gpu' or 'cpu', not '{value}'")))?;

@@ -104,7 +104,7 @@ impl Executor {
                 r.clear();
             }
             let started = std::time::Instant::now();
-            let mut placement = self.cached_placement(gpu, &planned.plan, device)?;
+            let mut placement = self.cached_placement(gpu, &planned.plan, Some(planned.plan_text()), device)?;
             if let Ok(mut t) = gpu.last_placement_ms.lock() {
                 *t = started.elapsed().as_secs_f64() * 1e3;
             }
@@ -227,9 +227,13 @@ impl Executor {
         }
     }
 
-    /// The placement of `plan`, from the cache or made (and cached) now.
-    fn cached_placement(&self, gpu: &GpuRuntime, plan: &QueryPlan, device: DevicePref) -> Result<Placement> {
-        let key = format!("{device:?} {:?} {plan:?}", gpu.kernel_options());
+    /// The placement of `plan`, from the cache or made (and cached) now. `text` is the
+    /// plan's Debug text where the caller has it made already.
+    fn cached_placement(&self, gpu: &GpuRuntime, plan: &QueryPlan, text: Option<&str>, device: DevicePref) -> Result<Placement> {
+        let key = match text {
+            Some(text) => format!("{device:?} {:?} {text}", gpu.kernel_options()),
+            None => format!("{device:?} {:?} {plan:?}", gpu.kernel_options()),
+        };
         Ok(match self.placements.get(&key) {
             Some(cached) => cached.for_run(),
             None => {
@@ -245,7 +249,7 @@ impl Executor {
     /// The placement is cached for the run that follows.
     pub fn gpu_rows(&self, plan: &QueryPlan, device: DevicePref) -> u64 {
         let Some(gpu) = self.gpu().filter(|_| device != DevicePref::Cpu) else { return 0 };
-        let Ok(placement) = self.cached_placement(gpu, plan, device) else { return 0 };
+        let Ok(placement) = self.cached_placement(gpu, plan, None, device) else { return 0 };
         plan.pipelines()
             .filter(|p| placement.kernels.contains_key(&p.id))
             .map(|p| if let Source::Scan(s) = &p.source { s.rows } else { 0 })
@@ -257,7 +261,7 @@ impl Executor {
         let placement = match (device, self.gpu()) {
             (DevicePref::Cpu, _) => None,
             (_, None) => None,
-            (_, Some(gpu)) => self.cached_placement(gpu, plan, device).ok(),
+            (_, Some(gpu)) => self.cached_placement(gpu, plan, None, device).ok(),
         };
         for step in plan.steps.iter_mut() {
             if let Step::Pipeline(p) = step {
