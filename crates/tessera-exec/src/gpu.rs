@@ -1055,10 +1055,10 @@ impl GpuRuntime {
         // The tiles the zone maps rule out (a kernel with `Param::Zones`): the bitmap, and
         // the share of rows kept (what the bandwidth model counts).
         let zoned = match &p.source {
-            Source::Scan(scan) if kernel.params.contains(&Param::Zones) => crate::zones::tile_bitmap(table, &scan.columns, &p.operators),
+            Source::Scan(_) if kernel.params.contains(&Param::Zones) => gp.zones.as_deref(),
             _ => None,
         };
-        let d_zones = match &zoned {
+        let d_zones = match zoned {
             Some((bits, _)) => Some(self.upload(&gs, bits)?),
             None => None,
         };
@@ -2134,6 +2134,10 @@ pub struct GpuPipeline {
     pub kernel: Kernel,
     /// It reads an aggregation's result kept on the GPU (see [`result_layout`]).
     pub reads_kept: bool,
+    /// The tiles the zone maps rule out (a kernel with `Param::Zones`; None when none is):
+    /// made with the placement, which is of one table version and one set of literals,
+    /// rather than each run (SSB q1.1's lineorder has 1 831 batches to test).
+    pub zones: Option<Arc<(Vec<u32>, f64)>>,
 }
 
 impl GpuPipeline {
@@ -2278,7 +2282,11 @@ pub fn plan_kernel(
         }
         cols.push(col);
     }
-    finish_plan(p, cols, dict_values, reasons, state, gpu_tables, options)
+    let mut placed = finish_plan(p, cols, dict_values, reasons, state, gpu_tables, options)?;
+    if placed.kernel.params.contains(&Param::Zones) {
+        placed.zones = crate::zones::tile_bitmap(table, &scan.columns, &placed.pipeline.operators).map(Arc::new);
+    }
+    Ok(placed)
 }
 
 /// [`plan_kernel`] for a pipeline reading an intermediate result. A GPU aggregation's
@@ -2375,7 +2383,7 @@ fn finish_plan(
             {
                 state.result_layouts.insert(a.result, layout);
             }
-            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false })
+            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None })
         }
         Ok(_) => Err(reasons),
         Err(more) => Err(reasons.into_iter().chain(more).collect()),
