@@ -615,17 +615,54 @@ mod nullable_columns {
 
     #[test]
     fn kernels_over_nullable_columns_generate_and_compile() {
+        let with_bitmaps = generate_and_compile(SETUP, QUERIES);
+        // Every query reads a column with NULLs.
+        assert!(with_bitmaps >= QUERIES.len(), "{with_bitmaps} kernels with validity bitmaps");
+    }
+
+    /// Doubles ride in kernels as keys of their total order: compared (with literals and
+    /// integers cast), taken MIN/MAX of, carried as payloads and materialized. SUM and AVG
+    /// of them, and doubles as keys, stay on the CPU.
+    #[test]
+    fn kernels_over_doubles_generate_and_compile() {
+        const SETUP: &[&str] = &[
+            "CREATE TABLE f (id INT NOT NULL, g INT NOT NULL, x DOUBLE, y DOUBLE NOT NULL)",
+            "INSERT INTO f VALUES (1, 1, -1.0, 1.5), (2, 1, 0.0, -2.5), (3, 2, NULL, 3.0), (4, 2, 2.5, 0.25)",
+            "CREATE TABLE d (g INT NOT NULL, w DOUBLE)",
+            "INSERT INTO d VALUES (1, 0.5), (2, NULL)",
+        ];
+        const QUERIES: &[(&str, usize)] = &[
+            ("SELECT count(*) FROM f WHERE x < 0 OR y >= CAST('2.5' AS DOUBLE)", 1),
+            ("SELECT g, min(x), max(x), min(y), max(y), count(x) FROM f GROUP BY g", 1),
+            ("SELECT min(y), max(y) FROM f WHERE CAST(id AS DOUBLE) > CAST('1.5' AS DOUBLE)", 1),
+            ("SELECT f.id, d.w, f.x FROM f JOIN d ON f.g = d.g WHERE f.y > 0", 2),
+            ("SELECT count(*) FROM f WHERE CASE WHEN g = 1 THEN y ELSE x END > 1", 1),
+            // A decimal literal: DataFusion casts the double to a decimal.
+            ("SELECT count(*), min(x) FROM f WHERE y < 0.5", 1),
+            // SUM and AVG of doubles stay on the CPU; a GROUP BY of one too.
+            ("SELECT g, sum(y) FROM f GROUP BY g", 0),
+            ("SELECT avg(x) FROM f", 0),
+            ("SELECT y, count(*) FROM f GROUP BY y", 0),
+        ];
+        generate_and_compile(SETUP, QUERIES);
+    }
+
+    /// Makes the tables of `setup`, then plans each query for the GPU and generates the
+    /// kernel of each pipeline over a table (compiled where NVRTC is present): each
+    /// query's count of kernels must be as given. Returns how many kernels read validity
+    /// bitmaps.
+    fn generate_and_compile(setup: &[&str], queries: &[(&str, usize)]) -> usize {
         let dir = tempfile::tempdir().unwrap();
         let session = Session::open(dir.path()).unwrap();
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-        for sql in SETUP {
+        for sql in setup {
             runtime.block_on(session.execute(sql)).unwrap_or_else(|e| panic!("{sql}: {e}"));
         }
         let nvrtc = tessera_cuda::test_support::nvrtc_or_skip("kernels over nullable columns compile with NVRTC");
         let manifest = session.store().manifest().unwrap();
         let mut with_bitmaps = 0;
         let mut wrong = Vec::new();
-        for &(sql, want) in QUERIES {
+        for &(sql, want) in queries {
             let plan = runtime.block_on(session.plan_query_for(sql, tessera_engine::Target::Gpu)).unwrap_or_else(|e| panic!("{sql}: {e}"));
             let (mut state, mut shapes) = (GpuQueryState::default(), HashMap::new());
             let (mut placed, mut reasons) = (0, Vec::new());
@@ -651,7 +688,6 @@ mod nullable_columns {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
-        // Every query reads a column with NULLs.
-        assert!(with_bitmaps >= QUERIES.len(), "{with_bitmaps} kernels with validity bitmaps");
+        with_bitmaps
     }
 }

@@ -1141,7 +1141,9 @@ impl Acc {
                         *kind = Some(1);
                         for_each_f64(values, |i, v| {
                             let g = ids[i] as usize;
-                            if floats[g].is_none_or(|o| if *min { v < o } else { v > o }) {
+                            // IEEE 754's total order, as Arrow and DataFusion compare
+                            // floats: -0.0 below 0.0, NaN above infinity.
+                            if floats[g].is_none_or(|o| if *min { v.total_cmp(&o).is_lt() } else { v.total_cmp(&o).is_gt() }) {
                                 floats[g] = Some(v);
                             }
                         })

@@ -49,6 +49,29 @@ __device__ __forceinline__ Int128 tessera_warp_sum(Int128 v) {
     return v;
 }
 
+// A double as kernels hold floats: its order key (codegen/layout.rs, `float_order_key`),
+// the bits with the lower 63 flipped when the sign is set, so that integer order is
+// IEEE 754's total order.
+__device__ __forceinline__ long long tessera_float_key(double v) {
+    const long long bits = __double_as_longlong(v);
+    return bits ^ (long long)(((unsigned long long)(bits >> 63)) >> 1);
+}
+
+// The double of an order key (the key's own transform undoes itself).
+__device__ __forceinline__ double tessera_float_of_key(long long key) {
+    return __longlong_as_double(key ^ (long long)(((unsigned long long)(key >> 63)) >> 1));
+}
+
+// A double (as its order key) cast to a decimal: round(mul * v), mul = 10^scale, as
+// Arrow's cast computes it (round half away from zero, as C's round), or a flagged
+// overflow (flags[0]) where that is not a value in [lo, hi]: NaN and the infinities among
+// them, for which the CPU backend reports Arrow's error.
+__device__ __forceinline__ long long tessera_float_to_decimal(long long key, double mul, long long lo, long long hi, unsigned long long* flags) {
+    const double r = round(mul * tessera_float_of_key(key));
+    if (!(r > -9223372036854775808.0 && r < 9223372036854775808.0)) { flags[0] = 1ull; return 0; }
+    return tessera_checked((__int128)(long long)r, lo, hi, flags);
+}
+
 __device__ __forceinline__ unsigned long long tessera_warp_sum(unsigned long long v) {
     for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
     return v;

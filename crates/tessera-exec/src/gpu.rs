@@ -1728,7 +1728,8 @@ fn host_distances<T: Copy + Default + Send + TryFrom<u64>>(parts: &[ArrayRef], r
 }
 
 /// One array's values as 64-bit integers: dictionary codes, days, unscaled decimals
-/// (which must fit 64 bits: else the query runs on the CPU), other integers cast.
+/// (which must fit 64 bits: else the query runs on the CPU), doubles' order keys, other
+/// integers cast.
 fn host_values(a: &ArrayRef, out: &mut [i64]) -> Result<()> {
     match a.data_type() {
         DataType::Dictionary(..) => {
@@ -1739,6 +1740,12 @@ fn host_values(a: &ArrayRef, out: &mut [i64]) -> Result<()> {
         DataType::Decimal128(..) => {
             for (o, &x) in out.iter_mut().zip(a.as_primitive::<arrow::datatypes::Decimal128Type>().values().iter()) {
                 *o = i64::try_from(x).map_err(|_| TesseraError::RetryOnCpu(format!("decimal {x} (unscaled) beyond 64 bits")))?;
+            }
+        }
+        // Floats go up as their order keys (`codegen::layout::float_order_key`).
+        DataType::Float64 => {
+            for (o, &x) in out.iter_mut().zip(a.as_primitive::<arrow::datatypes::Float64Type>().values().iter()) {
+                *o = codegen::layout::float_order_key(x);
             }
         }
         _ => out.copy_from_slice(arrow::compute::cast(a, &DataType::Int64).map_err(arrow_err)?.as_primitive::<arrow::datatypes::Int64Type>().values()),
@@ -1957,7 +1964,8 @@ fn string_as_values() -> TesseraError {
     TesseraError::Internal("a string column without a dictionary used as values on the GPU".into())
 }
 
-/// An i64 column holding values of `arg_ty` (decimal: unscaled) as the type `ty`.
+/// An i64 column holding values of `arg_ty` (decimal: unscaled; double: order keys) as
+/// the type `ty`.
 fn int_as(v: &Int64Array, arg_ty: Type, ty: Type) -> Result<ArrayRef> {
     match arg_ty {
         Type::Decimal { precision, scale } => {
@@ -1968,6 +1976,10 @@ fn int_as(v: &Int64Array, arg_ty: Type, ty: Type) -> Result<ArrayRef> {
         }
         Type::Date32 => {
             let d = arrow::array::Date32Array::from_iter(v.iter().map(|x| x.map(|x| x as i32)));
+            cast_to(&(Arc::new(d) as ArrayRef), ty)
+        }
+        Type::Float64 => {
+            let d = Float64Array::from_iter(v.iter().map(|x| x.map(codegen::layout::float_from_order_key)));
             cast_to(&(Arc::new(d) as ArrayRef), ty)
         }
         _ => cast_to(&(Arc::new(v.clone()) as ArrayRef), ty),
@@ -2274,10 +2286,10 @@ pub fn plan_kernel(
         let nullable = f.nullable && holds_nulls(table, c);
         // Stored integer columns go up in their bit-packed tiles (see `tiles.cuh`); those
         // with NULLs have none.
-        let packed = matches!(width, Width::I32 | Width::I64) && dictionary.is_none() && !nullable && packed_columns() && table.packable(c);
+        let packed = matches!(width, Width::I32 | Width::I64) && f.ty != Type::Float64 && dictionary.is_none() && !nullable && packed_columns() && table.packable(c);
         let mut col = GpuColumn { width, dictionary, packed, nullable, narrow: None };
         // Other integer columns go up narrowed where their values allow.
-        if narrow_columns() {
+        if narrow_columns() && f.ty != Type::Float64 {
             col.narrow = narrow_form(table, c, &col).map(|(n, _)| n);
         }
         cols.push(col);

@@ -412,6 +412,11 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
                 if value_width(at).is_none() || (at == Type::Utf8 && dict.is_none()) {
                     return Err(Reason::ValueType(at));
                 }
+                // Floats are order keys: MIN and MAX of them are exact, a sum is not (and a
+                // carried dependent key is only moved).
+                if at == Type::Float64 && j < dependent_from && !matches!(agg.func, AggFunc::Min | AggFunc::Max) {
+                    return Err(Reason::FloatSum(format!("{:?}", agg.func).to_uppercase()));
+                }
                 match (e, dict) {
                     (Expr::Column { index, .. }, Some(_)) if j >= dependent_from => (super::scan::column(b, *index)?.0, None),
                     // A dependent group key is the same in all of a group's rows.

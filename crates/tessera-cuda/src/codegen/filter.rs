@@ -159,6 +159,11 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
                 Scalar::Date32(d) => b.literal(i64::from(*d)),
                 Scalar::Decimal(d) if value_width(*ty) == Some(Width::I64) => b.literal(i64::try_from(*d).map_err(|_| Reason::Literal(format!("decimal {d} wider than 64 bits")))?),
                 Scalar::Boolean(v) => CExpr::text(v.to_string()),
+                Scalar::Float(v) if *ty == Type::Float64 => match super::layout::float_order_key(*v) {
+                    // -2^63 does not parse as a C literal (only one NaN has this key).
+                    i64::MIN => return Err(Reason::Literal(format!("{v:?}"))),
+                    k => b.literal(k),
+                },
                 other => return Err(Reason::Literal(format!("{other:?}"))),
             },
             None,
@@ -168,6 +173,10 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
                 return Err(Reason::StringComparison);
             }
             let ((l, lo), (r, ro)) = (value(b, left, input)?, value(b, right, input)?);
+            // Floats compare as their order keys, both sides (DataFusion gives both one type).
+            if (left.ty(input) == Type::Float64) != (right.ty(input) == Type::Float64) {
+                return Err(Reason::Arithmetic(format!("comparison of {} and {}", left.ty(input), right.ty(input))));
+            }
             let sym = match op {
                 CmpOp::Eq | CmpOp::NotDistinct => "==",
                 CmpOp::NotEq | CmpOp::Distinct => "!=",
@@ -234,6 +243,7 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
             (if *negated { cx!["(!", test, ")"] } else { test }, ok)
         }
         Expr::Arith { op, left, right, ty } => arith(b, *op, left, right, *ty, input)?,
+        Expr::Negate(x) if x.ty(input) == Type::Float64 => return Err(Reason::Arithmetic("float arithmetic".into())),
         Expr::Negate(x) => {
             let (v, ok) = value(b, x, input)?;
             (cx!["(-(long long)(", v, "))"], ok)
@@ -472,6 +482,14 @@ fn cast(b: &mut Builder<'_>, x: &Expr, ty: Type, input: &[Field]) -> Lowered<(CE
     let (v, ok) = value(b, x, input)?;
     let scale = match (from, ty) {
         (f, t) if f == t => return Ok((v, ok)),
+        // Rounded to the nearest double, as Rust's `as f64` (and Arrow's cast) round.
+        (f, Type::Float64) if f.is_integer() => return Ok((b.var(CType::LongLong, "k", cx!["tessera_float_key((double)(long long)(", v, "))"]), ok)),
+        // round(v · 10^scale), as Arrow casts a double to a decimal; 10^scale is exact as a
+        // double up to 10^22.
+        (Type::Float64, Type::Decimal { scale, .. }) if (0..=22).contains(&scale) => {
+            let (lo, hi) = value_bounds(ty).ok_or(Reason::ValueType(ty))?;
+            return Ok((b.var(CType::LongLong, "k", cx!["tessera_float_to_decimal(", v, format!(", 1e{scale}, {lo}LL, {hi}LL, flags)")]), ok));
+        }
         (f, t) if f.is_integer() && t.is_integer() => None,
         (f, Type::Decimal { scale, .. }) if f.is_integer() || matches!(f, Type::Decimal { .. }) => {
             let fs = match f {

@@ -101,6 +101,9 @@ impl KeyPack {
                 Some(d) if d.by_row => return Err(Reason::HashKey(format!("{k}: strings without a dictionary"))),
                 d => d,
             };
+            if ty == Type::Float64 {
+                return Err(Reason::HashKey(format!("{k} of type {ty}")));
+            }
             let (min, max) = match (ranges.get(i).copied().flatten(), dictionary, ty) {
                 (_, Some(d), Type::Utf8) => (0, d.size.saturating_sub(1) as i64),
                 (_, None, Type::Utf8) => return Err(Reason::HashKey(format!("{k}: strings without a dictionary"))),

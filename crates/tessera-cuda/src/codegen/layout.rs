@@ -52,8 +52,27 @@ pub fn width_of(ty: Type) -> Option<Width> {
         Type::Int8 | Type::Int16 | Type::Int32 | Type::Date32 | Type::Utf8 => Some(Width::I32),
         Type::Int64 => Some(Width::I64),
         Type::Decimal { precision, .. } if precision <= 18 => Some(Width::I64),
+        // As order keys (see `float_order_key`).
+        Type::Float64 => Some(Width::I64),
         _ => None,
     }
+}
+
+/// A double as kernels hold it: its bits, the lower 63 flipped when the sign is set, as a
+/// signed integer. These keys order like IEEE 754's total order (-NaN < -inf < … < -0.0 <
+/// 0.0 < … < inf < NaN), which is how Arrow and DataFusion compare, sort and take the
+/// MIN/MAX of floats, so a kernel compares and takes MIN/MAX of floats as integers and
+/// equal keys are equal floats. Columns go up as keys and come back through
+/// [`float_from_order_key`]; nothing computes with them (float arithmetic and SUM stay
+/// on the CPU).
+pub fn float_order_key(v: f64) -> i64 {
+    let bits = v.to_bits() as i64;
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
+}
+
+/// The double of an order key ([`float_order_key`] is its own inverse on the bits).
+pub fn float_from_order_key(key: i64) -> f64 {
+    f64::from_bits((key ^ (((key >> 63) as u64) >> 1) as i64) as u64)
 }
 
 /// The width of a value an expression computes: a column's width, and 64 bits for

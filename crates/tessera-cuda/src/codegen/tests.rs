@@ -1633,3 +1633,80 @@ fn builds_drop_null_keys_and_keep_the_validity_of_payloads() {
     let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
     assert!(!k.params.iter().any(|p| matches!(p, Param::Out(Out::MaterializedValid { .. }))), "{:?}", k.params);
 }
+
+/// [`grouped`] with `v` a double: `SELECT k, func(v) FROM t WHERE v < 10.5 GROUP BY k`.
+fn float_v(func: AggFunc) -> Pipeline {
+    let mut p = grouped(9, func);
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.fields[1].ty = Type::Float64;
+    p.operators = vec![Operator::Filter(Expr::Cmp {
+        op: CmpOp::Lt,
+        left: Box::new(Expr::col(1, "v")),
+        right: Box::new(Expr::lit(Scalar::Float(10.5), Type::Float64)),
+    })];
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.aggregates[0].ty = Type::Float64;
+    a.fields[1].ty = Type::Float64;
+    p
+}
+
+/// Floats are order keys in kernels: compared and taken MIN/MAX of as integers, the
+/// literal as its key; a cast of an integer to a double is rounded on the device and
+/// keyed there. SUM and AVG of floats, and floats as hash keys, stay on the CPU.
+#[test]
+fn floats_compare_and_take_min_max_as_order_keys() {
+    for func in [AggFunc::Min, AggFunc::Max] {
+        let k = generate(&float_v(func), &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+        let key = layout::float_order_key(10.5);
+        assert!(k.source.contains(&format!("{key}LL")), "{}", k.source);
+        compiles(&k, "MIN/MAX of a double");
+    }
+    for func in [AggFunc::Sum, AggFunc::Avg] {
+        let err = generate(&float_v(func), &cols(), &[]).unwrap_err();
+        assert!(err.iter().any(|u| matches!(u.reason, Reason::FloatSum(_))), "{err:?}");
+    }
+    // An integer compared with a double: the integer is cast on the device.
+    let mut p = grouped(9, AggFunc::Sum);
+    p.operators = vec![Operator::Filter(Expr::Cmp {
+        op: CmpOp::GtEq,
+        left: Box::new(Expr::Cast { expr: Box::new(Expr::col(1, "v")), ty: Type::Float64 }),
+        right: Box::new(Expr::lit(Scalar::Float(-0.25), Type::Float64)),
+    })];
+    let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(k.source.contains("tessera_float_key((double)(long long)("), "{}", k.source);
+    compiles(&k, "a cast to double");
+    // A double compared with a decimal literal (DataFusion casts the double): rounded
+    // on the device as Arrow rounds, flagged where it does not fit.
+    let mut p = float_v(AggFunc::Min);
+    let dec = Type::Decimal { precision: 30, scale: 15 };
+    p.operators = vec![Operator::Filter(Expr::Cmp {
+        op: CmpOp::Lt,
+        left: Box::new(Expr::Cast { expr: Box::new(Expr::col(1, "v")), ty: dec }),
+        right: Box::new(Expr::lit(Scalar::Decimal(123_000_000_000_000), dec)),
+    })];
+    let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(k.source.contains(", 1e15, -9223372036854775807LL, 9223372036854775807LL, flags)"), "{}", k.source);
+    compiles(&k, "a double cast to a decimal");
+    // Arithmetic on doubles is refused.
+    let mut p = float_v(AggFunc::Min);
+    p.operators = vec![Operator::Filter(Expr::Cmp {
+        op: CmpOp::Lt,
+        left: Box::new(Expr::Negate(Box::new(Expr::col(1, "v")))),
+        right: Box::new(Expr::lit(Scalar::Float(1.0), Type::Float64)),
+    })];
+    assert!(generate(&p, &cols(), &[]).is_err());
+}
+
+/// The order keys order like IEEE 754's total order (Rust's `total_cmp`, which Arrow
+/// compares floats by), and give their doubles back bit for bit.
+#[test]
+fn float_order_keys_follow_the_total_order() {
+    let mut values = vec![f64::NEG_INFINITY, -1e300, -1.5, -f64::MIN_POSITIVE, -0.0, 0.0, 5e-324, 1.0, 2.5, f64::MAX, f64::INFINITY, f64::NAN, -f64::NAN];
+    values.extend((0..200).map(|i| ((i as f64) - 100.0) * 0.37));
+    for a in &values {
+        assert_eq!(layout::float_from_order_key(layout::float_order_key(*a)).to_bits(), a.to_bits());
+        for b in &values {
+            assert_eq!(layout::float_order_key(*a).cmp(&layout::float_order_key(*b)), a.total_cmp(b), "{a} vs {b}");
+        }
+    }
+}
