@@ -46,7 +46,7 @@
 #   tpch1   — TPC-H SF1 Tessera with the GPU and with tessera.device = 'cpu' in one process,
 #             (taking turns run by run) beside DuckDB, all answers checked; then in a
 #             process with the GPU off
-#   results — the queries of $SLTS (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats)
+#   results — the queries of $SLTS (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats, decimal_division)
 #             on the GPU and the CPU backend, answers compared, and EXPLAIN ANALYZE of each
 #   joins   — `tessera bench joins`: the no-partition hash join against radix-partitioned
 #             ones, build sides of 2^18..2^26 rows, 2^28 probe rows ($OUT/joins.json)
@@ -431,10 +431,10 @@ for section in "$@"; do
     ;;
   results)
     # Pipelines over aggregations' results, over NULLs and mark joins: each of $SLTS'
-    # (default tests/slt/gpu_results, gpu_nulls, mark_joins and floats) statements and queries through
+    # (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats and decimal_division) statements and queries through
     # `tessera sql` on the GPU and on the CPU backend, answers compared (rows sorted), and
     # EXPLAIN ANALYZE of each on the GPU (where the result stayed).
-    for slt in ${SLTS:-gpu_results gpu_nulls mark_joins floats}; do
+    for slt in ${SLTS:-gpu_results gpu_nulls mark_joins floats decimal_division}; do
       d=/tmp/tdres-$slt; rm -rf $d
       awk '/^(statement ok|query)/{on=1; buf=""; next} on&&(/^----$/||/^$/){if(buf!="") print buf ";"; on=0; next} on{buf=buf (buf==""?"":" ") $0} END{if(on&&buf!="") print buf ";"}' tests/slt/$slt.slt \
         | grep -v "^SET tessera.device" > /tmp/res_all.sql

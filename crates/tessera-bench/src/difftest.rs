@@ -268,7 +268,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 104;
+pub const TEMPLATES: usize = 105;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -793,6 +793,16 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
                 format!("SELECT k2, COUNT(*), SUM(v) FROM f WHERE k2 = {} OR u IN (SELECT d2k FROM d2 WHERE z < {}) GROUP BY k2", k2(rng), rng.range(0, 1000)),
                 format!("SELECT COUNT(*), SUM(v) FROM f WHERE v < {} OR NOT EXISTS (SELECT 1 FROM d3 WHERE d3.d3k = f.k3)", v(rng)),
                 format!("SELECT COUNT(*), SUM(u) FROM f WHERE n > {} OR EXISTS (SELECT 1 FROM d2 WHERE d2.d2k = f.k1 AND d2.z > f.k2 * 20)", rng.range(-110, 110)),
+            ];
+            rng.pick(&forms).clone()
+        }
+        // Decimal division (truncated at the dividend's scale + 4) and doubles (compared,
+        // MIN/MAX, materialized) in kernels.
+        104 => {
+            let forms = [
+                format!("SELECT k2, SUM(m / {}), COUNT(*) FROM f WHERE m / (k2 + 1) > {}.{:02} GROUP BY k2", rng.range(1, 13), rng.range(-5, 50), rng.range(0, 99)),
+                format!("SELECT k2, MIN(r), MAX(r), COUNT(*) FROM f WHERE r > CAST('0.{:03}' AS DOUBLE) GROUP BY k2", rng.range(0, 999)),
+                format!("SELECT id, r, m / 7, um / {} FROM f WHERE id % 997 = {}", rng.range(1, 9), rng.range(0, 996)),
             ];
             rng.pick(&forms).clone()
         }

@@ -611,6 +611,8 @@ mod nullable_columns {
         ("SELECT count(*) FROM t WHERE v IS NULL OR g IN (SELECT id FROM dim WHERE w > 10)", 2),
         // Integer `/` and `%` (a zero divisor goes back to the CPU, which reports it).
         ("SELECT count(*), sum(v / 3) FROM t WHERE k % 3 = 1", 1),
+        // Decimal division (truncated at the dividend's scale plus 4, as Arrow divides).
+        ("SELECT g, sum(d / 3), count(*) FROM t WHERE d / c > 0.5 GROUP BY g", 1),
     ];
 
     #[test]

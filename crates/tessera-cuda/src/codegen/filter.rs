@@ -446,6 +446,20 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
             }
             cx!["((__int128)(", l, ") * (__int128)(", r, "))"]
         }
+        ArithOp::Div if (ls, rs, os) != (0, 0, 0) => {
+            // Arrow's decimal division, whose result type DataFusion plans: the dividend
+            // times 10^(4 + rs) divided by the divisor, truncated toward zero, at scale
+            // ls + 4. Up to rs = 14 the factor fits 64 bits and the scaled dividend 128.
+            if os != ls + 4 || !(0..=14).contains(&rs) {
+                return Err(Reason::Arithmetic(format!("decimal division at scales {ls} / {rs} into {os}")));
+            }
+            let quotient = cx!["tessera_decimal_div((__int128)(", l, format!(") * {}LL, (long long)(", pow(4 + rs)), r, "), flags)"];
+            // A NULL operand's value means nothing: not divided (no flag for it).
+            match both(lo_ok.clone(), ro.clone()) {
+                Some(ok) => cx!["((", ok, ") ? ", quotient, " : (__int128)0)"],
+                None => quotient,
+            }
+        }
         ArithOp::Div | ArithOp::Mod => {
             if (ls, rs, os) != (0, 0, 0) {
                 return Err(Reason::Arithmetic(format!("{op} of decimals")));

@@ -815,7 +815,7 @@ fn every_reason_is_reported_with_its_operator() {
     assert_eq!(reasons[0].site, Site::Operator { index: 0, kind: "filter" });
     assert!(matches!(reasons[0].reason, Reason::Arithmetic(_)), "{reasons:?}");
     assert_eq!(reasons[1], Unsupported::new(Site::Sink("aggregate"), Reason::DistinctAggregate));
-    assert_eq!(unsupported::describe(&reasons), format!("filter #0: / of decimals on the GPU; aggregate: DISTINCT aggregate on the GPU"));
+    assert_eq!(unsupported::describe(&reasons), "filter #0: decimal division at scales 0 / 0 into 2 on the GPU; aggregate: DISTINCT aggregate on the GPU");
 }
 
 /// `NOT IN` (a NULL-aware anti join): the build sets its two flags (a row, a NULL key)
@@ -1708,5 +1708,30 @@ fn float_order_keys_follow_the_total_order() {
         for b in &values {
             assert_eq!(layout::float_order_key(*a).cmp(&layout::float_order_key(*b)), a.total_cmp(b), "{a} vs {b}");
         }
+    }
+}
+
+/// Decimal division as Arrow computes it: the dividend scaled by 10^(4 + the divisor's
+/// scale) in 128 bits, truncated, at the dividend's scale plus 4; a zero divisor raises
+/// the overflow flag. Other result scales, and `%` of decimals, stay on the CPU.
+#[test]
+fn decimals_divide_at_the_dividends_scale_plus_four() {
+    let mut p = grouped(9, AggFunc::Sum);
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    let (d2, d3, d6) = (Type::Decimal { precision: 12, scale: 2 }, Type::Decimal { precision: 8, scale: 3 }, Type::Decimal { precision: 19, scale: 6 });
+    scan.fields[1].ty = d2;
+    let div = |ty: Type, op: ArithOp| Expr::Arith {
+        op,
+        left: Box::new(Expr::col(1, "v")),
+        right: Box::new(Expr::lit(Scalar::Decimal(3000), d3)),
+        ty,
+    };
+    p.operators = vec![Operator::Filter(Expr::Cmp { op: CmpOp::Gt, left: Box::new(div(d6, ArithOp::Div)), right: Box::new(Expr::lit(Scalar::Decimal(2_200_000), d6)) })];
+    let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(k.source.contains("tessera_decimal_div((__int128)(") && k.source.contains(") * 10000000LL, (long long)("), "{}", k.source);
+    compiles(&k, "decimal division");
+    for (ty, op) in [(Type::Decimal { precision: 19, scale: 5 }, ArithOp::Div), (d6, ArithOp::Mod)] {
+        p.operators = vec![Operator::Filter(Expr::Cmp { op: CmpOp::Gt, left: Box::new(div(ty, op)), right: Box::new(Expr::lit(Scalar::Decimal(1), ty)) })];
+        assert!(generate(&p, &cols(), &[]).is_err(), "{op:?} into {ty}");
     }
 }
