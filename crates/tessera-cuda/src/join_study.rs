@@ -51,11 +51,10 @@ pub struct Timing {
 }
 
 impl Timing {
-    fn of(mut runs_ms: Vec<f64>) -> Timing {
+    fn of(runs_ms: Vec<f64>) -> Timing {
         let mut sorted = runs_ms.clone();
         sorted.sort_by(f64::total_cmp);
         let median_ms = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
-        runs_ms.shrink_to_fit();
         Timing { median_ms, runs_ms }
     }
 }
@@ -128,7 +127,7 @@ pub fn measure(device: &GpuDevice, kernels: &KernelCache, build_rows: usize, pro
     launch(&stream, &k.gen_probe, grid(sms, 8), 256, 0, |l| {
         l.arg(pkeys.as_slice_mut()).arg(pvals.as_slice_mut()).arg(&pn).arg(&bn).arg(&SEED);
     })?;
-    let want = expected(build_rows as u64, probe_rows as u64);
+    let want = expected(build_rows as u64, probe_rows as u64)?;
     let mut out = mem.alloc::<u64>(3)?;
 
     // No partitioning: the table as codegen/hash.rs sizes it, at least twice the rows.
@@ -356,7 +355,7 @@ fn check(device: &GpuDevice, out: &crate::DeviceBuffer<u64>, want: (u64, u64), w
 
 /// The host's answer: the sum of both payloads over the matches, and their count (every
 /// probe row matches once).
-fn expected(build_rows: u64, probe_rows: u64) -> (u64, u64) {
+fn expected(build_rows: u64, probe_rows: u64) -> Result<(u64, u64)> {
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as u64;
     let per = probe_rows.div_ceil(threads);
     let sum = std::thread::scope(|s| {
@@ -371,9 +370,12 @@ fn expected(build_rows: u64, probe_rows: u64) -> (u64, u64) {
                 })
             })
             .collect();
-        parts.into_iter().map(|h| h.join().unwrap_or(0)).fold(0u64, u64::wrapping_add)
+        parts.into_iter().try_fold(0u64, |acc, h| h.join().map(|part| acc.wrapping_add(part)))
     });
-    (sum, probe_rows)
+    match sum {
+        Ok(sum) => Ok((sum, probe_rows)),
+        Err(_) => internal_err!("a thread computing the join study's answer panicked"),
+    }
 }
 
 fn splitmix(mut x: u64) -> u64 {
@@ -404,6 +406,7 @@ fn empty_key_index() -> u64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -458,7 +461,7 @@ mod tests {
     #[test]
     fn the_hosts_answer_adds_both_payloads() {
         // One build row: every probe row matches it.
-        let (sum, n) = expected(1, 3);
+        let (sum, n) = expected(1, 3).unwrap();
         assert_eq!(n, 3);
         assert_eq!(sum, 3 * build_payload(0) + probe_payload(0) + probe_payload(1) + probe_payload(2));
     }
