@@ -85,6 +85,11 @@ __device__ __forceinline__ unsigned long long tessera_warp_sum(unsigned long lon
     return v;
 }
 
+__device__ __forceinline__ double tessera_warp_sum_f64(double v) {
+    for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+    return v;
+}
+
 __device__ __forceinline__ long long tessera_warp_min(long long v) {
     for (int d = 16; d > 0; d /= 2) { long long o = __shfl_down_sync(0xffffffffu, v, d); v = o < v ? o : v; }
     return v;

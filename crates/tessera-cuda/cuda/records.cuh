@@ -20,11 +20,16 @@ extern "C" __global__ void tessera_fill_u64(unsigned long long* a, long long n, 
 }
 // A group's aggregate value from its words `a`, by kind (Accumulator::record_kind):
 // 1: signed 128-bit, low word first; 2: unsigned 64-bit; 3: signed 64-bit; 4: a
-// SplitSum, the unsigned low-half sum then the signed high-half sum.
+// SplitSum, the unsigned low-half sum then the signed high-half sum; 5: a double, as its
+// total-order key (codegen/layout.rs, `float_order_key`), which orders like the doubles.
 __device__ __int128 tessera_record_value(long long kind, const unsigned long long* a) {
     if (kind == 1) return ((__int128)(long long)a[1] << 64) | (__int128)a[0];
     if (kind == 2) return (__int128)a[0];
     if (kind == 4) return (__int128)(long long)a[1] * 4294967296LL + (__int128)a[0];
+    if (kind == 5) {
+        const long long bits = (long long)a[0];
+        return (__int128)(bits ^ (long long)(((unsigned long long)(bits >> 63)) >> 1));
+    }
     return (__int128)(long long)a[0];
 }
 // HAVING (tessera_cuda::codegen::having): clears seen[g] for every group g failing one

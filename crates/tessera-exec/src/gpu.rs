@@ -1250,6 +1250,9 @@ impl GpuRuntime {
                             let (r, s) = (*r, take()?);
                             let counts = if matches!(acc, Accumulator::SumCount(_)) { Some(take()?) } else { None };
                             builds.push(Box::new(move || {
+                                if r == codegen::aggregate::SumRepr::F64 {
+                                    return finish_float_sum(s, counts.map(|c| c.as_slice()), present, spec.func, ty);
+                                }
                                 let sums: Vec<i128> = s.chunks_exact(r.words()).map(|w| r.total(w)).collect();
                                 let counts = counts.map(|c| c.iter().map(|&x| x as i64).collect::<Vec<_>>());
                                 finish_sum(&sums, counts.as_deref(), present, spec.func, arg_ty, ty)
@@ -1984,6 +1987,20 @@ fn int_as(v: &Int64Array, arg_ty: Type, ty: Type) -> Result<ArrayRef> {
         }
         _ => cast_to(&(Arc::new(v.clone()) as ArrayRef), ty),
     }
+}
+
+/// SUM/AVG of doubles from each group's double total (`SumRepr::F64`, the bits of one
+/// word a group) and, for an AVG or inputs that may be NULL, its count of values: NULL for
+/// a group without one, an AVG the total over the count, as DataFusion divides.
+fn finish_float_sum(totals: &[u64], counts: Option<&[u64]>, present: &[bool], func: AggFunc, ty: Type) -> Result<ArrayRef> {
+    let v: Float64Array = (0..totals.len())
+        .map(|i| {
+            let n = counts.map_or(1, |c| c.get(i).copied().unwrap_or(0));
+            let total = f64::from_bits(totals[i]);
+            (present.get(i).copied().unwrap_or(false) && n > 0).then(|| if func == AggFunc::Avg { total / n as f64 } else { total })
+        })
+        .collect();
+    cast_to(&(Arc::new(v) as ArrayRef), ty)
 }
 
 /// SUM/AVG results from exact 128-bit sums, as the CPU backend computes them; `counts`

@@ -138,7 +138,7 @@ impl Accumulator {
 
     /// How the runtime's record kernels (`records.cuh`: `tessera_record_value`) read a
     /// group's value in its first array: 1 signed 128-bit, 2 unsigned 64-bit, 3 signed
-    /// 64-bit, 4 a SplitSum's two halves. For an AVG, its sum's.
+    /// 64-bit, 4 a SplitSum's two halves, 5 a double. For an AVG, its sum's.
     pub fn record_kind(self) -> i64 {
         match self {
             Accumulator::Sum(SumRepr::I128) | Accumulator::SumCount(SumRepr::I128) => 1,
@@ -146,6 +146,7 @@ impl Accumulator {
             Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) => 3,
             Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => 3,
             Accumulator::Sum(SumRepr::Split) | Accumulator::SumCount(SumRepr::Split) => 4,
+            Accumulator::Sum(SumRepr::F64) | Accumulator::SumCount(SumRepr::F64) => 5,
         }
     }
 
@@ -196,6 +197,10 @@ pub enum SumRepr {
     /// `SplitSum` per group (two words): the sums of the values' low 32 bits (unsigned)
     /// and of their high 32 bits (signed); the total is `hi × 2^32 + lo`.
     Split,
+    /// `double` per group: a SUM or AVG of doubles (their order keys turned back into
+    /// doubles and added). Atomic additions come in no fixed order, so the last bits of a
+    /// total may differ from the CPU backend's, as a parallel sum of doubles does anywhere.
+    F64,
 }
 
 impl SumRepr {
@@ -213,15 +218,17 @@ impl SumRepr {
     /// 64-bit words per group.
     pub fn words(self) -> usize {
         match self {
-            SumRepr::I64 => 1,
+            SumRepr::I64 | SumRepr::F64 => 1,
             SumRepr::I128 | SumRepr::Split => 2,
         }
     }
 
-    /// The exact total from a group's words (`words()` of them, as downloaded).
+    /// The exact total from a group's words (`words()` of them, as downloaded); for
+    /// [`SumRepr::F64`], whose total is a double ([`f64::from_bits`] of its word), the
+    /// word as a signed integer.
     pub fn total(self, w: &[u64]) -> i128 {
         match self {
-            SumRepr::I64 => i128::from(w[0] as i64),
+            SumRepr::I64 | SumRepr::F64 => i128::from(w[0] as i64),
             SumRepr::I128 => ((w[1] as i128) << 64) | w[0] as i128,
             SumRepr::Split => (i128::from(w[1] as i64) << 32) + i128::from(w[0]),
         }
@@ -233,6 +240,7 @@ impl SumRepr {
             SumRepr::I128 => "Int128",
             SumRepr::I64 => "long long",
             SumRepr::Split => "SplitSum",
+            SumRepr::F64 => "double",
         }
     }
 
@@ -242,6 +250,7 @@ impl SumRepr {
             SumRepr::I128 => cx!["atomic_add_i128(&", at, ", tessera_i128(", v, "));"],
             SumRepr::I64 => cx!["atomicAdd((unsigned long long*)&", at, ", (unsigned long long)(", v, "));"],
             SumRepr::Split => cx!["atomic_add_split(&", at, ", ", v, ");"],
+            SumRepr::F64 => cx!["atomicAdd(&", at, ", tessera_float_of_key(", v, "));"],
         }
     }
 
@@ -251,6 +260,7 @@ impl SumRepr {
             SumRepr::I128 => format!("{at} = make_int128(0ull, 0ull);"),
             SumRepr::I64 => format!("{at} = 0LL;"),
             SumRepr::Split => format!("{at}.lo = 0ull; {at}.hi = 0ull;"),
+            SumRepr::F64 => format!("{at} = 0.0;"),
         }
     }
 
@@ -261,7 +271,7 @@ impl SumRepr {
             SumRepr::I128 => format!(
                 "{{ const unsigned long long lo = {to}.lo + {from}.lo; {to}.hi = {to}.hi + {from}.hi + (lo < {to}.lo ? 1ull : 0ull); {to}.lo = lo; }}"
             ),
-            SumRepr::I64 => format!("{to} += {from};"),
+            SumRepr::I64 | SumRepr::F64 => format!("{to} += {from};"),
             SumRepr::Split => format!("{to}.lo += {from}.lo; {to}.hi += {from}.hi;"),
         }
     }
@@ -272,6 +282,8 @@ impl SumRepr {
         match self {
             SumRepr::I128 => format!("{{ const Int128 x = {from}; if ((x.lo | x.hi) != 0ull) atomic_add_i128(&{to}, x); }}"),
             SumRepr::I64 => format!("if ({from} != 0LL) atomicAdd((unsigned long long*)&{to}, (unsigned long long){from});"),
+            // A NaN is not 0.0 and is added; -0.0 is, and skipping it leaves the same total.
+            SumRepr::F64 => format!("if ({from} != 0.0) atomicAdd(&{to}, {from});"),
             SumRepr::Split => format!(
                 "if ({from}.lo != 0ull) atomicAdd((unsigned long long*)&{to}.lo, (unsigned long long){from}.lo); if ({from}.hi != 0ull) atomicAdd((unsigned long long*)&{to}.hi, (unsigned long long){from}.hi);"
             ),
@@ -363,15 +375,16 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
             return Err(Reason::DistinctAggregate);
         }
         // Scalar sums add in registers (a 128-bit atomic once per warp); grouped ones per
-        // row, as narrow as the rows and the values' bound allow.
+        // row, as narrow as the rows and the values' bound allow. Doubles add as doubles.
         let repr = match (accumulated(agg, fields), scalar) {
+            (Some(e), _) if e.ty(fields) == Type::Float64 => SumRepr::F64,
             (Some(e), false) => {
                 let magnitude = magnitude(e, fields);
                 let repr = SumRepr::for_rows(source_rows, magnitude);
                 let limit = match repr {
                     SumRepr::I64 => ((1u128 << 63) - 1) / magnitude.max(1),
                     SumRepr::Split => (1u128 << 32) - 1,
-                    SumRepr::I128 => u128::from(u64::MAX),
+                    SumRepr::I128 | SumRepr::F64 => u128::from(u64::MAX),
                 };
                 rows_limit = rows_limit.min(u64::try_from(limit).unwrap_or(u64::MAX));
                 repr
@@ -411,11 +424,6 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
                 let at = e.ty(fields);
                 if value_width(at).is_none() || (at == Type::Utf8 && dict.is_none()) {
                     return Err(Reason::ValueType(at));
-                }
-                // Floats are order keys: MIN and MAX of them are exact, a sum is not (and a
-                // carried dependent key is only moved).
-                if at == Type::Float64 && j < dependent_from && !matches!(agg.func, AggFunc::Min | AggFunc::Max) {
-                    return Err(Reason::FloatSum(format!("{:?}", agg.func).to_uppercase()));
                 }
                 match (e, dict) {
                     (Expr::Column { index, .. }, Some(_)) if j >= dependent_from => (super::scan::column(b, *index)?.0, None),
@@ -544,6 +552,15 @@ fn scalar_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &
                 let _ = writeln!(init, "    unsigned long long t{j} = 0;");
                 let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j}); if ((threadIdx.x & 31) == 0 && t{j} != 0) atomicAdd(&out_a{j}[0], t{j});");
                 cx![format!("t{j} += 1ull;")]
+            }
+            Accumulator::Sum(SumRepr::F64) | Accumulator::SumCount(SumRepr::F64) => {
+                let _ = writeln!(init, "    double t{j} = 0.0; unsigned long long n{j} = 0;");
+                let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum_f64(t{j}); n{j} = tessera_warp_sum(n{j});");
+                let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_a{j}[0], t{j});");
+                if matches!(acc, Accumulator::SumCount(_)) {
+                    let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
+                }
+                cx![format!("t{j} += tessera_float_of_key("), v, format!("); n{j} += 1ull;")]
             }
             Accumulator::Sum(_) | Accumulator::SumCount(_) => {
                 let _ = writeln!(init, "    Int128 t{j} = make_int128(0ull, 0ull); unsigned long long n{j} = 0;");

@@ -117,6 +117,8 @@ pub fn plan_sort(sort: &Pipeline, agg: &tessera_ir::Aggregate, aggregation: &Ker
         if index >= keys.len() {
             match accumulators.get(index - keys.len()) {
                 Some(Accumulator::SumCount(_)) => return why("sort by an AVG, or a SUM of values that may be NULL, on the GPU"),
+                // The rank kernel compares 64-bit words as integers.
+                Some(Accumulator::Sum(crate::codegen::aggregate::SumRepr::F64)) => return why("sort by a SUM of doubles on the GPU"),
                 // The rank sort reads no counts: a group without a value would rank as its
                 // accumulator's start, not as NULL.
                 Some(Accumulator::MinCount | Accumulator::MaxCount) => return why("sort by a MIN or MAX of values that may be NULL on the GPU"),

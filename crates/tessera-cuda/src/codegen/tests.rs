@@ -1652,7 +1652,7 @@ fn float_v(func: AggFunc) -> Pipeline {
 
 /// Floats are order keys in kernels: compared and taken MIN/MAX of as integers, the
 /// literal as its key; a cast of an integer to a double is rounded on the device and
-/// keyed there. SUM and AVG of floats, and floats as hash keys, stay on the CPU.
+/// keyed there; SUM and AVG turn the keys back into doubles and add those.
 #[test]
 fn floats_compare_and_take_min_max_as_order_keys() {
     for func in [AggFunc::Min, AggFunc::Max] {
@@ -1661,9 +1661,23 @@ fn floats_compare_and_take_min_max_as_order_keys() {
         assert!(k.source.contains(&format!("{key}LL")), "{}", k.source);
         compiles(&k, "MIN/MAX of a double");
     }
+    // SUM and AVG add the doubles themselves, grouped (per row, atomically) and scalar
+    // (in registers, a warp's total added once).
     for func in [AggFunc::Sum, AggFunc::Avg] {
-        let err = generate(&float_v(func), &cols(), &[]).unwrap_err();
-        assert!(err.iter().any(|u| matches!(u.reason, Reason::FloatSum(_))), "{err:?}");
+        for scalar in [false, true] {
+            let mut p = float_v(func);
+            if scalar {
+                let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+                a.group_by.clear();
+                a.strategy = GroupStrategy::Scalar;
+                a.fields.remove(0);
+            }
+            let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+            let SinkLayout::Aggregate { accumulators, .. } = &k.sink else { panic!("not an aggregate") };
+            assert!(matches!(accumulators[..], [Accumulator::Sum(SumRepr::F64) | Accumulator::SumCount(SumRepr::F64)]), "{accumulators:?}");
+            assert!(k.source.contains("double* __restrict__ out_a0") && k.source.contains("tessera_float_of_key("), "{}", k.source);
+            compiles(&k, "SUM/AVG of doubles");
+        }
     }
     // An integer compared with a double: the integer is cast on the device.
     let mut p = grouped(9, AggFunc::Sum);

@@ -83,8 +83,6 @@ pub enum Reason {
     Case(String),
     /// A value of a type the operator cannot compute on the GPU.
     ValueType(Type),
-    /// An aggregate other than MIN/MAX of a float: kernels hold floats as order keys.
-    FloatSum(String),
     /// A probe with NULL semantics (`NOT IN`, `IS NOT DISTINCT FROM` keys).
     ProbeShape,
     /// A join kind not probed on the GPU.
@@ -169,7 +167,6 @@ impl fmt::Display for Reason {
             Reason::Cast { from, to } => write!(f, "CAST from {from} to {to} on the GPU"),
             Reason::Case(what) => write!(f, "{what} on the GPU"),
             Reason::ValueType(ty) => write!(f, "a value of type {ty} on the GPU"),
-            Reason::FloatSum(func) => write!(f, "{func} of a float on the GPU (MIN and MAX only)"),
             Reason::ProbeShape => write!(f, "probe with NULL semantics (NOT IN, IS NOT DISTINCT FROM) on the GPU"),
             Reason::JoinKind(k) => write!(f, "{k:?} probe on the GPU"),
             Reason::TableOnCpu => write!(f, "probes a table built on the CPU"),
