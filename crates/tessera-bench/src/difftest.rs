@@ -797,7 +797,7 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             rng.pick(&forms).clone()
         }
         // Decimal division (truncated at the dividend's scale + 4) and doubles (compared,
-        // MIN/MAX, summed, materialized) in kernels.
+        // computed with, MIN/MAX, summed, materialized) in kernels.
         104 => {
             let forms = [
                 format!("SELECT k2, SUM(m / {}), COUNT(*) FROM f WHERE m / (k2 + 1) > {}.{:02} GROUP BY k2", rng.range(1, 13), rng.range(-5, 50), rng.range(0, 99)),
@@ -805,6 +805,7 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
                 format!("SELECT id, r, m / 7, um / {} FROM f WHERE id % 997 = {}", rng.range(1, 9), rng.range(0, 996)),
                 format!("SELECT k2, SUM(r), AVG(r), COUNT(*) FROM f WHERE k1 < {} GROUP BY k2", k1(rng)),
                 format!("SELECT SUM(r), AVG(r), MAX(r) FROM f WHERE k2 = {}", k2(rng)),
+                format!("SELECT k2, SUM(r * v), MIN(r - 0.5), MAX(m * r) FROM f WHERE r * {} < 1 GROUP BY k2", rng.range(1, 9)),
             ];
             rng.pick(&forms).clone()
         }

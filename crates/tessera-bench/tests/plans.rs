@@ -623,7 +623,8 @@ mod nullable_columns {
     }
 
     /// Doubles ride in kernels as keys of their total order: compared (with literals and
-    /// integers cast), taken MIN/MAX of, summed, carried as payloads and materialized.
+    /// integers cast), computed with, taken MIN/MAX of, summed, carried as payloads and
+    /// materialized.
     /// Doubles as keys stay on the CPU.
     #[test]
     fn kernels_over_doubles_generate_and_compile() {
@@ -645,6 +646,8 @@ mod nullable_columns {
             ("SELECT g, sum(y), avg(x) FROM f GROUP BY g", 1),
             ("SELECT avg(x), sum(y) FROM f WHERE g > 1", 1),
             ("SELECT y, count(*) FROM f GROUP BY y", 0),
+            // Arithmetic on doubles, and a decimal cast to one.
+            ("SELECT g, sum(y * y - x), max(-y / 4) FROM f WHERE y * 2 > x GROUP BY g", 1),
         ];
         generate_and_compile(SETUP, QUERIES);
     }

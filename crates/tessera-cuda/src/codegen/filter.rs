@@ -243,7 +243,10 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
             (if *negated { cx!["(!", test, ")"] } else { test }, ok)
         }
         Expr::Arith { op, left, right, ty } => arith(b, *op, left, right, *ty, input)?,
-        Expr::Negate(x) if x.ty(input) == Type::Float64 => return Err(Reason::Arithmetic("float arithmetic".into())),
+        Expr::Negate(x) if x.ty(input) == Type::Float64 => {
+            let (v, ok) = value(b, x, input)?;
+            (b.var(CType::LongLong, "a", cx!["tessera_float_key(-tessera_float_of_key(", v, "))"]), ok)
+        }
         Expr::Negate(x) => {
             let (v, ok) = value(b, x, input)?;
             (cx!["(-(long long)(", v, "))"], ok)
@@ -421,6 +424,9 @@ fn in_bitmap(b: &mut Builder<'_>, x: CExpr, vals: &[i64]) -> CExpr {
 /// query then runs on the CPU, which reports it).
 fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, input: &[Field]) -> Lowered<(CExpr, Option<CExpr>)> {
     let (lt, rt) = (left.ty(input), right.ty(input));
+    if ty == Type::Float64 {
+        return float_arith(b, op, left, right, input);
+    }
     let scale = |t: Type| match t {
         Type::Decimal { scale, .. } => Some(scale),
         t if t.is_integer() => Some(0),
@@ -478,6 +484,28 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
     Ok((b.var(CType::LongLong, "a", cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, flags)")]), both(lo_ok, ro)))
 }
 
+/// `+ - * /` of doubles (DataFusion casts both operands to double first): IEEE 754 as the
+/// CPU computes it, a zero divisor giving an infinity or NaN, never an error. The `_rn`
+/// intrinsics round each operation on its own: NVRTC would otherwise fuse a product and
+/// a sum into one FMA, whose single rounding the CPU's two do not match. `%` stays on the
+/// CPU.
+fn float_arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, input: &[Field]) -> Lowered<(CExpr, Option<CExpr>)> {
+    let (lt, rt) = (left.ty(input), right.ty(input));
+    if lt != Type::Float64 || rt != Type::Float64 {
+        return Err(Reason::Arithmetic(format!("arithmetic on {lt} and {rt}")));
+    }
+    let f = match op {
+        ArithOp::Add => "__dadd_rn",
+        ArithOp::Sub => "__dsub_rn",
+        ArithOp::Mul => "__dmul_rn",
+        ArithOp::Div => "__ddiv_rn",
+        ArithOp::Mod => return Err(Reason::Arithmetic("% of doubles".into())),
+    };
+    let ((l, lo), (r, ro)) = (value(b, left, input)?, value(b, right, input)?);
+    let v = cx![format!("tessera_float_key({f}(tessera_float_of_key("), l, "), tessera_float_of_key(", r, ")))"];
+    Ok((b.var(CType::LongLong, "a", v), both(lo, ro)))
+}
+
 /// The smallest value of integer type `ty`.
 fn type_min(ty: Type) -> Option<i64> {
     Some(match ty {
@@ -498,6 +526,11 @@ fn cast(b: &mut Builder<'_>, x: &Expr, ty: Type, input: &[Field]) -> Lowered<(CE
         (f, t) if f == t => return Ok((v, ok)),
         // Rounded to the nearest double, as Rust's `as f64` (and Arrow's cast) round.
         (f, Type::Float64) if f.is_integer() => return Ok((b.var(CType::LongLong, "k", cx!["tessera_float_key((double)(long long)(", v, "))"]), ok)),
+        // v / 10^scale, the unscaled value rounded to a double first, as Arrow casts a
+        // decimal to a double.
+        (Type::Decimal { scale, .. }, Type::Float64) if (0..=22).contains(&scale) => {
+            return Ok((b.var(CType::LongLong, "k", cx!["tessera_float_key(__ddiv_rn((double)(long long)(", v, format!("), 1e{scale}))")]), ok));
+        }
         // round(v · 10^scale), as Arrow casts a double to a decimal; 10^scale is exact as a
         // double up to 10^22.
         (Type::Float64, Type::Decimal { scale, .. }) if (0..=22).contains(&scale) => {

@@ -1652,7 +1652,7 @@ fn float_v(func: AggFunc) -> Pipeline {
 
 /// Floats are order keys in kernels: compared and taken MIN/MAX of as integers, the
 /// literal as its key; a cast of an integer to a double is rounded on the device and
-/// keyed there; SUM and AVG turn the keys back into doubles and add those.
+/// keyed there; arithmetic, SUM and AVG turn the keys back into doubles.
 #[test]
 fn floats_compare_and_take_min_max_as_order_keys() {
     for func in [AggFunc::Min, AggFunc::Max] {
@@ -1701,12 +1701,25 @@ fn floats_compare_and_take_min_max_as_order_keys() {
     let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
     assert!(k.source.contains(", 1e15, -9223372036854775807LL, 9223372036854775807LL, flags)"), "{}", k.source);
     compiles(&k, "a double cast to a decimal");
-    // Arithmetic on doubles is refused.
-    let mut p = float_v(AggFunc::Min);
+    // Arithmetic on doubles rounds each operation on its own (no fused multiply-add);
+    // `%` of doubles stays on the CPU.
+    let mut p = float_v(AggFunc::Sum);
+    let v = || Box::new(Expr::col(1, "v"));
+    let two = || Box::new(Expr::lit(Scalar::Float(2.0), Type::Float64));
+    let product = Expr::Arith { op: ArithOp::Mul, left: v(), right: two(), ty: Type::Float64 };
+    let sum = Expr::Arith { op: ArithOp::Add, left: Box::new(product), right: Box::new(Expr::Negate(v())), ty: Type::Float64 };
+    p.operators = vec![Operator::Filter(Expr::Cmp { op: CmpOp::Lt, left: Box::new(sum.clone()), right: two() })];
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.aggregates[0].arg = Some(Expr::Arith { op: ArithOp::Div, left: v(), right: two(), ty: Type::Float64 });
+    let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    for f in ["__dmul_rn(", "__dadd_rn(", "__ddiv_rn(", "tessera_float_key(-tessera_float_of_key("] {
+        assert!(k.source.contains(f), "{f}: {}", k.source);
+    }
+    compiles(&k, "arithmetic on doubles");
     p.operators = vec![Operator::Filter(Expr::Cmp {
         op: CmpOp::Lt,
-        left: Box::new(Expr::Negate(Box::new(Expr::col(1, "v")))),
-        right: Box::new(Expr::lit(Scalar::Float(1.0), Type::Float64)),
+        left: Box::new(Expr::Arith { op: ArithOp::Mod, left: v(), right: two(), ty: Type::Float64 }),
+        right: two(),
     })];
     assert!(generate(&p, &cols(), &[]).is_err());
 }
