@@ -796,11 +796,12 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             ];
             rng.pick(&forms).clone()
         }
-        // Decimal division (truncated at the dividend's scale + 4) and doubles (compared,
+        // Decimal division (truncated at the dividend's scale + 4) and `%`, and doubles (compared,
         // computed with, MIN/MAX, summed, materialized) in kernels.
         104 => {
             let forms = [
                 format!("SELECT k2, SUM(m / {}), COUNT(*) FROM f WHERE m / (k2 + 1) > {}.{:02} GROUP BY k2", rng.range(1, 13), rng.range(-5, 50), rng.range(0, 99)),
+                format!("SELECT k2, SUM(m % {}), COUNT(*), MAX(r % 0.25) FROM f WHERE m % 7 > {}.{:02} GROUP BY k2", rng.range(1, 13), rng.range(-7, 7), rng.range(0, 99)),
                 format!("SELECT k2, MIN(r), MAX(r), COUNT(*) FROM f WHERE r > CAST('0.{:03}' AS DOUBLE) GROUP BY k2", rng.range(0, 999)),
                 format!("SELECT id, r, m / 7, um / {} FROM f WHERE id % 997 = {}", rng.range(1, 9), rng.range(0, 996)),
                 format!("SELECT k2, SUM(r), AVG(r), COUNT(*) FROM f WHERE k1 < {} GROUP BY k2", k1(rng)),

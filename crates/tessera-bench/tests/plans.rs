@@ -611,8 +611,10 @@ mod nullable_columns {
         ("SELECT count(*) FROM t WHERE v IS NULL OR g IN (SELECT id FROM dim WHERE w > 10)", 2),
         // Integer `/` and `%` (a zero divisor goes back to the CPU, which reports it).
         ("SELECT count(*), sum(v / 3) FROM t WHERE k % 3 = 1", 1),
-        // Decimal division (truncated at the dividend's scale plus 4, as Arrow divides).
+        // Decimal division (truncated at the dividend's scale plus 4, as Arrow divides) and
+        // remainder (at the larger scale).
         ("SELECT g, sum(d / 3), count(*) FROM t WHERE d / c > 0.5 GROUP BY g", 1),
+        ("SELECT g, sum(d % 0.3), count(*) FROM t WHERE k % 2 = 0 AND d % 1 > 0.2 GROUP BY g", 1),
     ];
 
     #[test]

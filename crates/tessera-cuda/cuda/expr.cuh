@@ -28,6 +28,14 @@ __device__ __forceinline__ __int128 tessera_decimal_div(__int128 l, long long r,
     return l / (__int128)r;
 }
 
+// Decimal remainder as Arrow computes it: both operands already at one scale, the
+// remainder truncated (the dividend's sign). A zero divisor raises flags[0] and gives 0
+// (the CPU backend reports the error).
+__device__ __forceinline__ __int128 tessera_decimal_rem(__int128 l, __int128 r, unsigned long long* flags) {
+    if (r == 0) { flags[0] = 1ull; return 0; }
+    return l % r;
+}
+
 // Calendar year of a day number (days since 1970-01-01), proleptic Gregorian.
 __device__ __forceinline__ long long tessera_year(long long days) {
     long long z = days + 719468;

@@ -466,6 +466,25 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
                 None => quotient,
             }
         }
+        ArithOp::Mod if (ls, rs, os) != (0, 0, 0) => {
+            // Arrow's decimal remainder: both operands at the larger scale, the remainder
+            // truncated (the dividend's sign), at that scale.
+            if os != ls.max(rs) || ls < 0 || rs < 0 || ls.max(rs) > 18 {
+                return Err(Reason::Arithmetic(format!("decimal % at scales {ls} and {rs} into {os}")));
+            }
+            let remainder = cx![
+                "tessera_decimal_rem((__int128)(",
+                l,
+                format!(") * {}LL, (__int128)(", pow(os - ls)),
+                r,
+                format!(") * {}LL, flags)", pow(os - rs))
+            ];
+            // A NULL operand's value means nothing: not divided (no flag for it).
+            match both(lo_ok.clone(), ro.clone()) {
+                Some(ok) => cx!["((", ok, ") ? ", remainder, " : (__int128)0)"],
+                None => remainder,
+            }
+        }
         ArithOp::Div | ArithOp::Mod => {
             if (ls, rs, os) != (0, 0, 0) {
                 return Err(Reason::Arithmetic(format!("{op} of decimals")));
@@ -484,11 +503,10 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
     Ok((b.var(CType::LongLong, "a", cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, flags)")]), both(lo_ok, ro)))
 }
 
-/// `+ - * /` of doubles (DataFusion casts both operands to double first): IEEE 754 as the
-/// CPU computes it, a zero divisor giving an infinity or NaN, never an error. The `_rn`
-/// intrinsics round each operation on its own: NVRTC would otherwise fuse a product and
-/// a sum into one FMA, whose single rounding the CPU's two do not match. `%` stays on the
-/// CPU.
+/// `+ - * / %` of doubles (DataFusion casts both operands to double first): IEEE 754 as
+/// the CPU computes it, a zero divisor giving an infinity or NaN, never an error. The
+/// `_rn` intrinsics round each operation on its own: NVRTC would otherwise fuse a product
+/// and a sum into one FMA, whose single rounding the CPU's two do not match.
 fn float_arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, input: &[Field]) -> Lowered<(CExpr, Option<CExpr>)> {
     let (lt, rt) = (left.ty(input), right.ty(input));
     if lt != Type::Float64 || rt != Type::Float64 {
@@ -499,7 +517,8 @@ fn float_arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, inpu
         ArithOp::Sub => "__dsub_rn",
         ArithOp::Mul => "__dmul_rn",
         ArithOp::Div => "__ddiv_rn",
-        ArithOp::Mod => return Err(Reason::Arithmetic("% of doubles".into())),
+        // C's fmod, exact as Rust's `%` of doubles is (the dividend's sign; NaN for 0).
+        ArithOp::Mod => "fmod",
     };
     let ((l, lo), (r, ro)) = (value(b, left, input)?, value(b, right, input)?);
     let v = cx![format!("tessera_float_key({f}(tessera_float_of_key("), l, "), tessera_float_of_key(", r, ")))"];

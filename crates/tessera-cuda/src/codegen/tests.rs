@@ -1702,7 +1702,7 @@ fn floats_compare_and_take_min_max_as_order_keys() {
     assert!(k.source.contains(", 1e15, -9223372036854775807LL, 9223372036854775807LL, flags)"), "{}", k.source);
     compiles(&k, "a double cast to a decimal");
     // Arithmetic on doubles rounds each operation on its own (no fused multiply-add);
-    // `%` of doubles stays on the CPU.
+    // `%` is C's fmod, exact like Rust's.
     let mut p = float_v(AggFunc::Sum);
     let v = || Box::new(Expr::col(1, "v"));
     let two = || Box::new(Expr::lit(Scalar::Float(2.0), Type::Float64));
@@ -1721,7 +1721,9 @@ fn floats_compare_and_take_min_max_as_order_keys() {
         left: Box::new(Expr::Arith { op: ArithOp::Mod, left: v(), right: two(), ty: Type::Float64 }),
         right: two(),
     })];
-    assert!(generate(&p, &cols(), &[]).is_err());
+    let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(k.source.contains("fmod(tessera_float_of_key("), "{}", k.source);
+    compiles(&k, "% of doubles");
 }
 
 /// The order keys order like IEEE 754's total order (Rust's `total_cmp`, which Arrow
@@ -1740,7 +1742,8 @@ fn float_order_keys_follow_the_total_order() {
 
 /// Decimal division as Arrow computes it: the dividend scaled by 10^(4 + the divisor's
 /// scale) in 128 bits, truncated, at the dividend's scale plus 4; a zero divisor raises
-/// the overflow flag. Other result scales, and `%` of decimals, stay on the CPU.
+/// the overflow flag; `%` at the larger of the two scales. Other result scales stay on the
+/// CPU.
 #[test]
 fn decimals_divide_at_the_dividends_scale_plus_four() {
     let mut p = grouped(9, AggFunc::Sum);
@@ -1757,6 +1760,12 @@ fn decimals_divide_at_the_dividends_scale_plus_four() {
     let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
     assert!(k.source.contains("tessera_decimal_div((__int128)(") && k.source.contains(") * 10000000LL, (long long)("), "{}", k.source);
     compiles(&k, "decimal division");
+    // `%` at the larger scale, both operands brought to it.
+    let d3r = Type::Decimal { precision: 8, scale: 3 };
+    p.operators = vec![Operator::Filter(Expr::Cmp { op: CmpOp::Gt, left: Box::new(div(d3r, ArithOp::Mod)), right: Box::new(Expr::lit(Scalar::Decimal(1), d3r)) })];
+    let k = generate(&p, &cols(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(k.source.contains("tessera_decimal_rem((__int128)(") && k.source.contains(") * 10LL, (__int128)("), "{}", k.source);
+    compiles(&k, "decimal remainder");
     for (ty, op) in [(Type::Decimal { precision: 19, scale: 5 }, ArithOp::Div), (d6, ArithOp::Mod)] {
         p.operators = vec![Operator::Filter(Expr::Cmp { op: CmpOp::Gt, left: Box::new(div(ty, op)), right: Box::new(Expr::lit(Scalar::Decimal(1), ty)) })];
         assert!(generate(&p, &cols(), &[]).is_err(), "{op:?} into {ty}");
