@@ -2492,6 +2492,25 @@ mod tests {
         assert_eq!(b.null_count(), 0);
     }
 
+    /// SUM/AVG of doubles come back as each group's double total: an AVG divided by its
+    /// count, NULL where a group took no value or is absent; doubles' MIN/MAX and
+    /// materialized values come back from their order keys bit for bit.
+    #[test]
+    fn doubles_come_back_from_totals_and_order_keys() {
+        let totals = [1.5f64, 0.0, -7.25].map(f64::to_bits);
+        let sum = finish_float_sum(&totals, Some(&[3, 0, 2]), &[true, true, true], AggFunc::Sum, Type::Float64).unwrap();
+        assert_eq!(sum.as_primitive::<arrow::datatypes::Float64Type>().iter().collect::<Vec<_>>(), vec![Some(1.5), None, Some(-7.25)]);
+        let avg = finish_float_sum(&totals, Some(&[3, 0, 2]), &[true, true, false], AggFunc::Avg, Type::Float64).unwrap();
+        assert_eq!(avg.as_primitive::<arrow::datatypes::Float64Type>().iter().collect::<Vec<_>>(), vec![Some(0.5), None, None]);
+        let values = [-0.0, f64::NAN, f64::NEG_INFINITY, 2.5, -1e-300];
+        let keys: Int64Array = values.iter().map(|&v| Some(codegen::layout::float_order_key(v))).collect();
+        let back = int_as(&keys, Type::Float64, Type::Float64).unwrap();
+        let back = back.as_primitive::<arrow::datatypes::Float64Type>();
+        for (i, v) in values.iter().enumerate() {
+            assert_eq!(back.value(i).to_bits(), v.to_bits(), "{v}");
+        }
+    }
+
     /// A dictionary predicate over a column that may be NULL keeps its value for a NULL:
     /// `IS NULL` holds there, `= 'a'` is NULL there, `IS NOT NULL AND ...` is FALSE there.
     #[test]
