@@ -650,6 +650,7 @@ mod nullable_columns {
             ("SELECT y, count(*) FROM f GROUP BY y", 0),
             // Arithmetic on doubles, and a decimal cast to one.
             ("SELECT g, sum(y * y - x), max(-y / 4) FROM f WHERE y * 2 > x GROUP BY g", 1),
+            ("SELECT count(*), min(x) FROM f WHERE y IN (CAST('1.5' AS DOUBLE), CAST('3.0' AS DOUBLE))", 1),
         ];
         generate_and_compile(SETUP, QUERIES);
     }

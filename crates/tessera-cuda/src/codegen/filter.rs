@@ -362,13 +362,16 @@ fn c_string(bytes: &[u8]) -> String {
 }
 
 /// Membership of `x` in `list`: a range test when the values are consecutive, a bitmap
-/// for long lists, else one compare a value.
+/// for long lists, else one compare a value. Doubles are their order keys, as `x` is
+/// (DataFusion gives the list `x`'s type), so membership is the total order's equality.
 fn in_list(b: &mut Builder<'_>, x: CExpr, list: &[Scalar]) -> Lowered<CExpr> {
     let mut vals = Vec::new();
     for s in list {
         match s {
             Scalar::Int(v) => vals.push(*v),
             Scalar::Date32(d) => vals.push(i64::from(*d)),
+            // -2^63 does not parse as a C literal (only one NaN has this key).
+            Scalar::Float(f) if super::layout::float_order_key(*f) != i64::MIN => vals.push(super::layout::float_order_key(*f)),
             other => return Err(Reason::Literal(format!("IN list item {other:?}"))),
         }
     }
