@@ -65,17 +65,21 @@ __device__ __forceinline__ Int128 tessera_warp_sum(Int128 v) {
     return v;
 }
 
-// A double as kernels hold floats: its order key (codegen/layout.rs, `float_order_key`),
-// the bits with the lower 63 flipped when the sign is set, so that integer order is
-// IEEE 754's total order.
-__device__ __forceinline__ long long tessera_float_key(double v) {
-    const long long bits = __double_as_longlong(v);
+// A double's bits to its order key and back (codegen/layout.rs, `float_order_key`): the
+// lower 63 bits flipped when the sign is set, so that integer order is IEEE 754's total
+// order. The transform undoes itself.
+__device__ __forceinline__ long long tessera_order_bits(long long bits) {
     return bits ^ (long long)(((unsigned long long)(bits >> 63)) >> 1);
 }
 
-// The double of an order key (the key's own transform undoes itself).
+// A double as kernels hold floats: its order key.
+__device__ __forceinline__ long long tessera_float_key(double v) {
+    return tessera_order_bits(__double_as_longlong(v));
+}
+
+// The double of an order key.
 __device__ __forceinline__ double tessera_float_of_key(long long key) {
-    return __longlong_as_double(key ^ (long long)(((unsigned long long)(key >> 63)) >> 1));
+    return __longlong_as_double(tessera_order_bits(key));
 }
 
 // A double (as its order key) cast to a decimal: round(mul * v), mul = 10^scale, as

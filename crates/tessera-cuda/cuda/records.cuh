@@ -13,6 +13,7 @@
 // pipeline's module.
 #pragma once
 #include "types.cuh"
+#include "expr.cuh"
 
 // Sets a[0..n) to v.
 extern "C" __global__ void tessera_fill_u64(unsigned long long* a, long long n, unsigned long long v) {
@@ -26,10 +27,7 @@ __device__ __int128 tessera_record_value(long long kind, const unsigned long lon
     if (kind == 1) return ((__int128)(long long)a[1] << 64) | (__int128)a[0];
     if (kind == 2) return (__int128)a[0];
     if (kind == 4) return (__int128)(long long)a[1] * 4294967296LL + (__int128)a[0];
-    if (kind == 5) {
-        const long long bits = (long long)a[0];
-        return (__int128)(bits ^ (long long)(((unsigned long long)(bits >> 63)) >> 1));
-    }
+    if (kind == 5) return (__int128)tessera::tessera_order_bits((long long)a[0]);
     return (__int128)(long long)a[0];
 }
 // HAVING (tessera_cuda::codegen::having): clears seen[g] for every group g failing one

@@ -152,7 +152,9 @@ impl PlannedQuery {
         PlannedQuery { plan, externals, text: std::sync::OnceLock::new() }
     }
 
-    /// `format!("{:?}", self.plan)`, formatted on the first call only.
+    /// `format!("{:?}", self.plan)`, formatted on the first call only: a plan changed
+    /// after that call (EXPLAIN's placement marks change it before, and never run it) would
+    /// keep its old text.
     pub fn plan_text(&self) -> &str {
         self.text.get_or_init(|| format!("{:?}", self.plan))
     }

@@ -159,11 +159,7 @@ pub fn value(b: &mut Builder<'_>, e: &Expr, input: &[Field]) -> Lowered<(CExpr, 
                 Scalar::Date32(d) => b.literal(i64::from(*d)),
                 Scalar::Decimal(d) if value_width(*ty) == Some(Width::I64) => b.literal(i64::try_from(*d).map_err(|_| Reason::Literal(format!("decimal {d} wider than 64 bits")))?),
                 Scalar::Boolean(v) => CExpr::text(v.to_string()),
-                Scalar::Float(v) if *ty == Type::Float64 => match super::layout::float_order_key(*v) {
-                    // -2^63 does not parse as a C literal (only one NaN has this key).
-                    i64::MIN => return Err(Reason::Literal(format!("{v:?}"))),
-                    k => b.literal(k),
-                },
+                Scalar::Float(v) if *ty == Type::Float64 => b.literal(super::layout::float_literal_key(*v).ok_or_else(|| Reason::Literal(format!("{v:?}")))?),
                 other => return Err(Reason::Literal(format!("{other:?}"))),
             },
             None,
@@ -370,8 +366,7 @@ fn in_list(b: &mut Builder<'_>, x: CExpr, list: &[Scalar]) -> Lowered<CExpr> {
         match s {
             Scalar::Int(v) => vals.push(*v),
             Scalar::Date32(d) => vals.push(i64::from(*d)),
-            // -2^63 does not parse as a C literal (only one NaN has this key).
-            Scalar::Float(f) if super::layout::float_order_key(*f) != i64::MIN => vals.push(super::layout::float_order_key(*f)),
+            Scalar::Float(f) => vals.push(super::layout::float_literal_key(*f).ok_or_else(|| Reason::Literal(format!("IN list item {s:?}")))?),
             other => return Err(Reason::Literal(format!("IN list item {other:?}"))),
         }
     }
@@ -463,11 +458,7 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
                 return Err(Reason::Arithmetic(format!("decimal division at scales {ls} / {rs} into {os}")));
             }
             let quotient = cx!["tessera_decimal_div((__int128)(", l, format!(") * {}LL, (long long)(", pow(4 + rs)), r, "), flags)"];
-            // A NULL operand's value means nothing: not divided (no flag for it).
-            match both(lo_ok.clone(), ro.clone()) {
-                Some(ok) => cx!["((", ok, ") ? ", quotient, " : (__int128)0)"],
-                None => quotient,
-            }
+            unless_null(both(lo_ok.clone(), ro.clone()), quotient)
         }
         ArithOp::Mod if (ls, rs, os) != (0, 0, 0) => {
             // Arrow's decimal remainder: both operands at the larger scale, the remainder
@@ -482,11 +473,7 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
                 r,
                 format!(") * {}LL, flags)", pow(os - rs))
             ];
-            // A NULL operand's value means nothing: not divided (no flag for it).
-            match both(lo_ok.clone(), ro.clone()) {
-                Some(ok) => cx!["((", ok, ") ? ", remainder, " : (__int128)0)"],
-                None => remainder,
-            }
+            unless_null(both(lo_ok.clone(), ro.clone()), remainder)
         }
         ArithOp::Div | ArithOp::Mod => {
             if (ls, rs, os) != (0, 0, 0) {
@@ -496,14 +483,20 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
             // that C reads no literal out of range.
             let min = type_min(ty).ok_or(Reason::ValueType(ty))?;
             let quotient = cx!["tessera_div((long long)(", l, "), (long long)(", r, format!("), ({}LL - 1LL), {}, flags)", min + 1, op == ArithOp::Mod)];
-            // A NULL operand's value means nothing: not divided (no flag for it).
-            match both(lo_ok.clone(), ro.clone()) {
-                Some(ok) => cx!["((", ok, ") ? ", quotient, " : (__int128)0)"],
-                None => quotient,
-            }
+            unless_null(both(lo_ok.clone(), ro.clone()), quotient)
         }
     };
     Ok((b.var(CType::LongLong, "a", cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, flags)")]), both(lo_ok, ro)))
+}
+
+/// A division's or remainder's 128-bit value, computed only where its operands are not
+/// NULL (`ok`): a NULL operand's value means nothing, so it is not divided and raises no
+/// flag (0 stands in).
+fn unless_null(ok: Option<CExpr>, value: CExpr) -> CExpr {
+    match ok {
+        Some(ok) => cx!["((", ok, ") ? ", value, " : (__int128)0)"],
+        None => value,
+    }
 }
 
 /// `+ - * / %` of doubles (DataFusion casts both operands to double first): IEEE 754 as

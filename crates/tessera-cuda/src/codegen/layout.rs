@@ -61,18 +61,29 @@ pub fn width_of(ty: Type) -> Option<Width> {
 /// A double as kernels hold it: its bits, the lower 63 flipped when the sign is set, as a
 /// signed integer. These keys order like IEEE 754's total order (-NaN < -inf < … < -0.0 <
 /// 0.0 < … < inf < NaN), which is how Arrow and DataFusion compare, sort and take the
-/// MIN/MAX of floats, so a kernel compares and takes MIN/MAX of floats as integers and
-/// equal keys are equal floats. Columns go up as keys and come back through
-/// [`float_from_order_key`]; nothing computes with them (float arithmetic and SUM stay
-/// on the CPU).
+/// MIN/MAX of floats, so a kernel compares, tests IN lists and takes MIN/MAX of floats
+/// as integers, and equal keys are equal floats. Columns go up as keys and come back
+/// through [`float_from_order_key`]; arithmetic, SUM and AVG turn keys back into doubles
+/// in the kernel (`tessera_float_of_key` in `cuda/expr.cuh`, the same transform).
 pub fn float_order_key(v: f64) -> i64 {
-    let bits = v.to_bits() as i64;
+    order_bits(v.to_bits() as i64)
+}
+
+/// The double of an order key.
+pub fn float_from_order_key(key: i64) -> f64 {
+    f64::from_bits(order_bits(key) as u64)
+}
+
+/// A double's bits to its order key and back: the lower 63 bits flipped when the sign is
+/// set (the transform undoes itself).
+fn order_bits(bits: i64) -> i64 {
     bits ^ (((bits >> 63) as u64) >> 1) as i64
 }
 
-/// The double of an order key ([`float_order_key`] is its own inverse on the bits).
-pub fn float_from_order_key(key: i64) -> f64 {
-    f64::from_bits((key ^ (((key >> 63) as u64) >> 1) as i64) as u64)
+/// A double literal's order key as kernels can write it: None for the one key (a NaN's)
+/// that is -2^63, which does not parse as a C literal.
+pub fn float_literal_key(v: f64) -> Option<i64> {
+    Some(float_order_key(v)).filter(|&k| k != i64::MIN)
 }
 
 /// The width of a value an expression computes: a column's width, and 64 bits for
