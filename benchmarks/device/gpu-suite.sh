@@ -46,7 +46,7 @@
 #   tpch1   — TPC-H SF1 Tessera with the GPU and with tessera.device = 'cpu' in one process,
 #             (taking turns run by run) beside DuckDB, all answers checked; then in a
 #             process with the GPU off
-#   results — the queries of $SLTS (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats, decimal_division)
+#   results — the queries of $SLTS (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats, decimal_division, semi_joins planned for the CPU's shapes)
 #             on the GPU and the CPU backend, answers compared, and EXPLAIN ANALYZE of each
 #   joins   — `tessera bench joins`: the no-partition hash join against radix-partitioned
 #             ones, build sides of 2^18..2^26 rows, 2^28 probe rows ($OUT/joins.json)
@@ -431,10 +431,15 @@ for section in "$@"; do
     ;;
   results)
     # Pipelines over aggregations' results, over NULLs and mark joins: each of $SLTS'
-    # (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats and decimal_division) statements and queries through
+    # (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats, decimal_division, semi_joins) statements and queries through
     # `tessera sql` on the GPU and on the CPU backend, answers compared (rows sorted), and
     # EXPLAIN ANALYZE of each on the GPU (where the result stayed).
-    for slt in ${SLTS:-gpu_results gpu_nulls mark_joins floats decimal_division}; do
+    # A name with `@cpu` (semi_joins@cpu) plans its queries for the CPU's shapes
+    # (`tessera.plan_for = 'cpu'`): semi/anti joins run from their large side, whose
+    # marks are then made on the GPU.
+    for entry in ${SLTS:-gpu_results gpu_nulls mark_joins floats decimal_division semi_joins@cpu}; do
+      slt=${entry%@*}; shape=""
+      [ "$entry" != "$slt" ] && shape="SET tessera.plan_for = '${entry#*@}';"
       d=/tmp/tdres-$slt; rm -rf $d
       awk '/^(statement ok|query)/{on=1; buf=""; next} on&&(/^----$/||/^$/){if(buf!="") print buf ";"; on=0; next} on{buf=buf (buf==""?"":" ") $0} END{if(on&&buf!="") print buf ";"}' tests/slt/$slt.slt \
         | grep -v "^SET tessera.device" > /tmp/res_all.sql
@@ -442,12 +447,12 @@ for section in "$@"; do
       grep -E "^SELECT" /tmp/res_all.sql > /tmp/res_q.sql
       $X --data-dir $d sql /tmp/res_setup.sql 2>&1 | grep -i "rror"
       for dev in gpu cpu; do
-        (echo "SET tessera.device = '$dev';"; cat /tmp/res_q.sql) > /tmp/res_$dev.sql
+        (echo "SET tessera.device = '$dev';"; echo "$shape"; cat /tmp/res_q.sql) > /tmp/res_$dev.sql
         $X --format csv --data-dir $d sql /tmp/res_$dev.sql > $OUT/$slt-$dev.txt 2>&1
       done
       echo "$slt: queries: $(wc -l < /tmp/res_q.sql); errors: $(grep -ci rror $OUT/$slt-gpu.txt) (GPU), $(grep -ci rror $OUT/$slt-cpu.txt) (CPU)"
       cmp <(sort $OUT/$slt-gpu.txt) <(sort $OUT/$slt-cpu.txt) && echo "$slt: GPU and CPU answers identical ($(wc -l < $OUT/$slt-gpu.txt) lines)"
-      (echo "SET tessera.device = 'gpu';"; sed 's/^/EXPLAIN ANALYZE /' /tmp/res_q.sql) > /tmp/res_analyze.sql
+      (echo "SET tessera.device = 'gpu';"; echo "$shape"; sed 's/^/EXPLAIN ANALYZE /' /tmp/res_q.sql) > /tmp/res_analyze.sql
       $X --data-dir $d sql /tmp/res_analyze.sql > $OUT/$slt-analyze.txt 2>&1
       echo "$slt: pipelines on the GPU: $(grep -cE 'Pipeline [0-9]+ .GPU' $OUT/$slt-analyze.txt), on the CPU: $(grep -cE 'Pipeline [0-9]+ .CPU' $OUT/$slt-analyze.txt); kept on the GPU: $(grep -c 'kept on the GPU' $OUT/$slt-analyze.txt)"
       grep -E 'Pipeline [0-9]+ .CPU' $OUT/$slt-analyze.txt | sed 's/^ *//' | sort | uniq -c | sort -rn | head -20

@@ -313,6 +313,66 @@ fn builds_over_intermediate_results_generate_kernels() {
     }
 }
 
+/// The semi/anti joins run from their large side (MarkBuild sinks: q04's and q21's
+/// lineitems, with q21's residual `l_suppkey <> l_suppkey`, and q22's 15 M orders at SF
+/// 10) mark the kept side's rows on the GPU: the keys of the rows the CPU built go up as
+/// a chained table (`gpu::MarkTable`), and the large side's kernel marks the rows it
+/// matches. Both kernels generate and compile, and the marks index the host's rows.
+#[test]
+fn mark_pipelines_generate_kernels_over_the_hosts_keys() {
+    use std::collections::HashMap;
+    use tessera_cuda::codegen::{KernelOptions, SinkLayout};
+    use tessera_exec::gpu::{GpuQueryState, plan_kernel, plan_marks};
+    let (_dir, plans, session) = plans_with_session(Suite::Tpch);
+    let nvrtc = tessera_cuda::test_support::nvrtc_or_skip("mark kernels compile with NVRTC");
+    let manifest = session.store().manifest().unwrap();
+    let mut residuals = 0;
+    for q in ["q04", "q21", "q22"] {
+        let (_, plan) = plans.iter().find(|(n, _)| *n == q).unwrap();
+        let mut state = GpuQueryState::default();
+        let mut shapes = HashMap::new();
+        let mut marked = 0;
+        for p in plan.pipelines() {
+            let table = match &p.source {
+                tessera_ir::Source::Scan(scan) => Some(session.store().load(manifest.table(&scan.table).unwrap()).unwrap()),
+                tessera_ir::Source::Result { .. } => None,
+            };
+            let Sink::MarkBuild(m) = &p.sink else {
+                // Other pipelines as placement plans them, for the tables they build.
+                if let Ok(placed) = plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions::default())
+                    && let (Sink::HashBuild(b), SinkLayout::Build { table }) = (&p.sink, &placed.kernel.sink)
+                {
+                    shapes.insert(b.table, table.clone());
+                }
+                continue;
+            };
+            let build = plan.pipelines().find(|b| matches!(&b.sink, Sink::HashBuild(h) if h.table == m.table)).unwrap();
+            let placed = plan_marks(p, m, build, table.as_ref().unwrap(), &mut state, &shapes, KernelOptions::default())
+                .unwrap_or_else(|r| panic!("{q} pipeline {}: {}\n{plan}", p.id, tessera_cuda::codegen::unsupported::describe(&r)));
+            let marks = placed.marks.as_ref().unwrap();
+            // The keys' table: chained, numbered by the host's rows, holding what the
+            // residual reads.
+            let SinkLayout::Build { table: keys } = &marks.build.kernel.sink else { panic!("{q}: the keys' table is no build") };
+            assert!(keys.chain.is_some(), "{q}: the keys' table is not chained");
+            assert_eq!(keys.payload.len(), marks.read.len());
+            assert_eq!(placed.kernel.sink, SinkLayout::Marks { rows: keys.chain.unwrap() });
+            assert!(placed.kernel.source.contains("out_marks["), "{q}:\n{}", placed.kernel.source);
+            if m.residual.is_some() {
+                assert!(!marks.read.is_empty(), "{q}: a residual reading no build column");
+                residuals += 1;
+            }
+            if nvrtc {
+                for k in [&marks.build.kernel, &placed.kernel] {
+                    tessera_cuda::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{q} pipeline {}: {e}\n{}", p.id, k.source));
+                }
+            }
+            marked += 1;
+        }
+        assert!(marked > 0, "{q} marks no rows:\n{plan}");
+    }
+    assert_eq!(residuals, 2, "q21's two residuals");
+}
+
 /// q18's subquery (`GROUP BY l_orderkey HAVING sum(l_quantity) > 300`, 15 M groups at SF
 /// 10) keeps only its HAVING's groups: the filter that reads the aggregation's result
 /// compares a SUM with a constant, which the GPU applies before the groups leave it.

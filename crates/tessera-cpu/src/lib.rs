@@ -293,23 +293,8 @@ impl CpuBackend {
                     },
                 )?;
                 morsels_done(&mut run);
-                let kept: Vec<u32> = (0..table.rows)
-                    .filter(|&r| marks[r].load(Ordering::Relaxed) != m.anti)
-                    .map(|r| r as u32)
-                    .collect();
-                let columns = take_all(&table.payload, &UInt32Array::from(kept))?;
-                let rows = columns.first().map_or(0, |c| c.len());
-                let chunks = (0..rows)
-                    .step_by(RESULT_CHUNK_ROWS)
-                    .map(|at| {
-                        let n = RESULT_CHUNK_ROWS.min(rows - at);
-                        Chunk {
-                            columns: columns.iter().map(|c| c.slice(at, n)).collect(),
-                            rows: n,
-                        }
-                    })
-                    .collect();
-                run.rows_out = rows as u64;
+                let chunks = marked_rows(&table, |r| marks[r].load(Ordering::Relaxed), m.anti)?;
+                run.rows_out = chunks.iter().map(|c| c.rows as u64).sum();
                 state.results.insert(m.result, Arc::new(chunks));
             }
         }
@@ -756,6 +741,22 @@ fn probe(
 /// Rows per chunk of a result the backend makes from a table (the store's morsel size,
 /// so a later pipeline reading it spreads over the workers as a scan does).
 const RESULT_CHUNK_ROWS: usize = 1 << 16;
+
+/// The rows of `table` a [`MarkBuild`] keeps: those `marked` (without `anti`) or not
+/// (with it), in build-row order, as chunks of a result. The GPU's mark kernels
+/// (tessera-cuda's `codegen::mark`) leave their marks to this too.
+pub fn marked_rows(table: &JoinTable, marked: impl Fn(usize) -> bool, anti: bool) -> Result<Vec<Chunk>> {
+    let kept: Vec<u32> = (0..table.rows).filter(|&r| marked(r) != anti).map(|r| r as u32).collect();
+    let columns = take_all(&table.payload, &UInt32Array::from(kept))?;
+    let rows = columns.first().map_or(0, |c| c.len());
+    Ok((0..rows)
+        .step_by(RESULT_CHUNK_ROWS)
+        .map(|at| {
+            let n = RESULT_CHUNK_ROWS.min(rows - at);
+            Chunk { columns: columns.iter().map(|c| c.slice(at, n)).collect(), rows: n }
+        })
+        .collect())
+}
 
 /// Marks the build rows of `table` that the rows of `chunk` match (see
 /// [`tessera_ir::MarkBuild`]). Without a residual every row of a chain has the same key,

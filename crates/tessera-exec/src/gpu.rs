@@ -33,7 +33,7 @@ use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use tessera_cuda::library::{BANDWIDTH_SOURCE, RECORDS_SOURCE};
 use tessera_cuda::{DeviceBuffer, GpuDevice, GpuStream, KernelCache, QueryStream};
-use tessera_ir::{AggFunc, Expr, HashTableId, Operator, Pipeline, Scalar, Sink, Source, Type};
+use tessera_ir::{AggFunc, Expr, HashTableId, MarkBuild, Operator, Pipeline, ResultId, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
 
 /// Under `tessera.device = 'auto'`, smaller inputs stay on the CPU: below about a
@@ -566,6 +566,7 @@ enum OutSlot {
     Accumulators(usize),
     Counts(usize),
     Seen,
+    Marks,
     Count,
     Materialized(usize),
     MaterializedValid(usize),
@@ -585,6 +586,7 @@ impl OutSlot {
             Out::Accumulators { aggregate, .. } => OutSlot::Accumulators(*aggregate),
             Out::Counts { aggregate } => OutSlot::Counts(*aggregate),
             Out::Seen => OutSlot::Seen,
+            Out::Marks => OutSlot::Marks,
             Out::Count => OutSlot::Count,
             Out::Materialized { column, .. } => OutSlot::Materialized(*column),
             Out::MaterializedValid { column } => OutSlot::MaterializedValid(*column),
@@ -667,6 +669,19 @@ impl GpuRuntime {
     /// Generates the kernel for `p` if it can run on the GPU (see [`plan_kernel`]).
     pub fn plan(&self, p: &Pipeline, table: Option<&Arc<LoadedTable>>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
         plan_kernel(p, table, state, gpu_tables, self.kernel_options())
+    }
+
+    /// [`plan_marks`] with the kernel options of now.
+    pub fn plan_marks(
+        &self,
+        p: &Pipeline,
+        m: &MarkBuild,
+        build: &Pipeline,
+        table: &Arc<LoadedTable>,
+        state: &mut GpuQueryState,
+        gpu_tables: &HashMap<HashTableId, GpuTable>,
+    ) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
+        plan_marks(p, m, build, table, state, gpu_tables, self.kernel_options())
     }
 
     /// How kernels are generated now.
@@ -945,6 +960,19 @@ impl GpuRuntime {
                 });
             }
         }
+        // The table a mark sink reads comes after the operators' probes.
+        if let Sink::MarkBuild(m) = &p.sink {
+            let t = state.tables.get(&m.table).ok_or_else(|| TesseraError::Internal("GPU table of marked rows missing".into()))?;
+            let (heads, next) = t.index.chain_ptrs(dev);
+            probed.push(Probed {
+                payload: t.payload.iter().map(|b| b.ptr(dev)).collect(),
+                payload_valid: t.payload.iter().map(|b| b.validity_ptr(dev)).collect(),
+                seen: 0,
+                index: t.index.ptr(dev),
+                heads,
+                next,
+            });
+        }
         // Sink outputs. Accumulators are all 64-bit words (MIN/MAX hold i64 bits).
         let mut out_bufs: Vec<GpuBuf> = Vec::new();
         // A build's row array (dense tables: finds duplicate keys) and its index.
@@ -953,6 +981,7 @@ impl GpuRuntime {
         // Words per group of each array in `accs` (aggregations).
         let mut acc_words: Vec<usize> = Vec::new();
         let mut seen: Option<DeviceBuffer<u32>> = None;
+        let mut marks_buf: Option<DeviceBuffer<u32>> = None;
         // The sink's arrays by what they are (see `Out`).
         let mut out_ptrs: Vec<(OutSlot, u64)> = Vec::new();
         // What a build probed by a NULL-aware anti join saw: two flags, clear.
@@ -1026,6 +1055,11 @@ impl GpuRuntime {
                     accs.push(keys);
                     acc_words.push(1);
                 }
+            }
+            SinkLayout::Marks { rows } => {
+                let marks = self.alloc::<u32>(&gs, (*rows).max(1))?;
+                out_ptrs.push((OutSlot::Marks, marks.as_slice().device_ptr(dev.stream()).0));
+                marks_buf = Some(marks);
             }
             SinkLayout::Materialize { columns } => {
                 // Room for every input row; only the first `count` are written (and read).
@@ -1292,6 +1326,18 @@ impl GpuRuntime {
                 report.rows_out = rows as u64;
                 self.report(report, started);
                 Ok(Some(Chunk::new(columns, rows)))
+            }
+            (SinkLayout::Marks { rows }, Sink::MarkBuild(_)) => {
+                // The marks come back as they are; the executor takes the host's rows
+                // they pick (`tessera_cpu::marked_rows`).
+                let marks = marks_buf.ok_or_else(|| TesseraError::Internal("marks".into()))?;
+                let got = self.finish(state, &[(marks.as_slice().device_ptr(dev.stream()).0, rows * 4)])?;
+                kernel_ms(&mut report)?;
+                let marks: Vec<u32> = got[0].chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+                let matched = marks.iter().filter(|&&m| m != 0).count();
+                report.rows_out = matched as u64;
+                self.report(report, started);
+                Ok(Some(Chunk::new(vec![Arc::new(arrow::array::UInt32Array::from(marks)) as ArrayRef], *rows)))
             }
             (SinkLayout::Materialize { columns: layout }, Sink::Materialize { .. }) => {
                 let count = accs.first().ok_or_else(|| TesseraError::Internal("materialized row count".into()))?;
@@ -2167,6 +2213,31 @@ pub struct GpuPipeline {
     /// made with the placement, which is of one table version and one set of literals,
     /// rather than each run (SSB q1.1's lineorder has 1 831 batches to test).
     pub zones: Option<Arc<(Vec<u32>, f64)>>,
+    /// A mark sink's table (see [`MarkTable`]).
+    pub marks: Option<Box<MarkTable>>,
+}
+
+/// The GPU table a mark sink reads ([`tessera_ir::MarkBuild`], `codegen::mark`): its build
+/// ran on the CPU, whose table keeps the rows. The values of that table's keys (computed
+/// on the host), the columns a residual reads and, where a key may be NULL, whether none
+/// is go up as an intermediate result, and `build` makes them a chained table whose rows
+/// are numbered as the host's, so that the marks index the host's rows.
+#[derive(Debug)]
+pub struct MarkTable {
+    /// The build's keys, over the host table's payload columns (all of its rows').
+    pub keys: Vec<Expr>,
+    /// The host table's payload columns a residual reads, in the order they go up (after
+    /// the keys).
+    pub read: Vec<usize>,
+    /// Whether a column saying where no key is NULL goes up last.
+    pub keys_valid: bool,
+    /// The build of the chained table over them (its source reads [`MarkTable::RESULT`]).
+    pub build: GpuPipeline,
+}
+
+impl MarkTable {
+    /// The result id the key table's build reads: no plan's result has it.
+    pub const RESULT: ResultId = ResultId::MAX;
 }
 
 impl GpuPipeline {
@@ -2181,7 +2252,7 @@ impl GpuPipeline {
         let (slots, chain, groups) = match &kernel.sink {
             SinkLayout::Build { table } => (table.slots, table.chain.unwrap_or(0), 0),
             SinkLayout::Aggregate { groups, .. } => (0, 0, *groups),
-            SinkLayout::Materialize { .. } => (0, 0, 0),
+            SinkLayout::Marks { .. } | SinkLayout::Materialize { .. } => (0, 0, 0),
         };
         let mut bytes = 0usize;
         let mut add = |n: usize| bytes = bytes.saturating_add(n);
@@ -2216,6 +2287,13 @@ impl GpuPipeline {
                 let words: usize = accumulators.iter().flat_map(|a| a.arrays()).map(|(w, _)| w).sum::<usize>() + usize::from(hashed.is_some());
                 add(groups.saturating_mul(8 * words + 4));
                 add(groups.saturating_mul(8 * (1 + words)).saturating_mul(2));
+            }
+            SinkLayout::Marks { rows } => {
+                add(rows.saturating_mul(4));
+                // The table of the marked rows' keys is built for this pipeline.
+                if let Some(m) = &self.marks {
+                    add(m.build.work_memory());
+                }
             }
             SinkLayout::Materialize { columns } => {
                 add(rows.max(1).saturating_mul(columns.iter().map(|c| c.width.bytes()).sum()));
@@ -2368,6 +2446,90 @@ fn plan_over_result(
     finish_plan(&without_nulls, cols, Vec::new(), reasons, state, gpu_tables, options)
 }
 
+/// [`plan_kernel`] for pipeline `p`, whose sink `m` marks the rows of the table that
+/// pipeline `build` builds on the CPU (see [`MarkTable`]): plans the build of their keys'
+/// table over an intermediate result, then `p` reading it. `m`'s residual is rewritten
+/// to read the columns that go up (the table's payload), in their order.
+pub fn plan_marks(
+    p: &Pipeline,
+    m: &MarkBuild,
+    build: &Pipeline,
+    table: &Arc<LoadedTable>,
+    state: &mut GpuQueryState,
+    gpu_tables: &HashMap<HashTableId, GpuTable>,
+    options: KernelOptions,
+) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
+    let inconsistent = |what: &str| vec![Unsupported::new(Site::Sink("mark build rows"), Reason::Inconsistent(what.into()))];
+    let Sink::HashBuild(h) = &build.sink else { return Err(inconsistent("marked rows not built by a hash build")) };
+    let kept = build.sink_input_fields();
+    if h.table != m.table || h.payload != (0..kept.len()).collect::<Vec<_>>() || m.fields.len() != kept.len() {
+        return Err(inconsistent("a marked table that does not hold every column of its rows"));
+    }
+    // The build's columns a residual reads (after the probe side's `width` columns).
+    let width = p.sink_input_fields().len();
+    let mut read: Vec<usize> = m.residual.iter().flat_map(|r| r.columns()).filter(|&c| c >= width).map(|c| c - width).collect();
+    read.sort_unstable();
+    read.dedup();
+    // Up go the keys' values, the columns the residual reads and, where a key may be
+    // NULL, whether none is (a row with a NULL key stays out of the table: nothing marks
+    // it).
+    let keys_valid = h.keys.iter().any(|k| k.nullable(&kept));
+    let n = h.keys.len();
+    let mut fields: Vec<tessera_ir::Field> =
+        h.keys.iter().enumerate().map(|(i, k)| tessera_ir::Field::new(format!("key{i}"), k.ty(&kept), false)).collect();
+    fields.extend(read.iter().map(|&c| tessera_ir::Field { nullable: false, ..kept[c].clone() }));
+    let mut operators = Vec::new();
+    if keys_valid {
+        let valid = fields.len();
+        fields.push(tessera_ir::Field::new("keys valid", Type::Int32, false));
+        operators.push(Operator::Filter(Expr::Cmp {
+            op: tessera_ir::CmpOp::NotEq,
+            left: Box::new(Expr::col(valid, "keys valid")),
+            right: Box::new(Expr::lit(Scalar::Int(0), Type::Int32)),
+        }));
+    }
+    // Room for every row the build can keep: at most its scan's, unless a join there
+    // may repeat rows (then the estimate's).
+    let expands = build.operators.iter().any(|o| matches!(o, Operator::Probe(pr) if matches!(pr.kind, tessera_ir::JoinKind::Inner | tessera_ir::JoinKind::LeftOuter)));
+    let estimated_rows = match &build.source {
+        // `build::source_rows` makes room for twice the estimate.
+        Source::Scan(scan) if !expands => scan.rows.div_ceil(2),
+        _ => h.estimated_rows,
+    };
+    let keys_build = Pipeline {
+        // Reported as part of the pipeline marking.
+        id: p.id,
+        source: Source::Result { id: MarkTable::RESULT, fields },
+        operators,
+        sink: Sink::HashBuild(tessera_ir::HashBuild {
+            table: h.table,
+            keys: (0..n).map(|i| Expr::col(i, format!("key{i}"))).collect(),
+            payload: (n..n + read.len()).collect(),
+            strategy: h.strategy.clone(),
+            nulls_equal: false,
+            estimated_rows,
+            membership: false,
+            repeated_keys: true,
+            null_aware: false,
+        }),
+        device: tessera_ir::Device::Gpu,
+        device_reason: None,
+    };
+    let keys_build = plan_over_result(&keys_build, keys_build.source_fields(), state, gpu_tables, options)?;
+    let SinkLayout::Build { table: shape } = &keys_build.kernel.sink else { return Err(inconsistent("the marked rows' table is no build")) };
+    let mut marking = p.clone();
+    if let Sink::MarkBuild(mm) = &mut marking.sink {
+        let at = |c: usize| if c < width { c } else { width + read.iter().position(|&x| x == c - width).unwrap_or(0) };
+        mm.residual = m.residual.as_ref().map(|r| r.map_columns(&at));
+        mm.fields = read.iter().map(|&c| kept[c].clone()).collect();
+    }
+    let mut tables = gpu_tables.clone();
+    tables.insert(m.table, shape.clone());
+    let mut placed = plan_kernel(&marking, Some(table), state, &tables, options)?;
+    placed.marks = Some(Box::new(MarkTable { keys: h.keys.clone(), read, keys_valid, build: keys_build }));
+    Ok(placed)
+}
+
 /// [`plan_kernel`] once the source columns are known: binds dictionaries, finds the
 /// probed tables and generates the kernel.
 fn finish_plan(
@@ -2403,6 +2565,12 @@ fn finish_plan(
         // so far are all there is to say.
         return Err(reasons);
     }
+    // A mark sink's table (see [`plan_marks`]) comes last.
+    if let Sink::MarkBuild(m) = &p.sink
+        && let Some(t) = gpu_tables.get(&m.table)
+    {
+        tables.push(t.clone());
+    }
     match codegen::generate_with(&bound, &cols, &tables, options) {
         Ok(kernel) if reasons.is_empty() => {
             state.dictionaries.extend(dict_values);
@@ -2412,7 +2580,7 @@ fn finish_plan(
             {
                 state.result_layouts.insert(a.result, layout);
             }
-            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None })
+            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None, marks: None })
         }
         Ok(_) => Err(reasons),
         Err(more) => Err(reasons.into_iter().chain(more).collect()),

@@ -169,8 +169,12 @@ impl Executor {
             for pipe in plan.pipelines() {
                 // A HAVING applied on the GPU leaves only its groups to download.
                 let having = gpu_having(plan, pipe);
+                let marked = matches!(&pipe.sink, Sink::HashBuild(b) if marker(plan, b.table).is_some());
                 let planned = if banned.contains(&pipe.id) {
                     Err(vec![Unsupported::new(Site::Placement, Reason::ProbedOnCpu)])
+                } else if marked {
+                    // The rows a mark sink picks stay on the host (see `gpu::MarkTable`).
+                    Err(vec![Unsupported::new(Site::Placement, Reason::MarkedOnGpu)])
                 } else if let Source::Scan(scan) = &pipe.source {
                     let is_build = matches!(pipe.sink, Sink::HashBuild(_));
                     let many_groups = if device == DevicePref::Auto && having.is_none() { gpu::too_many_groups(pipe, scan.rows) } else { None };
@@ -180,7 +184,13 @@ impl Executor {
                         Err(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows: scan.rows })])
                     } else {
                         let table = self.load(scan)?;
-                        gpu.plan(pipe, Some(&table), &mut p.state, &shapes)
+                        match &pipe.sink {
+                            Sink::MarkBuild(m) => match builder_of(plan, m.table) {
+                                Some(build) => gpu.plan_marks(pipe, m, build, &table, &mut p.state, &shapes),
+                                None => Err(vec![Unsupported::new(Site::Placement, Reason::Inconsistent(format!("no pipeline builds table h{}", m.table)))]),
+                            },
+                            _ => gpu.plan(pipe, Some(&table), &mut p.state, &shapes),
+                        }
                     }
                 } else {
                     // An intermediate result: only a build reads one on the GPU (see
@@ -220,6 +230,14 @@ impl Executor {
                 }
             }
             if !changed {
+                // A marked table's build whose marks are made on the CPU stays there for that.
+                for pipe in plan.pipelines() {
+                    if let Sink::HashBuild(b) = &pipe.sink
+                        && marker(plan, b.table).is_some_and(|m| !p.kernels.contains_key(&m.id))
+                    {
+                        p.reasons.insert(pipe.id, vec![Unsupported::new(Site::Placement, Reason::ProbedOnCpu)]);
+                    }
+                }
                 plan_gpu_sorts(plan, &mut p);
                 keep_results_on_gpu(plan, &mut p);
                 return Ok(p);
@@ -351,7 +369,10 @@ impl Executor {
                             Source::Result { id, .. } if k.reads_kept => Arc::new(gpu::kept_table(*id)),
                             Source::Result { id, .. } => Arc::new(gpu::result_table(*id, &result(&state, *id)?)?),
                         };
-                        if let Some(chunk) = rt.run(&k, &table, gstate, &subqueries)? {
+                        if let (Sink::MarkBuild(m), Some(marks)) = (&p.sink, &k.marks) {
+                            let chunks = self.marks_on_gpu(rt, &k, m, marks, &table, gstate, &state, &subqueries)?;
+                            state.results.insert(m.result, Arc::new(chunks));
+                        } else if let Some(chunk) = rt.run(&k, &table, gstate, &subqueries)? {
                             if let Some(r) = p.sink.result() {
                                 let chunks = if chunk.rows == 0 { Vec::new() } else { vec![chunk] };
                                 state.results.insert(r, Arc::new(chunks));
@@ -411,6 +432,63 @@ impl Executor {
         }
         let out = result(&state, planned.plan.output)?;
         to_batches(&out, schema)
+    }
+
+    /// Runs mark pipeline `k` (sink `m`) on the GPU: the columns of the host table's rows
+    /// that its keys' table needs go up and are built into it (see `gpu::MarkTable`),
+    /// the kernel marks the rows its input matches, and the rows marked (semi) or not
+    /// (anti) are taken from the host table as the CPU backend takes them.
+    #[allow(clippy::too_many_arguments)]
+    fn marks_on_gpu(
+        &self,
+        rt: &GpuRuntime,
+        k: &GpuPipeline,
+        m: &tessera_ir::MarkBuild,
+        marks: &gpu::MarkTable,
+        table: &tessera_storage::LoadedTable,
+        gstate: &mut GpuQueryState,
+        state: &CpuState,
+        subqueries: &HashMap<usize, Scalar>,
+    ) -> Result<Vec<Chunk>> {
+        let host = state.tables.get(&m.table).ok_or_else(|| TesseraError::Internal(format!("hash table h{} marked before it was built", m.table)))?;
+        if host.rows == 0 {
+            return Ok(Vec::new());
+        }
+        // The keys' values, with a NULL's slot made 0 (its row stays out of the table).
+        let eval = tessera_cpu::Evaluator::new();
+        let mut valid = arrow::array::BooleanBufferBuilder::new(host.rows);
+        valid.append_n(host.rows, true);
+        let mut columns = Vec::new();
+        for key in &marks.keys {
+            let v = eval.eval(key, &host.payload, host.rows)?;
+            if let Some(nulls) = v.nulls().filter(|n| n.null_count() > 0) {
+                for r in (0..host.rows).filter(|&r| nulls.is_null(r)) {
+                    valid.set_bit(r, false);
+                }
+                let zero = ScalarValue::new_zero(v.data_type()).and_then(|z| z.to_array_of_size(1)).map_err(df_err)?;
+                let mask = arrow::array::BooleanArray::new(nulls.inner().clone(), None);
+                columns.push(arrow::compute::kernels::zip::zip(&mask, &v, &arrow::array::Scalar::new(zero)).map_err(arrow_err)?);
+            } else {
+                columns.push(v);
+            }
+        }
+        for &c in &marks.read {
+            columns.push(host.payload.get(c).cloned().ok_or_else(|| TesseraError::Internal(format!("hash table h{} lacks column {c}", m.table)))?);
+        }
+        if marks.keys_valid {
+            let valid = arrow::array::BooleanArray::new(valid.finish(), None);
+            columns.push(arrow::compute::cast(&valid, &arrow::datatypes::DataType::Int32).map_err(arrow_err)?);
+        }
+        let keys = gpu::result_table(gpu::MarkTable::RESULT, &[Chunk::new(columns, host.rows)])?;
+        rt.run(&marks.build, &keys, gstate, subqueries)?;
+        let chunk = rt.run(k, table, gstate, subqueries)?.ok_or_else(|| TesseraError::Internal("a mark kernel returned no marks".into()))?;
+        let marked = chunk
+            .columns
+            .first()
+            .and_then(|c| c.as_any().downcast_ref::<arrow::array::UInt32Array>())
+            .filter(|c| c.len() >= host.rows)
+            .ok_or_else(|| TesseraError::Internal("a mark kernel's marks".into()))?;
+        tessera_cpu::marked_rows(host, |r| marked.value(r) != 0, m.anti)
     }
 
     /// The chunks a CPU pipeline reads: a result, or a scan's batches less those the
@@ -490,6 +568,16 @@ impl Placement {
 /// The HAVING the GPU can apply to the groups of `agg` (see [`gpu::GpuHaving`]): the
 /// terms of the leading filter of the one pipeline that reads its result, when nothing
 /// else reads it (a group dropped there must be dropped for every reader).
+/// The pipeline whose sink marks the rows of table `table` ([`tessera_ir::MarkBuild`]).
+fn marker(plan: &QueryPlan, table: HashTableId) -> Option<&Pipeline> {
+    plan.pipelines().find(|q| matches!(&q.sink, Sink::MarkBuild(m) if m.table == table))
+}
+
+/// The pipeline that builds table `table`.
+fn builder_of(plan: &QueryPlan, table: HashTableId) -> Option<&Pipeline> {
+    plan.pipelines().find(|q| matches!(&q.sink, Sink::HashBuild(b) if b.table == table))
+}
+
 fn gpu_having(plan: &QueryPlan, agg: &Pipeline) -> Option<gpu::GpuHaving> {
     let Sink::Aggregate(a) = &agg.sink else { return None };
     let r = a.result;

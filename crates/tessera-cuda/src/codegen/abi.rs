@@ -11,7 +11,7 @@
 //!   of columns whose data holds NULLs ([`super::GpuColumn::nullable`]), then the
 //!   references `col{i}_ref` of narrowed columns ([`super::GpuColumn::narrow`]), then
 //!   `zones` ([`Param::Zones`]) where the leading filters have bounds;
-//! - per probe, in operator order: its payload arrays `h{p}_p{j}`, each followed by its
+//! - per probe, in operator order (then the table a mark sink reads): its payload arrays `h{p}_p{j}`, each followed by its
 //!   validity bitmap `h{p}_pv{j}` when it may be NULL, then its membership
 //!   bitmap `h{p}_bits` (bit `s` set when slot `s` holds a row: what probes test) or, for
 //!   a hashed table, its keys `h{p}_keys`, and for `NOT IN` what its build saw
@@ -170,6 +170,9 @@ pub enum Out {
     },
     /// The groups that saw a row (`uint32_t[groups]`).
     Seen,
+    /// A mark sink's marks (`uint32_t[rows]` of the table it reads, zero before the
+    /// launch; see `mark.rs`).
+    Marks,
     /// The count of materialized rows (`unsigned long long`).
     Count,
     /// Materialized column `column`.
@@ -220,6 +223,7 @@ impl Param {
                 Out::Accumulators { aggregate, accumulator } => format!("{}* __restrict__ out_a{aggregate}", accumulator.c()),
                 Out::Counts { aggregate } => format!("unsigned long long* __restrict__ out_c{aggregate}"),
                 Out::Seen => "uint32_t* __restrict__ out_seen".into(),
+                Out::Marks => "uint32_t* __restrict__ out_marks".into(),
                 Out::Count => "unsigned long long* __restrict__ out_count".into(),
                 Out::Materialized { column, width } => format!("{}* __restrict__ out_m{column}", width.c()),
                 Out::MaterializedValid { column } => format!("uint32_t* __restrict__ out_v{column}"),

@@ -294,6 +294,12 @@ pub enum SinkLayout {
         /// dictionary-encoded string (sorted dictionaries: codes compare like strings).
         value_dicts: Vec<Option<DictRef>>,
     },
+    /// `uint32_t marks[rows]`, zero before the launch: nonzero where a build row of the
+    /// table a mark sink reads was matched (see `mark.rs`).
+    Marks {
+        /// The table's build rows (the length of its chain arrays).
+        rows: usize,
+    },
     /// `unsigned long long count`, then per column of the sink's input an array as long
     /// as the input: the rows that reach the sink, compacted, in no particular order.
     Materialize {

@@ -13,7 +13,7 @@
 //! 1. **Lowering** ([`builder`]): each operator of the pipeline adds statements over typed
 //!    per-item values to a kernel IR ([`ir`]) — one file per operator family: [`scan`]
 //!    (column loads), [`filter`] (filters, projections, expressions), [`probe`], and the
-//!    sinks [`build`], [`aggregate`], [`materialize`] ([`sort`] ranks an aggregation's
+//!    sinks [`build`], [`aggregate`], [`mark`], [`materialize`] ([`sort`] ranks an aggregation's
 //!    groups and [`having`] filters them before they leave the GPU; sort pipelines are not
 //!    generated yet).
 //! 2. **Passes** on the IR, reading definitions and uses: [`passes`] drops payload loads
@@ -43,6 +43,7 @@ pub mod hash;
 pub mod having;
 pub mod ir;
 pub mod layout;
+pub mod mark;
 pub mod materialize;
 pub mod options;
 pub mod passes;
@@ -72,8 +73,8 @@ use builder::{Builder, Val};
 use ir::KernelIr;
 
 /// Generates the kernel of `pipeline`, whose source columns live on the GPU as `cols`
-/// and whose probes read `tables` (per probe, in operator order), with literals inlined
-/// and the default tile.
+/// and whose probes read `tables` (per probe, in operator order, then the table a mark
+/// sink reads), with literals inlined and the default tile.
 pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) -> Result<Kernel, Vec<Unsupported>> {
     generate_with(pipeline, cols, tables, KernelOptions { literals: Literals::Inline, ..KernelOptions::default() })
 }
@@ -238,7 +239,11 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         Sink::HashBuild(h) => build::lower(&mut b, h, pipeline, &fields).map(|l| (l, u64::MAX)),
         Sink::Aggregate(a) => aggregate::lower(&mut b, a, &fields, source_rows).map(|l| (l.layout, l.rows_limit)),
         Sink::Sort(_) => Err(Reason::Sort),
-        Sink::MarkBuild(_) => Err(Reason::MarkBuild),
+        // The table a mark sink reads comes after the operators' probes.
+        Sink::MarkBuild(m) => match tables.get(probe_no) {
+            Some(t) => mark::lower(&mut b, m, probe_no, t, &fields).map(|l| (l, u64::MAX)),
+            None => Err(Reason::MarkBuild),
+        },
         // Materialized rows have room for as many as the source has.
         Sink::Materialize { .. } if b.expanded => Err(Reason::ExpandedSink("materializing rows")),
         Sink::Materialize { skip, fetch, .. } => materialize::lower(&mut b, &fields, *skip > 0 || fetch.is_some()).map(|l| (l, u64::MAX)),

@@ -239,12 +239,12 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
     let (s, found, key_ok) = match (hoisted.get(&probe_no), &t.hashed) {
         (Some(s), _) => (s.clone(), None, None),
         (None, Some(pack)) => {
-            let (values, ok) = keys(b, p, fields)?;
+            let (values, ok) = keys(b, &p.keys, p.kind, fields)?;
             let (s, found) = find(b, t, pack, probe_no, &values, ok.clone());
             (s, Some(found), ok)
         }
         (None, None) => {
-            let (k, ok) = keys(b, p, fields)?;
+            let (k, ok) = keys(b, &p.keys, p.kind, fields)?;
             let k = k.into_iter().next().ok_or_else(|| Reason::Inconsistent("a probe without a key".into()))?;
             let narrow = width_of(p.keys[0].ty(fields)) == Some(Width::I32);
             let (s, found) = lookup(b, t, probe_no, k, narrow);
@@ -330,32 +330,7 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
 /// without a match once, its build columns NULL; a mark join adds whether there is a
 /// row (with a residual: one it holds for) as a column.
 fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields: &[Field]) -> Lowered<()> {
-    b.params.push(Param::Heads { probe: probe_no });
-    b.params.push(Param::Next { probe: probe_no });
-    let heads = format!("h{probe_no}_heads");
-    let next = format!("h{probe_no}_next");
-    let read = match &t.hashed {
-        Some(pack) => {
-            b.params.push(Param::Keys { probe: probe_no });
-            let (values, ok) = keys(b, p, fields)?;
-            let (s, _) = find(b, t, pack, probe_no, &values, ok);
-            cx![&s, format!(" < 0LL ? -1 : __ldg(&{heads}["), &s, "])"]
-        }
-        None => {
-            let [key] = p.keys.as_slice() else { return Err(Reason::Inconsistent("a dense table probed on several keys".into())) };
-            let (k, ok) = keys(b, p, fields)?;
-            let k = k.into_iter().next().ok_or_else(|| Reason::Inconsistent("a probe without a key".into()))?;
-            let narrow = width_of(key.ty(fields)) == Some(Width::I32);
-            // Slot `slots` (outside the range) holds −1; a NULL key has no chain.
-            let s = dense_slot(b, t, k, narrow);
-            match ok {
-                Some(ok) => cx!["(", ok, format!(") ? __ldg(&{heads}["), s, "]) : -1"],
-                None => cx![format!("__ldg(&{heads}["), s, "])"],
-            }
-        }
-    };
-    let name = b.fresh("m");
-    let first = b.def(CType::Int, name, read, Some(Load::Heads { probe: probe_no }));
+    let (first, next) = chain_first(b, &p.keys, p.kind, probe_no, t, fields)?;
     let joined: Vec<Field> = fields.iter().chain(&p.build_fields).cloned().collect();
     let pass = pass_rate(t);
     match (&p.kind, &p.residual) {
@@ -398,6 +373,40 @@ fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields
     Ok(())
 }
 
+/// The first build row of the chain of `keys` in chained table `t` (−1: none), read
+/// as probe `probe_no` (its heads, links and, hashed, keys join the parameters), and the
+/// name of its links array. A NULL key has no chain; `kind` says what becomes of its row
+/// ([`keys`]).
+pub fn chain_first(b: &mut Builder<'_>, key_exprs: &[Expr], kind: JoinKind, probe_no: usize, t: &GpuTable, fields: &[Field]) -> Lowered<(CExpr, String)> {
+    b.params.push(Param::Heads { probe: probe_no });
+    b.params.push(Param::Next { probe: probe_no });
+    let heads = format!("h{probe_no}_heads");
+    let next = format!("h{probe_no}_next");
+    let read = match &t.hashed {
+        Some(pack) => {
+            b.params.push(Param::Keys { probe: probe_no });
+            let (values, ok) = keys(b, key_exprs, kind, fields)?;
+            let (s, _) = find(b, t, pack, probe_no, &values, ok);
+            cx![&s, format!(" < 0LL ? -1 : __ldg(&{heads}["), &s, "])"]
+        }
+        None => {
+            let [key] = key_exprs else { return Err(Reason::Inconsistent("a dense table probed on several keys".into())) };
+            let (k, ok) = keys(b, key_exprs, kind, fields)?;
+            let k = k.into_iter().next().ok_or_else(|| Reason::Inconsistent("a probe without a key".into()))?;
+            let narrow = width_of(key.ty(fields)) == Some(Width::I32);
+            // Slot `slots` (outside the range) holds −1; a NULL key has no chain.
+            let s = dense_slot(b, t, k, narrow);
+            match ok {
+                Some(ok) => cx!["(", ok, format!(") ? __ldg(&{heads}["), s, "]) : -1"],
+                None => cx![format!("__ldg(&{heads}["), s, "])"],
+            }
+        }
+    };
+    let name = b.fresh("m");
+    let first = b.def(CType::Int, name, read, Some(Load::Heads { probe: probe_no }));
+    Ok((first, next))
+}
+
 /// A mark join's column (EXISTS / IN inside OR): every row stays, with whether it has a
 /// match (`marked`), as an `int` 0 or 1 (a NULL key has none: never NULL).
 fn push_mark(b: &mut Builder<'_>, marked: CExpr) {
@@ -419,7 +428,7 @@ fn null_where_unmatched(b: &mut Builder<'_>, from: usize, matched: &CExpr) {
 }
 
 /// Appends the payload columns of table `t` at slot `s` to the layout.
-fn gather_payload(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &CExpr) {
+pub(super) fn gather_payload(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &CExpr) {
     gather_payload_where(b, t, probe_no, s, None);
 }
 
@@ -496,14 +505,14 @@ pub fn find(b: &mut Builder<'_>, t: &GpuTable, pack: &KeyPack, probe: usize, val
     (s, found)
 }
 
-/// The values of probe `p`'s keys and, when one may be NULL and the probe keeps rows
-/// without a match (anti, LEFT OUTER), the condition that none is (a NULL key matches
-/// nothing). Inner and semi probes drop a row whose key is NULL here, before the lookup.
-fn keys(b: &mut Builder<'_>, p: &Probe, fields: &[Field]) -> Lowered<(Vec<CExpr>, Option<CExpr>)> {
-    let (values, ok) = super::filter::keys(b, &p.keys, fields)?;
+/// The values of a probe's keys `key_exprs` and, when one may be NULL and the probe (of
+/// `kind`) keeps rows without a match (anti, LEFT OUTER), the condition that none is (a
+/// NULL key matches nothing). Inner and semi probes drop a row whose key is NULL here, before the lookup.
+fn keys(b: &mut Builder<'_>, key_exprs: &[Expr], kind: JoinKind, fields: &[Field]) -> Lowered<(Vec<CExpr>, Option<CExpr>)> {
+    let (values, ok) = super::filter::keys(b, key_exprs, fields)?;
     Ok(match ok {
-        Some(ok) if matches!(p.kind, JoinKind::Inner | JoinKind::Semi) => {
-            super::filter::reject_null_keys(b, &p.keys, ok);
+        Some(ok) if matches!(kind, JoinKind::Inner | JoinKind::Semi) => {
+            super::filter::reject_null_keys(b, key_exprs, ok);
             (values, None)
         }
         ok => (values, ok),

@@ -115,8 +115,12 @@ pub enum Reason {
     GroupSlots(Option<usize>),
     /// A sort (not on the GPU yet, see `sort.rs`).
     Sort,
-    /// A semi or anti join run from its other side (the probe side marks build rows).
+    /// A semi or anti join run from its other side whose build rows have no table of
+    /// their keys on the GPU to mark (see `mark.rs`).
     MarkBuild,
+    /// A build whose rows a pipeline on the GPU marks: they stay on the host, where the
+    /// marked ones are taken (see `mark.rs`).
+    MarkedOnGpu,
     /// LIMIT/OFFSET without ORDER BY: which rows is up to the order, and blocks append
     /// in whatever order they finish.
     LimitWithoutOrder,
@@ -180,7 +184,7 @@ impl fmt::Display for Reason {
             Reason::GroupSlots(Some(n)) => write!(f, "{n} group slots on the GPU (at most {})", super::aggregate::MAX_GROUP_SLOTS),
             Reason::GroupSlots(None) => write!(f, "group domain too large"),
             Reason::Sort => write!(f, "sort on the GPU (next: radix sort)"),
-            Reason::MarkBuild => write!(f, "marking build rows (a semi/anti join from its other side) on the GPU"),
+            Reason::MarkBuild => write!(f, "marking build rows (a semi/anti join from its other side) without the build's keys on the GPU"),
             Reason::LimitWithoutOrder => write!(f, "LIMIT/OFFSET without ORDER BY on the GPU (which rows is up to the order)"),
             Reason::ItemsPerThread(n) => write!(f, "{n} items per thread (1 to {})", super::options::MAX_ITEMS_PER_THREAD),
             Reason::Parameters(n) => write!(f, "{n} kernel parameters (at most {})", super::abi::MAX_KERNEL_PARAMS),
@@ -189,6 +193,7 @@ impl fmt::Display for Reason {
                 write!(f, "~{groups} groups from {rows} rows: bringing that many groups back to the host costs more than aggregating on the CPU")
             }
             Reason::ProbedOnCpu => write!(f, "a pipeline probing its table runs on the CPU"),
+            Reason::MarkedOnGpu => write!(f, "its rows stay on the host, where a GPU pipeline's marks pick them (the GPU holds only their keys)"),
             Reason::Subquery(ty) => write!(f, "a scalar subquery's value of type {ty} in a kernel"),
             Reason::SortKeys(why) | Reason::Having(why) => write!(f, "{why}"),
             Reason::Inconsistent(what) => write!(f, "internal: {what}"),
