@@ -208,9 +208,7 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
         return Err(Reason::ProbeShape);
     }
     let outer = p.kind == JoinKind::LeftOuter;
-    // A LEFT OUTER join of a chained (1:N) table: only without a residual (a row whose
-    // matches all fail it would have to come out once, with NULLs).
-    if !(matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti | JoinKind::Mark) || (outer && (t.chain.is_none() || p.residual.is_none()))) {
+    if !matches!(p.kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Anti | JoinKind::Mark | JoinKind::LeftOuter) {
         return Err(Reason::JoinKind(p.kind));
     }
     if t.hashed.is_none() && p.keys.len() != 1 {
@@ -326,9 +324,9 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
 /// does, the payload gathered at each row); an inner join makes the item one item per
 /// row ([`Builder::expand`]: the rest of the pipeline runs on a warp queue of (item,
 /// row) pairs, `defer.rs`), gathers the payload at its row and tests the residual as a
-/// filter; a LEFT OUTER join without a residual expands the same way and keeps an item
-/// without a match once, its build columns NULL; a mark join adds whether there is a
-/// row (with a residual: one it holds for) as a column.
+/// filter; a LEFT OUTER join expands the same way and keeps an item without a match (with
+/// a residual: without a row it holds for) once, its build columns NULL; a mark join
+/// adds whether there is a row (with a residual: one it holds for) as a column.
 fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields: &[Field]) -> Lowered<()> {
     let (first, next) = chain_first(b, &p.keys, p.kind, probe_no, t, fields)?;
     let joined: Vec<Field> = fields.iter().chain(&p.build_fields).cloned().collect();
@@ -351,7 +349,25 @@ fn chained(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, fields
             gather_payload_where(b, t, probe_no, &m, Some(&matched));
             null_where_unmatched(b, from, &matched);
         }
-        (JoinKind::LeftOuter, Some(_)) => return Err(Reason::JoinKind(JoinKind::LeftOuter)),
+        (JoinKind::LeftOuter, Some(residual)) => {
+            // The rows of the chain the residual holds for, or the item once with NULL
+            // build columns when it holds for none: the chain is walked first for
+            // whether any row passes (stopping at the first), then expanded from its
+            // head where one does (else from none: the unmatched item), and the rows it
+            // fails for are dropped.
+            let any = b.any_in_chain(first.clone(), next.clone(), |b, m| {
+                gather_payload(b, t, probe_no, &m);
+                super::filter::condition(b, residual, &joined)
+            })?;
+            let start = b.var(CType::Int, "m", cx!["(", any, ") ? ", first, " : -1"]);
+            let m = b.expand(start, next, true)?;
+            let matched = b.var(CType::Bool, "om", cx![&m, " >= 0"]);
+            let from = b.layout.len();
+            gather_payload_where(b, t, probe_no, &m, Some(&matched));
+            null_where_unmatched(b, from, &matched);
+            let holds = b.branch(|b| super::filter::condition(b, residual, &joined))?;
+            b.reject(cx!["(", matched, ") && !(", holds, ")"]);
+        }
         (JoinKind::Inner, residual) => {
             b.reject_estimated(cx![&first, " < 0"], pass);
             let m = b.expand(first, next, false)?;
