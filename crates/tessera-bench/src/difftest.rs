@@ -18,7 +18,10 @@
 //! - `SET tessera.device = 'gpu'`: every pipeline the GPU code generator supports runs on
 //!   the GPU (without a GPU this is the CPU backend again);
 //! - `SET tessera.device = 'cpu'`: the CPU backend only;
-//! - `SET tessera.engine = 'datafusion'`: plain DataFusion, the reference.
+//! - `SET tessera.engine = 'datafusion'`: plain DataFusion, the reference;
+//! - where the plan shaped for the CPU runs a semi/anti join from its large side (which
+//!   the plan shaped for the GPU never does), that shape on the GPU too
+//!   (`tessera.plan_for = 'cpu'`): the GPU's mark kernels.
 //!
 //! The one allowed difference: a query marked as overflowing may fail with an overflow on
 //! the pipelines while plain DataFusion returns a wrapped value (DataFusion wraps integer
@@ -268,7 +271,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 105;
+pub const TEMPLATES: usize = 106;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -810,6 +813,36 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
             ];
             rng.pick(&forms).clone()
         }
+        // Semi/anti joins kept by the small side (the CPU's plan shape runs them from the
+        // large side: the GPU's mark kernels), over unique keys, over repeated nullable
+        // ones (d2.q; f.u mostly NULL), with a residual across the sides; and a LEFT OUTER
+        // join of a 1:N table with one (on the GPU: the chain walked for a row it holds
+        // for, then expanded).
+        105 => {
+            let forms = [
+                format!(
+                    "SELECT d1.region, COUNT(*), SUM(d1.cat) FROM d1 WHERE {} (SELECT 1 FROM f WHERE f.k1 = d1.d1k AND f.v > {}) GROUP BY d1.region",
+                    rng.pick(&["EXISTS", "NOT EXISTS"]),
+                    v(rng)
+                ),
+                format!(
+                    "SELECT d2.tag, COUNT(*), SUM(d2.z), COUNT(d2.q) FROM d2 WHERE {} (SELECT 1 FROM f WHERE f.u = d2.q AND f.k2 <> {}) GROUP BY d2.tag",
+                    rng.pick(&["EXISTS", "NOT EXISTS"]),
+                    k2(rng)
+                ),
+                format!(
+                    "SELECT d1.cat, COUNT(*) FROM d1 WHERE {} (SELECT 1 FROM f WHERE f.k1 = d1.d1k AND f.k2 <> d1.cat + {}) GROUP BY d1.cat",
+                    rng.pick(&["EXISTS", "NOT EXISTS"]),
+                    rng.range(0, 8)
+                ),
+                format!("SELECT COUNT(*), SUM(d1.cat) FROM d1 WHERE d1.d1k IN (SELECT k1 FROM f WHERE v < {})", v(rng)),
+                format!(
+                    "SELECT d1.region, COUNT(f.id), SUM(f.v), COUNT(*) FROM d1 LEFT JOIN f ON f.k1 = d1.d1k AND f.v > d1.cat * {} GROUP BY d1.region",
+                    rng.range(-100_000, 100_000)
+                ),
+            ];
+            rng.pick(&forms).clone()
+        }
         // Template 50 (listed last since it was the last one once).
         _ => format!("SELECT id, v * 2 + k2 AS x, m FROM f WHERE day >= DATE '{}'", day(rng)),
     };
@@ -972,6 +1005,9 @@ pub struct DiffReport {
     pub errors: usize,
     /// Queries that overflowed on the pipelines where DataFusion wraps.
     pub wrapped: usize,
+    /// Queries also run on the GPU in the CPU's plan shape, for its semi/anti joins run
+    /// from their large side (the GPU's mark kernels).
+    pub marked: usize,
     /// Disagreements, each with the query and the three answers.
     pub failures: Vec<String>,
     /// Why pipelines stayed on the CPU under `device = 'gpu'`, and how often (what the
@@ -1029,6 +1065,20 @@ async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut d
         // tables): what it runs whenever the GPU gives a pipeline back.
         set(&session, "SET tessera.plan_for = 'gpu'").await?;
         let cpu_gpu_plan = run(&session, &q.sql).await;
+        // Under 'auto' the GPU takes the plan shaped for it, which builds the side a
+        // semi/anti join looks rows up in; the CPU's shape runs a small one from its
+        // large side, whose marks the GPU makes too (`codegen::mark`): run that shape on
+        // the GPU as well where it has such a join.
+        let gpu_marks = if tally.gpu_present && marks_rows(&session, &q.sql).await {
+            set(&session, "SET tessera.plan_for = 'cpu'").await?;
+            set(&session, "SET tessera.device = 'gpu'").await?;
+            let r = run(&session, &q.sql).await;
+            set(&session, "SET tessera.device = 'cpu'").await?;
+            tally.marked += 1;
+            Some(r)
+        } else {
+            None
+        };
         set(&session, "SET tessera.plan_for = 'auto'").await?;
         set(&session, "SET tessera.engine = 'datafusion'").await?;
         let df = run(&session, &q.sql).await;
@@ -1050,7 +1100,7 @@ async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut d
             (Err(_), Err(_)) => true,
             _ => false,
         };
-        let gpu_vs_cpu_ok = same(&gpu, &cpu) && same(&cpu_gpu_plan, &cpu);
+        let gpu_vs_cpu_ok = same(&gpu, &cpu) && same(&cpu_gpu_plan, &cpu) && gpu_marks.as_ref().is_none_or(|m| same(m, &cpu));
         let df_ok = match (&cpu, &df) {
             // Plain DataFusion wraps integer overflow; the pipelines report it.
             (Err(e), Ok(_)) if q.may_overflow && is_overflow(e) => {
@@ -1072,6 +1122,9 @@ async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut d
                 show(&cpu_gpu_plan),
                 show(&df)
             );
+            if let Some(m) = &gpu_marks {
+                let _ = write!(msg, "\n    gpu, plan for the cpu (marks): {}", show(m));
+            }
             if let (Ok(a), Ok(b)) = (&cpu, &df) {
                 let _ = write!(msg, "\n    cpu vs datafusion:{}", first_difference(a, b));
             }
@@ -1108,6 +1161,15 @@ async fn check_case(case: &Case, dir: &Path, tally: &mut DiffReport, log: &mut d
     Ok(())
 }
 
+/// Whether the plan shaped for the CPU runs a semi/anti join from its large side (a
+/// [`tessera_ir::MarkBuild`] sink), which the plan shaped for the GPU never does.
+async fn marks_rows(session: &Session, sql: &str) -> bool {
+    session
+        .plan_query_for(sql, tessera_engine::Target::Cpu)
+        .await
+        .is_ok_and(|plan| plan.pipelines().any(|p| matches!(p.sink, tessera_ir::Sink::MarkBuild(_))))
+}
+
 /// The reasons for CPU pipelines a case's line is followed by (the commonest).
 const CPU_REASONS_SHOWN: usize = 12;
 
@@ -1123,10 +1185,12 @@ pub async fn run_all(dir: &Path, seed: u64, log: &mut dyn FnMut(&str)) -> Result
         check_case(case, &dir.join(case.name), &mut report, log).await?;
     }
     log(&format!(
-        "{} queries, {} of them used the GPU (EXPLAIN under tessera.device = 'gpu'), {} failed on every path \
-         (as expected), {} overflowed on the pipelines where DataFusion wraps; {} mismatches; {:.1}s",
+        "{} queries, {} of them used the GPU (EXPLAIN under tessera.device = 'gpu'), {} also in the CPU's plan shape \
+         on the GPU (semi/anti joins marking rows), {} failed on every path (as expected), {} overflowed on the pipelines \
+         where DataFusion wraps; {} mismatches; {:.1}s",
         report.queries,
         report.on_gpu,
+        report.marked,
         report.errors,
         report.wrapped,
         report.failures.len(),
