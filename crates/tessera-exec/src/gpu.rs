@@ -927,7 +927,7 @@ impl GpuRuntime {
         // and go up: a new process's first TPC-H q01 waited for both, one after the other
         // (1.50-1.55 s when its kernels were compiled, 2026-11-26c).
         let (col_bufs, compiled) = std::thread::scope(|s| {
-            let compiling = (!self.kernels.is_loaded(&kernel.source)).then(|| s.spawn(|| self.kernels.load(dev, &kernel.source)));
+            let compiling = (gp.launch.get().is_none() && !self.kernels.is_loaded(&kernel.source)).then(|| s.spawn(|| self.kernels.load(dev, &kernel.source)));
             let col_bufs = columns();
             (col_bufs, compiling.map(|h| h.join()))
         });
@@ -1128,10 +1128,19 @@ impl GpuRuntime {
                 Param::Subquery(k) => subquery_values.get(*k).map(|&v| v as u64).ok_or_else(|| missing("subquery")),
             })
             .collect::<Result<_>>()?;
-        let module = self.kernels.load(dev, &kernel.source)?;
-        let function = module
-            .load_function(codegen::KERNEL_NAME)
-            .map_err(|e| TesseraError::Internal(format!("loading kernel: {e:?}")))?;
+        let launch = match gp.launch.get() {
+            Some(l) => l,
+            None => {
+                let module = self.kernels.load(dev, &kernel.source)?;
+                let function = module.load_function(codegen::KERNEL_NAME).map_err(|e| TesseraError::Internal(format!("loading kernel: {e:?}")))?;
+                let per_sm = function
+                    .occupancy_max_active_blocks_per_multiprocessor(codegen::BLOCK_THREADS, 0, None)
+                    .map_err(|e| TesseraError::Internal(format!("occupancy: {e:?}")))?
+                    .max(1) as u32;
+                gp.launch.get_or_init(|| Launch { _module: module, function, per_sm })
+            }
+        };
+        let function = &launch.function;
         if rows as u64 > kernel.rows_limit {
             // The kernel was generated for the planned table version's rows; its sums'
             // representations are exact only up to `rows_limit`.
@@ -1145,17 +1154,17 @@ impl GpuRuntime {
                 return Err(if matches!(p.source, Source::Result { .. }) { TesseraError::RetryOnCpu(why) } else { TesseraError::Internal(why) });
             }
         }
-        let cfg = LaunchConfig { grid_dim: (self.grid(&function, rows as u64, kernel.items_per_thread)?, 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (self.grid(launch.per_sm, rows as u64, kernel.items_per_thread), 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = gs.stream();
         let event = || stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")));
         let before = event()?;
         if rows > 0 {
-            let mut launch = stream.launch_builder(&function);
+            let mut builder = stream.launch_builder(function);
             for v in &params {
-                launch.arg(v);
+                builder.arg(v);
             }
-            unsafe { launch.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
+            unsafe { builder.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
         }
         let after = event()?;
         // Freed in stream order: after the kernel has read it.
@@ -1392,14 +1401,10 @@ impl GpuRuntime {
 
     /// Blocks for a pipeline kernel over `rows` rows: one wave of resident blocks (the
     /// kernel walks tiles grid-stride), fewer for small inputs.
-    fn grid(&self, function: &CudaFunction, rows: u64, items_per_thread: u32) -> Result<u32> {
+    fn grid(&self, per_sm: u32, rows: u64, items_per_thread: u32) -> u32 {
         let tiles = rows.div_ceil(u64::from(codegen::BLOCK_THREADS * items_per_thread)).max(1);
-        let per_sm = function
-            .occupancy_max_active_blocks_per_multiprocessor(codegen::BLOCK_THREADS, 0, None)
-            .map_err(|e| TesseraError::Internal(format!("occupancy: {e:?}")))?
-            .max(1);
-        let wave = self.device.sm_count() as u64 * per_sm as u64;
-        Ok(tiles.min(wave) as u32)
+        let wave = self.device.sm_count() as u64 * u64::from(per_sm);
+        tiles.min(wave) as u32
     }
 
     /// The device library's group-record kernels (fill, compaction, gather, rank sort:
@@ -2215,6 +2220,21 @@ pub struct GpuPipeline {
     pub zones: Option<Arc<(Vec<u32>, f64)>>,
     /// A mark sink's table (see [`MarkTable`]).
     pub marks: Option<Box<MarkTable>>,
+    /// Its kernel as loaded, from its first run on (a placement is cached with its
+    /// pipelines, so later runs of the query launch it without finding it again).
+    pub launch: std::sync::OnceLock<Launch>,
+}
+
+/// A generated kernel ready to launch: its function and how many of its blocks an SM
+/// holds. Finding it each run hashed the kernel's source twice (to look the module up)
+/// and asked the driver for the occupancy again: on the H200 host a launch came 11-60
+/// µs after the outputs were allocated (TPC-H SF 10's EXPLAIN ANALYZE, 2026-11-27 run 2).
+#[derive(Debug)]
+pub struct Launch {
+    /// Keeps the function's module loaded.
+    _module: Arc<tessera_cuda::cudarc::driver::CudaModule>,
+    function: CudaFunction,
+    per_sm: u32,
 }
 
 /// The GPU table a mark sink reads ([`tessera_ir::MarkBuild`], `codegen::mark`): its build
@@ -2580,7 +2600,7 @@ fn finish_plan(
             {
                 state.result_layouts.insert(a.result, layout);
             }
-            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None, marks: None })
+            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new() })
         }
         Ok(_) => Err(reasons),
         Err(more) => Err(reasons.into_iter().chain(more).collect()),

@@ -565,9 +565,6 @@ impl Placement {
     }
 }
 
-/// The HAVING the GPU can apply to the groups of `agg` (see [`gpu::GpuHaving`]): the
-/// terms of the leading filter of the one pipeline that reads its result, when nothing
-/// else reads it (a group dropped there must be dropped for every reader).
 /// The pipeline whose sink marks the rows of table `table` ([`tessera_ir::MarkBuild`]).
 fn marker(plan: &QueryPlan, table: HashTableId) -> Option<&Pipeline> {
     plan.pipelines().find(|q| matches!(&q.sink, Sink::MarkBuild(m) if m.table == table))
@@ -578,6 +575,9 @@ fn builder_of(plan: &QueryPlan, table: HashTableId) -> Option<&Pipeline> {
     plan.pipelines().find(|q| matches!(&q.sink, Sink::HashBuild(b) if b.table == table))
 }
 
+/// The HAVING the GPU can apply to the groups of `agg` (see [`gpu::GpuHaving`]): the
+/// terms of the leading filter of the one pipeline that reads its result, when nothing
+/// else reads it (a group dropped there must be dropped for every reader).
 fn gpu_having(plan: &QueryPlan, agg: &Pipeline) -> Option<gpu::GpuHaving> {
     let Sink::Aggregate(a) = &agg.sink else { return None };
     let r = a.result;
