@@ -299,6 +299,82 @@ fn gpu_hash_tables_match_the_cpu() {
 }
 
 /// SQL LIKE as the definition says it (a reference for the device matcher).
+/// Open-addressing tables of more than 2^31 slots (2^32: 32 GiB of keys, where the GPU
+/// memory budget has the room; skipped with a message where it has not): slots past
+/// 2^31 are claimed and found, as 64-bit slot numbers; and a table no key went into
+/// finds nothing.
+#[test]
+fn gpu_hash_tables_beyond_2_31_slots() {
+    use std::collections::HashMap;
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_hash_tables_beyond_2_31_slots") else {
+        return;
+    };
+    let cache = KernelCache::new(None);
+    let module = cache.load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
+    let stream = device.stream().clone();
+    let f = |name: &str| module.load_function(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let fill = |table: &mut crate::DeviceBuffer<u64>, n: usize| {
+        let (n_arg, empty) = (n as i64, u64::MAX);
+        let kernel = f("fill_u64");
+        let mut l = stream.launch_builder(&kernel);
+        l.arg(table).arg(&n_arg).arg(&empty);
+        unsafe { l.launch(LaunchConfig { grid_dim: (4096, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
+    };
+    let mut rng = Rng(11);
+    let probe = |table: &crate::DeviceBuffer<u64>, mask: u64, keys: &[u64]| -> Vec<i64> {
+        let d_keys = device.upload(keys).unwrap();
+        let mut found = device.memory().alloc::<i64>(keys.len()).unwrap();
+        let n_arg = keys.len() as i64;
+        let kernel = f("hash_find");
+        let mut l = stream.launch_builder(&kernel);
+        l.arg(&d_keys).arg(&n_arg).arg(table).arg(&mask).arg(&mut found);
+        unsafe { l.launch(per_row(keys.len())) }.unwrap();
+        device.download(&found).unwrap()
+    };
+
+    // Empty: nothing is found, whatever the key.
+    let mut empty = unsafe { device.memory().alloc_uninit::<u64>(1024) }.unwrap();
+    fill(&mut empty, 1024);
+    let absent: Vec<u64> = (0..4096).map(|_| rng.next() >> 1).collect();
+    assert!(probe(&empty, 1023, &absent).iter().all(|&s| s == -1), "a key found in an empty table");
+
+    let slots: usize = 1 << 32;
+    let room = device.memory().limit().saturating_sub(device.memory().used());
+    if room < slots * 8 + (1 << 30) {
+        eprintln!("skipped: a table of 2^32 slots needs 32 GiB; the GPU memory budget has {} MiB free", room >> 20);
+        return;
+    }
+    let mut table = unsafe { device.memory().alloc_uninit::<u64>(slots) }.unwrap();
+    fill(&mut table, slots);
+    let n = 1 << 20;
+    let keys: Vec<u64> = (0..n).map(|_| rng.next() >> 1).collect();
+    let d_keys = device.upload(&keys).unwrap();
+    let mut slot = device.memory().alloc::<i64>(n).unwrap();
+    let (n_arg, mask) = (n as i64, (slots - 1) as u64);
+    let kernel = f("hash_insert_unique");
+    let mut l = stream.launch_builder(&kernel);
+    l.arg(&d_keys).arg(&n_arg).arg(&mut table).arg(&mask).arg(&mut slot);
+    unsafe { l.launch(per_row(n)) }.unwrap();
+    let claimed = device.download(&slot).unwrap();
+    let mut at: HashMap<u64, i64> = HashMap::new();
+    for (k, &s) in keys.iter().zip(&claimed) {
+        assert!(s >= -1 && s < slots as i64, "key {k}: slot {s}");
+        if s >= 0 {
+            assert!(at.insert(*k, s).is_none(), "key {k} claimed twice");
+        }
+    }
+    // Random keys spread over the whole table: about half of them past 2^31.
+    let high = at.values().filter(|&&s| s >= 1 << 31).count();
+    assert!(high > n / 4, "only {high} of {n} keys past slot 2^31");
+    let found = probe(&table, mask, &keys);
+    for (k, s) in keys.iter().zip(found) {
+        assert_eq!(Some(&s), at.get(k), "key {k}");
+    }
+    let absent: Vec<u64> = (0..4096).map(|_| (rng.next() >> 1) | 1 << 62).filter(|k| !at.contains_key(k)).collect();
+    assert!(probe(&table, mask, &absent).iter().all(|&s| s == -1), "an absent key found");
+    device.synchronize().unwrap();
+}
+
 fn like_reference(s: &[char], p: &[char]) -> bool {
     match p.split_first() {
         None => s.is_empty(),
