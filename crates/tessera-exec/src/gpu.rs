@@ -41,6 +41,14 @@ use tessera_storage::LoadedTable;
 /// CPU core needs for the whole pipeline.
 pub const GPU_MIN_ROWS: u64 = 1 << 20;
 
+/// [`GPU_MIN_ROWS`], or the experiment variable `TESSERA_EXP_GPU_MIN_ROWS` (rows), to
+/// measure where warm queries' smaller pipelines gain on the GPU (TPC-H SF 1's 800 K
+/// partsupp rows in q02, q11 and q16 stay on the CPU under the default).
+pub fn gpu_min_rows() -> u64 {
+    static MIN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MIN.get_or_init(|| std::env::var("TESSERA_EXP_GPU_MIN_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(GPU_MIN_ROWS))
+}
+
 /// Under `tessera.device = 'auto'`, an aggregation straight over a scan (projections
 /// only: its group estimate is then the grouped columns' distinct count from the
 /// statistics, not a guess through filters and joins) expecting more groups than

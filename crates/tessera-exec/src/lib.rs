@@ -178,8 +178,8 @@ impl Executor {
                 } else if let Source::Scan(scan) = &pipe.source {
                     let is_build = matches!(pipe.sink, Sink::HashBuild(_));
                     let many_groups = if device == DevicePref::Auto && having.is_none() { gpu::too_many_groups(pipe, scan.rows) } else { None };
-                    if device == DevicePref::Auto && !is_build && scan.rows < gpu::GPU_MIN_ROWS && !probes_large_build(plan, pipe) {
-                        Err(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::GPU_MIN_ROWS))])
+                    if device == DevicePref::Auto && !is_build && scan.rows < gpu::gpu_min_rows() && !probes_large_build(plan, pipe) {
+                        Err(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::gpu_min_rows()))])
                     } else if let Some(groups) = many_groups {
                         Err(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows: scan.rows })])
                     } else {
@@ -712,7 +712,7 @@ fn df_err(e: datafusion::error::DataFusionError) -> TesseraError {
     TesseraError::External(Box::new(e))
 }
 
-/// Whether `pipe` probes a table built from a scan of at least [`gpu::GPU_MIN_ROWS`]
+/// Whether `pipe` probes a table built from a scan of at least [`gpu::gpu_min_rows`]
 /// rows. Such a pipeline runs on the GPU however small its own input (the placement's
 /// minimum is for pipelines alone): on the CPU it would pull the large build there too,
 /// since a table built on the GPU is probed only there (TPC-H q20's 100 K suppliers
@@ -727,7 +727,7 @@ fn probes_large_build(plan: &QueryPlan, pipe: &Pipeline) -> bool {
         })
         .collect();
     plan.pipelines().any(|b| match (&b.sink, &b.source) {
-        (Sink::HashBuild(h), Source::Scan(scan)) => probed.contains(&h.table) && scan.rows >= gpu::GPU_MIN_ROWS,
+        (Sink::HashBuild(h), Source::Scan(scan)) => probed.contains(&h.table) && scan.rows >= gpu::gpu_min_rows(),
         _ => false,
     })
 }
