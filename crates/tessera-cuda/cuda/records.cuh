@@ -6,7 +6,8 @@
 // (MIN, MAX) to their start value. After it, for large group domains and GPU sorts:
 // tessera_count_seen and tessera_compact_records_ordered turn the groups seen into
 // records in group-number order, tessera_gather_records copies each accumulator's words
-// into them, tessera_rank_records orders them for an ORDER BY; before them,
+// into them, tessera_rank_records orders them for an ORDER BY (after tessera_select_top,
+// tessera_keep_top and tessera_seal_top have kept only those a LIMIT may take); before them,
 // tessera_having drops the groups a HAVING rejects; tessera_result_column turns them
 // into the columns of a result kept on the GPU for the pipelines reading it there. Not
 // included by tessera.cuh: its __global__ kernels would be compiled into every generated
@@ -163,6 +164,114 @@ extern "C" __global__ void tessera_rank_records(const unsigned long long* rec, l
         for (long long w = threadIdx.x; w < width; w += blockDim.x) dst[1 + (long long)rank * width + w] = x[w];
         __syncthreads();
     }
+}
+// ORDER BY ... LIMIT over more groups than the rank sort takes (tessera-exec, gpu.rs:
+// `fetch_groups`): the records whose first sort key is at most the `want`-th smallest in
+// the key's order are the only ones the LIMIT can keep (a record ordered before a kept
+// one has a first key no larger), so only they are ranked and come back. The key's order
+// as an unsigned 128-bit number (ascending numbers in the key's order; `k` four words as
+// tessera_cmp_key reads them): a group key's slot, NULL (slot 0) first or last; an
+// aggregate's value with its sign bit flipped; descending keys inverted.
+__device__ unsigned __int128 tessera_key_order(const unsigned long long* x, const long long* k) {
+    if (k[0] == 0) {
+        const unsigned long long s = (x[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
+        if (s == 0) return (k[3] & 2) ? (unsigned __int128)0 : ~(unsigned __int128)0;
+        return (unsigned __int128)((k[3] & 1) ? (unsigned long long)k[2] - s : s);
+    }
+    const unsigned __int128 u = (unsigned __int128)tessera_record_value(k[0], x + k[1]) ^ ((unsigned __int128)1 << 127);
+    return (k[3] & 1) ? ~u : u;
+}
+// One block: thr (two words, low first) = the want-th smallest key order among the
+// rec[0] records, by radix selection a byte at a time from the first byte where the
+// records' smallest and largest orders differ; all ones when there are at most `max`
+// records (every one is ranked then).
+extern "C" __global__ void tessera_select_top(const unsigned long long* rec, long long width, const long long* key, long long want, long long max, unsigned long long* thr) {
+    __shared__ unsigned int hist[256];
+    __shared__ unsigned long long lo[32], hi[32], lo2[32], hi2[32];
+    __shared__ unsigned long long prefix[2];
+    __shared__ unsigned long long remaining;
+    const long long n = (long long)rec[0];
+    if (n <= max || want >= n) {
+        if (threadIdx.x == 0) { thr[0] = ~0ull; thr[1] = ~0ull; }
+        return;
+    }
+    // The smallest and largest orders: their common leading bytes are every record's.
+    unsigned __int128 mn = ~(unsigned __int128)0, mx = 0;
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+        const unsigned __int128 u = tessera_key_order(rec + 1 + i * width, key);
+        mn = u < mn ? u : mn;
+        mx = u > mx ? u : mx;
+    }
+    for (int o = 16; o > 0; o /= 2) {
+        const unsigned __int128 a = ((unsigned __int128)__shfl_down_sync(0xffffffffu, (unsigned long long)(mn >> 64), o) << 64) | __shfl_down_sync(0xffffffffu, (unsigned long long)mn, o);
+        const unsigned __int128 b = ((unsigned __int128)__shfl_down_sync(0xffffffffu, (unsigned long long)(mx >> 64), o) << 64) | __shfl_down_sync(0xffffffffu, (unsigned long long)mx, o);
+        mn = a < mn ? a : mn;
+        mx = b > mx ? b : mx;
+    }
+    const unsigned int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+    if (lane == 0) { lo[warp] = (unsigned long long)mn; hi[warp] = (unsigned long long)(mn >> 64); lo2[warp] = (unsigned long long)mx; hi2[warp] = (unsigned long long)(mx >> 64); }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (unsigned int w = 1; w < warps; ++w) {
+            const unsigned __int128 a = ((unsigned __int128)hi[w] << 64) | lo[w];
+            const unsigned __int128 b = ((unsigned __int128)hi2[w] << 64) | lo2[w];
+            mn = a < mn ? a : mn;
+            mx = b > mx ? b : mx;
+        }
+        int same = 0;
+        while (same < 16 && (mn >> (120 - 8 * same)) == (mx >> (120 - 8 * same))) ++same;
+        // The common leading bytes, then below them nothing chosen yet.
+        const unsigned __int128 p = same == 16 ? mn : (same == 0 ? (unsigned __int128)0 : (mn >> (128 - 8 * same)) << (128 - 8 * same));
+        prefix[0] = (unsigned long long)p;
+        prefix[1] = (unsigned long long)(p >> 64);
+        remaining = (unsigned long long)want;
+        hist[0] = (unsigned int)same;
+    }
+    __syncthreads();
+    const int first = (int)hist[0];
+    __syncthreads();
+    for (int byte = first; byte < 16; ++byte) {
+        const int shift = 120 - 8 * byte;
+        for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0u;
+        __syncthreads();
+        const unsigned __int128 p = ((unsigned __int128)prefix[1] << 64) | prefix[0];
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+            const unsigned __int128 u = tessera_key_order(rec + 1 + i * width, key);
+            // Only records whose bytes above this one are the prefix's.
+            if (byte == 0 || (u >> (shift + 8)) == (p >> (shift + 8))) atomicAdd(&hist[(unsigned int)(u >> shift) & 255u], 1u);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            unsigned long long before = 0ull;
+            unsigned int b = 0u;
+            while (b < 255u && before + hist[b] < remaining) before += hist[b++];
+            remaining -= before;
+            const unsigned __int128 q = p | ((unsigned __int128)b << shift);
+            prefix[0] = (unsigned long long)q;
+            prefix[1] = (unsigned long long)(q >> 64);
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) { thr[0] = prefix[0]; thr[1] = prefix[1]; }
+}
+// The records of rec whose first key's order is at most thr (tessera_select_top), copied
+// to dst (from word 1, in no particular order) while they fit `cap` records; *count gets
+// how many there are. tessera_seal_top then writes dst[0]: the count, or 0 when they did
+// not fit (too many ties: the host then takes every record, unranked).
+extern "C" __global__ void tessera_keep_top(const unsigned long long* rec, long long width, const long long* key, const unsigned long long* thr, long long cap, unsigned long long* dst, unsigned long long* count) {
+    const long long n = (long long)rec[0];
+    const unsigned __int128 t = ((unsigned __int128)thr[1] << 64) | thr[0];
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const unsigned long long* x = rec + 1 + i * width;
+        if (tessera_key_order(x, key) > t) continue;
+        const unsigned long long at = atomicAdd(count, 1ull);
+        if (at < (unsigned long long)cap) {
+            for (long long w = 0; w < width; ++w) dst[1 + (long long)at * width + w] = x[w];
+        }
+    }
+}
+extern "C" __global__ void tessera_seal_top(const unsigned long long* count, long long cap, unsigned long long* dst) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = *count <= (unsigned long long)cap ? *count : 0ull;
 }
 // Copies the `words` words of each recorded group from src (`words` per group) into
 // words off .. off + words of its record. Reads the record count from rec[0], so it runs

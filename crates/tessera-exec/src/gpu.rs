@@ -36,14 +36,19 @@ use tessera_cuda::{DeviceBuffer, GpuDevice, GpuStream, KernelCache, QueryStream}
 use tessera_ir::{AggFunc, Expr, HashTableId, MarkBuild, Operator, Pipeline, ResultId, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
 
-/// Under `tessera.device = 'auto'`, smaller inputs stay on the CPU: below about a
-/// million rows a GPU launch, its upload and (first time) its compile cost more than a
-/// CPU core needs for the whole pipeline.
-pub const GPU_MIN_ROWS: u64 = 1 << 20;
+/// Under `tessera.device = 'auto'`, smaller inputs stay on the CPU, where a pipeline
+/// over a few thousand rows takes less than a launch and the download of its result.
+/// 64 Ki rows: with 1 Mi rows (the value until 2026-11-27), TPC-H SF 1's 800 K partsupp
+/// and 150 K customer rows stayed on the CPU, and q02, q11, q13, q16, q20 and q22 took
+/// 40.6, 19.2, 6.0, 19.5, 4.9 and 16.8 ms with the GPU present against 0.9, 1.9, 1.1,
+/// 5.3, 0.7 and 8.7 with 64 Ki; the 22 queries 125.9 against 37.2 ms (the CPU backend
+/// 508.5 / 505.1 in the same processes), and TPC-H SF 10 took 184.3 ms with 64 Ki (H200,
+/// warm, all answers checked; `benchmarks/results/gpu-2026-11-27b/` run 4). The first
+/// run of a query over columns not yet on the GPU pays their upload, as a larger one does.
+pub const GPU_MIN_ROWS: u64 = 1 << 16;
 
 /// [`GPU_MIN_ROWS`], or the experiment variable `TESSERA_EXP_GPU_MIN_ROWS` (rows), to
-/// measure where warm queries' smaller pipelines gain on the GPU (TPC-H SF 1's 800 K
-/// partsupp rows in q02, q11 and q16 stay on the CPU under the default).
+/// measure another threshold.
 pub fn gpu_min_rows() -> u64 {
     static MIN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *MIN.get_or_init(|| std::env::var("TESSERA_EXP_GPU_MIN_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(GPU_MIN_ROWS))
@@ -1216,7 +1221,7 @@ impl GpuRuntime {
                 };
                 let seen = seen.ok_or_else(|| TesseraError::Internal("seen".into()))?;
                 let scalar = keys.is_empty() && hashed.is_none();
-                let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, accumulators)));
+                let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, accumulators), s.limit));
                 if let Some(h) = state.havings.get(&p.id) {
                     let arrays: Vec<u64> = accs.iter().map(|b| b.as_slice().device_ptr(dev.stream()).0).collect();
                     let terms = h.descriptors(accumulators, &arrays).ok_or_else(|| TesseraError::Internal("a HAVING term over an accumulator it cannot read".into()))?;
@@ -1517,7 +1522,7 @@ impl GpuRuntime {
     /// ranked on the GPU and come back in its order, when there are at most
     /// [`GPU_SORT_MAX_ROWS`] of them.
     #[allow(clippy::too_many_arguments)]
-    fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, sort: Option<(usize, Vec<i64>)>) -> Result<FetchedGroups> {
+    fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, sort: Option<(usize, Vec<i64>, Option<usize>)>) -> Result<FetchedGroups> {
         let gs = state.lane()?;
         let stream = gs.stream();
         if sort.is_none() && (scalar || groups < COMPACT_MIN_GROUPS) {
@@ -1556,28 +1561,77 @@ impl GpuRuntime {
         }
         // The rank sort writes the records in order into a second buffer.
         let mut ranked = None;
-        if let Some((pipeline, keys)) = &sort {
-            // SAFETY: the rank kernel writes the count and every record below it.
-            let dst = unsafe { self.alloc_uninit::<u64>(&gs, 1 + groups * width) }?;
+        // Under a LIMIT, of more groups than the rank sort takes only those the LIMIT can
+        // keep are ranked (see `GpuSort::limit`): their count, to see whether they fit.
+        let mut top: Option<DeviceBuffer<u64>> = None;
+        if let Some((pipeline, keys, limit)) = &sort {
             let d_keys = self.upload(&gs, keys)?;
-            let nkeys = (keys.len() / 4) as i32;
             let max = GPU_SORT_MAX_ROWS as i64;
+            let mut src = rec_ptr;
+            let mut kept = None;
+            if let Some(want) = limit.filter(|&k| (1..=GPU_SORT_MAX_ROWS).contains(&k)) {
+                let thr = self.alloc::<u64>(&gs, 2)?;
+                let count = self.alloc::<u64>(&gs, 1)?;
+                // SAFETY: tessera_seal_top writes the count and tessera_keep_top every record below it.
+                let candidates = unsafe { self.alloc_uninit::<u64>(&gs, 1 + GPU_SORT_MAX_ROWS * width) }?;
+                let (cand_ptr, thr_ptr, count_ptr) = (candidates.as_slice().device_ptr(stream).0, thr.as_slice().device_ptr(stream).0, count.as_slice().device_ptr(stream).0);
+                let (want, one_block) = (want as i64, LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 });
+                let select = self.helper("tessera_select_top")?;
+                let mut l = stream.launch_builder(&select);
+                l.arg(&rec_ptr).arg(&w).arg(d_keys.as_slice()).arg(&want).arg(&max).arg(&thr_ptr);
+                unsafe { l.launch(one_block) }.map_err(|e| TesseraError::Internal(format!("select top: {e:?}")))?;
+                let keep = self.helper("tessera_keep_top")?;
+                let mut l = stream.launch_builder(&keep);
+                l.arg(&rec_ptr).arg(&w).arg(d_keys.as_slice()).arg(&thr_ptr).arg(&max).arg(&cand_ptr).arg(&count_ptr);
+                unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("keep top: {e:?}")))?;
+                let seal = self.helper("tessera_seal_top")?;
+                let mut l = stream.launch_builder(&seal);
+                l.arg(&count_ptr).arg(&max).arg(&cand_ptr);
+                unsafe { l.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 }) }.map_err(|e| TesseraError::Internal(format!("seal top: {e:?}")))?;
+                src = cand_ptr;
+                kept = Some(candidates);
+                top = Some(count);
+            }
+            let rows = if kept.is_some() { GPU_SORT_MAX_ROWS } else { groups };
+            // SAFETY: the rank kernel writes the count and every record below it.
+            let dst = unsafe { self.alloc_uninit::<u64>(&gs, 1 + rows * width) }?;
+            let nkeys = (keys.len() / 4) as i32;
             let event = || stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")));
             let before = event()?;
             let rank = self.helper("tessera_rank_records")?;
             let mut l = stream.launch_builder(&rank);
-            l.arg(&rec_ptr).arg(&w).arg(d_keys.as_slice()).arg(&nkeys).arg(&max).arg(dst.as_slice());
+            l.arg(&src).arg(&w).arg(d_keys.as_slice()).arg(&nkeys).arg(&max).arg(dst.as_slice());
             unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("rank: {e:?}")))?;
             let after = event()?;
             let run = GpuRun::new(*pipeline);
             state.pending.push((run, before, after));
             ranked = Some(dst);
         }
-        let out_ptr = ranked.as_ref().map_or(rec_ptr, |d| d.as_slice().device_ptr(stream).0);
+        let mut out_ptr = ranked.as_ref().map_or(rec_ptr, |d| d.as_slice().device_ptr(stream).0);
         let head = groups.min(COMPACT_HEAD_RECORDS);
-        let mut bytes = self.finish(state, &[(out_ptr, 8 * (1 + head * width))])?.swap_remove(0);
+        let mut regions = vec![(out_ptr, 8 * (1 + head * width))];
+        if let Some(count) = &top {
+            regions.push((count.as_slice().device_ptr(stream).0, 8));
+            regions.push((rec_ptr, 8));
+        }
+        let mut got = self.finish(state, &regions)?;
+        let mut bytes = got.remove(0);
         let mut marks = vec![("kernels waited for", Instant::now())];
-        let present = if bytes.len() >= 8 { word_at(&bytes, 0) as usize } else { 0 };
+        let mut present = if bytes.len() >= 8 { word_at(&bytes, 0) as usize } else { 0 };
+        let mut ranked_all = ranked.is_some();
+        if top.is_some() {
+            // `got` is now [count of candidates, rec's count].
+            let (candidates, all) = (got.first().map_or(0, |b| word_at(b, 0)) as usize, got.get(1).map_or(0, |b| word_at(b, 0)) as usize);
+            if candidates > GPU_SORT_MAX_ROWS {
+                // More tie with the LIMIT's last than the rank sort takes: every record,
+                // unranked (the CPU backend's sort pipeline orders them).
+                out_ptr = rec_ptr;
+                present = all;
+                ranked_all = false;
+                bytes = gs.download_regions(&[(rec_ptr, 8 * (1 + all.min(head) * width))])?.swap_remove(0);
+            }
+            marks.push(("groups a LIMIT can keep picked", Instant::now()));
+        }
         if present > groups {
             return Err(TesseraError::Internal(format!("{present} group records counted in {groups} groups")));
         }
@@ -1588,8 +1642,8 @@ impl GpuRuntime {
         if bytes.len() < 8 * (1 + present * width) {
             return Err(TesseraError::Internal(format!("{present} group records, {} bytes downloaded", bytes.len())));
         }
-        let sorted = ranked.is_some() && present <= GPU_SORT_MAX_ROWS;
-        if let (Some((pipeline, _)), Ok(mut runs)) = (&sort, self.last_runs.lock()) {
+        let sorted = ranked_all && present <= GPU_SORT_MAX_ROWS;
+        if let (Some((pipeline, _, _)), Ok(mut runs)) = (&sort, self.last_runs.lock()) {
             // The rank kernel's report (waited for above, with the query's other kernels).
             if let Some(r) = runs.iter_mut().rev().find(|r| r.pipeline == *pipeline) {
                 (r.rows, r.rows_out, r.bytes) = (present as u64, present as u64, (present * width * 8) as u64);
@@ -2748,7 +2802,18 @@ mod tests {
         if tessera_cuda::test_support::nvrtc_or_skip("helper kernels compile with NVRTC") {
             compiles_with_kernels(
                 RECORDS_SOURCE,
-                &["tessera_fill_u64", "tessera_having", "tessera_count_seen", "tessera_compact_records_ordered", "tessera_gather_records", "tessera_rank_records", "tessera_result_column"],
+                &[
+                    "tessera_fill_u64",
+                    "tessera_having",
+                    "tessera_count_seen",
+                    "tessera_compact_records_ordered",
+                    "tessera_gather_records",
+                    "tessera_rank_records",
+                    "tessera_select_top",
+                    "tessera_keep_top",
+                    "tessera_seal_top",
+                    "tessera_result_column",
+                ],
             );
         }
     }

@@ -291,7 +291,7 @@ impl Executor {
                     Some(pl) if pl.fused_sorts.contains_key(&p.id) => {
                         p.device = Device::Gpu;
                         p.device_reason = Some(format!(
-                            "ranked with pipeline {}'s groups before they leave the GPU, up to {} groups (more: on the CPU)",
+                            "ranked with pipeline {}'s groups before they leave the GPU, up to {} groups (more: on the CPU, unless a LIMIT that keeps at most as many leaves no more)",
                             pl.fused_sorts[&p.id],
                             gpu::GPU_SORT_MAX_ROWS
                         ));

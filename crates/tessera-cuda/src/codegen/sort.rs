@@ -1,6 +1,8 @@
 //! ORDER BY on the GPU, for now only over a GPU aggregation's groups: the records of the
 //! present groups are ranked by the sort keys (the runtime's `tessera_rank_records`) and
-//! come back in order, so the sort pipeline that follows only applies its LIMIT. A sort
+//! come back in order, so the sort pipeline that follows only applies its LIMIT. With a
+//! LIMIT, more groups than the rank sort takes are first narrowed to those the LIMIT can
+//! keep ([`GpuSort::limit`]). A sort
 //! pipeline of its own is not generated yet ([`Reason::Sort`]; next: radix sort).
 
 use tessera_ir::{Expr, Operator, Pipeline, Sink};
@@ -24,6 +26,11 @@ pub struct GpuSort {
     pub pipeline: usize,
     /// The keys, in order.
     pub keys: Vec<GpuSortKey>,
+    /// The rows its LIMIT can keep (OFFSET + LIMIT), when it has one: of more groups than
+    /// [`GPU_SORT_MAX_ROWS`], only those whose first key is among the `limit` first are
+    /// ranked and come back (`tessera_select_top` in `records.cuh`), when at most that
+    /// many tie with them.
+    pub limit: Option<usize>,
 }
 
 /// One key of a [`GpuSort`]: a column of the aggregation's output.
@@ -128,7 +135,7 @@ pub fn plan_sort(sort: &Pipeline, agg: &tessera_ir::Aggregate, aggregation: &Ker
         }
         out.push(GpuSortKey { column: index, descending: k.descending, nulls_first: k.nulls_first });
     }
-    Ok(GpuSort { pipeline: sort.id, keys: out })
+    Ok(GpuSort { pipeline: sort.id, keys: out, limit: s.fetch.map(|f| f.saturating_add(s.skip)) })
 }
 
 #[cfg(test)]
@@ -148,6 +155,7 @@ mod tests {
                 GpuSortKey { column: 3, descending: true, nulls_first: false },
                 GpuSortKey { column: 0, descending: false, nulls_first: false },
             ],
+            limit: None,
         };
         assert_eq!(sort.descriptors(&keys, &accumulators), vec![0, 8, 26, 2, 1, 4, 0, 1, 0, 1, 8, 0]);
     }
