@@ -373,6 +373,47 @@ fn mark_pipelines_generate_kernels_over_the_hosts_keys() {
     assert_eq!(residuals, 2, "q21's two residuals");
 }
 
+/// ORDER BY ... LIMIT over the groups of a GPU aggregation ranks them on the GPU, the
+/// LIMIT narrowing many groups to those it can keep first (`GpuSort::limit`): q10's 20
+/// customers (a perfect hash over the customer key), and q03's 10 orders by revenue and
+/// order date (a hash aggregation; the order date, which the order key determines, is
+/// a MIN in the reduced form).
+#[test]
+fn limited_sorts_of_aggregations_rank_on_the_gpu() {
+    use std::collections::HashMap;
+    use tessera_cuda::codegen::{KernelOptions, SinkLayout};
+    use tessera_exec::gpu::{GpuQueryState, plan_kernel, plan_sort};
+    let (_dir, plans, session) = plans_for(Suite::Tpch, tessera_engine::Target::Gpu);
+    let manifest = session.store().manifest().unwrap();
+    for (q, limit, hashed) in [("q03", 10, true), ("q10", 20, false)] {
+        let (_, plan) = plans.iter().find(|(n, _)| *n == q).unwrap();
+        let mut state = GpuQueryState::default();
+        let mut shapes = HashMap::new();
+        let mut placed = HashMap::new();
+        for p in plan.pipelines() {
+            let table = match &p.source {
+                tessera_ir::Source::Scan(scan) => Some(session.store().load(manifest.table(&scan.table).unwrap()).unwrap()),
+                tessera_ir::Source::Result { .. } => None,
+            };
+            if let Ok(k) = plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions::default()) {
+                if let (Sink::HashBuild(b), SinkLayout::Build { table }) = (&p.sink, &k.kernel.sink) {
+                    shapes.insert(b.table, table.clone());
+                }
+                placed.insert(p.id, k);
+            }
+        }
+        let sort = plan.pipelines().find(|p| matches!(p.sink, Sink::Sort(_))).unwrap_or_else(|| panic!("{q} has no sort:\n{plan}"));
+        let tessera_ir::Source::Result { id, .. } = &sort.source else { panic!("{q}: its sort reads no result:\n{plan}") };
+        let agg = plan.pipelines().find(|a| matches!(&a.sink, Sink::Aggregate(x) if x.result == *id)).unwrap();
+        let Sink::Aggregate(a) = &agg.sink else { unreachable!() };
+        let kernel = &placed.get(&agg.id).unwrap_or_else(|| panic!("{q}: its aggregation is not on the GPU:\n{plan}")).kernel;
+        let SinkLayout::Aggregate { hashed: h, .. } = &kernel.sink else { unreachable!() };
+        assert_eq!(h.is_some(), hashed, "{q}");
+        let ranked = plan_sort(sort, a, kernel).unwrap_or_else(|r| panic!("{q}: {r}\n{plan}"));
+        assert_eq!(ranked.limit, Some(limit), "{q}");
+    }
+}
+
 /// q18's subquery (`GROUP BY l_orderkey HAVING sum(l_quantity) > 300`, 15 M groups at SF
 /// 10) keeps only its HAVING's groups: the filter that reads the aggregation's result
 /// compares a SUM with a constant, which the GPU applies before the groups leave it.

@@ -122,11 +122,21 @@ extern "C" __global__ void tessera_compact_records_ordered(const unsigned int* s
 // order total and the same as a stable sort of the groups in group-number order. Every
 // pair is compared (one block per record), so this is for at most a few thousand records
 // (`max`); above that the records are copied in place, unsorted. keys: four words per key: kind (0: group key,
-// slot (g / a) % b with slot 0 for NULL; else an aggregate at word a of the record, read
-// by tessera_record_value), a, b, flags (1: descending, 2: NULLs first).
+// slot (g / a) % b with slot 0 for NULL; 6: a hash aggregation's group key that is never
+// NULL, the offset (w >> (b & 255)) & (2^(b >> 8) - 1) of the packed keys w at word a;
+// else an aggregate at word a of the record, read by tessera_record_value), a, b, flags
+// (1: descending, 2: NULLs first).
+__device__ unsigned long long tessera_packed_offset(const unsigned long long* x, const long long* k) {
+    const unsigned long long bits = (unsigned long long)k[2] >> 8;
+    const unsigned long long mask = bits >= 64ull ? ~0ull : ((1ull << bits) - 1ull);
+    return (x[k[1]] >> ((unsigned long long)k[2] & 255ull)) & mask;
+}
 __device__ int tessera_cmp_key(const unsigned long long* x, const unsigned long long* y, const long long* k) {
     int c = 0;
-    if (k[0] == 0) {
+    if (k[0] == 6) {
+        const unsigned long long ox = tessera_packed_offset(x, k), oy = tessera_packed_offset(y, k);
+        c = ox < oy ? -1 : (ox > oy ? 1 : 0);
+    } else if (k[0] == 0) {
         const unsigned long long sx = (x[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
         const unsigned long long sy = (y[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
         if (sx == 0 || sy == 0) {
@@ -170,9 +180,14 @@ extern "C" __global__ void tessera_rank_records(const unsigned long long* rec, l
 // the key's order are the only ones the LIMIT can keep (a record ordered before a kept
 // one has a first key no larger), so only they are ranked and come back. The key's order
 // as an unsigned 128-bit number (ascending numbers in the key's order; `k` four words as
-// tessera_cmp_key reads them): a group key's slot, NULL (slot 0) first or last; an
-// aggregate's value with its sign bit flipped; descending keys inverted.
+// tessera_cmp_key reads them): a group key's slot, NULL (slot 0) first or last, or its
+// packed offset; an aggregate's value with its sign bit flipped; descending keys
+// inverted.
 __device__ unsigned __int128 tessera_key_order(const unsigned long long* x, const long long* k) {
+    if (k[0] == 6) {
+        const unsigned __int128 u = (unsigned __int128)tessera_packed_offset(x, k);
+        return (k[3] & 1) ? ~u : u;
+    }
     if (k[0] == 0) {
         const unsigned long long s = (x[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
         if (s == 0) return (k[3] & 2) ? (unsigned __int128)0 : ~(unsigned __int128)0;

@@ -1221,7 +1221,7 @@ impl GpuRuntime {
                 };
                 let seen = seen.ok_or_else(|| TesseraError::Internal("seen".into()))?;
                 let scalar = keys.is_empty() && hashed.is_none();
-                let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, accumulators), s.limit));
+                let sort = state.sorts.get(&p.id).map(|s| (s.pipeline, s.descriptors(keys, hashed.as_ref(), accumulators), s.limit));
                 if let Some(h) = state.havings.get(&p.id) {
                     let arrays: Vec<u64> = accs.iter().map(|b| b.as_slice().device_ptr(dev.stream()).0).collect();
                     let terms = h.descriptors(accumulators, &arrays).ok_or_else(|| TesseraError::Internal("a HAVING term over an accumulator it cannot read".into()))?;

@@ -9,6 +9,7 @@ use tessera_ir::{Expr, Operator, Pipeline, Sink};
 
 use super::abi::Kernel;
 use super::aggregate::Accumulator;
+use super::hash::KeyPack;
 use super::layout::{KeyLayout, SinkLayout};
 use super::unsupported::Reason;
 
@@ -26,6 +27,9 @@ pub struct GpuSort {
     pub pipeline: usize,
     /// The keys, in order.
     pub keys: Vec<GpuSortKey>,
+    /// The aggregation's group key columns (before its aggregates): a key's column below
+    /// this is a group key, a perfect hash's slot; above, an accumulator.
+    pub group_keys: usize,
     /// The rows its LIMIT can keep (OFFSET + LIMIT), when it has one: of more groups than
     /// [`GPU_SORT_MAX_ROWS`], only those whose first key is among the `limit` first are
     /// ranked and come back (`tessera_select_top` in `records.cuh`), when at most that
@@ -46,8 +50,9 @@ pub struct GpuSortKey {
 
 impl GpuSort {
     /// The keys as `tessera_rank_records` reads them (four words each), for records of
-    /// an aggregation with group `keys` and `accumulators`.
-    pub fn descriptors(&self, keys: &[KeyLayout], accumulators: &[Accumulator]) -> Vec<i64> {
+    /// an aggregation with group `keys` (perfect hash) or keys packed as `hashed`, and
+    /// `accumulators`.
+    pub fn descriptors(&self, keys: &[KeyLayout], hashed: Option<&KeyPack>, accumulators: &[Accumulator]) -> Vec<i64> {
         // Record words: the group number, then each accumulator's array(s) in order.
         let mut offsets = Vec::with_capacity(accumulators.len());
         let mut off = 1i64;
@@ -58,11 +63,14 @@ impl GpuSort {
         let mut out = Vec::with_capacity(4 * self.keys.len());
         for k in &self.keys {
             let flags = i64::from(k.descending) | (i64::from(k.nulls_first) << 1);
-            if let Some(key) = keys.get(k.column) {
+            if let Some(key) = keys.get(k.column).filter(|_| k.column < self.group_keys) {
                 let stride: usize = keys[..k.column].iter().map(|x| x.slots).product();
                 out.extend([0, stride as i64, key.slots as i64, flags]);
+            } else if let Some(part) = hashed.and_then(|h| h.parts.get(k.column)).filter(|_| k.column < self.group_keys) {
+                // The packed keys are the record's last word (after every accumulator's).
+                out.extend([6, off, i64::from(part.shift) | (i64::from(part.bits()) << 8), flags]);
             } else {
-                let j = k.column - keys.len();
+                let j = k.column - self.group_keys;
                 out.extend([accumulators[j].record_kind(), offsets[j], 0, flags]);
             }
         }
@@ -74,29 +82,29 @@ impl GpuSort {
 /// whose kernel is `aggregation`, or why it cannot run on the GPU.
 pub fn plan_sort(sort: &Pipeline, agg: &tessera_ir::Aggregate, aggregation: &Kernel) -> Result<GpuSort, Reason> {
     let why = |s: &str| Err(Reason::SortKeys(s.to_string()));
+    let (Sink::Sort(s), SinkLayout::Aggregate { keys, accumulators, hashed, value_dicts, .. }) = (&sort.sink, &aggregation.sink) else {
+        return why("not a sort of an aggregation's groups");
+    };
     // With dependent group keys the kernel's columns are the reduced form's: the
-    // independent keys, the aggregates, then the dependent keys (MINs of codes, which
-    // do not order like their strings).
+    // independent keys, the aggregates, then the dependent keys (MINs of each group's one
+    // value; those of strings are codes, which order like the strings only in a sorted
+    // dictionary, not as row numbers: they are left out).
     let reduced = agg.reduced_form();
+    let group_keys = reduced.as_ref().map_or(agg.group_by.len(), |(r, _)| r.group_by.len());
     let kernel_column = |index: usize| -> Result<usize, Reason> {
         match &reduced {
             None => Ok(index),
-            Some((r, order)) => {
+            Some((_, order)) => {
                 let k = *order.get(index).ok_or_else(|| Reason::SortKeys(format!("sort key #{index} out of range")))?;
-                if k >= r.group_by.len() + agg.aggregates.len() {
-                    return Err(Reason::SortKeys("sort by a group key the others determine".into()));
+                let codes = k >= group_keys && value_dicts.get(k - group_keys).is_some_and(|d| d.is_some());
+                if k >= group_keys + agg.aggregates.len() && codes {
+                    return Err(Reason::SortKeys("sort by a string group key the others determine".into()));
                 }
                 Ok(k)
             }
         }
     };
-    let (Sink::Sort(s), SinkLayout::Aggregate { keys, accumulators, hashed, .. }) = (&sort.sink, &aggregation.sink) else {
-        return why("not a sort of an aggregation's groups");
-    };
-    if hashed.is_some() {
-        return why("sort of a hash aggregation's groups (the rank sort reads perfect-hash group numbers)");
-    }
-    if keys.is_empty() {
+    if keys.is_empty() && hashed.is_none() {
         return why("sort of a scalar aggregate's one row");
     }
     // A projection that only picks columns (reorders or drops them, as a SELECT list
@@ -121,8 +129,16 @@ pub fn plan_sort(sort: &Pipeline, agg: &tessera_ir::Aggregate, aggregation: &Ker
             None => index,
         };
         let index = kernel_column(index)?;
-        if index >= keys.len() {
-            match accumulators.get(index - keys.len()) {
+        if let (true, Some(pack)) = (index < group_keys, hashed) {
+            // Records hold a hashed group's keys packed: offsets from each key's smallest,
+            // which order like the keys, except NULL's, and row numbers standing for strings.
+            let part = pack.parts.get(index).ok_or_else(|| Reason::SortKeys(format!("sort key #{index} out of range")))?;
+            if part.nullable || part.dictionary.is_some_and(|d| d.by_row) {
+                return why("sort by a hash aggregation's group key that may be NULL or is a string without a dictionary");
+            }
+        }
+        if index >= group_keys {
+            match accumulators.get(index - group_keys) {
                 Some(Accumulator::SumCount(_)) => return why("sort by an AVG, or a SUM of values that may be NULL, on the GPU"),
                 // The rank kernel compares 64-bit words as integers.
                 Some(Accumulator::Sum(crate::codegen::aggregate::SumRepr::F64)) => return why("sort by a SUM of doubles on the GPU"),
@@ -135,7 +151,7 @@ pub fn plan_sort(sort: &Pipeline, agg: &tessera_ir::Aggregate, aggregation: &Ker
         }
         out.push(GpuSortKey { column: index, descending: k.descending, nulls_first: k.nulls_first });
     }
-    Ok(GpuSort { pipeline: sort.id, keys: out, limit: s.fetch.map(|f| f.saturating_add(s.skip)) })
+    Ok(GpuSort { pipeline: sort.id, keys: out, group_keys, limit: s.fetch.map(|f| f.saturating_add(s.skip)) })
 }
 
 #[cfg(test)]
@@ -155,8 +171,27 @@ mod tests {
                 GpuSortKey { column: 3, descending: true, nulls_first: false },
                 GpuSortKey { column: 0, descending: false, nulls_first: false },
             ],
+            group_keys: 2,
             limit: None,
         };
-        assert_eq!(sort.descriptors(&keys, &accumulators), vec![0, 8, 26, 2, 1, 4, 0, 1, 0, 1, 8, 0]);
+        assert_eq!(sort.descriptors(&keys, None, &accumulators), vec![0, 8, 26, 2, 1, 4, 0, 1, 0, 1, 8, 0]);
+    }
+
+    #[test]
+    fn sort_keys_of_hashed_groups_read_their_packed_offsets() {
+        use crate::codegen::hash::KeyPart;
+        use tessera_ir::Type;
+        let part = |shift, span| KeyPart { min: 0, span, shift, dictionary: None, ty: Type::Int32, nullable: false };
+        // Keys packed as a 20-bit offset from bit 0, then a 12-bit one from bit 20.
+        let pack = KeyPack { parts: vec![part(0, (1 << 20) - 1), part(20, 4000)] };
+        // Records: group number, a SUM (2 words), then the packed keys at word 3.
+        let accumulators = [Accumulator::Sum(SumRepr::I128)];
+        let sort = GpuSort {
+            pipeline: 3,
+            keys: vec![GpuSortKey { column: 2, descending: true, nulls_first: false }, GpuSortKey { column: 1, descending: false, nulls_first: false }],
+            group_keys: 2,
+            limit: Some(10),
+        };
+        assert_eq!(sort.descriptors(&[], Some(&pack), &accumulators), vec![1, 1, 0, 1, 6, 3, 20 | (12 << 8), 0]);
     }
 }
