@@ -684,19 +684,6 @@ impl GpuRuntime {
         plan_kernel(p, table, state, gpu_tables, self.kernel_options())
     }
 
-    /// [`plan_marks`] with the kernel options of now.
-    pub fn plan_marks(
-        &self,
-        p: &Pipeline,
-        m: &MarkBuild,
-        build: &Pipeline,
-        table: &Arc<LoadedTable>,
-        state: &mut GpuQueryState,
-        gpu_tables: &HashMap<HashTableId, GpuTable>,
-    ) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
-        plan_marks(p, m, build, table, state, gpu_tables, self.kernel_options())
-    }
-
     /// How kernels are generated now.
     pub fn kernel_options(&self) -> KernelOptions {
         self.options.lock().map(|o| *o).unwrap_or_default()
@@ -959,28 +946,16 @@ impl GpuRuntime {
         let references: Vec<i64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.reference())).collect();
         // Per probe (operator order): its table's payload arrays and bitmap.
         let mut probed: Vec<Probed> = Vec::new();
-        for op in &p.operators {
-            if let Operator::Probe(pr) = op {
-                let t = state.tables.get(&pr.table).ok_or_else(|| TesseraError::Internal("GPU table missing".into()))?;
-                let (heads, next) = t.index.chain_ptrs(dev);
-                probed.push(Probed {
-                    payload: t.payload.iter().map(|b| b.ptr(dev)).collect(),
-                    payload_valid: t.payload.iter().map(|b| b.validity_ptr(dev)).collect(),
-                    seen: t.seen.as_ref().map_or(0, |s| s.as_slice().device_ptr(dev.stream()).0),
-                    index: t.index.ptr(dev),
-                    heads,
-                    next,
-                });
-            }
-        }
         // The table a mark sink reads comes after the operators' probes.
-        if let Sink::MarkBuild(m) = &p.sink {
-            let t = state.tables.get(&m.table).ok_or_else(|| TesseraError::Internal("GPU table of marked rows missing".into()))?;
+        let read = p.operators.iter().filter_map(|op| if let Operator::Probe(pr) = op { Some(pr.table) } else { None });
+        let marked = if let Sink::MarkBuild(m) = &p.sink { Some(m.table) } else { None };
+        for table in read.chain(marked) {
+            let t = state.tables.get(&table).ok_or_else(|| TesseraError::Internal(format!("GPU table h{table} missing")))?;
             let (heads, next) = t.index.chain_ptrs(dev);
             probed.push(Probed {
                 payload: t.payload.iter().map(|b| b.ptr(dev)).collect(),
                 payload_valid: t.payload.iter().map(|b| b.validity_ptr(dev)).collect(),
-                seen: 0,
+                seen: t.seen.as_ref().map_or(0, |s| s.as_slice().device_ptr(dev.stream()).0),
                 index: t.index.ptr(dev),
                 heads,
                 next,
@@ -1149,7 +1124,7 @@ impl GpuRuntime {
                 let per_sm = function
                     .occupancy_max_active_blocks_per_multiprocessor(codegen::BLOCK_THREADS, 0, None)
                     .map_err(|e| TesseraError::Internal(format!("occupancy: {e:?}")))?
-                    .max(1) as u32;
+                    .max(1);
                 gp.launch.get_or_init(|| Launch { _module: module, function, per_sm })
             }
         };

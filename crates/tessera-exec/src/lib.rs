@@ -186,7 +186,7 @@ impl Executor {
                         let table = self.load(scan)?;
                         match &pipe.sink {
                             Sink::MarkBuild(m) => match builder_of(plan, m.table) {
-                                Some(build) => gpu.plan_marks(pipe, m, build, &table, &mut p.state, &shapes),
+                                Some(build) => gpu::plan_marks(pipe, m, build, &table, &mut p.state, &shapes, gpu.kernel_options()),
                                 None => Err(vec![Unsupported::new(Site::Placement, Reason::Inconsistent(format!("no pipeline builds table h{}", m.table)))]),
                             },
                             _ => gpu.plan(pipe, Some(&table), &mut p.state, &shapes),
