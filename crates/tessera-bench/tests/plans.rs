@@ -27,6 +27,15 @@ fn plans_for(suite: Suite, target: tessera_engine::Target) -> (tempfile::TempDir
     (dir, plans, session)
 }
 
+/// The stored table pipeline `p` scans, loaded (None for one reading an intermediate
+/// result, whose kernel is generated without its rows).
+fn scanned_table(session: &Session, manifest: &tessera_storage::Manifest, p: &tessera_ir::Pipeline) -> Option<std::sync::Arc<tessera_storage::LoadedTable>> {
+    match &p.source {
+        tessera_ir::Source::Scan(scan) => Some(session.store().load(manifest.table(&scan.table).unwrap()).unwrap()),
+        tessera_ir::Source::Result { .. } => None,
+    }
+}
+
 /// Generates the GPU kernel of every pipeline the generator supports (in plans made for
 /// the GPU), with literals inlined and as parameters, and compiles both with NVRTC for
 /// sm_90 (no GPU needed).
@@ -45,10 +54,7 @@ fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>, Vec<String>) {
         let mut shapes = HashMap::new();
         for p in plan.pipelines() {
             // Builds over intermediate results are generated without their rows.
-            let table = match &p.source {
-                tessera_ir::Source::Scan(scan) => Some(session.store().load(manifest.table(&scan.table).unwrap()).unwrap()),
-                tessera_ir::Source::Result { .. } => None,
-            };
+            let table = scanned_table(&session, &manifest, p);
             // The dictionaries placed so far, for the same kernel with parameters.
             let mut scratch = state.planned_copy();
             match plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions { literals: Literals::Inline, ..KernelOptions::default() }) {
@@ -333,10 +339,7 @@ fn mark_pipelines_generate_kernels_over_the_hosts_keys() {
         let mut shapes = HashMap::new();
         let mut marked = 0;
         for p in plan.pipelines() {
-            let table = match &p.source {
-                tessera_ir::Source::Scan(scan) => Some(session.store().load(manifest.table(&scan.table).unwrap()).unwrap()),
-                tessera_ir::Source::Result { .. } => None,
-            };
+            let table = scanned_table(&session, &manifest, p);
             let Sink::MarkBuild(m) = &p.sink else {
                 // Other pipelines as placement plans them, for the tables they build.
                 if let Ok(placed) = plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions::default())
@@ -391,10 +394,7 @@ fn limited_sorts_of_aggregations_rank_on_the_gpu() {
         let mut shapes = HashMap::new();
         let mut placed = HashMap::new();
         for p in plan.pipelines() {
-            let table = match &p.source {
-                tessera_ir::Source::Scan(scan) => Some(session.store().load(manifest.table(&scan.table).unwrap()).unwrap()),
-                tessera_ir::Source::Result { .. } => None,
-            };
+            let table = scanned_table(&session, &manifest, p);
             if let Ok(k) = plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions::default()) {
                 if let (Sink::HashBuild(b), SinkLayout::Build { table }) = (&p.sink, &k.kernel.sink) {
                     shapes.insert(b.table, table.clone());
@@ -554,11 +554,10 @@ fn dependent_group_keys_reduce_q10_and_q18_to_one_key() {
         for p in plan.pipelines() {
             // Builds over intermediate results are generated without their rows; other
             // pipelines over results (the final sorts) stay on the CPU.
-            let table = match &p.source {
-                tessera_ir::Source::Scan(scan) => Some(session.store().load(manifest.table(&scan.table).unwrap()).unwrap()),
-                tessera_ir::Source::Result { .. } if matches!(p.sink, Sink::HashBuild(_)) => None,
-                tessera_ir::Source::Result { .. } => continue,
-            };
+            if matches!(p.source, tessera_ir::Source::Result { .. }) && !matches!(p.sink, Sink::HashBuild(_)) {
+                continue;
+            }
+            let table = scanned_table(&session, &manifest, p);
             let placed = plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions::default())
                 .unwrap_or_else(|r| panic!("{q} pipeline {}: {}\n{plan}", p.id, tessera_cuda::codegen::unsupported::describe(&r)));
             if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table }) = (&p.sink, &placed.kernel.sink) {

@@ -298,7 +298,6 @@ fn gpu_hash_tables_match_the_cpu() {
     device.synchronize().unwrap();
 }
 
-/// SQL LIKE as the definition says it (a reference for the device matcher).
 /// Open-addressing tables of more than 2^31 slots (2^32: 32 GiB of keys, where the GPU
 /// memory budget has the room; skipped with a message where it has not): slots past
 /// 2^31 are claimed and found, as 64-bit slot numbers; and a table no key went into
@@ -313,9 +312,11 @@ fn gpu_hash_tables_beyond_2_31_slots() {
     let module = cache.load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
     let stream = device.stream().clone();
     let f = |name: &str| module.load_function(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // The device library's fill (what the runtime starts MIN/MAX accumulators with).
+    let records = cache.load(&device, crate::library::RECORDS_SOURCE).unwrap_or_else(|e| panic!("{e}"));
     let fill = |table: &mut crate::DeviceBuffer<u64>, n: usize| {
         let (n_arg, empty) = (n as i64, u64::MAX);
-        let kernel = f("fill_u64");
+        let kernel = records.load_function("tessera_fill_u64").unwrap_or_else(|e| panic!("tessera_fill_u64: {e}"));
         let mut l = stream.launch_builder(&kernel);
         l.arg(table).arg(&n_arg).arg(&empty);
         unsafe { l.launch(LaunchConfig { grid_dim: (4096, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
@@ -375,6 +376,7 @@ fn gpu_hash_tables_beyond_2_31_slots() {
     device.synchronize().unwrap();
 }
 
+/// SQL LIKE as the definition says it (a reference for the device matcher).
 fn like_reference(s: &[char], p: &[char]) -> bool {
     match p.split_first() {
         None => s.is_empty(),

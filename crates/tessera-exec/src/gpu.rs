@@ -1603,14 +1603,15 @@ impl GpuRuntime {
                 out_ptr = rec_ptr;
                 present = all;
                 ranked_all = false;
-                bytes = gs.download_regions(&[(rec_ptr, 8 * (1 + all.min(head) * width))])?.swap_remove(0);
+                // Downloaded below, once their count is checked.
+                bytes = Vec::new();
             }
             marks.push(("groups a LIMIT can keep picked", Instant::now()));
         }
         if present > groups {
             return Err(TesseraError::Internal(format!("{present} group records counted in {groups} groups")));
         }
-        if present > head {
+        if bytes.len() < 8 * (1 + present * width) {
             bytes = gs.download_regions(&[(out_ptr, 8 * (1 + present * width))])?.swap_remove(0);
             marks.push(("records downloaded", Instant::now()));
         }

@@ -220,8 +220,8 @@ impl Executor {
             for pipe in plan.pipelines() {
                 if let (Sink::HashBuild(b), true) = (&pipe.sink, p.kernels.contains_key(&pipe.id)) {
                     let consumers_on_gpu = plan.pipelines().all(|q| {
-                        let probes = q.operators.iter().any(|o| matches!(o, Operator::Probe(pr) if pr.table == b.table))
-                            || matches!(&q.sink, Sink::MarkBuild(m) if m.table == b.table);
+                        // (A table a mark sink reads is never built on the GPU: `marked` above.)
+                        let probes = q.operators.iter().any(|o| matches!(o, Operator::Probe(pr) if pr.table == b.table));
                         !probes || p.kernels.contains_key(&q.id)
                     });
                     if !consumers_on_gpu && banned.insert(pipe.id) {
@@ -454,17 +454,15 @@ impl Executor {
         if host.rows == 0 {
             return Ok(Vec::new());
         }
-        // The keys' values, with a NULL's slot made 0 (its row stays out of the table).
+        // The keys' values, with a NULL's slot made 0 (its row stays out of the table),
+        // and where none of them is NULL.
         let eval = tessera_cpu::Evaluator::new();
-        let mut valid = arrow::array::BooleanBufferBuilder::new(host.rows);
-        valid.append_n(host.rows, true);
+        let mut valid: Option<arrow::buffer::NullBuffer> = None;
         let mut columns = Vec::new();
         for key in &marks.keys {
             let v = eval.eval(key, &host.payload, host.rows)?;
+            valid = arrow::buffer::NullBuffer::union(valid.as_ref(), v.nulls());
             if let Some(nulls) = v.nulls().filter(|n| n.null_count() > 0) {
-                for r in (0..host.rows).filter(|&r| nulls.is_null(r)) {
-                    valid.set_bit(r, false);
-                }
                 let zero = ScalarValue::new_zero(v.data_type()).and_then(|z| z.to_array_of_size(1)).map_err(df_err)?;
                 let mask = arrow::array::BooleanArray::new(nulls.inner().clone(), None);
                 columns.push(arrow::compute::kernels::zip::zip(&mask, &v, &arrow::array::Scalar::new(zero)).map_err(arrow_err)?);
@@ -476,7 +474,8 @@ impl Executor {
             columns.push(host.payload.get(c).cloned().ok_or_else(|| TesseraError::Internal(format!("hash table h{} lacks column {c}", m.table)))?);
         }
         if marks.keys_valid {
-            let valid = arrow::array::BooleanArray::new(valid.finish(), None);
+            let bits = valid.map_or_else(|| arrow::buffer::BooleanBuffer::new_set(host.rows), arrow::buffer::NullBuffer::into_inner);
+            let valid = arrow::array::BooleanArray::new(bits, None);
             columns.push(arrow::compute::cast(&valid, &arrow::datatypes::DataType::Int32).map_err(arrow_err)?);
         }
         let keys = gpu::result_table(gpu::MarkTable::RESULT, &[Chunk::new(columns, host.rows)])?;

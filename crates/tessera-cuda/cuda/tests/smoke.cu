@@ -97,9 +97,3 @@ extern "C" __global__ void unpack_staged_512_64(const unsigned long long* col, i
 extern "C" __global__ void unpack_staged_2048_64(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<2048, 64>(col, n, out); }
 extern "C" __global__ void unpack_staged_512_32(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<512, 32>(col, n, out); }
 extern "C" __global__ void unpack_staged_256_32(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<256, 32>(col, n, out); }
-
-// Sets every word of `words` to `value` (an empty table's keys, without a host copy).
-extern "C" __global__ void fill_u64(unsigned long long* words, int64_t n, unsigned long long value) {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        words[i] = value;
-}

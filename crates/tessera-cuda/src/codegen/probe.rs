@@ -523,7 +523,8 @@ pub fn find(b: &mut Builder<'_>, t: &GpuTable, pack: &KeyPack, probe: usize, val
 
 /// The values of a probe's keys `key_exprs` and, when one may be NULL and the probe (of
 /// `kind`) keeps rows without a match (anti, LEFT OUTER), the condition that none is (a
-/// NULL key matches nothing). Inner and semi probes drop a row whose key is NULL here, before the lookup.
+/// NULL key matches nothing). Inner and semi probes drop a row whose key is NULL here,
+/// before the lookup.
 fn keys(b: &mut Builder<'_>, key_exprs: &[Expr], kind: JoinKind, fields: &[Field]) -> Lowered<(Vec<CExpr>, Option<CExpr>)> {
     let (values, ok) = super::filter::keys(b, key_exprs, fields)?;
     Ok(match ok {

@@ -2,8 +2,8 @@
 //! present groups are ranked by the sort keys (the runtime's `tessera_rank_records`) and
 //! come back in order, so the sort pipeline that follows only applies its LIMIT. With a
 //! LIMIT, more groups than the rank sort takes are first narrowed to those the LIMIT can
-//! keep ([`GpuSort::limit`]). A sort
-//! pipeline of its own is not generated yet ([`Reason::Sort`]; next: radix sort).
+//! keep ([`GpuSort::limit`]). A sort pipeline of its own is not generated yet
+//! ([`Reason::Sort`]; next: radix sort).
 
 use tessera_ir::{Expr, Operator, Pipeline, Sink};
 
