@@ -414,6 +414,46 @@ fn limited_sorts_of_aggregations_rank_on_the_gpu() {
     }
 }
 
+/// A pipeline reading a result that lies on the host generates a kernel whatever its
+/// sink: here an aggregation and a materialization over the groups of a DataFusion step
+/// (two DISTINCT aggregates in one aggregation are not in the IR), the SUM that may be
+/// NULL going up with its validity bitmap. Both compile with NVRTC.
+#[test]
+fn pipelines_over_host_results_generate_kernels() {
+    use std::collections::HashMap;
+    use tessera_cuda::codegen::{KernelOptions, SinkLayout};
+    use tessera_exec::gpu::{GpuQueryState, plan_kernel};
+    let (_dir, _plans, session) = plans_for(Suite::Tpch, tessera_engine::Target::Gpu);
+    let nvrtc = tessera_cuda::test_support::nvrtc_or_skip("pipelines over host results compile with NVRTC");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let inner = "SELECT o_custkey, count(DISTINCT o_orderstatus) AS ns, count(DISTINCT o_orderpriority) AS np, sum(o_totalprice) AS t FROM orders GROUP BY o_custkey";
+    for (sql, aggregates) in [
+        (format!("SELECT ns, count(*), sum(t), min(np) FROM ({inner}) s WHERE np > 1 GROUP BY ns"), true),
+        (format!("SELECT o_custkey, t * 2, np FROM ({inner}) s WHERE t > 1000 AND ns = 2"), false),
+    ] {
+        let plan = runtime.block_on(session.plan_query_for(&sql, tessera_engine::Target::Gpu)).unwrap();
+        let distinct = plan.externals().next().unwrap_or_else(|| panic!("no DataFusion step:\n{plan}"));
+        let reader = plan
+            .pipelines()
+            .find(|p| matches!(&p.source, tessera_ir::Source::Result { id, .. } if *id == distinct.result))
+            .unwrap_or_else(|| panic!("nothing reads the DataFusion step's result:\n{plan}"));
+        let mut state = GpuQueryState::default();
+        let placed = plan_kernel(reader, None, &mut state, &HashMap::new(), KernelOptions::default())
+            .unwrap_or_else(|r| panic!("pipeline {}: {}\n{plan}", reader.id, tessera_cuda::codegen::unsupported::describe(&r)));
+        assert!(!placed.reads_kept);
+        assert_eq!(matches!(placed.kernel.sink, SinkLayout::Aggregate { .. }), aggregates, "{plan}");
+        // The SUM may be NULL: its column goes up with a bitmap; the counts never are.
+        let tessera_ir::Source::Result { fields, .. } = &reader.source else { unreachable!() };
+        for (f, c) in fields.iter().zip(&placed.columns) {
+            assert_eq!(c.nullable, f.nullable, "{}", f.name);
+        }
+        assert!(placed.columns.iter().any(|c| c.nullable) && placed.columns.iter().any(|c| !c.nullable), "{fields:?}");
+        if nvrtc {
+            tessera_cuda::compile_cubin(&placed.kernel.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", placed.kernel.source));
+        }
+    }
+}
+
 /// q18's subquery (`GROUP BY l_orderkey HAVING sum(l_quantity) > 300`, 15 M groups at SF
 /// 10) keeps only its HAVING's groups: the filter that reads the aggregation's result
 /// compares a SUM with a constant, which the GPU applies before the groups leave it.

@@ -913,10 +913,19 @@ impl GpuRuntime {
                 Source::Result { .. } if kept.is_some() => {
                     col_bufs.extend(kept.iter().flat_map(|(_, c)| c.iter().cloned().map(Some)));
                 }
-                // An intermediate result (see [`result_table`]) goes up whole each time.
-                Source::Result { .. } => {
+                // An intermediate result (see [`result_table`]) goes up whole each time,
+                // a column that may be NULL with its validity bitmap.
+                Source::Result { id, .. } => {
                     for (c, gc) in cols.iter().enumerate() {
-                        col_bufs.push(Some(Arc::new(self.upload_column(&gs, table, c, gc.width)?)));
+                        let values = self.upload_column(&gs, table, c, gc.width)?;
+                        let buf = if gc.nullable {
+                            GpuBuf::Nullable { values: Box::new(values), validity: self.upload(&gs, &host_validity(&table.column(c)?))? }
+                        } else if holds_nulls(table, c) {
+                            return Err(TesseraError::RetryOnCpu(format!("result r{id}'s column {c} holds NULLs")));
+                        } else {
+                            values
+                        };
+                        col_bufs.push(Some(Arc::new(buf)));
                     }
                 }
             }
@@ -1763,15 +1772,12 @@ fn split_records(bytes: &[u8], present: usize, width: usize, words: &[usize]) ->
 }
 
 /// An intermediate result as a table a GPU pipeline reads (columns in order, never
-/// cached): its chunks as batches. A NULL in it sends the query to the CPU (kernels over
-/// results are generated for columns without NULLs).
+/// cached): its chunks as batches. A NULL in a column its kernel takes as never NULL
+/// sends the query to the CPU ([`GpuRuntime::run`]).
 pub fn result_table(id: usize, chunks: &[Chunk]) -> Result<LoadedTable> {
     let mut batches = Vec::with_capacity(chunks.len());
     let mut schema = Arc::new(arrow::datatypes::Schema::empty());
     for chunk in chunks.iter().filter(|c| c.rows > 0) {
-        if chunk.columns.iter().any(|c| c.null_count() > 0) {
-            return Err(TesseraError::RetryOnCpu(format!("result r{id} holds NULLs")));
-        }
         let fields: Vec<arrow::datatypes::Field> =
             chunk.columns.iter().enumerate().map(|(i, c)| arrow::datatypes::Field::new(format!("c{i}"), c.data_type().clone(), true)).collect();
         schema = Arc::new(arrow::datatypes::Schema::new(fields));
@@ -2457,11 +2463,13 @@ pub fn plan_kernel(
 /// [`plan_kernel`] for a pipeline reading an intermediate result. A GPU aggregation's
 /// result that reads as device columns ([`result_layout`]) is read where it lies, by any
 /// pipeline (TPC-H q13's counts per customer, built into a table; q16's distinct
-/// suppliers, counted per part class). Otherwise only a build reads one on the GPU: its
-/// table lets the pipelines probing it run there too (TPC-H q17's per-part averages).
-/// Its columns then go up as the result has them, without dictionaries. Either way NULLs
-/// the result turns out to hold send the query to the CPU, so the kernel is generated for
-/// columns without them.
+/// suppliers, counted per part class); NULLs it turns out to hold send the query to the
+/// CPU, so that kernel is generated for columns without them. A result on the host (a
+/// CPU pipeline's, a DataFusion step's, the rows a mark sink kept) goes up whole when
+/// the pipeline runs: its columns as the result has them, without dictionaries, each
+/// that may be NULL with its validity bitmap (TPC-H q17's per-part averages, built into
+/// a table; a derived table aggregated again). Whether that upload pays is the
+/// placement's call (`tessera_exec`'s `result_rows`).
 fn plan_over_result(
     p: &Pipeline,
     fields: &[tessera_ir::Field],
@@ -2483,9 +2491,6 @@ fn plan_over_result(
         placed.reads_kept = true;
         return Ok(placed);
     }
-    if !matches!(p.sink, Sink::HashBuild(_)) {
-        return Err(vec![Unsupported::new(Site::Source, Reason::IntermediateSource)]);
-    }
     let mut reasons = Vec::new();
     let mut cols = Vec::with_capacity(fields.len());
     for f in fields {
@@ -2496,12 +2501,12 @@ fn plan_over_result(
             Type::Utf8 => None,
             t => codegen::layout::value_width(t),
         };
-        cols.push(GpuColumn::plain(width.unwrap_or(Width::I64), None));
+        cols.push(GpuColumn { nullable: f.nullable, ..GpuColumn::plain(width.unwrap_or(Width::I64), None) });
         if width.is_none() {
             reasons.push(Unsupported::new(Site::Source, Reason::ColumnType { column: f.name.clone(), ty: f.ty }));
         }
     }
-    finish_plan(&without_nulls, cols, Vec::new(), reasons, state, gpu_tables, options)
+    finish_plan(p, cols, Vec::new(), reasons, state, gpu_tables, options)
 }
 
 /// [`plan_kernel`] for pipeline `p`, whose sink `m` marks the rows of the table that

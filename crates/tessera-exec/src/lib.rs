@@ -193,9 +193,22 @@ impl Executor {
                         }
                     }
                 } else {
-                    // An intermediate result: only a build reads one on the GPU (see
-                    // `gpu::plan_kernel`).
-                    gpu.plan(pipe, None, &mut p.state, &shapes)
+                    // An intermediate result: one kept on the GPU is read there; one on
+                    // the host goes up whole, which pays as a table's scan does, from
+                    // `gpu_min_rows` rows (a build goes up whatever its size, for the GPU
+                    // pipelines probing it).
+                    let on_host = matches!(&pipe.source, Source::Result { id, .. } if !p.state.result_layouts.contains_key(id));
+                    let rows = if let Source::Result { id, .. } = &pipe.source { result_rows(plan, *id) } else { u64::MAX };
+                    let is_build = matches!(pipe.sink, Sink::HashBuild(_));
+                    let auto_on_host = device == DevicePref::Auto && on_host;
+                    let many_groups = if auto_on_host && having.is_none() { gpu::too_many_groups(pipe, rows) } else { None };
+                    if auto_on_host && !is_build && rows < gpu::gpu_min_rows() && !probes_large_build(plan, pipe) {
+                        Err(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::gpu_min_rows()))])
+                    } else if let Some(groups) = many_groups {
+                        Err(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows })])
+                    } else {
+                        gpu.plan(pipe, None, &mut p.state, &shapes)
+                    }
                 };
                 let reason = match planned {
                     Ok(placed) => {
@@ -567,6 +580,51 @@ impl Placement {
 /// The pipeline whose sink marks the rows of table `table` ([`tessera_ir::MarkBuild`]).
 fn marker(plan: &QueryPlan, table: HashTableId) -> Option<&Pipeline> {
     plan.pipelines().find(|q| matches!(&q.sink, Sink::MarkBuild(m) if m.table == table))
+}
+
+/// The estimated rows of intermediate result `r`, for placing the pipelines reading it
+/// (see [`Engine::placement`]): an aggregation's expected groups (one without GROUP BY:
+/// one), a LIMIT's rows, the rows a mark sink keeps at most (its build's estimate), and
+/// otherwise as many as the producing pipeline reads (inner joins may add more). A
+/// DataFusion step's result is taken to have as many rows as its largest input; one
+/// made of nothing the plan knows is not estimated (`u64::MAX`).
+fn result_rows(plan: &QueryPlan, r: usize) -> u64 {
+    result_rows_within(plan, r, plan.steps.len())
+}
+
+/// [`result_rows`], following at most `depth` producers back (a plan's results form no
+/// cycle; the bound only keeps a malformed plan from recursing without end).
+fn result_rows_within(plan: &QueryPlan, r: usize, depth: usize) -> u64 {
+    let Some(producer) = plan.pipelines().find(|q| q.sink.result() == Some(r)) else {
+        let external = plan.steps.iter().find_map(|s| match s {
+            Step::External(e) if e.result == r => Some(e),
+            _ => None,
+        });
+        return match external {
+            Some(e) if depth > 0 => e.inputs.iter().map(|&i| result_rows_within(plan, i, depth - 1)).max().unwrap_or(u64::MAX),
+            _ => u64::MAX,
+        };
+    };
+    let input = || match &producer.source {
+        Source::Scan(scan) => scan.rows,
+        Source::Result { id, .. } if depth > 0 => result_rows_within(plan, *id, depth - 1),
+        Source::Result { .. } => u64::MAX,
+    };
+    let limited = |skip: usize, fetch: Option<usize>| fetch.map_or_else(input, |f| (f.saturating_add(skip) as u64).min(input()));
+    match &producer.sink {
+        Sink::Aggregate(a) => match a.reduced.as_ref().map_or(&a.strategy, |x| &x.strategy) {
+            tessera_ir::GroupStrategy::Scalar => 1,
+            tessera_ir::GroupStrategy::Hash { estimated_groups, .. } => (*estimated_groups).min(input()),
+            tessera_ir::GroupStrategy::Perfect { .. } => input(),
+        },
+        Sink::Sort(sort) => limited(sort.skip, sort.fetch),
+        Sink::Materialize { skip, fetch, .. } => limited(*skip, *fetch),
+        Sink::MarkBuild(m) => match builder_of(plan, m.table).map(|b| &b.sink) {
+            Some(Sink::HashBuild(h)) => h.estimated_rows,
+            _ => input(),
+        },
+        Sink::HashBuild(_) => u64::MAX,
+    }
 }
 
 /// The pipeline that builds table `table`.

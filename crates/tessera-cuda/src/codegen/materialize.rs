@@ -8,7 +8,7 @@ use tessera_ir::{Field, Type};
 use super::abi::{Out, Param};
 use super::builder::{Builder, Lowered, set_bit};
 use super::ir::CExpr;
-use super::layout::{GpuColumn, SinkLayout, width_of};
+use super::layout::{GpuColumn, SinkLayout, value_width};
 use super::unsupported::Reason;
 use crate::cx;
 
@@ -24,7 +24,9 @@ pub fn lower(b: &mut Builder<'_>, fields: &[Field], limited: bool) -> Lowered<Si
     let mut writes = CExpr::default();
     for (i, f) in fields.iter().enumerate() {
         let dictionary = b.dicts.get(i).copied().flatten();
-        if width_of(f.ty).is_none() || (f.ty == Type::Utf8 && dictionary.is_none()) {
+        // Decimals of more than 18 digits (SUMs, and what is computed from them) are held
+        // in 64 bits, as kernels compute them (a value beyond raises the overflow flag).
+        if value_width(f.ty).is_none() || (f.ty == Type::Utf8 && dictionary.is_none()) {
             return Err(Reason::ColumnType { column: f.name.clone(), ty: f.ty });
         }
         let (v, w) = super::scan::value(b, i)?;

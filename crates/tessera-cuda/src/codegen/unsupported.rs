@@ -41,8 +41,6 @@ impl fmt::Display for Site {
 /// What is not supported.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reason {
-    /// The source is another pipeline's result, not a table scan.
-    IntermediateSource,
     /// A column of a type the GPU does not hold.
     ColumnType {
         /// The column.
@@ -154,7 +152,6 @@ pub enum Reason {
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Reason::IntermediateSource => write!(f, "source is an intermediate result"),
             Reason::ColumnType { column, ty } => write!(f, "column {column} of type {ty}"),
             Reason::ChainRows(n) => write!(f, "a 1:N table of {n} build rows (at most 2^31 - 1)"),
             Reason::SecondExpansion => write!(f, "a second 1:N join in one pipeline"),
