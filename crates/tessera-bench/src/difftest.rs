@@ -271,7 +271,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 106;
+pub const TEMPLATES: usize = 107;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -839,6 +839,34 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
                 format!(
                     "SELECT d1.region, COUNT(f.id), SUM(f.v), COUNT(*) FROM d1 LEFT JOIN f ON f.k1 = d1.d1k AND f.v > d1.cat * {} GROUP BY d1.region",
                     rng.range(-100_000, 100_000)
+                ),
+            ];
+            rng.pick(&forms).clone()
+        }
+        // Several DISTINCT aggregates in one aggregation (joined aggregations, see
+        // `tessera_engine::distinct`), over nullable keys and arguments, and pipelines
+        // reading results on the host (an aggregate FILTER is a DataFusion step).
+        106 => {
+            let forms = [
+                format!(
+                    "SELECT k2, COUNT(*), COUNT(DISTINCT k1), COUNT(DISTINCT n), SUM(DISTINCT u), MIN(DISTINCT v) FROM f WHERE v < {} GROUP BY k2",
+                    v(rng)
+                ),
+                format!("SELECT n, COUNT(DISTINCT s), COUNT(DISTINCT k2), AVG(DISTINCT m), SUM(v) FROM f WHERE k2 <> {} GROUP BY n", k2(rng)),
+                format!("SELECT COUNT(DISTINCT k1), COUNT(DISTINCT u), SUM(DISTINCT um), COUNT(*) FROM f WHERE day < DATE '{}'", day(rng)),
+                format!(
+                    "SELECT c, COUNT(*), SUM(t) FROM (SELECT k1, COUNT(DISTINCT k2) AS c, COUNT(DISTINCT n) AS d, SUM(m) AS t FROM f WHERE v > {} GROUP BY k1) x WHERE d >= {} GROUP BY c",
+                    v(rng),
+                    rng.range(0, 3)
+                ),
+                format!(
+                    "SELECT c, COUNT(*), MAX(t), MIN(t) FROM (SELECT k2, COUNT(*) FILTER (WHERE n IS NULL) AS c, SUM(um) AS t FROM f WHERE k1 <= {} GROUP BY k2) x GROUP BY c",
+                    k1(rng)
+                ),
+                format!(
+                    "SELECT d1.region, x.a, x.b FROM d1 JOIN (SELECT k1, COUNT(DISTINCT k2) AS a, COUNT(DISTINCT s) AS b FROM f WHERE v < {} GROUP BY k1) x ON x.k1 = d1.d1k WHERE d1.cat <> {}",
+                    v(rng),
+                    cat(rng)
                 ),
             ];
             rng.pick(&forms).clone()

@@ -416,8 +416,8 @@ fn limited_sorts_of_aggregations_rank_on_the_gpu() {
 
 /// A pipeline reading a result that lies on the host generates a kernel whatever its
 /// sink: here an aggregation and a materialization over the groups of a DataFusion step
-/// (two DISTINCT aggregates in one aggregation are not in the IR), the SUM that may be
-/// NULL going up with its validity bitmap. Both compile with NVRTC.
+/// (an aggregate FILTER is not in the IR), the SUM that may be NULL going up with its
+/// validity bitmap. Both compile with NVRTC.
 #[test]
 fn pipelines_over_host_results_generate_kernels() {
     use std::collections::HashMap;
@@ -426,7 +426,7 @@ fn pipelines_over_host_results_generate_kernels() {
     let (_dir, _plans, session) = plans_for(Suite::Tpch, tessera_engine::Target::Gpu);
     let nvrtc = tessera_cuda::test_support::nvrtc_or_skip("pipelines over host results compile with NVRTC");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let inner = "SELECT o_custkey, count(DISTINCT o_orderstatus) AS ns, count(DISTINCT o_orderpriority) AS np, sum(o_totalprice) AS t FROM orders GROUP BY o_custkey";
+    let inner = "SELECT o_custkey, count(*) FILTER (WHERE o_orderstatus = 'F') AS ns, count(o_orderpriority) AS np, sum(o_totalprice) AS t FROM orders GROUP BY o_custkey";
     for (sql, aggregates) in [
         (format!("SELECT ns, count(*), sum(t), min(np) FROM ({inner}) s WHERE np > 1 GROUP BY ns"), true),
         (format!("SELECT o_custkey, t * 2, np FROM ({inner}) s WHERE t > 1000 AND ns = 2"), false),
@@ -450,6 +450,50 @@ fn pipelines_over_host_results_generate_kernels() {
         assert!(placed.columns.iter().any(|c| c.nullable) && placed.columns.iter().any(|c| !c.nullable), "{fields:?}");
         if nvrtc {
             tessera_cuda::compile_cubin(&placed.kernel.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", placed.kernel.source));
+        }
+    }
+}
+
+/// Aggregations with DISTINCT aggregates DataFusion leaves as they are (two distinct
+/// arguments, COUNT(*) beside one) plan as pipelines without a DataFusion step
+/// (`tessera_engine::distinct`), and every pipeline that scans a table generates a
+/// kernel that compiles.
+#[test]
+fn several_distinct_aggregates_are_pipelines_on_the_gpu() {
+    use std::collections::HashMap;
+    use tessera_cuda::codegen::{KernelOptions, SinkLayout};
+    use tessera_exec::gpu::{GpuQueryState, plan_kernel};
+    let (_dir, _plans, session) = plans_for(Suite::Tpch, tessera_engine::Target::Gpu);
+    let manifest = session.store().manifest().unwrap();
+    let nvrtc = tessera_cuda::test_support::nvrtc_or_skip("distinct aggregates compile with NVRTC");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    for sql in [
+        "SELECT o_orderpriority, count(DISTINCT o_custkey), count(DISTINCT o_clerk) FROM orders GROUP BY o_orderpriority",
+        "SELECT l_returnflag, count(*), count(DISTINCT l_partkey), sum(DISTINCT l_quantity) FROM lineitem WHERE l_shipdate < DATE '1995-01-01' GROUP BY l_returnflag",
+        "SELECT count(DISTINCT l_orderkey), count(DISTINCT l_suppkey), avg(l_discount) FROM lineitem",
+    ] {
+        let plan = runtime.block_on(session.plan_query_for(sql, tessera_engine::Target::Gpu)).unwrap();
+        assert_eq!(plan.externals().count(), 0, "{sql}:\n{plan}");
+        let mut state = GpuQueryState::default();
+        let mut shapes = HashMap::new();
+        for p in plan.pipelines() {
+            let table = scanned_table(&session, &manifest, p);
+            match plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions::default()) {
+                Ok(placed) => {
+                    if let (Sink::HashBuild(b), SinkLayout::Build { table }) = (&p.sink, &placed.kernel.sink) {
+                        shapes.insert(b.table, table.clone());
+                    }
+                    if nvrtc {
+                        tessera_cuda::compile_cubin(&placed.kernel.source, "sm_90").unwrap_or_else(|e| panic!("{sql}: {e}\n{}", placed.kernel.source));
+                    }
+                }
+                Err(r) => assert!(
+                    !matches!(p.source, tessera_ir::Source::Scan(_)),
+                    "{sql}: pipeline {} scans a table on the CPU: {}\n{plan}",
+                    p.id,
+                    tessera_cuda::codegen::unsupported::describe(&r)
+                ),
+            }
         }
     }
 }

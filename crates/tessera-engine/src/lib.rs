@@ -15,6 +15,7 @@ pub mod catalog;
 pub mod checked;
 pub mod copy;
 mod copy_text;
+pub mod distinct;
 pub mod error;
 pub mod options;
 pub mod pg_catalog;

@@ -238,13 +238,19 @@ impl Session {
         options.sql_parser.parse_float_as_decimal = true;
         // VARCHAR is Utf8 in the store (dictionary-encoded when loaded), not Utf8View.
         options.sql_parser.map_string_types_to_utf8view = false;
-        // Constant arithmetic is checked before DataFusion folds it (see `checked`).
+        // Constant arithmetic is checked before DataFusion folds it (see `checked`), and
+        // DISTINCT aggregates DataFusion leaves as they are become joined aggregations
+        // (see `distinct`).
         let mut rules = Vec::new();
         for rule in Optimizer::new().rules {
             if rule.name() == "simplify_expressions" {
                 rules.push(Arc::new(crate::checked::CheckedConstants) as Arc<dyn OptimizerRule + Send + Sync>);
             }
+            let single_distinct = rule.name() == "single_distinct_aggregation_to_group_by";
             rules.push(rule);
+            if single_distinct {
+                rules.push(Arc::new(crate::distinct::DistinctAggregates) as Arc<dyn OptimizerRule + Send + Sync>);
+            }
         }
         let state = SessionStateBuilder::new().with_config(config).with_default_features().with_optimizer_rules(rules).build();
         let ctx = SessionContext::new_with_state(state).enable_url_table();

@@ -34,6 +34,11 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
     if h.nulls_equal {
         return Err(Reason::NullEqualBuild);
     }
+    // A cross join builds its (one-row, as planned here) side without keys: every probe
+    // row matches every build row, which no hash table holds.
+    if h.keys.is_empty() {
+        return Err(Reason::HashKey("none (a join without equal keys)".into()));
+    }
     if h.null_aware {
         seen_rows(b, h, fields)?;
     }

@@ -468,6 +468,19 @@ fn builds_write_rows_payload_and_a_membership_bitmap() {
     assert!(k.source.contains("flags[1] = 1ull") && k.source.contains("flags[2] = 1ull"), "{}", k.source);
 }
 
+/// A build without keys (a cross join's side) stays on the CPU with its reason: no
+/// hash table holds "every row matches" (its kernel used to pack an empty key).
+#[test]
+fn builds_without_keys_are_refused() {
+    let mut p = build_pipeline();
+    if let Sink::HashBuild(h) = &mut p.sink {
+        h.keys.clear();
+        h.strategy = BuildStrategy::Hash { key_ranges: Vec::new() };
+    }
+    let reasons = generate(&p, &cols(), &[]).unwrap_err();
+    assert!(reasons.iter().any(|r| matches!(&r.reason, Reason::HashKey(k) if k.starts_with("none"))), "{reasons:?}");
+}
+
 #[test]
 fn tile_shape_follows_the_options() {
     let (p, cols, tables) = star();
