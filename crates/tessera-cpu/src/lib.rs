@@ -1032,6 +1032,41 @@ fn sorted_rows(mut order: Vec<u128>, fetch: Option<usize>) -> UInt32Array {
     UInt32Array::from_iter_values(order.iter().map(|&o| o as u32))
 }
 
+/// The rank of each of `len` strings among their distinct values in byte order (arrow's
+/// order of strings), and the largest rank (NULLs' ranks mean nothing). The distinct
+/// values are found by hashing, so only they are compared.
+fn string_ranks<'a>(values: impl Iterator<Item = Option<&'a str>>, len: usize) -> (Vec<u64>, u64) {
+    /// [`hash::hash_bytes`] as a `Hasher` (the default SipHash costs more than the sort saves).
+    #[derive(Default)]
+    struct Bytes(u64);
+    impl std::hash::Hasher for Bytes {
+        fn write(&mut self, b: &[u8]) {
+            self.0 = self.0.rotate_left(7) ^ hash::hash_bytes(b);
+        }
+        fn finish(&self) -> u64 {
+            self.0
+        }
+    }
+    let mut ids: HashMap<&str, u32, std::hash::BuildHasherDefault<Bytes>> = HashMap::default();
+    let mut distinct: Vec<&str> = Vec::new();
+    let mut row_ids = Vec::with_capacity(len);
+    for v in values {
+        row_ids.push(v.map_or(0, |s| {
+            *ids.entry(s).or_insert_with(|| {
+                distinct.push(s);
+                (distinct.len() - 1) as u32
+            })
+        }));
+    }
+    let mut by_value: Vec<u32> = (0..distinct.len() as u32).collect();
+    by_value.sort_unstable_by(|&x, &y| distinct[x as usize].cmp(distinct[y as usize]));
+    let mut rank = vec![0u64; distinct.len()];
+    for (r, &id) in by_value.iter().enumerate() {
+        rank[id as usize] = r as u64;
+    }
+    (row_ids.iter().map(|&id| rank.get(id as usize).copied().unwrap_or(0)).collect(), distinct.len().saturating_sub(1) as u64)
+}
+
 /// [`sort_indices`] through arrow's row format (any key types).
 fn row_format_order(keys: &[SortColumn], rows: usize, fetch: Option<usize>) -> Result<UInt32Array> {
     let fields = keys.iter().map(|k| arrow::row::SortField::new_with_options(k.values.data_type().clone(), k.options.unwrap_or_default())).collect();
@@ -1144,6 +1179,11 @@ fn key_ranks(a: &dyn Array) -> Result<Option<(Vec<u64>, u64)>> {
                 })
                 .collect(),
         ),
+        // Strings by the rank of their value among the column's distinct values (a
+        // group key decoded from a hash aggregation comes back as plain strings).
+        DataType::Utf8 => Ok(Some(string_ranks(a.as_string::<i32>().iter(), a.len()))),
+        DataType::LargeUtf8 => Ok(Some(string_ranks(a.as_string::<i64>().iter(), a.len()))),
+        DataType::Utf8View => Ok(Some(string_ranks(a.as_string_view().iter(), a.len()))),
         DataType::Dictionary(_, value) if matches!(value.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
             let Some(d) = a.as_any_dictionary_opt() else { return Ok(None) };
             let values = d.values();
@@ -1293,7 +1333,7 @@ mod tests {
 
     /// Keys packed into one integer a row order rows as the row format does: integers,
     /// dates, decimals, booleans, doubles (NaN, -0.0, infinities), dictionary strings
-    /// (entries repeated, unsorted, unused), NULLs first and last, ascending and
+    /// (entries repeated, unsorted, unused), plain strings (multi-byte, empty), NULLs first and last, ascending and
     /// descending, with and without a limit; a range too wide to pack is not packed.
     #[test]
     fn packed_orders_match_the_row_format() {
@@ -1327,6 +1367,7 @@ mod tests {
                 Arc::new(BooleanArray::from_iter(flags.iter().map(|x| x.map(|x| x == 1)))),
                 Arc::new(Float64Array::from_iter(fl.iter().map(|x| x.map(|i| floats[i as usize])))),
                 Arc::new(DictionaryArray::<Int32Type>::try_new(Int32Array::from_iter(codes.iter().map(|x| x.map(|x| x as i32))), Arc::clone(&dictionary)).unwrap()),
+                Arc::new(StringArray::from_iter(codes.iter().map(|x| x.map(|i| ["b", "a", "\u{e9}t\u{e9}", "aa", "", "zz"][i as usize])))),
             ]
         };
         let all = columns(&mut next);
