@@ -46,7 +46,7 @@
 #   tpch1   — TPC-H SF1 Tessera with the GPU and with tessera.device = 'cpu' in one process,
 #             (taking turns run by run) beside DuckDB, all answers checked; then in a
 #             process with the GPU off
-#   results — the queries of $SLTS (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats, decimal_division, gpu_top, gpu_host_results, distinct_aggregates, semi_joins planned for the CPU's shapes)
+#   results — the queries of $SLTS (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats, decimal_division, gpu_top, gpu_host_results, distinct_aggregates, gpu_split_sorts, semi_joins planned for the CPU's shapes)
 #             on the GPU and the CPU backend, answers compared, and EXPLAIN ANALYZE of each
 #   joins   — `tessera bench joins`: the no-partition hash join against radix-partitioned
 #             ones, build sides of 2^18..2^26 rows, 2^28 probe rows ($OUT/joins.json)
@@ -431,13 +431,13 @@ for section in "$@"; do
     ;;
   results)
     # Pipelines over aggregations' results, over NULLs and mark joins: each of $SLTS'
-    # (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats, decimal_division, gpu_top, gpu_host_results, distinct_aggregates, semi_joins) statements and queries through
+    # (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats, decimal_division, gpu_top, gpu_host_results, distinct_aggregates, gpu_split_sorts, semi_joins) statements and queries through
     # `tessera sql` on the GPU and on the CPU backend, answers compared (rows sorted), and
     # EXPLAIN ANALYZE of each on the GPU (where the result stayed).
     # A name with `@cpu` (semi_joins@cpu) plans its queries for the CPU's shapes
     # (`tessera.plan_for = 'cpu'`): semi/anti joins run from their large side, whose
     # marks are then made on the GPU.
-    for entry in ${SLTS:-gpu_results gpu_nulls mark_joins floats decimal_division gpu_top gpu_host_results distinct_aggregates semi_joins@cpu}; do
+    for entry in ${SLTS:-gpu_results gpu_nulls mark_joins floats decimal_division gpu_top gpu_host_results distinct_aggregates gpu_split_sorts semi_joins@cpu}; do
       slt=${entry%@*}; shape=""
       [ "$entry" != "$slt" ] && shape="SET tessera.plan_for = '${entry#*@}';"
       d=/tmp/tdres-$slt; rm -rf $d

@@ -271,7 +271,7 @@ struct Query {
 }
 
 /// Number of query templates.
-pub const TEMPLATES: usize = 107;
+pub const TEMPLATES: usize = 108;
 
 /// Cases (data sets) per run and queries per template in each: every run has
 /// [`TEMPLATES`] × this many queries.
@@ -868,6 +868,24 @@ fn template(t: usize, rng: &mut Rng, info: &Info) -> Query {
                     v(rng),
                     cat(rng)
                 ),
+            ];
+            rng.pick(&forms).clone()
+        }
+        // Sorts whose pipeline filters (on the GPU a kernel filters, the CPU sorts what
+        // passes): against a scalar subquery, NULLs first or last, OFFSET, computed keys.
+        107 => {
+            let forms = [
+                format!(
+                    "SELECT k1, t FROM (SELECT k1, SUM(m) AS t FROM f GROUP BY k1) x WHERE t > (SELECT AVG(m) * {} FROM f) ORDER BY t DESC, k1 LIMIT 15",
+                    rng.range(0, 40)
+                ),
+                format!("SELECT id, n, u FROM f WHERE k2 = {} ORDER BY n NULLS FIRST, u DESC NULLS LAST, id LIMIT 12 OFFSET 3", k2(rng)),
+                format!(
+                    "SELECT g, COUNT(*) AS c FROM f WHERE v > {} GROUP BY g HAVING COUNT(*) > (SELECT COUNT(*) FROM f WHERE k2 = {}) / 100 ORDER BY c DESC, g LIMIT 10",
+                    v(rng),
+                    k2(rng)
+                ),
+                format!("SELECT id, v * 3 - k2 AS x, day FROM f WHERE day >= DATE '{}' ORDER BY x, id LIMIT 9", day(rng)),
             ];
             rng.pick(&forms).clone()
         }

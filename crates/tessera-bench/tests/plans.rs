@@ -498,6 +498,52 @@ fn several_distinct_aggregates_are_pipelines_on_the_gpu() {
     }
 }
 
+/// A sort whose pipeline filters runs its filter and projections on the GPU and only its
+/// sort on the CPU (`gpu::split_sort`): q11's 305 K groups at SF 10, compared with a
+/// scalar subquery's value, are read where the aggregation left them on the GPU, and only
+/// the groups that pass are materialized. The kernel takes the subquery's value as a
+/// parameter and compiles with NVRTC.
+#[test]
+fn sorts_that_filter_split_into_a_gpu_filter_and_a_cpu_sort() {
+    use std::collections::HashMap;
+    use tessera_cuda::codegen::{KernelOptions, SinkLayout};
+    use tessera_exec::gpu::{GpuQueryState, plan_kernel, split_sort};
+    let (_dir, plans, session) = plans_for(Suite::Tpch, tessera_engine::Target::Gpu);
+    let manifest = session.store().manifest().unwrap();
+    let nvrtc = tessera_cuda::test_support::nvrtc_or_skip("split sorts compile with NVRTC");
+    let (_, plan) = plans.iter().find(|(n, _)| *n == "q11").unwrap();
+    let mut state = GpuQueryState::default();
+    let mut shapes = HashMap::new();
+    let mut split = None;
+    for p in plan.pipelines() {
+        let table = scanned_table(&session, &manifest, p);
+        let planned = match split_sort(p) {
+            Some(filtered) => {
+                let placed = plan_kernel(&filtered, table.as_ref(), &mut state, &shapes, KernelOptions::default())
+                    .unwrap_or_else(|r| panic!("pipeline {}: {}\n{plan}", p.id, tessera_cuda::codegen::unsupported::describe(&r)));
+                split = Some(placed);
+                continue;
+            }
+            None => plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions::default()),
+        };
+        if let Ok(placed) = planned
+            && let (Sink::HashBuild(b), SinkLayout::Build { table }) = (&p.sink, &placed.kernel.sink)
+        {
+            shapes.insert(b.table, table.clone());
+        }
+    }
+    let split = split.unwrap_or_else(|| panic!("q11 has no sort that filters:\n{plan}"));
+    assert!(split.reads_kept, "q11's filter does not read the aggregation's groups on the GPU:\n{plan}");
+    assert!(matches!(split.kernel.sink, SinkLayout::Materialize { .. }));
+    assert_eq!(split.kernel.subqueries.len(), 1, "{}", split.kernel.source);
+    if nvrtc {
+        tessera_cuda::compile_cubin(&split.kernel.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", split.kernel.source));
+    }
+    // A sort without a filter is not split: all its rows come back either way.
+    let (_, q01) = plans.iter().find(|(n, _)| *n == "q01").unwrap();
+    assert!(q01.pipelines().filter(|p| matches!(p.sink, Sink::Sort(_))).all(|p| split_sort(p).is_none()), "{q01}");
+}
+
 /// q18's subquery (`GROUP BY l_orderkey HAVING sum(l_quantity) > 300`, 15 M groups at SF
 /// 10) keeps only its HAVING's groups: the filter that reads the aggregation's result
 /// compares a SUM with a constant, which the GPU applies before the groups leave it.

@@ -2509,6 +2509,22 @@ fn plan_over_result(
     finish_plan(p, cols, Vec::new(), reasons, state, gpu_tables, options)
 }
 
+/// The GPU's part of sort pipeline `p` when its operators filter its rows: the same
+/// pipeline materializing them into the sort's result, which the CPU backend then sorts
+/// (sorts are not on the GPU yet, `codegen/sort.rs`). Only the rows that pass come to
+/// the host, and an aggregation's result the filter reads can stay on the GPU (TPC-H q11:
+/// 305 K groups at SF 10 against a scalar subquery, of which none pass). None for a
+/// sort without a filter, whose every row comes back either way.
+pub fn split_sort(p: &Pipeline) -> Option<Pipeline> {
+    let Sink::Sort(sort) = &p.sink else { return None };
+    if !p.operators.iter().any(|o| matches!(o, Operator::Filter(_))) {
+        return None;
+    }
+    let mut filtered = p.clone();
+    filtered.sink = Sink::Materialize { result: sort.result, skip: 0, fetch: None };
+    Some(filtered)
+}
+
 /// [`plan_kernel`] for pipeline `p`, whose sink `m` marks the rows of the table that
 /// pipeline `build` builds on the CPU (see [`MarkTable`]): plans the build of their keys'
 /// table over an intermediate result, then `p` reading it. `m`'s residual is rewritten

@@ -170,6 +170,9 @@ impl Executor {
                 // A HAVING applied on the GPU leaves only its groups to download.
                 let having = gpu_having(plan, pipe);
                 let marked = matches!(&pipe.sink, Sink::HashBuild(b) if marker(plan, b.table).is_some());
+                // A sort that filters: its filter on the GPU, its sort on the CPU.
+                let split = split_sort_of(plan, pipe, &p);
+                let planned_pipe = split.as_ref().unwrap_or(pipe);
                 let planned = if banned.contains(&pipe.id) {
                     Err(vec![Unsupported::new(Site::Placement, Reason::ProbedOnCpu)])
                 } else if marked {
@@ -189,7 +192,7 @@ impl Executor {
                                 Some(build) => gpu::plan_marks(pipe, m, build, &table, &mut p.state, &shapes, gpu.kernel_options()),
                                 None => Err(vec![Unsupported::new(Site::Placement, Reason::Inconsistent(format!("no pipeline builds table h{}", m.table)))]),
                             },
-                            _ => gpu.plan(pipe, Some(&table), &mut p.state, &shapes),
+                            _ => gpu.plan(planned_pipe, Some(&table), &mut p.state, &shapes),
                         }
                     }
                 } else {
@@ -207,7 +210,7 @@ impl Executor {
                     } else if let Some(groups) = many_groups {
                         Err(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows })])
                     } else {
-                        gpu.plan(pipe, None, &mut p.state, &shapes)
+                        gpu.plan(planned_pipe, None, &mut p.state, &shapes)
                     }
                 };
                 let reason = match planned {
@@ -216,13 +219,22 @@ impl Executor {
                             shapes.insert(b.table, shape.clone());
                         }
                         p.kernels.insert(pipe.id, Arc::new(placed));
+                        if split.is_some() {
+                            p.split_sorts.insert(pipe.id);
+                        }
                         if let Some(h) = having {
                             p.fused_havings.insert(h.pipeline, pipe.id);
                             p.state.havings.insert(pipe.id, h);
                         }
                         None
                     }
-                    Err(r) => Some(r),
+                    // A split sort's reasons are its filter's: its sort is on the CPU anyway.
+                    Err(mut r) => {
+                        if split.is_some() {
+                            r.push(Unsupported::new(Site::Sink("sort"), Reason::Sort));
+                        }
+                        Some(r)
+                    }
                 };
                 if let Some(r) = reason {
                     p.reasons.insert(pipe.id, r);
@@ -299,7 +311,10 @@ impl Executor {
                 match &placement {
                     Some(pl) if pl.kernels.contains_key(&p.id) => {
                         p.device = Device::Gpu;
-                        p.device_reason = None;
+                        p.device_reason = pl
+                            .split_sorts
+                            .contains(&p.id)
+                            .then(|| "filtered and projected on the GPU; the rows that pass are sorted on the CPU".to_string());
                     }
                     Some(pl) if pl.fused_sorts.contains_key(&p.id) => {
                         p.device = Device::Gpu;
@@ -388,7 +403,19 @@ impl Executor {
                         } else if let Some(chunk) = rt.run(&k, &table, gstate, &subqueries)? {
                             if let Some(r) = p.sink.result() {
                                 let chunks = if chunk.rows == 0 { Vec::new() } else { vec![chunk] };
-                                state.results.insert(r, Arc::new(chunks));
+                                if matches!(p.sink, Sink::Sort(_)) {
+                                    // A split sort (`gpu::split_sort`): the GPU kept and
+                                    // projected the rows, the CPU backend sorts them.
+                                    let sort = Pipeline {
+                                        source: Source::Result { id: r, fields: k.pipeline.sink_input_fields() },
+                                        operators: Vec::new(),
+                                        ..p.clone()
+                                    };
+                                    let run = self.cpu.run(&sort, &chunks, &mut state)?;
+                                    record(StepRun { step: format!("pipeline {} (its sort)", p.id), cpu: true, run });
+                                } else {
+                                    state.results.insert(r, Arc::new(chunks));
+                                }
                             }
                         }
                     } else if let (Some((_, pl)), Source::Result { id, .. }, Sink::Sort(sort)) = (gpu.as_ref(), &p.source, &p.sink)
@@ -560,6 +587,9 @@ struct Placement {
     fused_havings: HashMap<usize, usize>,
     /// Why the other pipelines run on the CPU (all the reasons of each).
     reasons: HashMap<usize, Vec<Unsupported>>,
+    /// Sort pipelines whose filter and projections run on the GPU, their rows sorted on
+    /// the CPU after ([`gpu::split_sort`]).
+    split_sorts: HashSet<usize>,
     state: GpuQueryState,
 }
 
@@ -572,6 +602,7 @@ impl Placement {
             fused_sorts: self.fused_sorts.clone(),
             fused_havings: self.fused_havings.clone(),
             reasons: self.reasons.clone(),
+            split_sorts: self.split_sorts.clone(),
             state: self.state.planned_copy(),
         }
     }
@@ -674,10 +705,24 @@ fn keep_results_on_gpu(plan: &QueryPlan, p: &mut Placement) {
     p.state.kept = kept;
 }
 
+/// The GPU's part of sort pipeline `pipe` ([`gpu::split_sort`]), unless the GPU ranks
+/// the groups of the aggregation it reads whole ([`plan_gpu_sorts`]).
+fn split_sort_of(plan: &QueryPlan, pipe: &Pipeline, p: &Placement) -> Option<Pipeline> {
+    let split = gpu::split_sort(pipe)?;
+    if let Source::Result { id, .. } = &pipe.source
+        && let Some(agg) = plan.pipelines().find(|a| matches!(&a.sink, Sink::Aggregate(ag) if ag.result == *id))
+        && let (Some(placed), Sink::Aggregate(a)) = (p.kernels.get(&agg.id), &agg.sink)
+        && gpu::plan_sort(pipe, a, &placed.kernel).is_ok()
+    {
+        return None;
+    }
+    Some(split)
+}
+
 /// Sorts of a GPU aggregation's groups run on the GPU with it, before the groups are
 /// downloaded ([`gpu::GpuSort`]); the reason goes to EXPLAIN where one cannot.
 fn plan_gpu_sorts(plan: &QueryPlan, p: &mut Placement) {
-    for q in plan.pipelines() {
+    for q in plan.pipelines().filter(|q| !p.split_sorts.contains(&q.id)) {
         let (Source::Result { id, .. }, Sink::Sort(_)) = (&q.source, &q.sink) else { continue };
         let Some(agg) = plan.pipelines().find(|a| matches!(&a.sink, Sink::Aggregate(ag) if ag.result == *id)) else { continue };
         let (Some(placed), Sink::Aggregate(a)) = (p.kernels.get(&agg.id), &agg.sink) else { continue };
