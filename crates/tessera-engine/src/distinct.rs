@@ -17,8 +17,9 @@
 //! ```
 //!
 //! Each branch groups the same input rows by the same keys, so every group is in every
-//! branch and inner joins lose none; keys that may be NULL join NULL to NULL (a NULL
-//! group is a group). Without GROUP BY each branch is one row, and they are crossed. A
+//! branch and inner joins lose none. A key that may be NULL joins as two that never are
+//! (whether it is NULL; its value, NULL replaced by its type's default), so a NULL group
+//! meets itself and the joins run on the GPU too. Without GROUP BY each branch is one row, and they are crossed. A
 //! COUNT, SUM or AVG over the distinct (key, value) groups skips NULL values as the
 //! DISTINCT aggregate does; MIN and MAX ignore DISTINCT and go with the other aggregates.
 //! Aggregates with FILTER or ORDER BY, several arguments or grouping sets are left as
@@ -29,9 +30,9 @@
 use std::sync::Arc;
 
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{Column, NullEquality};
+use datafusion::common::{Column, NullEquality, ScalarValue};
 use datafusion::logical_expr::expr::AggregateFunction;
-use datafusion::logical_expr::{Aggregate, Expr as DfExpr, JoinType, LogicalPlan, LogicalPlanBuilder, col};
+use datafusion::logical_expr::{Aggregate, Expr as DfExpr, JoinType, LogicalPlan, LogicalPlanBuilder, col, lit, when};
 use datafusion::optimizer::{ApplyOrder, OptimizerConfig, OptimizerRule};
 
 use crate::options::TesseraOptions;
@@ -73,6 +74,14 @@ fn group_name(k: usize) -> String {
 
 fn aggregate_name(i: usize) -> String {
     format!("__tessera_a{i}")
+}
+
+fn null_name(k: usize) -> String {
+    format!("__tessera_n{k}")
+}
+
+fn value_name(k: usize) -> String {
+    format!("__tessera_v{k}")
 }
 
 fn branch_name(b: usize) -> String {
@@ -153,22 +162,44 @@ fn split(agg: &Aggregate) -> datafusion::error::Result<Option<LogicalPlan>> {
         let plan = LogicalPlanBuilder::from(Arc::clone(&input)).aggregate(keys, Vec::<DfExpr>::new())?.aggregate(group_columns(), exprs)?.build()?;
         branches.push((plan, list));
     }
-    // A NULL group key is a group, in every branch: such keys join NULL to NULL.
-    let nullable_keys = (0..groups.len()).any(|k| agg.schema.field(k).is_nullable());
-    let null_equality = if nullable_keys { NullEquality::NullEqualsNull } else { NullEquality::NullEqualsNothing };
+    // A NULL group key is a group, in every branch. The branches join on keys that are
+    // never NULL: a key that may be NULL joins as whether it is NULL and its value with
+    // NULL replaced by its type's default value (a join matching NULL to NULL does not
+    // run on the GPU, and SQL's = matches no NULL).
+    let nullable: Vec<usize> = (0..groups.len()).filter(|&k| agg.schema.field(k).is_nullable()).collect();
+    let mut defaults = Vec::with_capacity(nullable.len());
+    for &k in &nullable {
+        let Ok(default) = ScalarValue::new_default(agg.schema.field(k).data_type()) else { return Ok(None) };
+        defaults.push(default);
+    }
+    let mut join_keys: Vec<String> = (0..groups.len()).filter(|k| !nullable.contains(k)).map(group_name).collect();
+    for &k in &nullable {
+        join_keys.push(null_name(k));
+        join_keys.push(value_name(k));
+    }
     let mut owner = vec![0usize; functions.len()];
     let mut joined: Option<LogicalPlanBuilder> = None;
     for (b, (plan, list)) in branches.into_iter().enumerate() {
         for i in list {
             owner[i] = b;
         }
-        let aliased = LogicalPlanBuilder::from(plan).alias(branch_name(b))?.build()?;
+        let mut branch = LogicalPlanBuilder::from(plan);
+        if !nullable.is_empty() {
+            let mut exprs: Vec<DfExpr> = branch.schema().columns().into_iter().map(DfExpr::Column).collect();
+            for (&k, default) in nullable.iter().zip(&defaults) {
+                let g = col(group_name(k));
+                exprs.push(g.clone().is_null().alias(null_name(k)));
+                exprs.push(when(g.clone().is_null(), lit(default.clone())).otherwise(g)?.alias(value_name(k)));
+            }
+            branch = branch.project(exprs)?;
+        }
+        let aliased = branch.alias(branch_name(b))?.build()?;
         joined = Some(match joined {
             None => LogicalPlanBuilder::from(aliased),
             Some(left) if groups.is_empty() => left.cross_join(aliased)?,
             Some(left) => {
-                let on = |b: usize| (0..groups.len()).map(|k| Column::new(Some(branch_name(b)), group_name(k))).collect::<Vec<_>>();
-                left.join_detailed(aliased, JoinType::Inner, (on(0), on(b)), None, null_equality)?
+                let on = |b: usize| join_keys.iter().map(|n| Column::new(Some(branch_name(b)), n.clone())).collect::<Vec<_>>();
+                left.join_detailed(aliased, JoinType::Inner, (on(0), on(b)), None, NullEquality::NullEqualsNothing)?
             }
         });
     }
