@@ -415,9 +415,9 @@ fn limited_sorts_of_aggregations_rank_on_the_gpu() {
 }
 
 /// A pipeline reading a result that lies on the host generates a kernel whatever its
-/// sink: here an aggregation and a materialization over the groups of a DataFusion step
+/// sink: here an aggregation and materializations over the groups of a DataFusion step
 /// (an aggregate FILTER is not in the IR), the SUM that may be NULL going up with its
-/// validity bitmap. Both compile with NVRTC.
+/// validity bitmap, a string riding as its row number. All compile with NVRTC.
 #[test]
 fn pipelines_over_host_results_generate_kernels() {
     use std::collections::HashMap;
@@ -427,9 +427,12 @@ fn pipelines_over_host_results_generate_kernels() {
     let nvrtc = tessera_cuda::test_support::nvrtc_or_skip("pipelines over host results compile with NVRTC");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let inner = "SELECT o_custkey, count(*) FILTER (WHERE o_orderstatus = 'F') AS ns, count(o_orderpriority) AS np, sum(o_totalprice) AS t FROM orders GROUP BY o_custkey";
+    let by_priority = "SELECT o_orderpriority, count(*) FILTER (WHERE o_orderstatus = 'F') AS ns, sum(o_totalprice) AS t FROM orders GROUP BY o_orderpriority";
     for (sql, aggregates) in [
         (format!("SELECT ns, count(*), sum(t), min(np) FROM ({inner}) s WHERE np > 1 GROUP BY ns"), true),
         (format!("SELECT o_custkey, t * 2, np FROM ({inner}) s WHERE t > 1000 AND ns = 2"), false),
+        // A string of the result rides as its row number.
+        (format!("SELECT o_orderpriority, t FROM ({by_priority}) s WHERE ns > 10"), false),
     ] {
         let plan = runtime.block_on(session.plan_query_for(&sql, tessera_engine::Target::Gpu)).unwrap();
         let distinct = plan.externals().next().unwrap_or_else(|| panic!("no DataFusion step:\n{plan}"));
@@ -445,9 +448,13 @@ fn pipelines_over_host_results_generate_kernels() {
         // The SUM may be NULL: its column goes up with a bitmap; the counts never are.
         let tessera_ir::Source::Result { fields, .. } = &reader.source else { unreachable!() };
         for (f, c) in fields.iter().zip(&placed.columns) {
-            assert_eq!(c.nullable, f.nullable, "{}", f.name);
+            if f.ty == tessera_ir::Type::Utf8 {
+                assert!(c.dictionary.is_some_and(|d| d.by_row) && !c.nullable, "{}: {c:?}", f.name);
+            } else {
+                assert_eq!(c.nullable, f.nullable, "{}", f.name);
+            }
         }
-        assert!(placed.columns.iter().any(|c| c.nullable) && placed.columns.iter().any(|c| !c.nullable), "{fields:?}");
+        assert!(placed.columns.iter().any(|c| c.nullable), "{fields:?}");
         if nvrtc {
             tessera_cuda::compile_cubin(&placed.kernel.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", placed.kernel.source));
         }

@@ -366,6 +366,10 @@ enum DictValues {
     Values(ArrayRef),
     /// A stored string column without a dictionary: code `i` is row `i` (`DictRef::by_row`).
     Rows(Arc<LoadedTable>, usize),
+    /// A string column of an intermediate result on the host, by result and column: code
+    /// `i` is its row `i` (the result is known only when the query runs, see
+    /// [`GpuQueryState::hold_result`]).
+    ResultRows(usize, usize),
 }
 
 /// Per query: tables built on the GPU and dictionaries by id.
@@ -394,6 +398,9 @@ pub struct GpuQueryState {
     pub kept: HashMap<usize, bool>,
     /// The results kept on the GPU so far in this run.
     kept_results: HashMap<usize, KeptResult>,
+    /// The results on the host that GPU pipelines of this run read, by result: their
+    /// strings ride through kernels as row numbers (`DictValues::ResultRows`).
+    result_tables: HashMap<usize, Arc<LoadedTable>>,
     /// The query's stream and the cached columns its kernels read (last: the tables
     /// above are freed first).
     lane: Lane,
@@ -419,6 +426,12 @@ impl Drop for Lane {
 }
 
 impl GpuQueryState {
+    /// Holds result `id`, on the host, as the table a GPU pipeline reads it as, for its
+    /// strings to be found again by row number when rows come back.
+    pub fn hold_result(&mut self, id: usize, table: Arc<LoadedTable>) {
+        self.result_tables.insert(id, table);
+    }
+
     /// The query's stream: an error before [`GpuRuntime::admit`].
     fn lane(&self) -> Result<Arc<QueryStream>> {
         self.lane.stream.clone().ok_or_else(|| TesseraError::Internal("a GPU pipeline of a query not admitted to the GPU".into()))
@@ -917,6 +930,20 @@ impl GpuRuntime {
                 // a column that may be NULL with its validity bitmap.
                 Source::Result { id, .. } => {
                     for (c, gc) in cols.iter().enumerate() {
+                        if gc.width == Width::Str {
+                            // Row numbers stand for the strings (see `plan_over_result`).
+                            if holds_nulls(table, c) || i32::try_from(table.rows).is_err() {
+                                return Err(TesseraError::RetryOnCpu(format!("result r{id}'s string column {c} holds NULLs or more rows than 32-bit row numbers")));
+                            }
+                            if !kernel.strings.contains(&c) {
+                                col_bufs.push(None);
+                                continue;
+                            }
+                            let (offsets, bytes) = string_column(table, c)?;
+                            let bytes = if bytes.is_empty() { vec![0u8] } else { bytes };
+                            col_bufs.push(Some(Arc::new(GpuBuf::Str { offsets: self.upload(&gs, &offsets)?, bytes: self.upload(&gs, &bytes)? })));
+                            continue;
+                        }
                         let values = self.upload_column(&gs, table, c, gc.width)?;
                         let buf = if gc.nullable {
                             GpuBuf::Nullable { values: Box::new(values), validity: self.upload(&gs, &host_validity(&table.column(c)?))? }
@@ -2017,14 +2044,27 @@ fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
 /// whole column (one array made once per table version; its values may repeat), so
 /// that a large result is not a copy of the strings.
 fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Result<ArrayRef> {
-    let values = match state.dictionaries.get(d.id) {
-        Some(DictValues::Values(v)) => Arc::clone(v),
-        Some(DictValues::Rows(table, c)) => {
+    let rows_of = |id: &usize, c: &usize| -> Result<(Arc<LoadedTable>, usize)> {
+        let table = state.result_tables.get(id).ok_or_else(|| TesseraError::Internal(format!("result r{id} is not held for its strings")))?;
+        Ok((Arc::clone(table), *c))
+    };
+    let held;
+    let by_rows = match state.dictionaries.get(d.id) {
+        Some(DictValues::Rows(table, c)) => Some((table, *c)),
+        Some(DictValues::ResultRows(id, c)) => {
+            held = rows_of(id, c)?;
+            Some((&held.0, held.1))
+        }
+        _ => None,
+    };
+    let values = match (state.dictionaries.get(d.id), by_rows) {
+        (Some(DictValues::Values(v)), _) => Arc::clone(v),
+        (_, Some((table, c))) => {
             if codes.len() as f64 >= WHOLE_COLUMN_MIN_SHARE * table.rows as f64 {
-                table.whole_column(*c)?
+                table.whole_column(c)?
             } else {
                 let rows: Vec<usize> = codes.iter().map(|x| x.unwrap_or(0).max(0) as usize).collect();
-                let picked = table.gather(*c, &rows)?;
+                let picked = table.gather(c, &rows)?;
                 // NULL codes (a NULL group key, payload or materialized value) stay NULL.
                 let nulls = codes.nulls().cloned();
                 let picked = match nulls {
@@ -2034,7 +2074,7 @@ fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Re
                 return Ok(picked);
             }
         }
-        None => return Err(TesseraError::Internal("dictionary id".into())),
+        _ => return Err(TesseraError::Internal("dictionary id".into())),
     };
     Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, values).map_err(arrow_err)?))
 }
@@ -2493,20 +2533,31 @@ fn plan_over_result(
     }
     let mut reasons = Vec::new();
     let mut cols = Vec::with_capacity(fields.len());
-    for f in fields {
+    let mut dict_values = Vec::new();
+    let result = match &p.source {
+        Source::Result { id, .. } => *id,
+        Source::Scan(_) => return Err(vec![Unsupported::new(Site::Source, Reason::Inconsistent("a scan planned as a result".into()))]),
+    };
+    for (c, f) in fields.iter().enumerate() {
+        if f.ty == Type::Utf8 {
+            // Strings ride as the result's row numbers (`DictRef::by_row`: carried and
+            // materialized, never compared), or go up as bytes for a LIKE; a NULL among
+            // them sends the query to the CPU.
+            let id = state.dictionaries.len() + dict_values.len();
+            dict_values.push(DictValues::ResultRows(result, c));
+            cols.push(GpuColumn::plain(Width::Str, Some(DictRef { size: i32::MAX as usize, id, by_row: true })));
+            continue;
+        }
         // Decimals of more than 18 digits (SQL's result types of SUM and AVG) go up in 64
         // bits when their values fit (else the query runs on the CPU, see
         // `upload_column`), as kernels hold such computed values.
-        let width = match f.ty {
-            Type::Utf8 => None,
-            t => codegen::layout::value_width(t),
-        };
+        let width = codegen::layout::value_width(f.ty);
         cols.push(GpuColumn { nullable: f.nullable, ..GpuColumn::plain(width.unwrap_or(Width::I64), None) });
         if width.is_none() {
             reasons.push(Unsupported::new(Site::Source, Reason::ColumnType { column: f.name.clone(), ty: f.ty }));
         }
     }
-    finish_plan(p, cols, Vec::new(), reasons, state, gpu_tables, options)
+    finish_plan(p, cols, dict_values, reasons, state, gpu_tables, options)
 }
 
 /// The GPU's part of sort pipeline `p` when its operators filter its rows: the same

@@ -395,7 +395,11 @@ impl Executor {
                             Source::Scan(scan) => self.load(scan)?,
                             // Kept on the GPU: the kernel reads it there (see `gpu::result_layout`).
                             Source::Result { id, .. } if k.reads_kept => Arc::new(gpu::kept_table(*id)),
-                            Source::Result { id, .. } => Arc::new(gpu::result_table(*id, &result(&state, *id)?)?),
+                            Source::Result { id, .. } => {
+                                let table = Arc::new(gpu::result_table(*id, &result(&state, *id)?)?);
+                                gstate.hold_result(*id, Arc::clone(&table));
+                                table
+                            }
                         };
                         if let (Sink::MarkBuild(m), Some(marks)) = (&p.sink, &k.marks) {
                             let chunks = self.marks_on_gpu(rt, &k, m, marks, &table, gstate, &state, &subqueries)?;
