@@ -188,8 +188,11 @@ fn split(agg: &Aggregate) -> datafusion::error::Result<Option<LogicalPlan>> {
             let mut exprs: Vec<DfExpr> = branch.schema().columns().into_iter().map(DfExpr::Column).collect();
             for (&k, default) in nullable.iter().zip(&defaults) {
                 let g = col(group_name(k));
-                exprs.push(g.clone().is_null().alias(null_name(k)));
-                exprs.push(when(g.clone().is_null(), lit(default.clone())).otherwise(g)?.alias(value_name(k)));
+                // An integer, not a boolean (kernels hold no boolean values or keys), and
+                // two tests that are not one expression (which would become a boolean
+                // column of its own).
+                exprs.push(when(g.clone().is_null(), lit(1i32)).otherwise(lit(0i32))?.alias(null_name(k)));
+                exprs.push(when(g.clone().is_not_null(), g).otherwise(lit(default.clone()))?.alias(value_name(k)));
             }
             branch = branch.project(exprs)?;
         }
