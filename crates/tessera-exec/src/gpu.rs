@@ -930,6 +930,12 @@ impl GpuRuntime {
                 // a column that may be NULL with its validity bitmap.
                 Source::Result { id, .. } => {
                     for (c, gc) in cols.iter().enumerate() {
+                        // An empty result has no columns to read (nor a schema to find
+                        // them in): the kernel is not launched.
+                        if table.rows == 0 {
+                            col_bufs.push(None);
+                            continue;
+                        }
                         if gc.width == Width::Str {
                             // Row numbers stand for the strings (see `plan_over_result`).
                             if holds_nulls(table, c) || i32::try_from(table.rows).is_err() {
