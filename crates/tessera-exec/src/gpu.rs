@@ -929,13 +929,16 @@ impl GpuRuntime {
                 // An intermediate result (see [`result_table`]) goes up whole each time,
                 // a column that may be NULL with its validity bitmap.
                 Source::Result { id, .. } => {
+                    // An empty result has no columns to find (its table has no schema)
+                    // nor buffers for the kernel's parameters: the CPU backend runs the
+                    // query, as for a NULL the kernel does not take. (2026-11-27c: run 5's
+                    // difftest failed on an empty LEFT JOIN's groups read here; the
+                    // fix that uploaded nothing left the kernel's validity parameters
+                    // without a value, run 7.)
+                    if table.rows == 0 {
+                        return Err(TesseraError::RetryOnCpu(format!("result r{id} is empty")));
+                    }
                     for (c, gc) in cols.iter().enumerate() {
-                        // An empty result has no columns to read (nor a schema to find
-                        // them in): the kernel is not launched.
-                        if table.rows == 0 {
-                            col_bufs.push(None);
-                            continue;
-                        }
                         if gc.width == Width::Str {
                             // Row numbers stand for the strings (see `plan_over_result`).
                             if holds_nulls(table, c) || i32::try_from(table.rows).is_err() {
