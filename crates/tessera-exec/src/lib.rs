@@ -198,15 +198,20 @@ impl Executor {
                 } else {
                     // An intermediate result: one kept on the GPU is read there; one on
                     // the host goes up whole, which pays as a table's scan does, from
-                    // `gpu_min_rows` rows (a build goes up whatever its size, for the GPU
-                    // pipelines probing it).
+                    // `gpu_min_rows` rows, for a probe or an aggregation (a build goes up
+                    // whatever its size, for the GPU pipelines probing it; rows only
+                    // filtered or materialized are read where they lie).
                     let on_host = matches!(&pipe.source, Source::Result { id, .. } if !p.state.result_layouts.contains_key(id));
                     let rows = if let Source::Result { id, .. } = &pipe.source { result_rows(plan, *id) } else { u64::MAX };
                     let is_build = matches!(pipe.sink, Sink::HashBuild(_));
                     let auto_on_host = device == DevicePref::Auto && on_host;
                     let many_groups = if auto_on_host && having.is_none() { gpu::too_many_groups(pipe, rows) } else { None };
+                    // Work worth the transfer: a probe, an aggregation, a build or marks.
+                    let heavy = is_build || !matches!(pipe.sink, Sink::Materialize { .. } | Sink::Sort(_)) || pipe.operators.iter().any(|o| matches!(o, Operator::Probe(_)));
                     if auto_on_host && !is_build && rows < gpu::gpu_min_rows() && !probes_large_build(plan, pipe) {
                         Err(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::gpu_min_rows()))])
+                    } else if auto_on_host && !heavy {
+                        Err(vec![Unsupported::new(Site::Placement, Reason::HostRows)])
                     } else if let Some(groups) = many_groups {
                         Err(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows })])
                     } else {
@@ -709,9 +714,16 @@ fn keep_results_on_gpu(plan: &QueryPlan, p: &mut Placement) {
     p.state.kept = kept;
 }
 
-/// The GPU's part of sort pipeline `pipe` ([`gpu::split_sort`]), unless the GPU ranks
-/// the groups of the aggregation it reads whole ([`plan_gpu_sorts`]).
+/// The GPU's part of sort pipeline `pipe` ([`gpu::split_sort`]) when it reads an
+/// intermediate result, unless the GPU ranks the groups of the aggregation it reads
+/// whole ([`plan_gpu_sorts`]). A sort over a table scan stays on the CPU: with a LIMIT
+/// the CPU keeps only its top rows while it scans, where the GPU would send every row
+/// that passes the filter across PCIe, and which is cheaper depends on how many pass,
+/// which nothing here estimates (the split is measured on results only: TPC-H q11).
 fn split_sort_of(plan: &QueryPlan, pipe: &Pipeline, p: &Placement) -> Option<Pipeline> {
+    if matches!(pipe.source, Source::Scan(_)) {
+        return None;
+    }
     let split = gpu::split_sort(pipe)?;
     if let Source::Result { id, .. } = &pipe.source
         && let Some(agg) = plan.pipelines().find(|a| matches!(&a.sink, Sink::Aggregate(ag) if ag.result == *id))

@@ -128,6 +128,10 @@ pub enum Reason {
     Parameters(usize),
     /// Input too small for a launch to pay off.
     SmallInput(u64),
+    /// A pipeline that only filters, computes or materializes the rows of a result that
+    /// lies on the host: the CPU backend reads them there, where the GPU would first
+    /// receive them and then send back what passes.
+    HostRows,
     /// An aggregation expecting so many groups that the host's share (downloading them
     /// and building Arrow columns) costs more than the CPU's aggregation.
     ManyGroups {
@@ -186,6 +190,7 @@ impl fmt::Display for Reason {
             Reason::ItemsPerThread(n) => write!(f, "{n} items per thread (1 to {})", super::options::MAX_ITEMS_PER_THREAD),
             Reason::Parameters(n) => write!(f, "{n} kernel parameters (at most {})", super::abi::MAX_KERNEL_PARAMS),
             Reason::SmallInput(rows) => write!(f, "input below {rows} rows"),
+            Reason::HostRows => write!(f, "only filters or materializes a result that lies on the host (read there, not sent to the GPU and back)"),
             Reason::ManyGroups { groups, rows } => {
                 write!(f, "~{groups} groups from {rows} rows: bringing that many groups back to the host costs more than aggregating on the CPU")
             }
