@@ -35,7 +35,7 @@ use tessera_cpu::Evaluator;
 use tessera_ir::{ArithOp, Expr};
 use tessera_plan::CheckedOp;
 
-use crate::options::TesseraOptions;
+use crate::options::plain_datafusion;
 
 /// The optimizer rule; see the module documentation.
 #[derive(Debug, Default)]
@@ -55,10 +55,7 @@ impl OptimizerRule for CheckedConstants {
     }
 
     fn rewrite(&self, plan: LogicalPlan, config: &dyn OptimizerConfig) -> datafusion::error::Result<Transformed<LogicalPlan>> {
-        let options = config.options();
-        let datafusion_engine =
-            options.extensions.get::<TesseraOptions>().is_some_and(|o| o.engine.eq_ignore_ascii_case("datafusion"));
-        if datafusion_engine {
+        if plain_datafusion(&config.options()) {
             return Ok(Transformed::no(plan));
         }
         // Rewritten expressions keep their names, so the plan's schema stays the same.

@@ -35,7 +35,7 @@ use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::{Aggregate, Expr as DfExpr, JoinType, LogicalPlan, LogicalPlanBuilder, col, lit, when};
 use datafusion::optimizer::{ApplyOrder, OptimizerConfig, OptimizerRule};
 
-use crate::options::TesseraOptions;
+use crate::options::plain_datafusion;
 
 /// The optimizer rule; see the module documentation.
 #[derive(Debug, Default)]
@@ -55,8 +55,7 @@ impl OptimizerRule for DistinctAggregates {
     }
 
     fn rewrite(&self, plan: LogicalPlan, config: &dyn OptimizerConfig) -> datafusion::error::Result<Transformed<LogicalPlan>> {
-        let datafusion_engine = config.options().extensions.get::<TesseraOptions>().is_some_and(|o| o.engine.eq_ignore_ascii_case("datafusion"));
-        if datafusion_engine {
+        if plain_datafusion(&config.options()) {
             return Ok(Transformed::no(plan));
         }
         let LogicalPlan::Aggregate(agg) = &plan else { return Ok(Transformed::no(plan)) };

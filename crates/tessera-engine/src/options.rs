@@ -47,6 +47,12 @@ impl ConfigExtension for TesseraOptions {
     const PREFIX: &'static str = "tessera";
 }
 
+/// Whether `options` say `SET tessera.engine = 'datafusion'`: plain DataFusion, which
+/// Tessera's own rewrites (`checked`, `distinct`) leave alone.
+pub fn plain_datafusion(options: &datafusion::common::config::ConfigOptions) -> bool {
+    options.extensions.get::<TesseraOptions>().is_some_and(|o| o.engine.eq_ignore_ascii_case("datafusion"))
+}
+
 /// Parses a byte size: a number with an optional unit (`B`, `KB`/`MB`/`GB`/`TB` as powers
 /// of 1000, `KiB`/`MiB`/`GiB`/`TiB` as powers of 1024; case-insensitive, spaces allowed).
 pub fn parse_bytes(s: &str) -> Option<usize> {

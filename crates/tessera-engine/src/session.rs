@@ -472,13 +472,7 @@ impl Session {
 
     /// Whether `SET tessera.engine = 'datafusion'` is in effect.
     fn use_datafusion(&self) -> bool {
-        let state = self.ctx.state();
-        state
-            .config()
-            .options()
-            .extensions
-            .get::<TesseraOptions>()
-            .is_some_and(|o| o.engine.eq_ignore_ascii_case("datafusion"))
+        crate::options::plain_datafusion(self.ctx.state().config().options())
     }
 
     /// EXPLAIN ANALYZE: runs the query through pipelines and reports the plan with its
