@@ -1169,16 +1169,7 @@ fn key_ranks(a: &dyn Array) -> Result<Option<(Vec<u64>, u64)>> {
         DataType::Decimal128(..) => ints(a.as_primitive::<Decimal128Type>().values().to_vec()),
         DataType::Boolean => ints(a.as_boolean().values().iter().map(i128::from).collect()),
         // IEEE 754's total order, as arrow's sort kernels and the row format order doubles.
-        DataType::Float64 => ints(
-            a.as_primitive::<Float64Type>()
-                .values()
-                .iter()
-                .map(|v| {
-                    let b = v.to_bits() as i64;
-                    i128::from(b ^ (((b >> 63) as u64) >> 1) as i64)
-                })
-                .collect(),
-        ),
+        DataType::Float64 => ints(a.as_primitive::<Float64Type>().values().iter().map(|&v| i128::from(tessera_ir::float_order_key(v))).collect()),
         // Strings by the rank of their value among the column's distinct values (a
         // group key decoded from a hash aggregation comes back as plain strings).
         DataType::Utf8 => Ok(Some(string_ranks(a.as_string::<i32>().iter(), a.len()))),

@@ -765,11 +765,7 @@ impl GpuRuntime {
             cache.map.retain(|k, _| !(k.0 == key.0 && k.2 == key.2));
         }
         let buf = if width == Width::Str {
-            // Host copies first: the room to make is known only from the bytes.
-            let (offsets, bytes) = string_column(table, c)?;
-            // An empty upload is not a buffer: keep one byte so the column has an address.
-            let bytes = if bytes.is_empty() { vec![0u8] } else { bytes };
-            GpuBuf::Str { offsets: self.upload(gs, &offsets)?, bytes: self.upload(gs, &bytes)? }
+            self.upload_strings(gs, table, c)?
         } else if packed {
             // The tiles go up as stored (see `tessera_storage::PackedColumn`).
             let p = table.packed_column(c)?.ok_or_else(|| TesseraError::Internal(format!("column #{c} of {} has no packed form", table.name)))?;
@@ -791,12 +787,7 @@ impl GpuRuntime {
         } else {
             self.upload_column(gs, table, c, width)?
         };
-        let buf = if col.nullable {
-            let validity = self.upload(gs, &host_validity(&table.column(c)?))?;
-            GpuBuf::Nullable { values: Box::new(buf), validity }
-        } else {
-            buf
-        };
+        let buf = if col.nullable { self.with_validity(gs, table, c, buf)? } else { buf };
         let buf = Arc::new(buf);
         let ready = Arc::new(gs.record()?);
         if let Ok(mut cache) = self.columns.lock() {
@@ -805,6 +796,20 @@ impl GpuRuntime {
             cache.map.insert(key, CachedColumn { buf: Arc::clone(&buf), last_used, ready });
         }
         Ok(buf)
+    }
+
+    /// String column `c` of `table` (no dictionary) uploaded on `gs` as offsets and bytes.
+    fn upload_strings(&self, gs: &GpuStream, table: &LoadedTable, c: usize) -> Result<GpuBuf> {
+        // Host copies first: the room to make is known only from the bytes.
+        let (offsets, bytes) = string_column(table, c)?;
+        // An empty upload is not a buffer: keep one byte so the column has an address.
+        let bytes = if bytes.is_empty() { vec![0u8] } else { bytes };
+        Ok(GpuBuf::Str { offsets: self.upload(gs, &offsets)?, bytes: self.upload(gs, &bytes)? })
+    }
+
+    /// `values`, column `c` of `table` on the GPU, with the column's validity bitmap.
+    fn with_validity(&self, gs: &GpuStream, table: &LoadedTable, c: usize, values: GpuBuf) -> Result<GpuBuf> {
+        Ok(GpuBuf::Nullable { values: Box::new(values), validity: self.upload(gs, &host_validity(&table.column(c)?))? })
     }
 
     /// Column `c` of `table` uploaded on `gs` as `width` (not cached): dictionary codes,
@@ -948,14 +953,12 @@ impl GpuRuntime {
                                 col_bufs.push(None);
                                 continue;
                             }
-                            let (offsets, bytes) = string_column(table, c)?;
-                            let bytes = if bytes.is_empty() { vec![0u8] } else { bytes };
-                            col_bufs.push(Some(Arc::new(GpuBuf::Str { offsets: self.upload(&gs, &offsets)?, bytes: self.upload(&gs, &bytes)? })));
+                            col_bufs.push(Some(Arc::new(self.upload_strings(&gs, table, c)?)));
                             continue;
                         }
                         let values = self.upload_column(&gs, table, c, gc.width)?;
                         let buf = if gc.nullable {
-                            GpuBuf::Nullable { values: Box::new(values), validity: self.upload(&gs, &host_validity(&table.column(c)?))? }
+                            self.with_validity(&gs, table, c, values)?
                         } else if holds_nulls(table, c) {
                             return Err(TesseraError::RetryOnCpu(format!("result r{id}'s column {c} holds NULLs")));
                         } else {
@@ -2053,39 +2056,24 @@ fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
 /// whole column (one array made once per table version; its values may repeat), so
 /// that a large result is not a copy of the strings.
 fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Result<ArrayRef> {
-    let rows_of = |id: &usize, c: &usize| -> Result<(Arc<LoadedTable>, usize)> {
-        let table = state.result_tables.get(id).ok_or_else(|| TesseraError::Internal(format!("result r{id} is not held for its strings")))?;
-        Ok((Arc::clone(table), *c))
-    };
-    let held;
-    let by_rows = match state.dictionaries.get(d.id) {
-        Some(DictValues::Rows(table, c)) => Some((table, *c)),
+    let (table, c) = match state.dictionaries.get(d.id) {
+        Some(DictValues::Values(v)) => return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, Arc::clone(v)).map_err(arrow_err)?)),
+        Some(DictValues::Rows(table, c)) => (table, *c),
         Some(DictValues::ResultRows(id, c)) => {
-            held = rows_of(id, c)?;
-            Some((&held.0, held.1))
+            (state.result_tables.get(id).ok_or_else(|| TesseraError::Internal(format!("result r{id} is not held for its strings")))?, *c)
         }
-        _ => None,
+        None => return Err(TesseraError::Internal("dictionary id".into())),
     };
-    let values = match (state.dictionaries.get(d.id), by_rows) {
-        (Some(DictValues::Values(v)), _) => Arc::clone(v),
-        (_, Some((table, c))) => {
-            if codes.len() as f64 >= WHOLE_COLUMN_MIN_SHARE * table.rows as f64 {
-                table.whole_column(c)?
-            } else {
-                let rows: Vec<usize> = codes.iter().map(|x| x.unwrap_or(0).max(0) as usize).collect();
-                let picked = table.gather(c, &rows)?;
-                // NULL codes (a NULL group key, payload or materialized value) stay NULL.
-                let nulls = codes.nulls().cloned();
-                let picked = match nulls {
-                    Some(n) => arrow::array::make_array(picked.to_data().into_builder().nulls(Some(n)).build().map_err(arrow_err)?),
-                    None => picked,
-                };
-                return Ok(picked);
-            }
-        }
-        _ => return Err(TesseraError::Internal("dictionary id".into())),
-    };
-    Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, values).map_err(arrow_err)?))
+    if codes.len() as f64 >= WHOLE_COLUMN_MIN_SHARE * table.rows as f64 {
+        return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, table.whole_column(c)?).map_err(arrow_err)?));
+    }
+    let rows: Vec<usize> = codes.iter().map(|x| x.unwrap_or(0).max(0) as usize).collect();
+    let picked = table.gather(c, &rows)?;
+    // NULL codes (a NULL group key, payload or materialized value) stay NULL.
+    Ok(match codes.nulls().cloned() {
+        Some(n) => arrow::array::make_array(picked.to_data().into_builder().nulls(Some(n)).build().map_err(arrow_err)?),
+        None => picked,
+    })
 }
 
 /// The share of a table's rows from which a string column's rows coming back from the

@@ -192,7 +192,8 @@ impl Executor {
                                 Some(build) => gpu::plan_marks(pipe, m, build, &table, &mut p.state, &shapes, gpu.kernel_options()),
                                 None => Err(vec![Unsupported::new(Site::Placement, Reason::Inconsistent(format!("no pipeline builds table h{}", m.table)))]),
                             },
-                            _ => gpu.plan(planned_pipe, Some(&table), &mut p.state, &shapes),
+                            // (A sort over a scan is never split: `split_sort_of`.)
+                            _ => gpu.plan(pipe, Some(&table), &mut p.state, &shapes),
                         }
                     }
                 } else {
@@ -201,8 +202,10 @@ impl Executor {
                     // `gpu_min_rows` rows, for a probe or an aggregation (a build goes up
                     // whatever its size, for the GPU pipelines probing it; rows only
                     // filtered or materialized are read where they lie).
-                    let on_host = matches!(&pipe.source, Source::Result { id, .. } if !p.state.result_layouts.contains_key(id));
-                    let rows = if let Source::Result { id, .. } = &pipe.source { result_rows(plan, *id) } else { u64::MAX };
+                    let (on_host, rows) = match &pipe.source {
+                        Source::Result { id, .. } => (!p.state.result_layouts.contains_key(id), result_rows(plan, *id)),
+                        Source::Scan(_) => (false, u64::MAX),
+                    };
                     let is_build = matches!(pipe.sink, Sink::HashBuild(_));
                     let auto_on_host = device == DevicePref::Auto && on_host;
                     let many_groups = if auto_on_host && having.is_none() { gpu::too_many_groups(pipe, rows) } else { None };
@@ -721,35 +724,35 @@ fn keep_results_on_gpu(plan: &QueryPlan, p: &mut Placement) {
 /// that passes the filter across PCIe, and which is cheaper depends on how many pass,
 /// which nothing here estimates (the split is measured on results only: TPC-H q11).
 fn split_sort_of(plan: &QueryPlan, pipe: &Pipeline, p: &Placement) -> Option<Pipeline> {
-    if matches!(pipe.source, Source::Scan(_)) {
+    if matches!(pipe.source, Source::Scan(_)) || fused_sort(plan, pipe, p).is_some_and(|(_, sort)| sort.is_ok()) {
         return None;
     }
-    let split = gpu::split_sort(pipe)?;
-    if let Source::Result { id, .. } = &pipe.source
-        && let Some(agg) = plan.pipelines().find(|a| matches!(&a.sink, Sink::Aggregate(ag) if ag.result == *id))
-        && let (Some(placed), Sink::Aggregate(a)) = (p.kernels.get(&agg.id), &agg.sink)
-        && gpu::plan_sort(pipe, a, &placed.kernel).is_ok()
-    {
-        return None;
-    }
-    Some(split)
+    gpu::split_sort(pipe)
+}
+
+/// For sort pipeline `q` reading the result of an aggregation placed on the GPU: that
+/// aggregation's pipeline, and the sort run with it there ([`gpu::plan_sort`]) or why
+/// it cannot be.
+fn fused_sort(plan: &QueryPlan, q: &Pipeline, p: &Placement) -> Option<(usize, std::result::Result<gpu::GpuSort, Reason>)> {
+    let (Source::Result { id, .. }, Sink::Sort(_)) = (&q.source, &q.sink) else { return None };
+    let agg = plan.pipelines().find(|a| matches!(&a.sink, Sink::Aggregate(ag) if ag.result == *id))?;
+    let (Some(placed), Sink::Aggregate(a)) = (p.kernels.get(&agg.id), &agg.sink) else { return None };
+    Some((agg.id, gpu::plan_sort(q, a, &placed.kernel)))
 }
 
 /// Sorts of a GPU aggregation's groups run on the GPU with it, before the groups are
 /// downloaded ([`gpu::GpuSort`]); the reason goes to EXPLAIN where one cannot.
 fn plan_gpu_sorts(plan: &QueryPlan, p: &mut Placement) {
     for q in plan.pipelines().filter(|q| !p.split_sorts.contains(&q.id)) {
-        let (Source::Result { id, .. }, Sink::Sort(_)) = (&q.source, &q.sink) else { continue };
-        let Some(agg) = plan.pipelines().find(|a| matches!(&a.sink, Sink::Aggregate(ag) if ag.result == *id)) else { continue };
-        let (Some(placed), Sink::Aggregate(a)) = (p.kernels.get(&agg.id), &agg.sink) else { continue };
-        match gpu::plan_sort(q, a, &placed.kernel) {
-            Ok(sort) => {
-                p.state.sorts.insert(agg.id, sort);
-                p.fused_sorts.insert(q.id, agg.id);
+        match fused_sort(plan, q, p) {
+            Some((agg, Ok(sort))) => {
+                p.state.sorts.insert(agg, sort);
+                p.fused_sorts.insert(q.id, agg);
             }
-            Err(reason) => {
+            Some((_, Err(reason))) => {
                 p.reasons.insert(q.id, vec![Unsupported::new(Site::Placement, reason)]);
             }
+            None => {}
         }
     }
 }

@@ -17,7 +17,7 @@ mod zones;
 pub use arrow_types::{arrow_type, ir_type};
 pub use expr::{ArithOp, CmpOp, DatePart, Expr};
 pub use pipeline::*;
-pub use types::{Field, Scalar, Type, civil_from_days, format_date, format_decimal};
+pub use types::{Field, Scalar, Type, civil_from_days, float_from_order_key, float_order_key, format_date, format_decimal};
 pub use zones::{ZoneBound, zone_bounds};
 
 #[cfg(test)]

@@ -58,27 +58,8 @@ pub fn width_of(ty: Type) -> Option<Width> {
     }
 }
 
-/// A double as kernels hold it: its bits, the lower 63 flipped when the sign is set, as a
-/// signed integer. These keys order like IEEE 754's total order (-NaN < -inf < … < -0.0 <
-/// 0.0 < … < inf < NaN), which is how Arrow and DataFusion compare, sort and take the
-/// MIN/MAX of floats, so a kernel compares, tests IN lists and takes MIN/MAX of floats
-/// as integers, and equal keys are equal floats. Columns go up as keys and come back
-/// through [`float_from_order_key`]; arithmetic, SUM and AVG turn keys back into doubles
-/// in the kernel (`tessera_float_of_key` in `cuda/expr.cuh`, the same transform).
-pub fn float_order_key(v: f64) -> i64 {
-    order_bits(v.to_bits() as i64)
-}
-
-/// The double of an order key.
-pub fn float_from_order_key(key: i64) -> f64 {
-    f64::from_bits(order_bits(key) as u64)
-}
-
-/// A double's bits to its order key and back: the lower 63 bits flipped when the sign is
-/// set (the transform undoes itself).
-fn order_bits(bits: i64) -> i64 {
-    bits ^ (((bits >> 63) as u64) >> 1) as i64
-}
+// Doubles travel in kernels as their order keys (`tessera_ir::float_order_key`).
+pub use tessera_ir::{float_from_order_key, float_order_key};
 
 /// A double literal's order key as kernels can write it: None for the one key (a NaN's)
 /// that is -2^63, which does not parse as a C literal.
