@@ -1144,7 +1144,9 @@ fn packed_order(keys: &[SortColumn], rows: usize) -> Result<Option<Vec<u128>>> {
 fn key_ranks(a: &dyn Array) -> Result<Option<(Vec<u64>, u64)>> {
     use arrow::array::AsArray;
     use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
-    let from_min = |values: Vec<i128>, valid: &dyn Fn(usize) -> bool| -> Option<(Vec<u64>, u64)> {
+    let valid = |i: usize| a.is_valid(i);
+    // Integer values as their distance from the smallest one.
+    let ints = |values: Vec<i128>| -> Result<Option<(Vec<u64>, u64)>> {
         let (mut lo, mut hi) = (i128::MAX, i128::MIN);
         for (i, &v) in values.iter().enumerate() {
             if valid(i) {
@@ -1153,13 +1155,11 @@ fn key_ranks(a: &dyn Array) -> Result<Option<(Vec<u64>, u64)>> {
             }
         }
         if lo > hi {
-            return Some((vec![0; values.len()], 0));
+            return Ok(Some((vec![0; values.len()], 0)));
         }
-        let span = u64::try_from(hi - lo).ok().filter(|&s| s < u64::MAX - 2)?;
-        Some((values.iter().map(|&v| if v < lo || v > hi { 0 } else { (v - lo) as u64 }).collect(), span))
+        let Some(span) = u64::try_from(hi - lo).ok().filter(|&s| s < u64::MAX - 2) else { return Ok(None) };
+        Ok(Some((values.iter().map(|&v| if v < lo || v > hi { 0 } else { (v - lo) as u64 }).collect(), span)))
     };
-    let valid = |i: usize| a.is_valid(i);
-    let ints = |v: Vec<i128>| Ok(from_min(v, &valid));
     match a.data_type() {
         DataType::Int8 => ints(a.as_primitive::<Int8Type>().values().iter().map(|&v| i128::from(v)).collect()),
         DataType::Int16 => ints(a.as_primitive::<Int16Type>().values().iter().map(|&v| i128::from(v)).collect()),
