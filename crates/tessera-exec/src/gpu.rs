@@ -248,8 +248,10 @@ struct CachedColumn {
     buf: Arc<GpuBuf>,
     last_used: u64,
     /// Recorded on the uploading query's stream after the upload: other queries' streams
-    /// wait for it before reading the column.
-    ready: Arc<CudaEvent>,
+    /// wait for it before reading the column. None once the upload is known complete:
+    /// later readers then queue nothing (a stream wait is a driver call per column and
+    /// pipeline).
+    ready: Option<Arc<CudaEvent>>,
 }
 
 /// One pipeline's GPU run, for reports.
@@ -758,7 +760,13 @@ impl GpuRuntime {
             let tick = cache.tick;
             if let Some(e) = cache.map.get_mut(&key).filter(|e| e.buf.is_form_of(col)) {
                 e.last_used = tick;
-                gs.wait(&e.ready)?;
+                if let Some(ready) = &e.ready {
+                    if ready.is_complete() {
+                        e.ready = None;
+                    } else {
+                        gs.wait(ready)?;
+                    }
+                }
                 return Ok(Arc::clone(&e.buf));
             }
             // Older versions of this column are dead: a write made a new version.
@@ -793,7 +801,7 @@ impl GpuRuntime {
         if let Ok(mut cache) = self.columns.lock() {
             cache.tick += 1;
             let last_used = cache.tick;
-            cache.map.insert(key, CachedColumn { buf: Arc::clone(&buf), last_used, ready });
+            cache.map.insert(key, CachedColumn { buf: Arc::clone(&buf), last_used, ready: Some(ready) });
         }
         Ok(buf)
     }
@@ -985,6 +993,7 @@ impl GpuRuntime {
             None => {}
         }
         let col_bufs = col_bufs?;
+        let found = Instant::now();
         // Held until the query's stream has finished with them (see `Lane`'s drop): a
         // cached column no query holds may be evicted and freed at any time.
         state.lane.held.extend(col_bufs.iter().flatten().cloned());
@@ -1164,6 +1173,7 @@ impl GpuRuntime {
                 Param::Subquery(k) => subquery_values.get(*k).map(|&v| v as u64).ok_or_else(|| missing("subquery")),
             })
             .collect::<Result<_>>()?;
+        let parameters = Instant::now();
         let launch = match gp.launch.get() {
             Some(l) => l,
             None => {
@@ -1211,7 +1221,9 @@ impl GpuRuntime {
         let bytes = zoned.map_or(bytes, |(_, kept)| (bytes as f64 * kept) as u64);
         let mut report = GpuRun { bytes, rows: rows as u64, ..GpuRun::new(p.id) };
         let ms = |at: Instant| at.duration_since(started).as_secs_f64() * 1e3;
-        report.phases.push(("columns found and outputs allocated", ms(allocated)));
+        report.phases.push(("columns found", ms(found)));
+        report.phases.push(("outputs allocated", ms(allocated)));
+        report.phases.push(("parameters ready", ms(parameters)));
         report.phases.push(("launched", ms(Instant::now())));
         if let (SinkLayout::Build { table: shape }, Sink::HashBuild(b)) = (&kernel.sink, &p.sink) {
             // A build's table stays on the GPU for the pipelines probing it, queued behind
