@@ -75,6 +75,39 @@ fn gpu_memory_budget_refuses_an_over_limit_allocation() {
 }
 
 #[test]
+fn gpu_freed_blocks_are_reused_zeroed_and_given_up_for_room() {
+    let Some(device) = gpu_or_skip("gpu_freed_blocks_are_reused_zeroed_and_given_up_for_room") else {
+        return;
+    };
+    if std::env::var("TESSERA_EXP_KEEP_BLOCKS").is_ok_and(|v| v == "0") {
+        eprintln!("skipped: TESSERA_EXP_KEEP_BLOCKS=0 keeps no freed blocks");
+        return;
+    }
+    use cudarc::driver::DevicePtr;
+    let pool = MemoryPool::new(device.stream().clone(), 1 << 20);
+    let mut a = pool.alloc::<u32>(1024).unwrap();
+    device.stream().memcpy_htod(&vec![7u32; 1024], &mut *a).unwrap();
+    let at = a.device_ptr(device.stream()).0;
+    drop(a);
+    assert_eq!((pool.used(), pool.kept()), (0, 4096));
+    // The same size on the same stream gets the block back, zeroed.
+    let b = pool.alloc::<u32>(1024).unwrap();
+    assert_eq!(b.device_ptr(device.stream()).0, at);
+    assert_eq!((pool.used(), pool.kept()), (4096, 0));
+    assert!(device.download(&b).unwrap().iter().all(|&x| x == 0));
+    // Another size is a new block; the kept one gives way when the limit needs its room.
+    drop(b);
+    let c = pool.alloc::<u8>((1 << 20) - 1024).unwrap();
+    assert_eq!((pool.used(), pool.kept()), ((1 << 20) - 1024, 0));
+    drop(c);
+    assert_eq!(pool.kept(), (1 << 20) - 1024);
+    let err = pool.alloc::<u8>((1 << 20) + 1).unwrap_err();
+    assert!(matches!(err, TesseraError::ResourcesExhausted(_)), "{err}");
+    assert_eq!((pool.used(), pool.kept()), (0, 0));
+    device.synchronize().unwrap();
+}
+
+#[test]
 fn gpu_device_library_kernels_match_the_cpu() {
     let Some(device) = gpu_and_nvrtc_or_skip("gpu_device_library_kernels_match_the_cpu") else {
         return;
