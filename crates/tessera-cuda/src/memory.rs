@@ -8,7 +8,7 @@
 //! ([`MemoryPool::on_stream`], one per query stream) share one budget.
 //!
 //! Freed blocks of up to [`MAX_KEPT_BLOCK`] are kept for the next allocation of the same
-//! size on the same stream ([`KeptBlocks`]), up to [`MAX_KEPT_BYTES`] in all: a warm
+//! size on the same stream (`KeptBlocks`), up to [`MAX_KEPT_BYTES`] in all: a warm
 //! query allocates its pipelines' outputs without asking the driver again. Kept blocks
 //! count against the budget and are freed when an allocation needs their room.
 
@@ -62,6 +62,11 @@ pub const MAX_KEPT_BLOCK: usize = 64 << 20;
 
 /// The most bytes kept for reuse on a device (all streams together).
 pub const MAX_KEPT_BYTES: usize = 1 << 30;
+
+/// Whether a freed block of `bytes` may be kept for reuse.
+fn keepable(bytes: usize) -> bool {
+    bytes > 0 && bytes <= MAX_KEPT_BLOCK
+}
 
 /// Whether freed blocks are kept for reuse: on unless `TESSERA_EXP_KEEP_BLOCKS=0` (an
 /// experiment switch, to measure what keeping them brings).
@@ -213,7 +218,7 @@ impl<B> KeptBlocks<B> {
     /// (with their sizes): kept blocks of other sizes until it fits under
     /// [`MAX_KEPT_BYTES`], or `block` itself when it is larger than [`MAX_KEPT_BLOCK`].
     fn keep(&mut self, stream: usize, bytes: usize, block: B) -> Vec<(usize, B)> {
-        if bytes == 0 || bytes > MAX_KEPT_BLOCK {
+        if !keepable(bytes) {
             return vec![(bytes, block)];
         }
         let mut freed = Vec::new();
@@ -313,7 +318,7 @@ impl MemoryPool {
             return resources_err!("GPU allocation of {len} elements overflows the address space");
         };
         let budget = &self.inner.budget;
-        if keep_blocks() && bytes > 0 {
+        if keep_blocks() && keepable(bytes) {
             if let Some(ptr) = budget.take_kept(&self.inner.stream, bytes) {
                 // SAFETY: a block of `bytes` this stream freed, owned by nothing else.
                 let slice = unsafe { self.inner.stream.upgrade_device_ptr::<T>(ptr, len) };
@@ -321,18 +326,18 @@ impl MemoryPool {
                 return Ok(DeviceBuffer { slice: ManuallyDrop::new(slice), reservation });
             }
         }
-        let reservation = self.reserve::<T>(len)?;
+        let reservation = self.reserve(bytes)?;
         // SAFETY: the caller promises to write before reading.
-        let slice = match unsafe { self.inner.stream.alloc::<T>(len) } {
-            Ok(slice) => slice,
+        let alloc = || unsafe { self.inner.stream.alloc::<T>(len) };
+        let slice = match alloc() {
+            // The kept blocks hold device memory the driver may need.
             Err(_) if budget.kept_bytes.load(Ordering::Relaxed) > 0 => {
-                // The kept blocks hold device memory the driver may need.
                 budget.free_kept();
-                unsafe { self.inner.stream.alloc::<T>(len) }
-                    .map_err(|e| driver_err(&format!("allocating {}", format_bytes(bytes)), e))?
+                alloc()
             }
-            Err(e) => return Err(driver_err(&format!("allocating {}", format_bytes(bytes)), e)),
-        };
+            got => got,
+        }
+        .map_err(|e| driver_err(&format!("allocating {}", format_bytes(bytes)), e))?;
         Ok(DeviceBuffer { slice: ManuallyDrop::new(slice), reservation })
     }
 
@@ -341,10 +346,8 @@ impl MemoryPool {
         self.inner.budget.kept_bytes.load(Ordering::Relaxed)
     }
 
-    fn reserve<T>(&self, len: usize) -> Result<Reservation> {
-        let Some(bytes) = len.checked_mul(std::mem::size_of::<T>()) else {
-            return resources_err!("GPU allocation of {len} elements overflows the address space");
-        };
+    /// `bytes` held against the budget, the kept blocks freed first if they are in the way.
+    fn reserve(&self, bytes: usize) -> Result<Reservation> {
         let budget = &self.inner.budget;
         if budget.try_reserve(bytes).is_err() {
             // The kept blocks' room first, then the limit's verdict.
@@ -395,7 +398,7 @@ impl<T> Drop for DeviceBuffer<T> {
         // SAFETY: taken once, here; the field is not used again.
         let slice = unsafe { ManuallyDrop::take(&mut self.slice) };
         let bytes = self.reservation.bytes;
-        if keep_blocks() && bytes > 0 && bytes <= MAX_KEPT_BLOCK {
+        if keep_blocks() && keepable(bytes) {
             let stream = Arc::clone(slice.stream());
             let block = (stream, slice.leak());
             // Its bytes move from used to kept: the reservation gives back nothing.
