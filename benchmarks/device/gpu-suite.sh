@@ -69,8 +69,6 @@
 #   exp     — EXPLAIN ANALYZE of SSB SF20 for each set of experiment variables in $EXPS
 #   difftest — `tessera difftest` alone (e.g. under experiment variables)
 #   dump    — the SSB SF20 kernels' sources into $OUT/kernels
-#   nsys    — Nsight Systems' trace of SSB SF20's CUDA calls and kernels, each query run
-#             $NSYS_RUNS more times warm: where the host's time per query goes
 #
 # Prepare here, from the project root (both folders are kept out of git):
 #   cargo build --release -p tessera-cli
@@ -345,23 +343,6 @@ for section in "$@"; do
           analyze $ST $it parameters )
       done
     done
-    ;;
-  nsys)
-    # Where a warm query's host time goes: Nsight Systems' trace of the CUDA calls and
-    # kernels of SSB SF20's 13 queries, each run $NSYS_RUNS times (default 4) in one
-    # process after a first run; the summaries here, the per-call traces into $OUT.
-    NSYS=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys 2>/dev/null | head -1)
-    [ -n "$NSYS" ] || NSYS=$(find /opt /usr/local -name nsys -type f 2>/dev/null | head -1)
-    if [ -z "$NSYS" ]; then echo "nsys: not found"; continue; fi
-    [ -d $S20 ] || $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 1 --engine tessera 2>&1 | tail -3
-    f=/tmp/nsys.sql; : > $f
-    for q in $Q/q*.sql; do for r in $(seq 0 ${NSYS_RUNS:-4}); do sed '/^--/d' $q >> $f; done; done
-    "$NSYS" profile -t cuda -s none --cpuctxsw=none -f true -o /tmp/nsys_ssb $X --format csv --data-dir $S20 sql $f > /tmp/nsys_out.txt 2>&1
-    grep -iE "rror|warn" /tmp/nsys_out.txt | head -5
-    "$NSYS" stats -q -r cuda_api_sum,cuda_gpu_kern_sum /tmp/nsys_ssb.nsys-rep 2>&1 | head -80
-    "$NSYS" stats -q -r cuda_api_trace -f csv -o $OUT/nsys-ssb20 /tmp/nsys_ssb.nsys-rep > /dev/null 2>&1
-    "$NSYS" stats -q -r cuda_gpu_trace -f csv -o $OUT/nsys-ssb20 /tmp/nsys_ssb.nsys-rep > /dev/null 2>&1
-    ls -la $OUT/ | grep nsys
     ;;
   difftest)
     # The random queries alone, under whatever experiment variables the caller set.
