@@ -1,10 +1,10 @@
 // records.cuh: the runtime's kernels around an aggregation's groups (not generated code).
 //
-// Launched by the executor (tessera-exec, gpu.rs: `GpuRuntime::fill` and `fetch_groups`),
-// from a module whose whole source is tessera_cuda::library::RECORDS_SOURCE, i.e.
-// `#include "records.cuh"`. Before a pipeline: tessera_fill_u64 sets accumulator arrays
-// (MIN, MAX) to their start value. After it, for large group domains and GPU sorts:
-// tessera_count_seen and tessera_compact_records_ordered turn the groups seen into
+// Launched by the executor (tessera-exec, gpu.rs: `GpuRuntime::apply_fills` and
+// `fetch_groups`), from a module whose whole source is tessera_cuda::library::RECORDS_SOURCE,
+// i.e. `#include "records.cuh"`. Before a pipeline: tessera_fill_many sets its output
+// arrays (zeroed, or MIN/MAX accumulators and hash keys to their start value). After it,
+// for large group domains and GPU sorts: tessera_count_seen and tessera_compact_records_ordered turn the groups seen into
 // records in group-number order, tessera_gather_records copies each accumulator's words
 // into them, tessera_rank_records orders them for an ORDER BY (after tessera_select_top,
 // tessera_keep_top and tessera_seal_top have kept only those a LIMIT may take); before them,
@@ -16,9 +16,27 @@
 #include "types.cuh"
 #include "expr.cuh"
 
-// Sets a[0..n) to v.
-extern "C" __global__ void tessera_fill_u64(unsigned long long* a, long long n, unsigned long long v) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) a[i] = v;
+// The arrays a pipeline's outputs start from (FillList in tessera-exec's gpu.rs, passed
+// by value): array k has words[k] 32-bit words, set to the 64-bit pattern value[k]
+// (its low half at even words; 0 zeroes). Every array starts 8-byte aligned (device
+// allocations are 256-byte aligned).
+struct TesseraFills {
+    unsigned long long ptr[8];
+    unsigned long long words[8];
+    unsigned long long value[8];
+    int n;
+};
+// Sets up to eight arrays in one launch: a pipeline's zeroed and preset outputs take one
+// launch instead of a memset or fill each, each a driver call on the host.
+extern "C" __global__ void tessera_fill_many(TesseraFills f) {
+    const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x, step = (long long)gridDim.x * blockDim.x;
+    for (int k = 0; k < f.n; ++k) {
+        unsigned long long* a = (unsigned long long*)f.ptr[k];
+        const long long pairs = (long long)(f.words[k] >> 1);
+        for (long long i = start; i < pairs; i += step) a[i] = f.value[k];
+        // An odd word count: the last word is a pattern's low half.
+        if ((f.words[k] & 1) && start == 0) ((unsigned int*)a)[f.words[k] - 1] = (unsigned int)f.value[k];
+    }
 }
 // A group's aggregate value from its words `a`, by kind (Accumulator::record_kind):
 // 1: signed 128-bit, low word first; 2: unsigned 64-bit; 3: signed 64-bit; 4: a

@@ -107,6 +107,40 @@ fn gpu_freed_blocks_are_reused_zeroed_and_given_up_for_room() {
     device.synchronize().unwrap();
 }
 
+/// `tessera_fill_many` sets each listed array to its pattern, whatever its length (odd
+/// word counts end with the pattern's low half) and however few threads run, and writes
+/// nothing past an array's end.
+#[test]
+fn gpu_fill_many_sets_each_array_and_nothing_else() {
+    use cudarc::driver::DevicePtr;
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_fill_many_sets_each_array_and_nothing_else") else {
+        return;
+    };
+    let cache = KernelCache::new(None);
+    let records = cache.load(&device, crate::library::RECORDS_SOURCE).unwrap_or_else(|e| panic!("{e}"));
+    let kernel = records.load_function("tessera_fill_many").unwrap_or_else(|e| panic!("tessera_fill_many: {e}"));
+    let stream = device.stream().clone();
+    // Word counts: empty, one, odd, even, and larger than the grid's threads.
+    let words = [0usize, 1, 7, 8, 3 * 1024 + 5, 1 << 20, 33, 2];
+    let patterns = [5u64, 0, u64::MAX, 0x1234_5678_9abc_def0, 0, 0xffff_ffff, 1 << 63, 42];
+    for grid in [1u32, 3, 264] {
+        // Each array sits in a buffer a word longer than it, all set to a marker first.
+        let marker = 0xdead_beefu32;
+        let mut bufs: Vec<_> = words.iter().map(|&w| device.upload(&vec![marker; w + 1]).unwrap()).collect();
+        let arrays: Vec<(u64, u64, u64)> = bufs.iter_mut().zip(words.iter().zip(patterns)).map(|(b, (&w, v))| (b.device_ptr(&stream).0, w as u64, v)).collect();
+        let list = crate::library::FillList::new(&arrays).unwrap();
+        let mut l = stream.launch_builder(&kernel);
+        l.arg(&list);
+        unsafe { l.launch(LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
+        for ((b, &w), v) in bufs.iter().zip(&words).zip(patterns) {
+            let got = device.download(b).unwrap();
+            let want: Vec<u32> = (0..w).map(|i| if i % 2 == 0 { v as u32 } else { (v >> 32) as u32 }).chain([marker]).collect();
+            assert_eq!(got, want, "{w} words set to {v:#x} by {grid} blocks");
+        }
+    }
+    assert!(crate::library::FillList::new(&[(0, 0, 0); 9]).is_none(), "a list of nine arrays");
+}
+
 #[test]
 fn gpu_device_library_kernels_match_the_cpu() {
     let Some(device) = gpu_and_nvrtc_or_skip("gpu_device_library_kernels_match_the_cpu") else {
@@ -345,13 +379,14 @@ fn gpu_hash_tables_beyond_2_31_slots() {
     let module = cache.load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
     let stream = device.stream().clone();
     let f = |name: &str| module.load_function(name).unwrap_or_else(|e| panic!("{name}: {e}"));
-    // The device library's fill (what the runtime starts MIN/MAX accumulators with).
+    // The device library's fill (what the runtime starts hash keys and MIN/MAX accumulators with).
     let records = cache.load(&device, crate::library::RECORDS_SOURCE).unwrap_or_else(|e| panic!("{e}"));
     let fill = |table: &mut crate::DeviceBuffer<u64>, n: usize| {
-        let (n_arg, empty) = (n as i64, u64::MAX);
-        let kernel = records.load_function("tessera_fill_u64").unwrap_or_else(|e| panic!("tessera_fill_u64: {e}"));
+        use cudarc::driver::DevicePtr;
+        let list = crate::library::FillList::new(&[(table.device_ptr(&stream).0, 2 * n as u64, u64::MAX)]).unwrap();
+        let kernel = records.load_function("tessera_fill_many").unwrap_or_else(|e| panic!("tessera_fill_many: {e}"));
         let mut l = stream.launch_builder(&kernel);
-        l.arg(table).arg(&n_arg).arg(&empty);
+        l.arg(&list);
         unsafe { l.launch(LaunchConfig { grid_dim: (4096, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
     };
     let mut rng = Rng(11);

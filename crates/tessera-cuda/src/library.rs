@@ -5,7 +5,7 @@
 //! [`KernelCache::load`](crate::KernelCache::load) and look its kernels up by name.
 //! These headers are not part of `tessera.cuh`, so generated modules do not carry them.
 
-/// The group-record kernels (`records.cuh`): `tessera_fill_u64`,
+/// The group-record kernels (`records.cuh`): `tessera_fill_many`,
 /// `tessera_having`, `tessera_count_seen`, `tessera_compact_records_ordered`,
 /// `tessera_gather_records`, `tessera_rank_records`.
 pub const RECORDS_SOURCE: &str = "#include \"records.cuh\"\n";
@@ -16,3 +16,37 @@ pub const BANDWIDTH_SOURCE: &str = "#include \"bandwidth.cuh\"\n";
 /// The join study's kernels (`join_study.cuh`, see [`crate::join_study`]): a no-partition
 /// hash join and a radix-partitioned one over generated data.
 pub const JOIN_STUDY_SOURCE: &str = "#include \"join_study.cuh\"\n";
+
+/// The arrays one launch of `tessera_fill_many` (`records.cuh`) sets, at most
+/// [`FillList::MAX`]: array `k` of `words[k]` 32-bit words, each pair of them the 64-bit
+/// pattern `value[k]` (its low half first; an odd last word is the low half). Passed by
+/// value, laid out as the kernel's `TesseraFills`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FillList {
+    ptr: [u64; 8],
+    words: [u64; 8],
+    value: [u64; 8],
+    n: i32,
+}
+
+// SAFETY: plain old data with the layout of the kernel's `TesseraFills`.
+unsafe impl cudarc::driver::DeviceRepr for FillList {}
+
+impl FillList {
+    /// Arrays a launch sets at most.
+    pub const MAX: usize = 8;
+
+    /// The list of `arrays`, each (device address, 32-bit words, 64-bit pattern); `None`
+    /// for more than [`FillList::MAX`].
+    pub fn new(arrays: &[(u64, u64, u64)]) -> Option<FillList> {
+        if arrays.len() > Self::MAX {
+            return None;
+        }
+        let mut list = FillList { ptr: [0; 8], words: [0; 8], value: [0; 8], n: arrays.len() as i32 };
+        for (k, &(ptr, words, value)) in arrays.iter().enumerate() {
+            (list.ptr[k], list.words[k], list.value[k]) = (ptr, words, value);
+        }
+        Some(list)
+    }
+}

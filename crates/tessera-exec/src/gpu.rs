@@ -31,7 +31,7 @@ pub use tessera_cuda::codegen::having::{GpuHaving, plan_having};
 pub use tessera_cuda::codegen::sort::{GPU_SORT_MAX_ROWS, GpuSort, plan_sort};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
-use tessera_cuda::library::{BANDWIDTH_SOURCE, RECORDS_SOURCE};
+use tessera_cuda::library::{BANDWIDTH_SOURCE, FillList, RECORDS_SOURCE};
 use tessera_cuda::{DeviceBuffer, GpuDevice, GpuStream, KernelCache, QueryStream};
 use tessera_ir::{AggFunc, Expr, HashTableId, MarkBuild, Operator, Pipeline, ResultId, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
@@ -299,11 +299,55 @@ pub struct GpuRuntime {
     /// The last query's admission: bytes reserved and ms waited for them.
     pub last_admission: Mutex<(usize, f64)>,
     bandwidth: std::sync::OnceLock<Option<f64>>,
+    /// The helper kernels looked up so far, by name.
+    helper_fns: Mutex<HashMap<&'static str, CudaFunction>>,
+    /// Timing events no pipeline holds, for the next launches (see [`GpuRuntime::event`]).
+    events: Arc<Mutex<Vec<CudaEvent>>>,
 }
 
 impl std::fmt::Debug for GpuRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuRuntime").field("device", &self.device.name()).finish()
+    }
+}
+
+/// The arrays a pipeline's sink starts from, each (address, 32-bit words, 64-bit
+/// pattern), set by [`GpuRuntime::apply_fills`] in one launch before the pipeline's
+/// kernel. A memset apiece cost 4-5 µs of host time each on the H200's host, about
+/// 0.5 ms of SSB SF 20's 37 pipelines, most of them setting four arrays (2026-11-27e run
+/// 1); with one launch, SSB SF 20 took 8.7-8.9 ms against 9.6-10.3 (run 2, in turns).
+#[derive(Default)]
+struct Fills(Vec<(u64, u64, u64)>);
+
+/// Timing events kept for reuse at most (a query's pipelines hold two each until its
+/// result comes back; TPC-H's queries run up to 11 pipelines).
+const KEPT_EVENTS: usize = 64;
+
+/// A CUDA event timing a kernel (recorded before and after it), given back to the
+/// runtime's events when dropped: creating and destroying a pair cost four driver calls
+/// a launch.
+struct TimingEvent {
+    event: Option<CudaEvent>,
+    kept: Arc<Mutex<Vec<CudaEvent>>>,
+}
+
+impl std::ops::Deref for TimingEvent {
+    type Target = CudaEvent;
+    fn deref(&self) -> &CudaEvent {
+        // Taken only in `drop`.
+        self.event.as_ref().unwrap_or_else(|| unreachable!("a timing event read after its drop"))
+    }
+}
+
+impl Drop for TimingEvent {
+    fn drop(&mut self) {
+        // Recording it again later is safe whatever it still waits for: only the
+        // latest recording counts, and nothing else holds it.
+        if let (Some(e), Ok(mut kept)) = (self.event.take(), self.kept.lock()) {
+            if kept.len() < KEPT_EVENTS {
+                kept.push(e);
+            }
+        }
     }
 }
 
@@ -384,7 +428,7 @@ pub struct GpuQueryState {
     flags: Option<DeviceBuffer<u64>>,
     /// Pipelines launched but not yet waited for (hash-table builds): their reports and
     /// the CUDA events around their kernels.
-    pending: Vec<(GpuRun, CudaEvent, CudaEvent)>,
+    pending: Vec<(GpuRun, TimingEvent, TimingEvent)>,
     /// Sorts run with an aggregation, by the aggregation's pipeline.
     pub sorts: HashMap<usize, GpuSort>,
     /// HAVINGs applied to an aggregation's groups on the GPU, by the aggregation's
@@ -654,6 +698,8 @@ impl GpuRuntime {
             options: Mutex::new(KernelOptions::default()),
             last_admission: Mutex::new((0, 0.0)),
             bandwidth: std::sync::OnceLock::new(),
+            helper_fns: Mutex::new(HashMap::new()),
+            events: Arc::new(Mutex::new(Vec::new())),
         })
     }
 
@@ -1029,9 +1075,12 @@ impl GpuRuntime {
         let mut marks_buf: Option<DeviceBuffer<u32>> = None;
         // The sink's arrays by what they are (see `Out`).
         let mut out_ptrs: Vec<(OutSlot, u64)> = Vec::new();
+        // The sink's arrays are set (zeroed, or to their start value) by one launch just
+        // before the kernel's (see `Fills`).
+        let mut fills = Fills::default();
         // What a build probed by a NULL-aware anti join saw: two flags, clear.
         let build_seen = if kernel.params.contains(&Param::Out(Out::BuildSeen)) {
-            let seen = self.alloc::<u32>(&gs, 2)?;
+            let seen = self.alloc_set::<u32>(&gs, 2, 0, &mut fills)?;
             out_ptrs.push((OutSlot::BuildSeen, seen.as_slice().device_ptr(dev.stream()).0));
             Some(seen)
         } else {
@@ -1043,16 +1092,16 @@ impl GpuRuntime {
                 let len = shape.chain.map_or(shape.slots, |rows| rows.max(1));
                 for (j, pc) in shape.payload.iter().enumerate() {
                     let b = match pc.width {
-                        Width::I32 => GpuBuf::I32(self.alloc::<i32>(&gs, len)?),
-                        Width::I64 => GpuBuf::I64(self.alloc::<i64>(&gs, len)?),
+                        Width::I32 => GpuBuf::I32(self.alloc_set::<i32>(&gs, len, 0, &mut fills)?),
+                        Width::I64 => GpuBuf::I64(self.alloc_set::<i64>(&gs, len, 0, &mut fills)?),
                         Width::Str => return Err(string_as_values()),
                     };
-                    out_bufs.push(self.sink_column(&gs, b, len, pc.nullable, (OutSlot::BuildPayload(j), OutSlot::BuildPayloadValid(j)), &mut out_ptrs)?);
+                    out_bufs.push(self.sink_column(&gs, b, len, pc.nullable, (OutSlot::BuildPayload(j), OutSlot::BuildPayloadValid(j)), &mut out_ptrs, &mut fills)?);
                 }
                 if shape.chain.is_some() {
                     let keys = match shape.hashed {
                         Some(_) => {
-                            let k = self.empty_keys(&gs, shape.slots)?;
+                            let k = self.alloc_set::<u64>(&gs, shape.slots, codegen::hash::EMPTY_KEY, &mut fills)?;
                             out_ptrs.push((OutSlot::Keys, k.as_slice().device_ptr(dev.stream()).0));
                             Some(k)
                         }
@@ -1060,19 +1109,19 @@ impl GpuRuntime {
                     };
                     // Two int32 heads a word, all −1; one more head than slots (a dense
                     // probe's keys outside the range read the last).
-                    let heads = self.empty_keys(&gs, (shape.slots + 1).div_ceil(2))?;
+                    let heads = self.alloc_set::<u64>(&gs, (shape.slots + 1).div_ceil(2), codegen::hash::EMPTY_KEY, &mut fills)?;
                     out_ptrs.push((OutSlot::Heads, heads.as_slice().device_ptr(dev.stream()).0));
-                    let next = self.alloc::<i32>(&gs, len)?;
+                    let next = self.alloc_set::<i32>(&gs, len, 0, &mut fills)?;
                     out_ptrs.push((OutSlot::Next, next.as_slice().device_ptr(dev.stream()).0));
                     build = Some((None, TableIndex::Chain { keys, heads, next }));
                 } else if shape.hashed.is_some() {
-                    let keys = self.empty_keys(&gs, shape.slots)?;
+                    let keys = self.alloc_set::<u64>(&gs, shape.slots, codegen::hash::EMPTY_KEY, &mut fills)?;
                     out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
                     build = Some((None, TableIndex::Keys(keys)));
                 } else {
-                    let rows = self.alloc::<i32>(&gs, shape.slots)?;
+                    let rows = self.alloc_set::<i32>(&gs, shape.slots, 0, &mut fills)?;
                     out_ptrs.push((OutSlot::BuildRows, rows.as_slice().device_ptr(dev.stream()).0));
-                    let bits = self.alloc::<u32>(&gs, tessera_cuda::codegen::bitmap_words(shape.slots))?;
+                    let bits = self.alloc_set::<u32>(&gs, tessera_cuda::codegen::bitmap_words(shape.slots), 0, &mut fills)?;
                     out_ptrs.push((OutSlot::BuildBitmap, bits.as_slice().device_ptr(dev.stream()).0));
                     build = Some((Some(rows), TableIndex::Bitmap(bits)));
                 }
@@ -1080,35 +1129,32 @@ impl GpuRuntime {
             SinkLayout::Aggregate { groups, accumulators, hashed, .. } => {
                 for (j, acc) in accumulators.iter().enumerate() {
                     for (k, (words, fill)) in acc.arrays().into_iter().enumerate() {
-                        let buf = self.alloc::<u64>(&gs, words * groups)?;
-                        if let Some(v) = fill {
-                            self.fill(&gs, &buf, v)?;
-                        }
+                        let buf = self.alloc_set::<u64>(&gs, words * groups, fill.unwrap_or(0) as u64, &mut fills)?;
                         let slot = if k == 0 { OutSlot::Accumulators(j) } else { OutSlot::Counts(j) };
                         out_ptrs.push((slot, buf.as_slice().device_ptr(dev.stream()).0));
                         accs.push(buf);
                         acc_words.push(words);
                     }
                 }
-                let s = self.alloc::<u32>(&gs, *groups)?;
+                let s = self.alloc_set::<u32>(&gs, *groups, 0, &mut fills)?;
                 out_ptrs.push((OutSlot::Seen, s.as_slice().device_ptr(dev.stream()).0));
                 seen = Some(s);
                 if hashed.is_some() {
                     // The groups' packed keys come back after the accumulators.
-                    let keys = self.empty_keys(&gs, *groups)?;
+                    let keys = self.alloc_set::<u64>(&gs, *groups, codegen::hash::EMPTY_KEY, &mut fills)?;
                     out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
                     accs.push(keys);
                     acc_words.push(1);
                 }
             }
             SinkLayout::Marks { rows } => {
-                let marks = self.alloc::<u32>(&gs, (*rows).max(1))?;
+                let marks = self.alloc_set::<u32>(&gs, (*rows).max(1), 0, &mut fills)?;
                 out_ptrs.push((OutSlot::Marks, marks.as_slice().device_ptr(dev.stream()).0));
                 marks_buf = Some(marks);
             }
             SinkLayout::Materialize { columns } => {
                 // Room for every input row; only the first `count` are written (and read).
-                let count = self.alloc::<u64>(&gs, 1)?;
+                let count = self.alloc_set::<u64>(&gs, 1, 0, &mut fills)?;
                 out_ptrs.push((OutSlot::Count, count.as_slice().device_ptr(dev.stream()).0));
                 accs.push(count);
                 let capacity = rows.max(1);
@@ -1119,13 +1165,13 @@ impl GpuRuntime {
                         Width::I64 => GpuBuf::I64(unsafe { self.alloc_uninit::<i64>(&gs, capacity) }?),
                         Width::Str => return Err(string_as_values()),
                     };
-                    out_bufs.push(self.sink_column(&gs, b, capacity, c.nullable, (OutSlot::Materialized(i), OutSlot::MaterializedValid(i)), &mut out_ptrs)?);
+                    out_bufs.push(self.sink_column(&gs, b, capacity, c.nullable, (OutSlot::Materialized(i), OutSlot::MaterializedValid(i)), &mut out_ptrs, &mut fills)?);
                 }
             }
         }
         let allocated = Instant::now();
         if state.flags.is_none() {
-            state.flags = Some(self.alloc::<u64>(&gs, 4)?);
+            state.flags = Some(self.alloc_set::<u64>(&gs, 4, 0, &mut fills)?);
         }
         let flags_ptr = state.flags.as_ref().map_or(0, |f| f.as_slice().device_ptr(dev.stream()).0);
         // The kernel's parameters, each one 64-bit value, filled from its list of them.
@@ -1203,8 +1249,8 @@ impl GpuRuntime {
         let cfg = LaunchConfig { grid_dim: (self.grid(launch.per_sm, rows as u64, kernel.items_per_thread), 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = gs.stream();
-        let event = || stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")));
-        let before = event()?;
+        self.apply_fills(&gs, fills)?;
+        let before = self.event(stream)?;
         if rows > 0 {
             let mut builder = stream.launch_builder(function);
             for v in &params {
@@ -1212,7 +1258,7 @@ impl GpuRuntime {
             }
             unsafe { builder.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
         }
-        let after = event()?;
+        let after = self.event(stream)?;
         // Freed in stream order: after the kernel has read it.
         drop(d_consts);
         drop(d_zones);
@@ -1465,9 +1511,10 @@ impl GpuRuntime {
     /// `values`: with a validity bitmap, all clear, when it may be NULL (the kernel sets
     /// the bits of its non-NULL rows). Its arrays' addresses go into `out_ptrs` as the
     /// kernel's `slots` (values, validity).
-    fn sink_column(&self, gs: &GpuStream, values: GpuBuf, len: usize, nullable: bool, slots: (OutSlot, OutSlot), out_ptrs: &mut Vec<(OutSlot, u64)>) -> Result<GpuBuf> {
+    #[allow(clippy::too_many_arguments)]
+    fn sink_column(&self, gs: &GpuStream, values: GpuBuf, len: usize, nullable: bool, slots: (OutSlot, OutSlot), out_ptrs: &mut Vec<(OutSlot, u64)>, fills: &mut Fills) -> Result<GpuBuf> {
         let dev = &self.device;
-        let b = if nullable { GpuBuf::Nullable { values: Box::new(values), validity: self.alloc::<u32>(gs, len.div_ceil(32))? } } else { values };
+        let b = if nullable { GpuBuf::Nullable { values: Box::new(values), validity: self.alloc_set::<u32>(gs, len.div_ceil(32), 0, fills)? } } else { values };
         out_ptrs.push((slots.0, b.ptr(dev)));
         if nullable {
             out_ptrs.push((slots.1, b.validity_ptr(dev)));
@@ -1481,27 +1528,57 @@ impl GpuRuntime {
         LaunchConfig { grid_dim: (self.device.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
     }
 
-    fn helper(&self, name: &str) -> Result<CudaFunction> {
-        self.helpers()?.load_function(name).map_err(|e| TesseraError::Internal(format!("loading {name}: {e:?}")))
+    /// A timing event recorded on `stream` now: one an earlier launch gave back, or a new
+    /// one.
+    fn event(&self, stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>) -> Result<TimingEvent> {
+        let kept = self.events.lock().ok().and_then(|mut e| e.pop());
+        let event = match kept {
+            Some(e) => e,
+            None => self.device.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")))?,
+        };
+        event.record(stream).map_err(|e| TesseraError::Internal(format!("event: {e:?}")))?;
+        Ok(TimingEvent { event: Some(event), kept: Arc::clone(&self.events) })
     }
 
-    /// A hash table's key array of `slots` words, every slot empty.
-    fn empty_keys(&self, gs: &GpuStream, slots: usize) -> Result<DeviceBuffer<u64>> {
-        // SAFETY: filled right away, in stream order before any kernel reads it.
-        let keys = unsafe { self.alloc_uninit::<u64>(gs, slots) }?;
-        self.fill(gs, &keys, codegen::hash::EMPTY_KEY as i64)?;
-        Ok(keys)
+    /// The helper kernel `name` (`records.cuh`), looked up once.
+    fn helper(&self, name: &'static str) -> Result<CudaFunction> {
+        if let Some(f) = self.helper_fns.lock().ok().and_then(|m| m.get(name).cloned()) {
+            return Ok(f);
+        }
+        let f = self.helpers()?.load_function(name).map_err(|e| TesseraError::Internal(format!("loading {name}: {e:?}")))?;
+        if let Ok(mut m) = self.helper_fns.lock() {
+            m.insert(name, f.clone());
+        }
+        Ok(f)
     }
 
-    /// Sets every word of `buf` to the bits of `value`.
-    fn fill(&self, gs: &GpuStream, buf: &DeviceBuffer<u64>, value: i64) -> Result<()> {
-        let f = self.helper("tessera_fill_u64")?;
-        let n = buf.len() as i64;
-        let bits = value as u64;
-        let cfg = self.helper_launch();
-        let mut l = gs.stream().launch_builder(&f);
-        l.arg(buf.as_slice()).arg(&n).arg(&bits);
-        unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("fill: {e:?}")))?;
+    /// `len` elements on the query's stream for a pipeline's sink, set to the 64-bit
+    /// pattern `value` (0: zeroed; otherwise `T` must be 64 bits wide) by `fills` before
+    /// the pipeline's kernel runs ([`GpuRuntime::apply_fills`]).
+    fn alloc_set<T: tessera_cuda::cudarc::driver::DeviceRepr>(&self, gs: &GpuStream, len: usize, value: u64, fills: &mut Fills) -> Result<DeviceBuffer<T>> {
+        let size = std::mem::size_of::<T>();
+        if size % 4 != 0 || value != 0 && size != 8 {
+            return Err(TesseraError::Internal(format!("a sink array of {size}-byte values set to {value:#x}")));
+        }
+        // SAFETY: set by `apply_fills` in stream order before the kernel that reads it.
+        let buf = unsafe { self.alloc_uninit::<T>(gs, len) }?;
+        fills.0.push((buf.as_slice().device_ptr(gs.stream()).0, (len * size / 4) as u64, value));
+        Ok(buf)
+    }
+
+    /// Sets the arrays in `fills` on the query's stream, [`FillList::MAX`] to a launch
+    /// of `tessera_fill_many`.
+    fn apply_fills(&self, gs: &GpuStream, fills: Fills) -> Result<()> {
+        if fills.0.is_empty() {
+            return Ok(());
+        }
+        let f = self.helper("tessera_fill_many")?;
+        for chunk in fills.0.chunks(FillList::MAX) {
+            let list = FillList::new(chunk).ok_or_else(|| TesseraError::Internal("a fill list too long".into()))?;
+            let mut l = gs.stream().launch_builder(&f);
+            l.arg(&list);
+            unsafe { l.launch(self.helper_launch()) }.map_err(|e| TesseraError::Internal(format!("fill: {e:?}")))?;
+        }
         Ok(())
     }
 
@@ -1631,13 +1708,12 @@ impl GpuRuntime {
             // SAFETY: the rank kernel writes the count and every record below it.
             let dst = unsafe { self.alloc_uninit::<u64>(&gs, 1 + rows * width) }?;
             let nkeys = (keys.len() / 4) as i32;
-            let event = || stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")));
-            let before = event()?;
+            let before = self.event(stream)?;
             let rank = self.helper("tessera_rank_records")?;
             let mut l = stream.launch_builder(&rank);
             l.arg(&src).arg(&w).arg(d_keys.as_slice()).arg(&nkeys).arg(&max).arg(dst.as_slice());
             unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("rank: {e:?}")))?;
-            let after = event()?;
+            let after = self.event(stream)?;
             let run = GpuRun::new(*pipeline);
             state.pending.push((run, before, after));
             ranked = Some(dst);
@@ -2860,7 +2936,7 @@ mod tests {
             compiles_with_kernels(
                 RECORDS_SOURCE,
                 &[
-                    "tessera_fill_u64",
+                    "tessera_fill_many",
                     "tessera_having",
                     "tessera_count_seen",
                     "tessera_compact_records_ordered",
