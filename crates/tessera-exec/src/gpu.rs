@@ -351,6 +351,17 @@ impl Drop for TimingEvent {
     }
 }
 
+/// The time between two timing events, ms, read once the stream they were recorded on
+/// has been waited for (after [`GpuRuntime::finish`]): one driver call, where cudarc's
+/// `elapsed_ms` first waits for each event (three). Waits only if one is not done yet.
+fn elapsed_ms(before: &CudaEvent, after: &CudaEvent) -> Result<f64> {
+    // SAFETY: both events are alive (borrowed) and belong to the runtime's context.
+    match unsafe { tessera_cuda::cudarc::driver::result::event::elapsed(before.cu_event(), after.cu_event()) } {
+        Ok(ms) => Ok(f64::from(ms)),
+        Err(_) => before.elapsed_ms(after).map(f64::from).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}"))),
+    }
+}
+
 /// A hash table built on the GPU.
 pub struct GpuHashTable {
     shape: GpuTable,
@@ -1287,7 +1298,7 @@ impl GpuRuntime {
         // The result comes back: its arrays are downloaded together with the query's
         // error flags in one wait (a kernel fault surfaces there too).
         let kernel_ms = |report: &mut GpuRun| -> Result<()> {
-            report.kernel_ms = f64::from(before.elapsed_ms(&after).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?);
+            report.kernel_ms = elapsed_ms(&before, &after)?;
             Ok(())
         };
         match (&kernel.sink, &p.sink) {
@@ -1598,7 +1609,7 @@ impl GpuRuntime {
             return Err(TesseraError::RetryOnCpu("a kernel raised an error flag (arithmetic overflow or build keys the plan did not expect)".into()));
         }
         for (mut run, b, a) in state.pending.drain(..) {
-            run.kernel_ms = f64::from(b.elapsed_ms(&a).map_err(|e| TesseraError::Internal(format!("kernel: {e:?}")))?);
+            run.kernel_ms = elapsed_ms(&b, &a)?;
             if let Ok(mut r) = self.last_runs.lock() {
                 r.push(run);
             }
