@@ -88,12 +88,13 @@ fn branch_name(b: usize) -> String {
 }
 
 /// A DISTINCT aggregate the rewrite takes: its function is one of these, over one
-/// argument, without FILTER or ORDER BY.
+/// argument, without FILTER or ORDER BY (MIN and MAX DISTINCT never get here: they are
+/// the plain MIN and MAX, see `split`).
 fn distinct_argument(f: &AggregateFunction) -> Option<&DfExpr> {
     let name = f.func.name().to_ascii_lowercase();
     let p = &f.params;
     match p.args.as_slice() {
-        [arg] if p.filter.is_none() && p.order_by.is_empty() && matches!(name.as_str(), "count" | "sum" | "avg" | "min" | "max") => Some(arg),
+        [arg] if p.filter.is_none() && p.order_by.is_empty() && matches!(name.as_str(), "count" | "sum" | "avg") => Some(arg),
         _ => None,
     }
 }
