@@ -50,3 +50,21 @@ impl FillList {
         Some(list)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::FillList;
+
+    /// The list is passed by value: its size and alignment must be those of the kernel's
+    /// `TesseraFills` (three arrays of eight 64-bit words and an int, padded to 8 bytes).
+    #[test]
+    fn fill_lists_are_laid_out_as_the_kernel_reads_them() {
+        assert_eq!((std::mem::size_of::<FillList>(), std::mem::align_of::<FillList>()), (200, 8));
+        let list = FillList::new(&[(256, 3, 7), (512, 4, u64::MAX)]).unwrap();
+        assert_eq!((list.n, list.ptr[..2].to_vec(), list.words[..2].to_vec(), list.value[..2].to_vec()), (2, vec![256, 512], vec![3, 4], vec![7, u64::MAX]));
+        assert!(list.ptr[2..].iter().chain(&list.words[2..]).all(|&x| x == 0));
+        assert_eq!(FillList::new(&[]).unwrap().n, 0);
+        assert!(FillList::new(&[(0, 1, 0); FillList::MAX]).is_some());
+        assert!(FillList::new(&[(0, 1, 0); FillList::MAX + 1]).is_none(), "more arrays than a launch sets");
+    }
+}
