@@ -67,6 +67,9 @@
 #             of the probe kernels in $SOURCE (default q1.1, q3.1, q3.2)
 #   eager   — EXPLAIN ANALYZE of SSB SF20 for each eager-load threshold in $EAGER
 #   exp     — EXPLAIN ANALYZE of SSB SF20 for each set of experiment variables in $EXPS
+#   tpchexp — EXPLAIN ANALYZE of TPC-H SF10 $QUERIES (default q01 q03 q04 q18 q21) for each
+#             set of experiment variables in $EXPS, each in a process of its own: every
+#             GPU pipeline's rows and kernel time, a line per setting and query
 #   difftest — `tessera difftest` alone (e.g. under experiment variables)
 #   dump    — the SSB SF20 kernels' sources into $OUT/kernels
 #
@@ -466,6 +469,23 @@ for section in "$@"; do
     for q in benchmarks/tpch/q*.sql; do sed '/^--/d' $q >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' $q >> $f; done
     $X --data-dir /tmp/tdh10/bench/tpch-sf10 sql $f > $OUT/tpch10-analyze.txt 2>&1
     echo "pipelines on the GPU: $(grep -cE 'Pipeline [0-9]+ .GPU' $OUT/tpch10-analyze.txt)"; grep -E "rror" $OUT/tpch10-analyze.txt | head
+    ;;
+  tpchexp)
+    # Per-pipeline kernel times of TPC-H SF10 queries under experiment switches (as run 9
+    # and 13 of 2026-11-27e did by hand), e.g. EXPS="- TESSERA_EXP_PREFETCH=0 TESSERA_EXP_PACKED=1".
+    [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera --queries q06 2>&1 | tail -2
+    f=/tmp/tpchexp.sql; : > $f
+    for q in ${QUERIES:-q01 q03 q04 q18 q21}; do
+      sed '/^--/d' benchmarks/tpch/$q.sql >> $f; sed '/^--/d' benchmarks/tpch/$q.sql >> $f
+      echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' benchmarks/tpch/$q.sql >> $f
+    done
+    for e in ${EXPS:--}; do
+      echo "== TPC-H SF10 EXPLAIN ANALYZE, $e (queries: ${QUERIES:-q01 q03 q04 q18 q21})"
+      ( [ "$e" = - ] || for a in ${e//,/ }; do export "$a"; done
+        $X --format csv --data-dir /tmp/tdh10/bench/tpch-sf10 sql $f 2>&1 \
+          | grep -oE "pipeline [0-9]+ \[GPU\]: [0-9]+ rows in, [0-9]+ rows out, kernel [0-9.]+ ms|GPU kernels: [0-9.]+ ms|rror.*" \
+          | sed 's/ rows in, / -> /; s/ rows out, kernel/:/' | awk '/^GPU kernels/ {print line "; " $0; line=""; next} {line = line (line ? "; " : "") $0}' )
+    done
     ;;
   phases)
     [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera --queries q06 2>&1 | tail -2
