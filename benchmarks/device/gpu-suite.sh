@@ -100,6 +100,20 @@ Q=benchmarks/ssb
 ITEMS=${ITEMS:-0}  # tessera.gpu_items_per_thread values for EXPLAIN ANALYZE (0: per pipeline)
 S20=/tmp/td20/bench/ssb-sf20  # the store `bench --sf 20` makes
 
+tpch10_store() {  # the TPC-H SF10 store `bench tpch --sf 10` makes, generated when missing
+  [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera --queries q06 2>&1 | tail -2
+}
+
+tpch_explain_sql() {  # $1: file to write, $2: warm runs of each query first, then the TPC-H queries (q01 …)
+  local f=$1 warm=$2 q i
+  shift 2
+  : > $f
+  for q in "$@"; do
+    for i in $(seq 1 $warm); do sed '/^--/d' benchmarks/tpch/$q.sql >> $f; done
+    echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' benchmarks/tpch/$q.sql >> $f
+  done
+}
+
 analyze() {  # $1: store, $2: items per thread, $3: literal mode
   local f=/tmp/analyze.sql
   echo "SET tessera.gpu_items_per_thread = $2; SET tessera.kernel_literals = '$3';" > $f
@@ -172,7 +186,7 @@ for section in "$@"; do
   tpchclients)
     # TPC-H SF10 from concurrent clients through `tessera serve`, GPU on and off (the
     # store tpch10 makes; generated when missing).
-    [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera --queries q06 2>&1 | tail -2
+    tpch10_store
     echo "== TPC-H SF10 from concurrent clients through tessera serve"
     $X --data-dir /tmp/tdh10 bench tpch --sf 10 --clients ${CLIENTS:-1,2,4,8,16} --seconds ${SECONDS_PER:-8} --json $OUT/tpch10-clients.json 2>&1 | grep -v '^\s*$'
     echo "== the same, GPU off (CPU backend)"
@@ -465,20 +479,15 @@ for section in "$@"; do
     echo "== TPC-H SF10 tessera + duckdb"
     $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 3 --engine tessera --engine duckdb --json $OUT/tpch10.json --plot $OUT/tpch10.svg 2>&1 | grep -v '^\s*$'
     echo "== TPC-H SF10 EXPLAIN ANALYZE (each query once first: warm)"
-    f=/tmp/tpch10.sql; : > $f
-    for q in benchmarks/tpch/q*.sql; do sed '/^--/d' $q >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' $q >> $f; done
+    f=/tmp/tpch10.sql; tpch_explain_sql $f 1 $(cd benchmarks/tpch && ls q*.sql | sed 's/.sql//')
     $X --data-dir /tmp/tdh10/bench/tpch-sf10 sql $f > $OUT/tpch10-analyze.txt 2>&1
     echo "pipelines on the GPU: $(grep -cE 'Pipeline [0-9]+ .GPU' $OUT/tpch10-analyze.txt)"; grep -E "rror" $OUT/tpch10-analyze.txt | head
     ;;
   tpchexp)
     # Per-pipeline kernel times of TPC-H SF10 queries under experiment switches (as run 9
     # and 13 of 2026-11-27e did by hand), e.g. EXPS="- TESSERA_EXP_PREFETCH=0 TESSERA_EXP_PACKED=1".
-    [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera --queries q06 2>&1 | tail -2
-    f=/tmp/tpchexp.sql; : > $f
-    for q in ${QUERIES:-q01 q03 q04 q18 q21}; do
-      sed '/^--/d' benchmarks/tpch/$q.sql >> $f; sed '/^--/d' benchmarks/tpch/$q.sql >> $f
-      echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' benchmarks/tpch/$q.sql >> $f
-    done
+    tpch10_store
+    f=/tmp/tpchexp.sql; tpch_explain_sql $f 2 ${QUERIES:-q01 q03 q04 q18 q21}
     for e in ${EXPS:--}; do
       echo "== TPC-H SF10 EXPLAIN ANALYZE, $e (queries: ${QUERIES:-q01 q03 q04 q18 q21})"
       ( [ "$e" = - ] || for a in ${e//,/ }; do export "$a"; done
@@ -488,9 +497,8 @@ for section in "$@"; do
     done
     ;;
   phases)
-    [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera --queries q06 2>&1 | tail -2
-    f=/tmp/phases.sql; : > $f
-    for q in ${QUERIES:-q13 q18}; do sed '/^--/d' benchmarks/tpch/$q.sql >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' benchmarks/tpch/$q.sql >> $f; done
+    tpch10_store
+    f=/tmp/phases.sql; tpch_explain_sql $f 1 ${QUERIES:-q13 q18}
     for e in 0 1; do
       echo "== TESSERA_EXP_MANY_GROUPS_ON_GPU=$e"
       TESSERA_EXP_MANY_GROUPS_ON_GPU=$e $X --data-dir /tmp/tdh10/bench/tpch-sf10 sql $f 2>&1 | grep -E "pipeline [0-9]+ \[|query:" | sed 's/  */ /g'
@@ -506,10 +514,7 @@ for section in "$@"; do
     ;;
   cpuanalyze)
     [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10/bench/tpch-sf10 gen tpch --sf 10 --load 2>&1 | tail -1
-    f=/tmp/cpuanalyze.sql; : > $f
-    for q in ${QUERIES:-$(cd benchmarks/tpch && ls q*.sql | sed 's/.sql//')}; do
-      sed '/^--/d' benchmarks/tpch/$q.sql >> $f; echo "EXPLAIN ANALYZE" >> $f; sed '/^--/d' benchmarks/tpch/$q.sql >> $f
-    done
+    f=/tmp/cpuanalyze.sql; tpch_explain_sql $f 1 ${QUERIES:-$(cd benchmarks/tpch && ls q*.sql | sed 's/.sql//')}
     TESSERA_DISABLE_GPU=1 $X --format csv --data-dir /tmp/tdh10/bench/tpch-sf10 sql $f > $OUT/cpuanalyze.txt 2>&1
     grep -E "query:|rror" $OUT/cpuanalyze.txt
     ;;
