@@ -211,13 +211,18 @@ __device__ __forceinline__ long long tessera_dec_unpack64(const TileDec& d, long
 // loads up front (Crystal's BlockLoad, decoding from shared memory). A kernel tile of
 // T rows (T = threads x items, dividing the 2048 rows of a stored tile) lies inside one
 // stored tile; before the tile is needed, the block copies what its rows' values need
-// into a buffer of the column's (`tessera_stage`, with cp.async, so the copy runs while
-// the block works on the tile before), and each thread then decodes its rows from there
-// (`tessera_staged32/64`) in a few instructions: two shared loads, a funnel shift, a
-// mask and an add. For single values, the words holding the tile's rows; for runs, the
-// chunk words of its rows and all the stored tile's run values (at most
+// into a buffer of the column's (`tessera_stage`, 16 bytes a cp.async, so the copy runs
+// while the block works on the tile before), and each thread then decodes its items
+// from there (`tessera_staged_*`). For single values, the words holding the tile's rows;
+// for runs, the chunk words of its rows and all the stored tile's run values (at most
 // RUN_VALUE_WORDS). A kernel double-buffers: it stages tile k + 1 while it works on
 // tile k, and waits (tessera_stage_wait, then __syncthreads) before decoding.
+//
+// A thread's items are rows threadIdx.x + i * THREADS of the kernel tile, so in a tile of
+// single values item i starts i * THREADS * bits bits after item 0: a whole number of
+// 32-bit words, so the shift within a word is the same for every item. The decoder
+// (`StageDec`, made once a tile) keeps the thread's first word, that shift and the step;
+// an item is then two shared loads, a funnel shift, a mask and an add.
 
 // A buffer starts with the tile's header (2 words: copied with its data, so that the
 // threads decoding it read it from shared memory), then the data.
@@ -225,15 +230,17 @@ constexpr int STAGE_HEADER_WORDS = 2;
 
 // 64-bit words a column's buffer takes for a kernel tile of `T` rows whose values are
 // `width` bits wide (32 or 64): the header, then single values with two words to spare,
-// or runs.
+// or runs. Even (T is a multiple of 64), so that both buffers of a column's
+// `__align__(16)` pair start on 16 bytes.
 __host__ __device__ constexpr int tessera_stage_words(int T, int width) {
     return STAGE_HEADER_WORDS + (T * width / 64 + 2 > T / 32 + RUN_VALUE_WORDS ? T * width / 64 + 2 : T / 32 + RUN_VALUE_WORDS);
 }
 
-// Copies 8 bytes from global to shared memory, asynchronously where the GPU can.
-__device__ __forceinline__ void tessera_copy8(unsigned long long* dst, const unsigned long long* __restrict__ src) {
+// Copies 16 bytes from global to shared memory (both 16-byte aligned), asynchronously
+// where the GPU can; cached in L2 only, as a column's words are read once.
+__device__ __forceinline__ void tessera_copy16(ulonglong2* dst, const ulonglong2* __restrict__ src) {
 #if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
 #else
     *dst = __ldg(src);
 #endif
@@ -253,106 +260,134 @@ __device__ __forceinline__ void tessera_stage_wait() {
 #endif
 }
 
+// Lane `lane` copies pairs `lane`, `lane + 32`, ... below `pairs` of 16 bytes.
+__device__ __forceinline__ void tessera_copy_pairs(ulonglong2* dst, const ulonglong2* __restrict__ src, unsigned int pairs, unsigned int lane) {
+    for (unsigned int k = lane; k < pairs; k += 32u) tessera_copy16(dst + k, src + k);
+}
+
 // Warp `warp` of the block copies what kernel tile `tile` (its first row; `rows` in the
-// column) of packed column `col` needs into `sh` (tessera_stage_words(T, width) words):
-// the tile's header, then its data. A kernel gives each column's copy to a warp in turn,
-// so that each tile's header is read and its words counted once a block. Every thread
-// of the block calls it.
+// column) of packed column `col` needs into `sh` (tessera_stage_words(T, width) words,
+// 16-byte aligned): the tile's header, then its data, 16 bytes a copy (a tile's data
+// starts on an even word, `tessera_storage::packed`; a copy's last pair may take a word
+// past what the rows need, inside the array and the buffer). A kernel gives each
+// column's copy to a warp in turn, so that each tile's header is read and its words
+// counted once a block. Every thread of the block calls it.
 template <int T>
 __device__ __forceinline__ void tessera_stage(const unsigned long long* __restrict__ col, long long tile, long long rows, unsigned long long* sh, unsigned int warp) {
+    static_assert(T % 128 == 0, "a kernel tile's words start on an even word of its stored tile's");
     if ((threadIdx.x >> 5) != warp) return;
     const unsigned int lane = threadIdx.x & 31u;
     const ulonglong2 h = tessera_tile_header(col, tile);
-    if (lane == 0u) {
-        sh[0] = h.x;
-        sh[1] = h.y;
-    }
-    sh += STAGE_HEADER_WORDS;
+    if (lane == 0u) *reinterpret_cast<ulonglong2*>(sh) = h;
+    ulonglong2* dst = reinterpret_cast<ulonglong2*>(sh + STAGE_HEADER_WORDS);
     const unsigned int bits = (unsigned int)h.y & 0x7fu;
-    const unsigned long long* __restrict__ data = col + (h.y >> TILE_OFFSET_SHIFT);
+    const ulonglong2* __restrict__ data = reinterpret_cast<const ulonglong2*>(col + (h.y >> TILE_OFFSET_SHIFT));
     const unsigned int o0 = (unsigned int)tile & ((1u << TILE_ROWS_LOG2) - 1u);
     if (h.y & TILE_RUNS) {
-        // The tile's chunk words, then all the stored tile's run values.
+        // The tile's chunk words (T / 32 from word o0 / 32), then all the stored tile's
+        // run values (from word TILE_CHUNKS).
         const unsigned int values = ((unsigned int)(h.y >> TILE_WORDS_SHIFT) & 0xfffu) - (unsigned int)TILE_CHUNKS;
-        for (unsigned int k = lane; k < (unsigned int)(T / 32); k += 32u) tessera_copy8(sh + k, data + (o0 >> 5) + k);
-        for (unsigned int k = lane; k < values; k += 32u) tessera_copy8(sh + T / 32 + k, data + TILE_CHUNKS + k);
+        tessera_copy_pairs(dst, data + (o0 >> 6), (unsigned int)(T / 64), lane);
+        tessera_copy_pairs(dst + T / 64, data + TILE_CHUNKS / 2, (values + 1u) / 2u, lane);
     } else if (bits != 0u) {
-        // The words from the one holding the tile's first value to the one after the
-        // word holding its last: the tile's spare word is there to read.
+        // The words from the one holding the tile's first value (o0 * bits is a multiple
+        // of 128) to the one after the word holding its last: the tile's spare word is
+        // there to read.
         const long long left = rows - tile;
         const unsigned int n = left < (long long)T ? (unsigned int)left : (unsigned int)T;
-        const unsigned int first = (o0 * bits) >> 6;
-        const unsigned int count = (((o0 * bits) & 63u) + n * bits + 63u) / 64u + 1u;
-        for (unsigned int k = lane; k < count; k += 32u) tessera_copy8(sh + k, data + first + k);
+        const unsigned int count = (n * bits + 63u) / 64u + 1u;
+        tessera_copy_pairs(dst, data + ((o0 * bits) >> 7), (count + 1u) / 2u, lane);
     }
 }
 
-// What a thread needs to decode kernel tile `tile`'s rows from its staged buffer, read
-// from the tile's header once a tile.
+// What a thread needs to decode its items of a kernel tile from the tile's staged
+// buffer, made from the buffer's header once a tile (`tessera_stage_dec`).
 struct StageDec {
-    long long reference;  // the frame of reference
-    unsigned int bits;    // bits of a value (of a run's, for runs)
-    unsigned int mask;    // the low `bits` bits, up to 32
-    unsigned int base;    // single values: the bit of the buffer's first word the tile's first value starts at
-    bool runs;            // a tile of runs
+    const unsigned int* w;            // single values: the word holding the thread's first item; runs: the run values
+    const unsigned long long* chunk;  // runs: the chunk word of the thread's first item
+    long long reference;              // the frame of reference
+    unsigned long long mask64;        // the low `bits` bits
+    unsigned int bits;                // bits of a value (of a run's, for runs)
+    unsigned int mask;                // the low `bits` bits, up to 32
+    unsigned int off;                 // single values: the bit of `w[0]` the first item starts at
+    unsigned int step;                // words from an item to the next (32-bit words; runs: chunk words)
+    unsigned int upto;                // runs: the bits of the chunk's rows up to the thread's lane
+    bool runs;                        // a tile of runs
 };
 
-// The decoder of kernel tile `tile` (its first row), from the header its buffer `sh`
-// starts with.
+// The decoder of kernel tile `tile` (its first row) of T rows for this thread of a block
+// of THREADS, from the header its buffer `sh` starts with.
+template <int T, int THREADS>
 __device__ __forceinline__ StageDec tessera_stage_dec(const unsigned long long* sh, long long tile) {
+    static_assert(T % 128 == 0 && THREADS % 32 == 0, "a kernel tile's first value starts on a word of its buffer");
     const unsigned long long meta = sh[1];
     StageDec d;
     d.reference = (long long)sh[0];
     d.bits = (unsigned int)meta & 0x7fu;
     d.mask = d.bits >= 32u ? ~0u : (1u << d.bits) - 1u;
+    d.mask64 = d.bits >= 64u ? ~0ull : (1ull << d.bits) - 1ull;
     d.runs = (meta & TILE_RUNS) != 0ull;
-    d.base = (((unsigned int)tile & ((1u << TILE_ROWS_LOG2) - 1u)) * d.bits) & 63u;
+    if (d.runs) {
+        d.chunk = sh + STAGE_HEADER_WORDS + (threadIdx.x >> 5);
+        d.w = reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS + T / 32);
+        d.off = 0u;
+        d.step = THREADS / 32;
+        d.upto = (2u << (threadIdx.x & 31u)) - 1u;
+    } else {
+        // The tile's first value starts at bit 0 of the buffer's data (o0 * bits is a
+        // multiple of 64).
+        const unsigned int pos = threadIdx.x * d.bits;
+        d.chunk = sh;
+        d.w = reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS) + (pos >> 5);
+        d.off = pos & 31u;
+        d.step = (THREADS / 32) * d.bits;
+        d.upto = 0u;
+    }
     return d;
 }
 
-// The `bits`-wide value at bit `pos` of 32-bit words `w` (two words up to 32 bits, three
-// beyond), less the reference.
-__device__ __forceinline__ unsigned int tessera_staged_bits32(const StageDec& d, const unsigned int* w, unsigned int pos) {
-    return __funnelshift_r(w[pos >> 5], w[(pos >> 5) + 1], pos & 31u) & d.mask;
-}
-__device__ __forceinline__ unsigned long long tessera_staged_bits64(const StageDec& d, const unsigned int* w, unsigned int pos) {
-    const unsigned int q = pos >> 5, off = pos & 31u;
-    if (d.bits <= 32u) return __funnelshift_r(w[q], w[q + 1], off) & d.mask;
-    unsigned long long v = ((unsigned long long)w[q + 1] << 32 | w[q]) >> off;
-    if (off != 0u) v |= (unsigned long long)w[q + 2] << (64u - off);
-    return d.bits >= 64u ? v : v & ((1ull << d.bits) - 1ull);
+// The run holding the thread's item `i` in a tile of runs.
+__device__ __forceinline__ unsigned int tessera_staged_run_of(const StageDec& d, unsigned int i) {
+    const unsigned long long c = d.chunk[i * d.step];
+    return (unsigned int)(c >> 32) + (unsigned int)__popc((unsigned int)c & d.upto);
 }
 
-// Row `k` (0 to T - 1) of the kernel tile from its staged buffer `sh` (past the
-// header), for a tile of single values (`single`) and of runs (`run`): a kernel tests
-// `d.runs` once a tile and column, outside its loop over the items.
-template <int T>
-__device__ __forceinline__ int tessera_staged_single32(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    return (int)d.reference + (int)tessera_staged_bits32(d, reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS), d.base + k * d.bits);
+// The `bits`-wide value at bit `off` of 32-bit words `w` (two words up to 32 bits, three
+// beyond), less the reference.
+__device__ __forceinline__ unsigned int tessera_staged_bits32(const StageDec& d, const unsigned int* w, unsigned int off) {
+    return __funnelshift_r(w[0], w[1], off) & d.mask;
 }
-template <int T>
-__device__ __forceinline__ int tessera_staged_run32(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    const unsigned int run = tessera_run_in(sh[STAGE_HEADER_WORDS + (k >> 5)], k & 31u);
-    return (int)d.reference + (int)tessera_staged_bits32(d, reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS + T / 32), run * d.bits);
+__device__ __forceinline__ unsigned long long tessera_staged_bits64(const StageDec& d, const unsigned int* w, unsigned int off) {
+    if (d.bits <= 32u) return __funnelshift_r(w[0], w[1], off) & d.mask;
+    unsigned long long v = ((unsigned long long)w[1] << 32 | w[0]) >> off;
+    if (off != 0u) v |= (unsigned long long)w[2] << (64u - off);
+    return v & d.mask64;
 }
-template <int T>
-__device__ __forceinline__ long long tessera_staged_single64(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    return d.reference + (long long)tessera_staged_bits64(d, reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS), d.base + k * d.bits);
+
+// The thread's item `i` (row threadIdx.x + i * THREADS of the kernel tile) from its
+// tile's decoder, for a tile of single values (`single`) and of runs (`run`): a kernel
+// tests `d.runs` once a tile and column, outside its loop over the items.
+__device__ __forceinline__ int tessera_staged_single32(const StageDec& d, unsigned int i) {
+    return (int)d.reference + (int)tessera_staged_bits32(d, d.w + i * d.step, d.off);
 }
-template <int T>
-__device__ __forceinline__ long long tessera_staged_run64(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    const unsigned int run = tessera_run_in(sh[STAGE_HEADER_WORDS + (k >> 5)], k & 31u);
-    return d.reference + (long long)tessera_staged_bits64(d, reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS + T / 32), run * d.bits);
+__device__ __forceinline__ int tessera_staged_run32(const StageDec& d, unsigned int i) {
+    const unsigned int pos = tessera_staged_run_of(d, i) * d.bits;
+    return (int)d.reference + (int)tessera_staged_bits32(d, d.w + (pos >> 5), pos & 31u);
+}
+__device__ __forceinline__ long long tessera_staged_single64(const StageDec& d, unsigned int i) {
+    return d.reference + (long long)tessera_staged_bits64(d, d.w + i * d.step, d.off);
+}
+__device__ __forceinline__ long long tessera_staged_run64(const StageDec& d, unsigned int i) {
+    const unsigned int pos = tessera_staged_run_of(d, i) * d.bits;
+    return d.reference + (long long)tessera_staged_bits64(d, d.w + (pos >> 5), pos & 31u);
 }
 
 // Either, by the tile's kind.
-template <int T>
-__device__ __forceinline__ int tessera_staged32(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    return d.runs ? tessera_staged_run32<T>(d, sh, k) : tessera_staged_single32<T>(d, sh, k);
+__device__ __forceinline__ int tessera_staged32(const StageDec& d, unsigned int i) {
+    return d.runs ? tessera_staged_run32(d, i) : tessera_staged_single32(d, i);
 }
-template <int T>
-__device__ __forceinline__ long long tessera_staged64(const StageDec& d, const unsigned long long* sh, unsigned int k) {
-    return d.runs ? tessera_staged_run64<T>(d, sh, k) : tessera_staged_single64<T>(d, sh, k);
+__device__ __forceinline__ long long tessera_staged64(const StageDec& d, unsigned int i) {
+    return d.runs ? tessera_staged_run64(d, i) : tessera_staged_single64(d, i);
 }
 
 // A row of any packed column, by the whole warp (as a 64-bit value), its tile's header

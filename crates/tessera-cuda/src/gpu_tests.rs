@@ -10,6 +10,16 @@ use crate::test_support::{gpu_and_nvrtc_or_skip, gpu_or_skip};
 
 const SMOKE: &str = include_str!("../cuda/tests/smoke.cu");
 
+/// The test kernels compile for the GPUs the engine targets, also where there is no GPU
+/// to run them (the decoders in `tiles.cuh` they exercise are templates: only a kernel
+/// that instantiates them checks them).
+#[test]
+fn smoke_kernels_compile_with_nvrtc() {
+    if crate::test_support::nvrtc_or_skip("smoke kernels compile with NVRTC") {
+        crate::compile_cubin(SMOKE, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 /// Deterministic pseudo-random numbers (SplitMix64).
 struct Rng(u64);
 impl Rng {

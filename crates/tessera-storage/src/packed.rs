@@ -13,6 +13,8 @@
 //!   (at most 2049, so that a kernel can copy a tile's data without reading anything
 //!   else), whether its values are runs ([`RUNS`], 0x80) and their width (0 to 64; a
 //!   tile of 0 bits, all its rows the reference, points at word 0 and takes none);
+//! - each tile's data starts on an even word (a word of padding before it where needed),
+//!   so that a GPU kernel copies it 16 bytes at a time;
 //! - the data of a tile of single values: value `i` is `bits` wide at bit `i × bits` of
 //!   its words, LSB first; one spare word follows;
 //! - the data of a tile of runs (chosen where it is smaller: keys repeated over an
@@ -164,6 +166,11 @@ fn pack_windows(stored: &[StoredTile<'_>], rows: usize, windows: std::ops::Range
         // The first stored tile holding row `lo`.
         let mut k = stored.partition_point(|(start, h, _)| start + h.rows as usize <= lo);
         let (start, h, bytes) = stored[k];
+        // Each window's data starts on an even word (see the module doc): the part's own
+        // data starts on one, as does the array's first (after `2 × tiles` header words).
+        if data.len() % 2 == 1 {
+            data.push(0);
+        }
         if start == lo && start + h.rows as usize == hi && matches!(h.scheme, Scheme::Constant | Scheme::Bitpack) {
             let bits = if h.scheme == Scheme::Constant { 0 } else { h.bits };
             let n = hi - lo;
@@ -184,6 +191,9 @@ fn pack_windows(stored: &[StoredTile<'_>], rows: usize, windows: std::ops::Range
         // `values` holds rows from the first covering tile's start on.
         let skip = lo - start;
         headers.push(pack_window(&values[skip..skip + (hi - lo)], &mut data));
+    }
+    if data.len() % 2 == 1 {
+        data.push(0);
     }
     Ok((headers, data))
 }
@@ -291,7 +301,8 @@ mod tests {
             assert_eq!(p.get(row), v, "row {row}");
         }
         // Each tile's header says exactly where its data lies: the tiles' data follow one
-        // another, up to the spare words at the end; runs' values stay within bounds.
+        // another, each from an even word, up to the spare words at the end; runs' values
+        // stay within bounds.
         let mut at = 2 * p.tiles() as u64;
         for t in 0..p.tiles() {
             let meta = p.words[2 * t + 1];
@@ -300,13 +311,14 @@ mod tests {
                 assert_eq!((offset, words), (0, 0), "tile {t} of no bits");
                 continue;
             }
+            at += at % 2;
             assert_eq!(offset, at, "tile {t}'s data");
             if meta & RUNS != 0 {
                 assert!(words as usize <= CHUNKS + RUN_VALUE_WORDS, "tile {t}: {words} words of runs");
             }
             at += words;
         }
-        assert_eq!(at as usize, p.words.len() - PAD_WORDS);
+        assert_eq!((at + at % 2) as usize, p.words.len() - PAD_WORDS);
         p
     }
 

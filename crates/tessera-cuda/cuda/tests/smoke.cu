@@ -75,19 +75,21 @@ extern "C" __global__ void unpack_warp_some(const unsigned long long* col, int64
 
 // Every row of a column in bit-packed tiles, a block's kernel tile of T rows at a time
 // staged in shared memory and decoded from there (tessera_stage, tessera_staged32/64),
-// as generated kernels read the packed columns they load up front.
+// as generated kernels read the packed columns they load up front; launched with blocks
+// of 128 threads.
 template <int T, int WIDTH>
 __device__ void unpack_staged(const unsigned long long* col, int64_t n, int64_t* out) {
-    __shared__ unsigned long long sh[tessera_stage_words(T, WIDTH)];
+    __shared__ __align__(16) unsigned long long sh[tessera_stage_words(T, WIDTH)];
     for (long long tile = (long long)blockIdx.x * T; tile < n; tile += (long long)gridDim.x * T) {
         const unsigned int warp = (unsigned int)(tile / T) % (blockDim.x / 32);
         tessera_stage<T>(col, tile, n, sh, warp);
         tessera_stage_commit();
         tessera_stage_wait();
         __syncthreads();
-        const StageDec d = tessera_stage_dec(sh, tile);
-        for (unsigned int k = threadIdx.x; k < (unsigned int)T; k += blockDim.x) {
-            if (tile + k < n) out[tile + k] = WIDTH == 64 ? tessera_staged64<T>(d, sh, k) : (long long)tessera_staged32<T>(d, sh, k);
+        const StageDec d = tessera_stage_dec<T, 128>(sh, tile);
+        for (unsigned int i = 0; i < (unsigned int)T / 128u; ++i) {
+            const long long row = tile + threadIdx.x + (long long)i * 128;
+            if (row < n) out[row] = WIDTH == 64 ? tessera_staged64(d, i) : (long long)tessera_staged32(d, i);
         }
         __syncthreads();
     }

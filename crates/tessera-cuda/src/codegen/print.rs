@@ -192,7 +192,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             let _ = writeln!(src, "    }}");
         }
         for (_, c) in &staged {
-            let _ = writeln!(src, "    __shared__ unsigned long long st{c}[2][tessera_stage_words({tile_items}, {})];", bits_of(&shape.cols[*c]));
+            let _ = writeln!(src, "    __shared__ __align__(16) unsigned long long st{c}[2][tessera_stage_words({tile_items}, {})];", bits_of(&shape.cols[*c]));
         }
         if !staged.is_empty() {
             let _ = writeln!(src, "    int sb = 0;  // the staging buffer of this tile (the next tile's: sb ^ 1)");
@@ -280,10 +280,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                     let col = &shape.cols[*c];
                     let (ty, bits) = (col.width.c(), bits_of(col));
                     let _ = writeln!(src, "        const unsigned long long* sp{c} = st{c}[sb];");
-                    let _ = writeln!(src, "        const StageDec sd{c} = tessera_stage_dec(sp{c}, tile);");
-                    let each = |kind: &str| {
-                        format!("for (int i = 0; i < ITEMS; ++i) {{ const unsigned int k = threadIdx.x + (unsigned int)i * {BLOCK_THREADS}; {n}[i] = ({ty})tessera_staged_{kind}{bits}<{tile_items}>(sd{c}, sp{c}, k); }}")
-                    };
+                    let _ = writeln!(src, "        const StageDec sd{c} = tessera_stage_dec<{tile_items}, {BLOCK_THREADS}>(sp{c}, tile);");
+                    let each = |kind: &str| format!("for (int i = 0; i < ITEMS; ++i) {n}[i] = ({ty})tessera_staged_{kind}{bits}(sd{c}, i);");
                     let _ = writeln!(src, "        if (sd{c}.runs) {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let _ = writeln!(src, "            {}", each("run"));

@@ -616,18 +616,19 @@ fn packed_columns_decode_where_they_load() {
     // Staged: the next tile's words copied into the other buffer, after the barrier that
     // ends this tile's wait; values decoded from this tile's buffer.
     let src = &eager.source;
-    assert!(src.contains("__shared__ unsigned long long st2[2][tessera_stage_words(256, 64)];"), "{src}");
+    assert!(src.contains("__shared__ __align__(16) unsigned long long st2[2][tessera_stage_words(256, 64)];"), "{src}");
     assert!(src.contains("tessera_stage<256>(col2, next, rows, st2[sb ^ 1], 2u);"), "{src}");
     // By default the next tile's copies are issued before this tile's values are
     // decoded; with TESSERA_EXP_STAGE_LATE=1, after.
-    assert!(src.find("st2[sb ^ 1], 2u)") < src.find("tessera_staged_run64<256>(sd2"), "{src}");
+    assert!(src.find("st2[sb ^ 1], 2u)") < src.find("tessera_staged_run64(sd2"), "{src}");
     let mut late_options = KernelOptions::default();
     late_options.experiments.stage_late = true;
     let late = generate_with(&p, &cols, &tables, late_options).unwrap();
-    assert!(late.source.find("tessera_staged_run64<256>(sd2") < late.source.find("st2[sb ^ 1], 2u)"), "{}", late.source);
+    assert!(late.source.find("tessera_staged_run64(sd2") < late.source.find("st2[sb ^ 1], 2u)"), "{}", late.source);
     assert!(src.contains("if (sd2.runs) {"), "{src}");
-    assert!(src.contains("c2[i] = (int64_t)tessera_staged_run64<256>(sd2, sp2, k);"), "{src}");
-    assert!(src.contains("c1[i] = (int32_t)tessera_staged_single32<256>(sd1, sp1, k);"), "{src}");
+    assert!(src.contains("const StageDec sd2 = tessera_stage_dec<256, 128>(sp2, tile);"), "{src}");
+    assert!(src.contains("c2[i] = (int64_t)tessera_staged_run64(sd2, i);"), "{src}");
+    assert!(src.contains("c1[i] = (int32_t)tessera_staged_single32(sd1, i);"), "{src}");
     let (wait, stage) = (src.find("__syncthreads();\n").unwrap(), src.find("st2[sb ^ 1]").unwrap());
     assert!(wait < stage && src.contains("tessera_stage_wait();\n        __syncthreads();"), "{src}");
     assert!(!src.contains("tessera_dec_words"), "{src}");

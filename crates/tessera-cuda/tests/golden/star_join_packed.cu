@@ -15,9 +15,9 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     const unsigned int tq_lane = threadIdx.x & 31u;
     long long tile = (long long)blockIdx.x * 256LL;
     if (tile + (long long)gridDim.x * 256LL < rows) { tessera_tile_prefetch(col0, tile + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col1, tile + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col2, tile + (long long)gridDim.x * 256LL); }
-    __shared__ unsigned long long st1[2][tessera_stage_words(256, 32)];
-    __shared__ unsigned long long st0[2][tessera_stage_words(256, 32)];
-    __shared__ unsigned long long st2[2][tessera_stage_words(256, 64)];
+    __shared__ __align__(16) unsigned long long st1[2][tessera_stage_words(256, 32)];
+    __shared__ __align__(16) unsigned long long st0[2][tessera_stage_words(256, 32)];
+    __shared__ __align__(16) unsigned long long st2[2][tessera_stage_words(256, 64)];
     int sb = 0;  // the staging buffer of this tile (the next tile's: sb ^ 1)
     if (tile < rows) { tessera_stage<256>(col1, tile, rows, st1[0], 0u); tessera_stage<256>(col0, tile, rows, st0[0], 1u); tessera_stage<256>(col2, tile, rows, st2[0], 2u); }
     tessera_stage_commit();
@@ -44,31 +44,31 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         tessera_stage_commit();
         {
         const unsigned long long* sp1 = st1[sb];
-        const StageDec sd1 = tessera_stage_dec(sp1, tile);
+        const StageDec sd1 = tessera_stage_dec<256, 128>(sp1, tile);
         if (sd1.runs) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_run32<256>(sd1, sp1, k); }
+            for (int i = 0; i < ITEMS; ++i) c1[i] = (int32_t)tessera_staged_run32(sd1, i);
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_single32<256>(sd1, sp1, k); }
+            for (int i = 0; i < ITEMS; ++i) c1[i] = (int32_t)tessera_staged_single32(sd1, i);
         }
         const unsigned long long* sp0 = st0[sb];
-        const StageDec sd0 = tessera_stage_dec(sp0, tile);
+        const StageDec sd0 = tessera_stage_dec<256, 128>(sp0, tile);
         if (sd0.runs) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_run32<256>(sd0, sp0, k); }
+            for (int i = 0; i < ITEMS; ++i) c0[i] = (int32_t)tessera_staged_run32(sd0, i);
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_single32<256>(sd0, sp0, k); }
+            for (int i = 0; i < ITEMS; ++i) c0[i] = (int32_t)tessera_staged_single32(sd0, i);
         }
         const unsigned long long* sp2 = st2[sb];
-        const StageDec sd2 = tessera_stage_dec(sp2, tile);
+        const StageDec sd2 = tessera_stage_dec<256, 128>(sp2, tile);
         if (sd2.runs) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c2[i] = (int64_t)tessera_staged_run64<256>(sd2, sp2, k); }
+            for (int i = 0; i < ITEMS; ++i) c2[i] = (int64_t)tessera_staged_run64(sd2, i);
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c2[i] = (int64_t)tessera_staged_single64<256>(sd2, sp2, k); }
+            for (int i = 0; i < ITEMS; ++i) c2[i] = (int64_t)tessera_staged_single64(sd2, i);
         }
         }
         sb ^= 1;
@@ -148,31 +148,31 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         __syncthreads();
         {
         const unsigned long long* sp1 = st1[sb];
-        const StageDec sd1 = tessera_stage_dec(sp1, tile);
+        const StageDec sd1 = tessera_stage_dec<256, 128>(sp1, tile);
         if (sd1.runs) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_run32<256>(sd1, sp1, k); }
+            for (int i = 0; i < ITEMS; ++i) c1[i] = (int32_t)tessera_staged_run32(sd1, i);
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c1[i] = (int32_t)tessera_staged_single32<256>(sd1, sp1, k); }
+            for (int i = 0; i < ITEMS; ++i) c1[i] = (int32_t)tessera_staged_single32(sd1, i);
         }
         const unsigned long long* sp0 = st0[sb];
-        const StageDec sd0 = tessera_stage_dec(sp0, tile);
+        const StageDec sd0 = tessera_stage_dec<256, 128>(sp0, tile);
         if (sd0.runs) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_run32<256>(sd0, sp0, k); }
+            for (int i = 0; i < ITEMS; ++i) c0[i] = (int32_t)tessera_staged_run32(sd0, i);
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c0[i] = (int32_t)tessera_staged_single32<256>(sd0, sp0, k); }
+            for (int i = 0; i < ITEMS; ++i) c0[i] = (int32_t)tessera_staged_single32(sd0, i);
         }
         const unsigned long long* sp2 = st2[sb];
-        const StageDec sd2 = tessera_stage_dec(sp2, tile);
+        const StageDec sd2 = tessera_stage_dec<256, 128>(sp2, tile);
         if (sd2.runs) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c2[i] = (int64_t)tessera_staged_run64<256>(sd2, sp2, k); }
+            for (int i = 0; i < ITEMS; ++i) c2[i] = (int64_t)tessera_staged_run64(sd2, i);
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const unsigned int k = threadIdx.x + (unsigned int)i * 128; c2[i] = (int64_t)tessera_staged_single64<256>(sd2, sp2, k); }
+            for (int i = 0; i < ITEMS; ++i) c2[i] = (int64_t)tessera_staged_single64(sd2, i);
         }
         }
         #pragma unroll
