@@ -260,8 +260,11 @@ __device__ __forceinline__ void tessera_stage_wait() {
 #endif
 }
 
-// Lane `lane` copies pairs `lane`, `lane + 32`, ... below `pairs` of 16 bytes.
+// Lane `lane` copies pairs `lane`, `lane + 32`, ... below `pairs` of 16 bytes: a few
+// copies a lane (a 512-row tile of 24-bit values is 97 pairs), so the loop is not
+// unrolled (an unrolled loop's prologue took more instructions than its copies).
 __device__ __forceinline__ void tessera_copy_pairs(ulonglong2* dst, const ulonglong2* __restrict__ src, unsigned int pairs, unsigned int lane) {
+    #pragma unroll 1
     for (unsigned int k = lane; k < pairs; k += 32u) tessera_copy16(dst + k, src + k);
 }
 

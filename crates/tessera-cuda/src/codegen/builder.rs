@@ -59,6 +59,8 @@ pub struct Builder<'a> {
     pub expanded: bool,
     /// Source string columns whose bytes are read.
     pub strings: Vec<usize>,
+    /// Comparisons of two 32-bit values are made in 32 bits ([`super::Experiments`]).
+    pub compares_32: bool,
     tmp: usize,
 }
 
@@ -103,6 +105,7 @@ impl<'a> Builder<'a> {
             params: Vec::new(),
             expanded: false,
             strings: Vec::new(),
+            compares_32: true,
             tmp: 0,
         }
     }

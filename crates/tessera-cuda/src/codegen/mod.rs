@@ -180,6 +180,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         }
     }
     let mut b = Builder::new(cols, options.literals == Literals::Parameters);
+    b.compares_32 = options.experiments.compares_32;
     for &c in eager {
         if let Err(r) = scan::load(&mut b, c) {
             reasons.push(Unsupported::new(Site::Source, r));

@@ -61,11 +61,14 @@ pub struct Experiments {
     /// `TESSERA_EXP_ZONES=0` generates kernels without the zone bitmap
     /// ([`super::Param::Zones`]): no tile is skipped.
     pub zones: bool,
+    /// `TESSERA_EXP_CMP32=0` compares 32-bit values widened to 64 bits, as before
+    /// comparisons of two 32-bit values were made in 32 bits (`filter.rs`).
+    pub compares_32: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true }
     }
 }
 
@@ -82,6 +85,7 @@ impl Experiments {
             whole_tiles: var("TESSERA_EXP_WHOLE_TILES").map_or(d.whole_tiles, |v| v != "0"),
             stage_late: var("TESSERA_EXP_STAGE_LATE").map_or(d.stage_late, |v| v == "1"),
             zones: var("TESSERA_EXP_ZONES").map_or(d.zones, |v| v != "0"),
+            compares_32: var("TESSERA_EXP_CMP32").map_or(d.compares_32, |v| v != "0"),
         }
     }
 }

@@ -29,7 +29,7 @@ pub fn value(b: &mut Builder<'_>, i: usize) -> Lowered<(CExpr, Width)> {
 
 /// The width of a source column's values in the row layout: a string column without a
 /// dictionary is its row numbers (32 bits) when it has them ([`super::layout::DictRef::by_row`]).
-fn value_width(c: &GpuColumn) -> Width {
+pub(super) fn value_width(c: &GpuColumn) -> Width {
     if c.width == Width::Str && c.dictionary.is_some_and(|d| d.by_row) { Width::I32 } else { c.width }
 }
 

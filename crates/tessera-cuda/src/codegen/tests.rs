@@ -196,6 +196,29 @@ fn literals_as_parameters_share_one_kernel_across_constants() {
     assert!(c.literals.is_empty() && c.source.contains("(long long)(10LL)"), "{}", c.source);
 }
 
+/// Comparisons of two 32-bit values (a 32-bit column and a literal that fits) are made
+/// in 32 bits; a literal that does not fit, or a 64-bit column, widens both sides.
+#[test]
+fn comparisons_of_32_bit_values_are_made_in_32_bits() {
+    let with = |column: usize, v: i64, experiments: Experiments| {
+        let mut p = grouped(9, AggFunc::Sum);
+        p.operators = vec![Operator::Filter(Expr::Cmp {
+            op: CmpOp::GtEq,
+            left: Box::new(Expr::col(column, "x")),
+            right: Box::new(Expr::lit(Scalar::Int(v), Type::Int64)),
+        })];
+        generate_with(&p, &cols(), &[], KernelOptions { experiments, ..KernelOptions::default() }).unwrap().source
+    };
+    let d = Experiments::default();
+    assert!(with(0, 10, d).contains("((int)(c0[i]) >= (int)(lit0))"), "{}", with(0, 10, d));
+    assert!(with(0, -2_147_483_648, d).contains("((int)(c0[i]) >= (int)(lit0))"));
+    // A literal outside 32 bits: another kernel, comparing in 64 bits.
+    assert!(with(0, 2_147_483_648, d).contains("((long long)(c0[i]) >= (long long)(lit0))"), "{}", with(0, 2_147_483_648, d));
+    assert!(with(1, 10, d).contains("((long long)(c1[i]) >= (long long)(lit0))"), "{}", with(1, 10, d));
+    let wide = Experiments { compares_32: false, ..d };
+    assert!(with(0, 10, wide).contains("((long long)(c0[i]) >= (long long)(lit0))"));
+}
+
 #[test]
 fn scalar_subqueries_are_parameters_read_once_each() {
     // v < (subquery r7) AND v > (subquery r7) - 1: one parameter for r7, whatever the

@@ -54,14 +54,14 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            if (!((((long long)(b3[i]) != (long long)(1995LL)) || ((long long)(c2[i]) > (long long)(0LL))))) { sel[i] = false; continue; }
+            if (!((((int)(b3[i]) != (int)(1995LL)) || ((long long)(c2[i]) > (long long)(0LL))))) { sel[i] = false; continue; }
             s4[i] = (int)min((unsigned)(c1[i]) - (unsigned)(0), 100u);
             f5[i] = ((__ldg(&h1_bits[s4[i] >> 5]) >> (s4[i] & 31)) & 1u) != 0;
         }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            if ((f5[i] && (([&]() -> long long { const int32_t b6 = h1_p0[s4[i]];  return ((long long)(b6) < (long long)(c0[i])); }())))) { sel[i] = false; continue; }
+            if ((f5[i] && (([&]() -> long long { const int32_t b6 = h1_p0[s4[i]];  return ((int)(b6) < (int)(c0[i])); }())))) { sel[i] = false; continue; }
             grp7[i] = (int)(((long long)(b3[i]) - 1992LL + 1) * 1LL);
             v0[i] = (long long)(c2[i]);
             sl8[i] = (int)(grp7[i]) * 32 + (int)(threadIdx.x & 31u);
@@ -101,14 +101,14 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            if (!((((long long)(b3[i]) != (long long)(1995LL)) || ((long long)(c2[i]) > (long long)(0LL))))) { sel[i] = false; continue; }
+            if (!((((int)(b3[i]) != (int)(1995LL)) || ((long long)(c2[i]) > (long long)(0LL))))) { sel[i] = false; continue; }
             s4[i] = (int)min((unsigned)(c1[i]) - (unsigned)(0), 100u);
             f5[i] = ((__ldg(&h1_bits[s4[i] >> 5]) >> (s4[i] & 31)) & 1u) != 0;
         }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            if ((f5[i] && (([&]() -> long long { const int32_t b6 = h1_p0[s4[i]];  return ((long long)(b6) < (long long)(c0[i])); }())))) { sel[i] = false; continue; }
+            if ((f5[i] && (([&]() -> long long { const int32_t b6 = h1_p0[s4[i]];  return ((int)(b6) < (int)(c0[i])); }())))) { sel[i] = false; continue; }
             grp7[i] = (int)(((long long)(b3[i]) - 1992LL + 1) * 1LL);
             v0[i] = (long long)(c2[i]);
             sl8[i] = (int)(grp7[i]) * 32 + (int)(threadIdx.x & 31u);
