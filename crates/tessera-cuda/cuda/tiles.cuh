@@ -274,14 +274,20 @@ __device__ __forceinline__ void tessera_copy_pairs(ulonglong2* dst, const ulongl
 // starts on an even word, `tessera_storage::packed`; a copy's last pair may take a word
 // past what the rows need, inside the array and the buffer). A kernel gives each
 // column's copy to a warp in turn, so that each tile's header is read and its words
-// counted once a block. Every thread of the block calls it.
+// counted once a block. Every thread of the block calls it. The copying warp also brings
+// into L1 the header of the tile the block stages next (`tile + gridDim.x * T`: blocks
+// walk the column grid-stride), so that its next copy does not wait on DRAM for it.
 template <int T>
 __device__ __forceinline__ void tessera_stage(const unsigned long long* __restrict__ col, long long tile, long long rows, unsigned long long* sh, unsigned int warp) {
     static_assert(T % 128 == 0, "a kernel tile's words start on an even word of its stored tile's");
     if ((threadIdx.x >> 5) != warp) return;
     const unsigned int lane = threadIdx.x & 31u;
     const ulonglong2 h = tessera_tile_header(col, tile);
-    if (lane == 0u) *reinterpret_cast<ulonglong2*>(sh) = h;
+    if (lane == 0u) {
+        *reinterpret_cast<ulonglong2*>(sh) = h;
+        const long long ahead = tile + (long long)gridDim.x * T;
+        if (ahead < rows) tessera_tile_prefetch(col, ahead);
+    }
     ulonglong2* dst = reinterpret_cast<ulonglong2*>(sh + STAGE_HEADER_WORDS);
     const unsigned int bits = (unsigned int)h.y & 0x7fu;
     const ulonglong2* __restrict__ data = reinterpret_cast<const ulonglong2*>(col + (h.y >> TILE_OFFSET_SHIFT));

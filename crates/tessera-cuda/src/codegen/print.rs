@@ -110,7 +110,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // over tiles like the plain loads: a tile's words are loaded one tile ahead (`pw`)
     // and its values decoded in the tile; the tile headers both steps read are
     // prefetched into L1 two tiles ahead. The columns a later stage loads (only the rows
-    // still selected) have their headers prefetched the same way.
+    // still selected) have their headers prefetched the same way. A staged column's
+    // header is prefetched by the warp that copies its tiles (`tessera_stage`).
     let (plain_eager, packed_eager): (Vec<_>, Vec<_>) = eager.iter().cloned().partition(|(_, c)| !packed(c));
     // Those that fit are staged in shared memory instead, a tile ahead (see `staged`).
     let (staged, packed_eager) = staged(packed_eager, shape.cols, tile_items);
@@ -131,7 +132,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         format!("{indent}if ({at} < rows) {{{calls} }}\n{indent}tessera_stage_commit();\n")
     };
     let headed: BTreeSet<usize> =
-        packed_eager.iter().chain(&staged).map(|(_, c)| *c).chain(body_stages.iter().flatten().filter_map(|s| warp_decoded(ir, shape.cols, s).map(|(_, c)| c))).collect();
+        packed_eager.iter().map(|(_, c)| *c).chain(body_stages.iter().flatten().filter_map(|s| warp_decoded(ir, shape.cols, s).map(|(_, c)| c))).collect();
     let prefetch_loads: String = plain_eager
         .iter()
         .map(|(n, c)| {

@@ -14,7 +14,6 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     const int tq_w = threadIdx.x >> 5;
     const unsigned int tq_lane = threadIdx.x & 31u;
     long long tile = (long long)blockIdx.x * 256LL;
-    if (tile + (long long)gridDim.x * 256LL < rows) { tessera_tile_prefetch(col0, tile + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col1, tile + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col2, tile + (long long)gridDim.x * 256LL); }
     __shared__ __align__(16) unsigned long long st1[2][tessera_stage_words(256, 32)];
     __shared__ __align__(16) unsigned long long st0[2][tessera_stage_words(256, 32)];
     __shared__ __align__(16) unsigned long long st2[2][tessera_stage_words(256, 64)];
@@ -39,7 +38,6 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         tessera_stage_wait();
         __syncthreads();
         const long long next = tile + (long long)gridDim.x * 256LL;
-        if (next + (long long)gridDim.x * 256LL < rows) { tessera_tile_prefetch(col0, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col1, next + (long long)gridDim.x * 256LL); tessera_tile_prefetch(col2, next + (long long)gridDim.x * 256LL); }
         if (next < rows) { tessera_stage<256>(col1, next, rows, st1[sb ^ 1], 0u); tessera_stage<256>(col0, next, rows, st0[sb ^ 1], 1u); tessera_stage<256>(col2, next, rows, st2[sb ^ 1], 2u); }
         tessera_stage_commit();
         {
