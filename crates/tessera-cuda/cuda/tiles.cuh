@@ -32,9 +32,20 @@ constexpr int TILE_OFFSET_SHIFT = 20;
 constexpr int TILE_WORDS_SHIFT = 8;
 constexpr int RUN_VALUE_WORDS = 256;
 
+// The low bits of a chunk word covering its rows 0 to `j` (0 to 31).
+__device__ __forceinline__ unsigned int tessera_rows_upto(unsigned int j) {
+    return (unsigned int)((2ull << j) - 1ull);
+}
+
+// In a tile of runs, the run holding the last row `upto` covers (tessera_rows_upto) of a
+// chunk whose word is `chunk`.
+__device__ __forceinline__ unsigned int tessera_run_upto(unsigned long long chunk, unsigned int upto) {
+    return (unsigned int)(chunk >> 32) + (unsigned int)__popc((unsigned int)chunk & upto);
+}
+
 // In a tile of runs, the run holding row `j` (0 to 31) of a chunk whose word is `chunk`.
 __device__ __forceinline__ unsigned int tessera_run_in(unsigned long long chunk, unsigned int j) {
-    return (unsigned int)(chunk >> 32) + (unsigned int)__popc((unsigned int)chunk & (unsigned int)((2ull << j) - 1ull));
+    return tessera_run_upto(chunk, tessera_rows_upto(j));
 }
 
 // The `bits`-wide value (not masked) at bit `pos` of `words`, LSB first; the word after
@@ -341,7 +352,7 @@ __device__ __forceinline__ StageDec tessera_stage_dec(const unsigned long long* 
         d.w = reinterpret_cast<const unsigned int*>(sh + STAGE_HEADER_WORDS + T / 32);
         d.off = 0u;
         d.step = THREADS / 32;
-        d.upto = (2u << (threadIdx.x & 31u)) - 1u;
+        d.upto = tessera_rows_upto(threadIdx.x & 31u);
     } else {
         // The tile's first value starts at bit 0 of the buffer's data (o0 * bits is a
         // multiple of 64).
@@ -357,8 +368,7 @@ __device__ __forceinline__ StageDec tessera_stage_dec(const unsigned long long* 
 
 // The run holding the thread's item `i` in a tile of runs.
 __device__ __forceinline__ unsigned int tessera_staged_run_of(const StageDec& d, unsigned int i) {
-    const unsigned long long c = d.chunk[i * d.step];
-    return (unsigned int)(c >> 32) + (unsigned int)__popc((unsigned int)c & d.upto);
+    return tessera_run_upto(d.chunk[i * d.step], d.upto);
 }
 
 // The `bits`-wide value at bit `off` of 32-bit words `w` (two words up to 32 bits, three

@@ -12,9 +12,9 @@ use super::unsupported::Reason;
 use crate::cx;
 
 /// Whether `e`'s value is a 32-bit integer: a column (or computed value) of 32 bits, or
-/// an integer or date literal that fits in 32 bits (decimals are 64-bit values). A kernel's source holds
-/// which, so a literal that does not fit makes another kernel (the plan cache is keyed by
-/// the statement's text, the kernel cache by the source).
+/// an integer or date literal that fits in 32 bits (decimals are 64-bit values). A
+/// kernel's source holds which, so a literal that does not fit makes another kernel (the
+/// plan cache is keyed by the statement's text, the kernel cache by the source).
 fn is_32_bit(b: &Builder<'_>, e: &Expr) -> bool {
     match e {
         Expr::Column { index, .. } => match b.layout.get(*index) {
