@@ -11,6 +11,12 @@ __device__ __forceinline__ long long tessera_checked(__int128 v, long long lo, l
     return (long long)v;
 }
 
+// The same for a value computed exactly in 64 bits (operands known small enough).
+__device__ __forceinline__ long long tessera_checked64(long long v, long long lo, long long hi, unsigned long long* flags) {
+    if (v < lo || v > hi) { flags[0] = 1ull; return 0; }
+    return v;
+}
+
 // Integer division (truncating) or remainder (the dividend's sign) of l by r, whose type's
 // smallest value is lo. A zero divisor and lo by -1 (an overflow either way, as the CPU
 // backend has it) raise flags[0] (the query then runs on the CPU, which reports it) and

@@ -28,6 +28,38 @@ fn is_32_bit(b: &Builder<'_>, e: &Expr) -> bool {
     }
 }
 
+/// An upper bound of the magnitude of `e`'s value, where one is known from the kernel's
+/// source alone: a 32-bit value's 2^31 (see [`is_32_bit`]; a literal counts by that class,
+/// not its value, so literals of one class share a kernel), or a checked result's type
+/// range (arithmetic and casts are checked against it). None for anything else: a 64-bit
+/// column may hold any 64-bit value.
+fn magnitude(b: &Builder<'_>, e: &Expr, input: &[Field]) -> Option<u128> {
+    let range = |ty: Type| (ty != Type::Float64).then(|| value_bounds(ty)).flatten().map(|(lo, hi)| lo.unsigned_abs().max(hi.unsigned_abs()));
+    match e {
+        Expr::Column { .. } | Expr::Literal { value: Scalar::Int(_) | Scalar::Date32(_), .. } => is_32_bit(b, e).then_some(1 << 31),
+        Expr::Literal { value: Scalar::Decimal(d), .. } => i32::try_from(*d).is_ok().then_some(1 << 31),
+        Expr::Arith { ty, .. } => range(*ty),
+        Expr::Cast { expr: x, ty } if x.ty(input) == *ty => magnitude(b, x, input),
+        Expr::Cast { ty, .. } => range(*ty),
+        _ => None,
+    }
+}
+
+/// The largest magnitude every value in `lo ..= hi` has at least: a value of no larger
+/// magnitude needs no check against the range.
+fn inner_magnitude(lo: i128, hi: i128) -> u128 {
+    if lo > 0 || hi < 0 { 0 } else { lo.unsigned_abs().min(hi.unsigned_abs()) }
+}
+
+/// Magnitudes below this make exact 64-bit arithmetic (2^63: `long long` holds ±(2^63 − 1)).
+const FITS_64: u128 = 1 << 63;
+
+/// `long long` value `v` checked against `lo ..= hi`, or `v` itself where its magnitude
+/// `m` is known and every value that small lies in the range.
+fn checked(v: CExpr, m: Option<u128>, lo: i128, hi: i128) -> CExpr {
+    if m.is_some_and(|m| m <= inner_magnitude(lo, hi)) { v } else { cx!["tessera_checked64(", v, format!(", {lo}LL, {hi}LL, flags)")] }
+}
+
 /// IN lists longer than this test a bitmap instead of comparing with each value. String
 /// predicates over a dictionary become IN lists of codes (TPC-H's `NOT LIKE` over a
 /// comment dictionary: about 15 000 codes); a chain of that many compares made a 300 KB
@@ -457,17 +489,32 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
     let ((l, lo_ok), (r, ro)) = (value(b, left, input)?, value(b, right, input)?);
     let (lo, hi) = value_bounds(ty).ok_or(Reason::ValueType(ty))?;
     let pow = |k: i8| 10i128.pow(k.max(0) as u32);
+    // Where both operands' magnitudes are known small enough, the exact result fits 64
+    // bits and is computed in them (one IMAD where 128 bits take about 20 instructions,
+    // and a check that it may leave out): SSB's products and sums of 32-bit columns.
+    let (ml, mr) = (magnitude(b, left, input), magnitude(b, right, input));
+    let narrow = |m: Option<u128>| m.filter(|&m| m < FITS_64);
     let value = match op {
         ArithOp::Add | ArithOp::Sub => {
             if ls.max(rs) != os {
                 return Err(Reason::Arithmetic("decimal add/sub with a rescaled result".into()));
             }
             let sym = if op == ArithOp::Add { "+" } else { "-" };
-            cx!["((__int128)(", l, format!(") * {} {sym} (__int128)(", pow(os - ls)), r, format!(") * {})", pow(os - rs))]
+            let (pl, pr) = (pow(os - ls), pow(os - rs));
+            let m = ml.zip(mr).and_then(|(ml, mr)| ml.checked_mul(pl as u128)?.checked_add(mr.checked_mul(pr as u128)?));
+            if let Some(m) = narrow(m) {
+                let sum = cx!["((long long)(", l, format!(") * {pl}LL {sym} (long long)("), r, format!(") * {pr}LL)")];
+                return Ok((b.var(CType::LongLong, "a", checked(sum, Some(m), lo, hi)), both(lo_ok, ro)));
+            }
+            cx!["((__int128)(", l, format!(") * {pl} {sym} (__int128)("), r, format!(") * {pr})")]
         }
         ArithOp::Mul => {
             if ls + rs != os {
                 return Err(Reason::Arithmetic("decimal multiplication with a rescaled result".into()));
+            }
+            if let Some(m) = narrow(ml.zip(mr).and_then(|(ml, mr)| ml.checked_mul(mr))) {
+                let product = cx!["((long long)(", l, ") * (long long)(", r, "))"];
+                return Ok((b.var(CType::LongLong, "a", checked(product, Some(m), lo, hi)), both(lo_ok, ro)));
             }
             cx!["((__int128)(", l, ") * (__int128)(", r, "))"]
         }
@@ -587,9 +634,16 @@ fn cast(b: &mut Builder<'_>, x: &Expr, ty: Type, input: &[Field]) -> Lowered<(CE
         (f, t) => return Err(Reason::Cast { from: f, to: t }),
     };
     let (lo, hi) = value_bounds(ty).ok_or(Reason::ValueType(ty))?;
+    // Values are 64-bit at most: an unscaled one is checked in 64 bits, and a scaled one
+    // known small enough scales in them. One whose magnitude the target's range holds is
+    // not checked at all (an Int32 widened to Int64: SSB's sums).
+    let m = magnitude(b, x, input);
     let value = match scale {
-        None => cx!["tessera_checked((__int128)(", v, format!("), {lo}LL, {hi}LL, flags)")],
-        Some(k) => cx!["tessera_checked((__int128)(", v, format!(") * {k}, {lo}LL, {hi}LL, flags)")],
+        None => checked(cx!["((long long)(", v, "))"], m, lo, hi),
+        Some(k) => match m.and_then(|m| m.checked_mul(k as u128)).filter(|&m| m < FITS_64) {
+            Some(m) => checked(cx!["((long long)(", v, format!(") * {k}LL)")], Some(m), lo, hi),
+            None => cx!["tessera_checked((__int128)(", v, format!(") * {k}, {lo}LL, {hi}LL, flags)")],
+        },
     };
     Ok((b.var(CType::LongLong, "k", value), ok))
 }

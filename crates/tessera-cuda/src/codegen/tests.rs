@@ -220,6 +220,53 @@ fn comparisons_of_32_bit_values_are_made_in_32_bits() {
 }
 
 #[test]
+fn arithmetic_known_to_fit_64_bits_is_made_in_them() {
+    // Column 0 holds 32-bit values, column 1 64-bit ones. The filter tests `e > 0`.
+    let with = |e: Expr| {
+        let mut p = grouped(9, AggFunc::Sum);
+        p.operators = vec![Operator::Filter(Expr::Cmp { op: CmpOp::Gt, left: Box::new(e), right: Box::new(Expr::lit(Scalar::Int(0), Type::Int64)) })];
+        let k = generate(&p, &cols(), &[]).unwrap();
+        if crate::test_support::nvrtc_or_skip("kernels of 64-bit arithmetic compile") {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
+        k.source
+    };
+    let arith = |op, l: Expr, r: Expr, ty| Expr::Arith { op, left: Box::new(l), right: Box::new(r), ty };
+    let cast = |x: Expr, ty| Expr::Cast { expr: Box::new(x), ty };
+    let (x, v) = (Expr::col(0, "k"), Expr::col(1, "v"));
+    // Two 32-bit values: the product fits 64 bits, and is checked against Int32's range.
+    let s = with(arith(ArithOp::Mul, x.clone(), x.clone(), Type::Int32));
+    assert!(s.contains("tessera_checked64(((long long)(c0[i]) * (long long)(c0[i])), -2147483648LL, 2147483647LL, flags)"), "{s}");
+    assert!(!s.contains("__int128"), "{s}");
+    // ... into Int64, whose range holds every such product: no check at all.
+    let s = with(arith(ArithOp::Mul, x.clone(), x.clone(), Type::Int64));
+    assert!(s.contains("= ((long long)(c0[i]) * (long long)(c0[i]));"), "{s}");
+    assert!(!s.contains("tessera_checked"), "{s}");
+    // A 64-bit operand may hold anything: 128 bits, checked.
+    let s = with(arith(ArithOp::Mul, x.clone(), v.clone(), Type::Int64));
+    assert!(s.contains("tessera_checked(((__int128)(c0[i]) * (__int128)(c1[i])), -9223372036854775807LL, 9223372036854775807LL, flags)"), "{s}");
+    let s = with(arith(ArithOp::Add, v.clone(), v.clone(), Type::Int64));
+    assert!(s.contains("tessera_checked(((__int128)(c1[i]) * 1 + (__int128)(c1[i]) * 1)"), "{s}");
+    // A checked Int32 result has a known range: a product of two of them fits 64 bits too.
+    let prod = arith(ArithOp::Mul, x.clone(), x.clone(), Type::Int32);
+    let s = with(arith(ArithOp::Mul, prod.clone(), prod, Type::Int64));
+    assert!(s.contains("((long long)(a1[i]) * (long long)(a2[i]))") || s.contains("((long long)(a1[i]) * (long long)(a1[i]))"), "{s}");
+    assert!(!s.contains("__int128"), "{s}");
+    // Widening casts are not checked; narrowing ones are, in 64 bits.
+    let s = with(cast(x.clone(), Type::Int64));
+    assert!(s.contains("= ((long long)(c0[i]));") && !s.contains("tessera_checked"), "{s}");
+    let s = with(cast(v.clone(), Type::Int32));
+    assert!(s.contains("tessera_checked64(((long long)(c1[i])), -2147483648LL, 2147483647LL, flags)"), "{s}");
+    // A decimal scaled by 10^2: an Int32 fits 64 bits after it and Decimal(12, 2) holds it.
+    let s = with(cast(x.clone(), Type::Decimal { precision: 12, scale: 2 }));
+    assert!(s.contains("= ((long long)(c0[i]) * 100LL);") && !s.contains("tessera_checked"), "{s}");
+    let s = with(cast(x, Type::Decimal { precision: 9, scale: 2 }));
+    assert!(s.contains("tessera_checked64(((long long)(c0[i]) * 100LL), -999999999LL, 999999999LL, flags)"), "{s}");
+    let s = with(cast(v, Type::Decimal { precision: 18, scale: 2 }));
+    assert!(s.contains("tessera_checked((__int128)(c1[i]) * 100, -999999999999999999LL, 999999999999999999LL, flags)"), "{s}");
+}
+
+#[test]
 fn scalar_subqueries_are_parameters_read_once_each() {
     // v < (subquery r7) AND v > (subquery r7) - 1: one parameter for r7, whatever the
     // literal mode, and a float subquery is refused with its type.
