@@ -125,6 +125,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         whole_tiles: options.experiments.whole_tiles,
         stage_late: options.experiments.stage_late,
         zones: zone_pruned(pipeline, options),
+        min_blocks: options.experiments.min_blocks,
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
     let kernel = Kernel {

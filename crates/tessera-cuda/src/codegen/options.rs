@@ -64,11 +64,16 @@ pub struct Experiments {
     /// `TESSERA_EXP_CMP32=0` compares 32-bit values widened to 64 bits, as before
     /// comparisons of two 32-bit values were made in 32 bits (`filter.rs`).
     pub compares_32: bool,
+    /// `TESSERA_EXP_MIN_BLOCKS=N` asks NVRTC for at least N resident blocks an SM
+    /// (`__launch_bounds__`' second argument, which caps registers a thread at 65 536 /
+    /// (N × 128)); 0, the default, leaves registers to the compiler (64 a thread: 8
+    /// blocks, half of the SM's warps, in SSB's probe kernels).
+    pub min_blocks: u32,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0 }
     }
 }
 
@@ -86,6 +91,7 @@ impl Experiments {
             stage_late: var("TESSERA_EXP_STAGE_LATE").map_or(d.stage_late, |v| v == "1"),
             zones: var("TESSERA_EXP_ZONES").map_or(d.zones, |v| v != "0"),
             compares_32: var("TESSERA_EXP_CMP32").map_or(d.compares_32, |v| v != "0"),
+            min_blocks: var("TESSERA_EXP_MIN_BLOCKS").and_then(|v| v.parse().ok()).unwrap_or(d.min_blocks),
         }
     }
 }

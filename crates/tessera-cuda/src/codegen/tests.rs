@@ -220,6 +220,20 @@ fn comparisons_of_32_bit_values_are_made_in_32_bits() {
 }
 
 #[test]
+fn a_minimum_of_resident_blocks_goes_into_the_launch_bounds() {
+    let with = |min_blocks| {
+        let experiments = Experiments { min_blocks, ..Experiments::default() };
+        generate_with(&grouped(9, AggFunc::Sum), &cols(), &[], KernelOptions { experiments, ..KernelOptions::default() }).unwrap().source
+    };
+    assert!(with(0).contains("__launch_bounds__(128) tessera_pipeline("), "{}", with(0));
+    let s = with(12);
+    assert!(s.contains("__launch_bounds__(128, 12) tessera_pipeline("), "{s}");
+    if crate::test_support::nvrtc_or_skip("a kernel with a minimum of resident blocks compiles") {
+        crate::compile_cubin(&s, "sm_90").unwrap_or_else(|e| panic!("{e}\n{s}"));
+    }
+}
+
+#[test]
 fn arithmetic_known_to_fit_64_bits_is_made_in_them() {
     // Column 0 holds 32-bit values, column 1 64-bit ones. The filter tests `e > 0`.
     let with = |e: Expr| {
