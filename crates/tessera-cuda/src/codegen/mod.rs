@@ -85,7 +85,11 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // Kernels over packed columns keep this choice: 4 items for every pipeline over
     // packed columns made SSB SF 20's kernels 14.71 -> 13.92 ms but TPC-H SF 10's 50.9
     // -> 57.1 ms on the H200 (2026-11-26e runs 5, 10, 11).
-    let items = options.items_per_thread.unwrap_or(if probes <= 1 { ITEMS_PER_THREAD } else { ITEMS_PER_THREAD_MANY_PROBES });
+    let many = match options.experiments.packed_items {
+        n if n > 0 && cols.iter().any(|c| c.packed) => n,
+        _ => ITEMS_PER_THREAD_MANY_PROBES,
+    };
+    let items = options.items_per_thread.unwrap_or(if probes <= 1 { ITEMS_PER_THREAD } else { many });
     if !(1..=MAX_ITEMS_PER_THREAD).contains(&items) {
         return Err(vec![Unsupported::new(Site::Kernel, Reason::ItemsPerThread(items))]);
     }

@@ -69,11 +69,15 @@ pub struct Experiments {
     /// (N × 128)); 0, the default, leaves registers to the compiler (64 a thread: 8
     /// blocks, half of the SM's warps, in SSB's probe kernels).
     pub min_blocks: u32,
+    /// `TESSERA_EXP_PACKED_ITEMS=N`: items per thread of pipelines with two or more probes
+    /// that read packed columns (0, the default: [`ITEMS_PER_THREAD_MANY_PROBES`], as
+    /// over plain columns).
+    pub packed_items: u32,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0 }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0 }
     }
 }
 
@@ -92,6 +96,7 @@ impl Experiments {
             zones: var("TESSERA_EXP_ZONES").map_or(d.zones, |v| v != "0"),
             compares_32: var("TESSERA_EXP_CMP32").map_or(d.compares_32, |v| v != "0"),
             min_blocks: var("TESSERA_EXP_MIN_BLOCKS").and_then(|v| v.parse().ok()).unwrap_or(d.min_blocks),
+            packed_items: var("TESSERA_EXP_PACKED_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.packed_items),
         }
     }
 }
