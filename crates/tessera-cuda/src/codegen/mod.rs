@@ -79,14 +79,35 @@ pub fn generate(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) ->
     generate_with(pipeline, cols, tables, KernelOptions { literals: Literals::Inline, ..KernelOptions::default() })
 }
 
+/// Multi-probe pipelines over packed columns whose probed tables take at most this many
+/// bytes in all run 4 items a thread, not 2: their probes hit L2 (an H100's or H200's is
+/// 50 MB), and the tile's staging and decoder setup then serve twice the rows. On the
+/// H200 (2026-11-27g runs 4 and 5), 4 items for every multi-probe pipeline over packed
+/// columns made SSB SF 20's kernels 13.85 -> 12.57 ms (q2.x, q3.1/q3.2, q4.x: dimension
+/// tables of a few MB) but TPC-H SF 10's 49.6 -> 56.6 ms, all of it in lineitem's probes
+/// of orders (a dense table of 60 M slots) and partsupp (q05, q07, q08, q09, q21), whose
+/// misses to DRAM want every warp they can keep resident.
+pub const L2_RESIDENT_TABLE_BYTES: usize = 24 << 20;
+
+/// The bytes of a built table a probe may read: its payload arrays, its keys when
+/// hashed, its chains' heads and links, its membership bitmap.
+fn table_bytes(t: &GpuTable) -> usize {
+    let rows = t.chain.unwrap_or(t.slots);
+    let payload: usize = t.payload.iter().map(|c| if c.width == layout::Width::I32 { 4 } else { 8 }).sum();
+    let keys = if t.hashed.is_some() { 8 * t.slots } else { 0 };
+    let chains = t.chain.map_or(0, |rows| 4 * (t.slots + 1 + rows));
+    rows.saturating_mul(payload).saturating_add(keys).saturating_add(chains).saturating_add(t.slots / 8)
+}
+
 /// [`generate`] with a choice of how literals reach the kernel and of the tile shape.
 pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: KernelOptions) -> Result<Kernel, Vec<Unsupported>> {
     let probes = pipeline.operators.iter().filter(|o| matches!(o, Operator::Probe(_))).count();
-    // Kernels over packed columns keep this choice: 4 items for every pipeline over
-    // packed columns made SSB SF 20's kernels 14.71 -> 13.92 ms but TPC-H SF 10's 50.9
-    // -> 57.1 ms on the H200 (2026-11-26e runs 5, 10, 11).
+    // Over packed columns, a pipeline whose tables stay in L2 takes 4 items too (see
+    // [`L2_RESIDENT_TABLE_BYTES`]).
+    let packed = cols.iter().any(|c| c.packed);
     let many = match options.experiments.packed_items {
-        n if n > 0 && cols.iter().any(|c| c.packed) => n,
+        0 if packed && tables.iter().take(probes).map(table_bytes).sum::<usize>() <= L2_RESIDENT_TABLE_BYTES => ITEMS_PER_THREAD,
+        n if n > 0 && packed => n,
         _ => ITEMS_PER_THREAD_MANY_PROBES,
     };
     let items = options.items_per_thread.unwrap_or(if probes <= 1 { ITEMS_PER_THREAD } else { many });

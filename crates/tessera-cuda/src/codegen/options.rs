@@ -69,9 +69,9 @@ pub struct Experiments {
     /// (N × 128)); 0, the default, leaves registers to the compiler (64 a thread: 8
     /// blocks, half of the SM's warps, in SSB's probe kernels).
     pub min_blocks: u32,
-    /// `TESSERA_EXP_PACKED_ITEMS=N`: items per thread of pipelines with two or more probes
-    /// that read packed columns (0, the default: [`ITEMS_PER_THREAD_MANY_PROBES`], as
-    /// over plain columns).
+    /// `TESSERA_EXP_PACKED_ITEMS=N`: items per thread of every pipeline with two or more
+    /// probes that reads packed columns (0, the default: 4 where its tables stay in L2,
+    /// else 2; see `codegen::L2_RESIDENT_TABLE_BYTES`).
     pub packed_items: u32,
 }
 

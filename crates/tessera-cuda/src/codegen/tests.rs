@@ -683,6 +683,9 @@ fn packed_columns_decode_where_they_load() {
     for c in &mut cols {
         c.packed = true;
     }
+    // Two items a thread, as over tables beyond L2 (see the next test).
+    let two = Experiments { packed_items: 2, ..Experiments::default() };
+    let generate = |p: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]| generate_with(p, cols, tables, KernelOptions { literals: Literals::Inline, experiments: two, ..KernelOptions::default() });
     // Lazy: the second key and the value are loaded after the first probe.
     let k = generate(&p, &cols, &tables).unwrap();
     assert!(k.source.contains("const unsigned long long* __restrict__ col0"), "{}", k.source);
@@ -705,7 +708,7 @@ fn packed_columns_decode_where_they_load() {
     // By default the next tile's copies are issued before this tile's values are
     // decoded; with TESSERA_EXP_STAGE_LATE=1, after.
     assert!(src.find("st2[sb ^ 1], 2u)") < src.find("tessera_staged_run64(sd2"), "{src}");
-    let mut late_options = KernelOptions::default();
+    let mut late_options = KernelOptions { experiments: two, ..KernelOptions::default() };
     late_options.experiments.stage_late = true;
     let late = generate_with(&p, &cols, &tables, late_options).unwrap();
     assert!(late.source.find("tessera_staged_run64(sd2") < late.source.find("st2[sb ^ 1], 2u)"), "{}", late.source);
@@ -732,6 +735,26 @@ fn packed_columns_decode_where_they_load() {
             }
         }
     }
+}
+
+/// Multi-probe pipelines over packed columns run 4 items a thread while their tables
+/// stay in L2 (`L2_RESIDENT_TABLE_BYTES`), 2 beyond; over plain columns always 2.
+#[test]
+fn packed_multi_probe_pipelines_take_4_items_over_tables_in_l2() {
+    let (p, mut cols, mut tables) = star();
+    let tile = |cols: &[GpuColumn], tables: &[GpuTable]| {
+        let s = generate(&p, cols, tables).unwrap().source;
+        s.contains("constexpr int ITEMS = 4;").then_some(4).or(s.contains("constexpr int ITEMS = 2;").then_some(2))
+    };
+    assert_eq!(tile(&cols, &tables), Some(2));
+    for c in &mut cols {
+        c.packed = true;
+    }
+    assert!(tables.iter().map(super::table_bytes).sum::<usize>() <= super::L2_RESIDENT_TABLE_BYTES);
+    assert_eq!(tile(&cols, &tables), Some(4));
+    // A dense table of 60 M slots (TPC-H SF 10's orders): 2.
+    tables[0].slots = 60_000_000;
+    assert_eq!(tile(&cols, &tables), Some(2));
 }
 
 /// The staging buffers' bound and the rows of a stored tile the generator assumes are
