@@ -32,7 +32,8 @@ fn is_32_bit(b: &Builder<'_>, e: &Expr) -> bool {
 /// source alone: a 32-bit value's 2^31 (see [`is_32_bit`]; a literal counts by that class,
 /// not its value, so literals of one class share a kernel), or a checked result's type
 /// range (arithmetic and casts are checked against it). None for anything else: a 64-bit
-/// column may hold any 64-bit value.
+/// column may hold any 64-bit value. Stricter than `aggregate::magnitude`, which bounds a
+/// sum's values by their columns' declared types: an exact result rests on this one.
 fn magnitude(b: &Builder<'_>, e: &Expr, input: &[Field]) -> Option<u128> {
     let range = |ty: Type| (ty != Type::Float64).then(|| value_bounds(ty)).flatten().map(|(lo, hi)| lo.unsigned_abs().max(hi.unsigned_abs()));
     match e {
@@ -51,8 +52,11 @@ fn inner_magnitude(lo: i128, hi: i128) -> u128 {
     if lo > 0 || hi < 0 { 0 } else { lo.unsigned_abs().min(hi.unsigned_abs()) }
 }
 
-/// Magnitudes below this make exact 64-bit arithmetic (2^63: `long long` holds ±(2^63 − 1)).
-const FITS_64: u128 = 1 << 63;
+/// `m` where a value of that magnitude is exact in 64 bits (below 2^63: `long long`
+/// holds ±(2^63 − 1)).
+fn fits_64(m: Option<u128>) -> Option<u128> {
+    m.filter(|&m| m < 1 << 63)
+}
 
 /// `long long` value `v` checked against `lo ..= hi`, or `v` itself where its magnitude
 /// `m` is known and every value that small lies in the range.
@@ -492,31 +496,28 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
     // Where both operands' magnitudes are known small enough, the exact result fits 64
     // bits and is computed in them (one IMAD where 128 bits take about 20 instructions,
     // and a check that it may leave out): SSB's products and sums of 32-bit columns.
+    // The value, and the bound of its magnitude where it is computed in 64 bits.
     let (ml, mr) = (magnitude(b, left, input), magnitude(b, right, input));
-    let narrow = |m: Option<u128>| m.filter(|&m| m < FITS_64);
-    let value = match op {
+    let (value, m64) = match op {
         ArithOp::Add | ArithOp::Sub => {
             if ls.max(rs) != os {
                 return Err(Reason::Arithmetic("decimal add/sub with a rescaled result".into()));
             }
             let sym = if op == ArithOp::Add { "+" } else { "-" };
             let (pl, pr) = (pow(os - ls), pow(os - rs));
-            let m = ml.zip(mr).and_then(|(ml, mr)| ml.checked_mul(pl as u128)?.checked_add(mr.checked_mul(pr as u128)?));
-            if let Some(m) = narrow(m) {
-                let sum = cx!["((long long)(", l, format!(") * {pl}LL {sym} (long long)("), r, format!(") * {pr}LL)")];
-                return Ok((b.var(CType::LongLong, "a", checked(sum, Some(m), lo, hi)), both(lo_ok, ro)));
+            match fits_64(ml.zip(mr).and_then(|(ml, mr)| ml.checked_mul(pl as u128)?.checked_add(mr.checked_mul(pr as u128)?))) {
+                Some(m) => (cx!["((long long)(", l, format!(") * {pl}LL {sym} (long long)("), r, format!(") * {pr}LL)")], Some(m)),
+                None => (cx!["((__int128)(", l, format!(") * {pl} {sym} (__int128)("), r, format!(") * {pr})")], None),
             }
-            cx!["((__int128)(", l, format!(") * {pl} {sym} (__int128)("), r, format!(") * {pr})")]
         }
         ArithOp::Mul => {
             if ls + rs != os {
                 return Err(Reason::Arithmetic("decimal multiplication with a rescaled result".into()));
             }
-            if let Some(m) = narrow(ml.zip(mr).and_then(|(ml, mr)| ml.checked_mul(mr))) {
-                let product = cx!["((long long)(", l, ") * (long long)(", r, "))"];
-                return Ok((b.var(CType::LongLong, "a", checked(product, Some(m), lo, hi)), both(lo_ok, ro)));
+            match fits_64(ml.zip(mr).and_then(|(ml, mr)| ml.checked_mul(mr))) {
+                Some(m) => (cx!["((long long)(", l, ") * (long long)(", r, "))"], Some(m)),
+                None => (cx!["((__int128)(", l, ") * (__int128)(", r, "))"], None),
             }
-            cx!["((__int128)(", l, ") * (__int128)(", r, "))"]
         }
         ArithOp::Div if (ls, rs, os) != (0, 0, 0) => {
             // Arrow's decimal division, whose result type DataFusion plans: the dividend
@@ -526,7 +527,7 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
                 return Err(Reason::Arithmetic(format!("decimal division at scales {ls} / {rs} into {os}")));
             }
             let quotient = cx!["tessera_decimal_div((__int128)(", l, format!(") * {}LL, (long long)(", pow(4 + rs)), r, "), flags)"];
-            unless_null(both(lo_ok.clone(), ro.clone()), quotient)
+            (unless_null(both(lo_ok.clone(), ro.clone()), quotient), None)
         }
         ArithOp::Mod if (ls, rs, os) != (0, 0, 0) => {
             // Arrow's decimal remainder: both operands at the larger scale, the remainder
@@ -541,7 +542,7 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
                 r,
                 format!(") * {}LL, flags)", pow(os - rs))
             ];
-            unless_null(both(lo_ok.clone(), ro.clone()), remainder)
+            (unless_null(both(lo_ok.clone(), ro.clone()), remainder), None)
         }
         ArithOp::Div | ArithOp::Mod => {
             if (ls, rs, os) != (0, 0, 0) {
@@ -551,10 +552,14 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
             // that C reads no literal out of range.
             let min = type_min(ty).ok_or(Reason::ValueType(ty))?;
             let quotient = cx!["tessera_div((long long)(", l, "), (long long)(", r, format!("), ({}LL - 1LL), {}, flags)", min + 1, op == ArithOp::Mod)];
-            unless_null(both(lo_ok.clone(), ro.clone()), quotient)
+            (unless_null(both(lo_ok.clone(), ro.clone()), quotient), None)
         }
     };
-    Ok((b.var(CType::LongLong, "a", cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, flags)")]), both(lo_ok, ro)))
+    let value = match m64 {
+        Some(m) => checked(value, Some(m), lo, hi),
+        None => cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, flags)")],
+    };
+    Ok((b.var(CType::LongLong, "a", value), both(lo_ok, ro)))
 }
 
 /// A division's or remainder's 128-bit value, computed only where its operands are not
@@ -640,7 +645,7 @@ fn cast(b: &mut Builder<'_>, x: &Expr, ty: Type, input: &[Field]) -> Lowered<(CE
     let m = magnitude(b, x, input);
     let value = match scale {
         None => checked(cx!["((long long)(", v, "))"], m, lo, hi),
-        Some(k) => match m.and_then(|m| m.checked_mul(k as u128)).filter(|&m| m < FITS_64) {
+        Some(k) => match fits_64(m.and_then(|m| m.checked_mul(k as u128))) {
             Some(m) => checked(cx!["((long long)(", v, format!(") * {k}LL)")], Some(m), lo, hi),
             None => cx!["tessera_checked((__int128)(", v, format!(") * {k}, {lo}LL, {hi}LL, flags)")],
         },

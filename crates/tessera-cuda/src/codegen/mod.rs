@@ -93,7 +93,7 @@ pub const L2_RESIDENT_TABLE_BYTES: usize = 24 << 20;
 /// hashed, its chains' heads and links, its membership bitmap.
 fn table_bytes(t: &GpuTable) -> usize {
     let rows = t.chain.unwrap_or(t.slots);
-    let payload: usize = t.payload.iter().map(|c| if c.width == layout::Width::I32 { 4 } else { 8 }).sum();
+    let payload: usize = t.payload.iter().map(|c| c.width.bytes()).sum();
     let keys = if t.hashed.is_some() { 8 * t.slots } else { 0 };
     let chains = t.chain.map_or(0, |rows| 4 * (t.slots + 1 + rows));
     rows.saturating_mul(payload).saturating_add(keys).saturating_add(chains).saturating_add(t.slots / 8)
