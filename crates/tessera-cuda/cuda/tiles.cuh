@@ -416,6 +416,46 @@ __device__ __forceinline__ long long tessera_unpack_warp(const unsigned long lon
     return tessera_dec_unpack64(tessera_tile_dec(col, row - (long long)(threadIdx.x & 31u)), row, want);
 }
 
+// Narrowed columns (`codegen::Narrow`: 1- or 2-byte distances) loaded a word at a time
+// (TESSERA_EXP_NARROW_WORDS): a byte load moves 32 bytes a warp, a quarter of what a
+// 4-byte column's does, so the narrowed kernels kept too few bytes in flight. Instead
+// each lane loads a word W of C = sizeof(W) / sizeof(T) consecutive distances, and the
+// warp hands each lane its rows' values by shuffles, keeping the striped rows (item i
+// of thread t is row tile + i * B + t, B the block's threads). Load k of a tile covers
+// items k * C to k * C + C - 1: the 32 * C rows of those items' warp rows, lane l the C
+// rows from tessera_word_row<C, B>() + k * C * B.
+
+// The first of this lane's C rows in load 0, counted from its tile's first row.
+template <int C, int B>
+__device__ __forceinline__ int tessera_word_row() {
+    const unsigned int lane = threadIdx.x & 31u;
+    return (int)((lane / (32u / C)) * (unsigned int)B + (threadIdx.x & ~31u) + (lane % (32u / C)) * (unsigned int)C);
+}
+
+// The word of distances from row `r` (whose row r exists) of a column of `rows` rows:
+// read whole where all C rows exist, else the existing ones (the rest 0), so no read
+// passes the column's end.
+template <typename W, typename T>
+__device__ __forceinline__ unsigned int tessera_word_load(const T* __restrict__ col, long long r, long long rows) {
+    constexpr int C = sizeof(W) / sizeof(T);
+    if (r + C <= rows) return (unsigned int)__ldg((const W*)(col + r));
+    unsigned int w = 0u;
+    #pragma unroll
+    for (int j = 0; j < C; ++j) {
+        if (r + j < rows) w |= (unsigned int)col[r + j] << (8 * (int)sizeof(T) * j);
+    }
+    return w;
+}
+
+// This lane's distance in item j (0 to C - 1) of a load whose word this lane holds as
+// `w`: by the whole warp. Lane l's row is the (l % C)th of lane j * (32 / C) + l / C's.
+template <typename T, int C>
+__device__ __forceinline__ unsigned int tessera_word_pick(unsigned int w, int j) {
+    const unsigned int lane = threadIdx.x & 31u;
+    const unsigned int got = __shfl_sync(0xffffffffu, w, j * (32 / C) + (int)(lane / C));
+    return (got >> (8u * (unsigned int)sizeof(T) * (lane % C))) & ((1u << (8 * sizeof(T))) - 1u);
+}
+
 // Whether kernel tile [tile, tile + T) of a table of `rows` rows may hold a row the
 // pipeline's leading filters keep, by the executor's zone bitmap (`tessera-exec`'s
 // `zones::tile_bitmap`): bit g covers rows [g * 2048, (g + 1) * 2048), so a tile of at

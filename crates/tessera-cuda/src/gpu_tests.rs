@@ -654,6 +654,46 @@ fn gpu_staged_tiles_decode_like_the_cpu() {
     device.synchronize().unwrap();
 }
 
+/// Narrowed columns of 1- and 2-byte distances loaded a word a lane and handed out by warp
+/// shuffles (`tessera_word_load`, `tessera_word_pick`, `TESSERA_EXP_NARROW_WORDS`) give
+/// each row its own distance, for 2, 4 and 8 items a thread and for columns ending
+/// inside a word, a warp's rows and a tile.
+#[test]
+fn gpu_narrow_words_give_each_row_its_value() {
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_narrow_words_give_each_row_its_value") else {
+        return;
+    };
+    let module = KernelCache::new(None).load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
+    let stream = device.stream().clone();
+    let mut rng = Rng(11);
+    for n in [1usize, 3, 31, 33, 255, 257, 1023, 4096, 70_001] {
+        let bytes: Vec<u8> = (0..n).map(|i| if i % 5 == 0 { u8::MAX } else { rng.range(0, 255) as u8 }).collect();
+        let halves: Vec<u16> = (0..n).map(|i| if i % 7 == 0 { u16::MAX } else { rng.range(0, 65_535) as u16 }).collect();
+        let d_bytes = device.upload(&bytes).unwrap();
+        let d_halves = device.upload(&halves).unwrap();
+        let n_arg = n as i64;
+        for name in ["narrow_words_8_2", "narrow_words_8_4", "narrow_words_8_8", "narrow_words_16_2", "narrow_words_16_4"] {
+            let kernel = module.load_function(name).unwrap();
+            let mut d_out = device.memory().alloc::<i64>(n).unwrap();
+            let mut launch = stream.launch_builder(&kernel);
+            if name.starts_with("narrow_words_8") {
+                launch.arg(&d_bytes);
+            } else {
+                launch.arg(&d_halves);
+            }
+            launch.arg(&n_arg).arg(&mut d_out);
+            let cfg = LaunchConfig { grid_dim: (7, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+            unsafe { launch.launch(cfg) }.unwrap();
+            let got = device.download(&d_out).unwrap();
+            for i in 0..n {
+                let want = if name.starts_with("narrow_words_8") { i64::from(bytes[i]) } else { i64::from(halves[i]) };
+                assert_eq!(got[i], want, "{name}, {n} rows, row {i}");
+            }
+        }
+    }
+    device.synchronize().unwrap();
+}
+
 #[test]
 fn gpu_query_streams_share_a_column_through_its_event() {
     let Some(device) = gpu_or_skip("gpu_query_streams_share_a_column_through_its_event") else {

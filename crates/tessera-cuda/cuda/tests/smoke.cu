@@ -99,3 +99,30 @@ extern "C" __global__ void unpack_staged_512_64(const unsigned long long* col, i
 extern "C" __global__ void unpack_staged_2048_64(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<2048, 64>(col, n, out); }
 extern "C" __global__ void unpack_staged_512_32(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<512, 32>(col, n, out); }
 extern "C" __global__ void unpack_staged_256_32(const unsigned long long* col, int64_t n, int64_t* out) { unpack_staged<256, 32>(col, n, out); }
+
+// Every row of a narrowed column of T distances, tiles of ITEMS * 128 rows loaded a word a
+// lane (tessera_word_row, tessera_word_load) and handed out by shuffles
+// (tessera_word_pick), as generated kernels load the narrowed columns they read up front
+// under TESSERA_EXP_NARROW_WORDS; launched with blocks of 128 threads. Item i of thread t
+// is row tile + i * 128 + t, as in those kernels.
+template <typename T, typename W, int ITEMS>
+__device__ void narrow_words(const T* col, int64_t n, int64_t* out) {
+    constexpr int C = (int)(sizeof(W) / sizeof(T));
+    for (long long tile = (long long)blockIdx.x * ITEMS * 128; tile < n; tile += (long long)gridDim.x * ITEMS * 128) {
+        unsigned int w[ITEMS / C];
+        for (int k = 0; k < ITEMS / C; ++k) {
+            const long long r = tile + (long long)k * C * 128 + tessera_word_row<C, 128>();
+            w[k] = r < n ? tessera_word_load<W>(col, r, n) : 0u;
+        }
+        for (int i = 0; i < ITEMS; ++i) {
+            const unsigned int v = tessera_word_pick<T, C>(w[i / C], i % C);
+            const long long row = tile + threadIdx.x + (long long)i * 128;
+            if (row < n) out[row] = (int64_t)v;
+        }
+    }
+}
+extern "C" __global__ void narrow_words_8_4(const uint8_t* col, int64_t n, int64_t* out) { narrow_words<uint8_t, unsigned int, 4>(col, n, out); }
+extern "C" __global__ void narrow_words_8_2(const uint8_t* col, int64_t n, int64_t* out) { narrow_words<uint8_t, unsigned short, 2>(col, n, out); }
+extern "C" __global__ void narrow_words_8_8(const uint8_t* col, int64_t n, int64_t* out) { narrow_words<uint8_t, unsigned int, 8>(col, n, out); }
+extern "C" __global__ void narrow_words_16_4(const uint16_t* col, int64_t n, int64_t* out) { narrow_words<uint16_t, unsigned int, 4>(col, n, out); }
+extern "C" __global__ void narrow_words_16_2(const uint16_t* col, int64_t n, int64_t* out) { narrow_words<uint16_t, unsigned int, 2>(col, n, out); }

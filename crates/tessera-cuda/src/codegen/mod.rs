@@ -151,6 +151,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         stage_late: options.experiments.stage_late,
         zones: zone_pruned(pipeline, options),
         min_blocks: options.experiments.min_blocks,
+        narrow_words: options.experiments.narrow_words,
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
     let kernel = Kernel {

@@ -30,7 +30,7 @@ use std::fmt::Write;
 use super::abi::{KERNEL_NAME, Param};
 use super::defer::{Deferral, Expansion};
 use super::ir::{CExpr, KernelIr, Load, Piece, Scope, Stage, Stmt};
-use super::layout::GpuColumn;
+use super::layout::{GpuColumn, Narrow};
 use super::options::BLOCK_THREADS;
 
 /// What the printer needs besides the IR.
@@ -56,6 +56,9 @@ pub struct Shape<'a> {
     /// Resident blocks an SM the kernel asks registers to allow (0: no minimum;
     /// `TESSERA_EXP_MIN_BLOCKS`).
     pub min_blocks: u32,
+    /// Whether narrowed 1- and 2-byte columns loaded up front are loaded a word a lane
+    /// (`TESSERA_EXP_NARROW_WORDS`, see [`words_of`]).
+    pub narrow_words: bool,
 }
 
 /// Which tiles a tile loop's body is written for.
@@ -116,11 +119,19 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // prefetched into L1 two tiles ahead. The columns a later stage loads (only the rows
     // still selected) have their headers prefetched the same way. A staged column's
     // header is prefetched by the warp that copies its tiles (`tessera_stage`).
-    let (plain_eager, packed_eager): (Vec<_>, Vec<_>) = eager.iter().cloned().partition(|(_, c)| !packed(c));
+    let (mut plain_eager, packed_eager): (Vec<_>, Vec<_>) = eager.iter().cloned().partition(|(_, c)| !packed(c));
+    // Narrowed columns loaded a word a lane (`Shape::narrow_words`), as (value name,
+    // column, distances a word, the word's C type, a distance's).
+    let word_eager: Vec<(String, usize, u32, &str, &str)> = plain_eager
+        .iter()
+        .filter(|_| shape.narrow_words)
+        .filter_map(|(n, c)| words_of(&shape.cols[*c], items).map(|(per, w, t)| (n.clone(), *c, per, w, t)))
+        .collect();
+    plain_eager.retain(|(_, c)| !word_eager.iter().any(|w| w.1 == *c));
     // Those that fit are staged in shared memory instead, a tile ahead (see `staged`).
     let (staged, packed_eager) = staged(packed_eager, shape.cols, tile_items);
     // Whether any column loaded up front is prefetched into registers.
-    let registers = !plain_eager.is_empty() || !packed_eager.is_empty();
+    let registers = !plain_eager.is_empty() || !packed_eager.is_empty() || !word_eager.is_empty();
     // Each column's copy by a warp in turn (`tessera_stage`), of the tile at `at` into
     // buffer `buffer`.
     let warps = (BLOCK_THREADS / 32) as usize;
@@ -160,9 +171,28 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // may hold rows, see `Shape::zones`).
     let zone_test = |tile: &str| format!("tessera_zone_pass<{tile_items}>(zones, {tile}, rows)");
     let zoned = |cond: &str| if shape.zones { format!("{cond} && zn") } else { cond.to_string() };
+    // The word-a-lane loads of the narrowed columns at `tile` (load k of a column: see
+    // `tessera_word_row`), testing that the word's first row exists where `guard`
+    // (`tessera_word_load` then reads no row past the column's end).
+    let lane_words = |tile: &str, guard: bool| -> String {
+        let loads: String = word_eager
+            .iter()
+            .flat_map(|(n, c, per, w, _)| {
+                (0..items / per).map(move |k| {
+                    let r = format!("{tile} + {}LL + tessera_word_row<{per}, {BLOCK_THREADS}>()", k * per * BLOCK_THREADS);
+                    if guard {
+                        format!(" {{ const long long r = {r}; nw{n}[{k}] = r < rows ? tessera_word_load<{w}>(col{c}, r, rows) : 0u; }}")
+                    } else {
+                        format!(" nw{n}[{k}] = (unsigned int)__ldg((const {w}*)(col{c} + {r}));")
+                    }
+                })
+            })
+            .collect();
+        if loads.is_empty() || !shape.zones { loads } else { format!(" if (zn) {{{loads} }}") }
+    };
     let guarded_loads = |tile: &str| -> String {
         let plain = if prefetch_loads.is_empty() { String::new() } else { format!(" if ({}) {{{prefetch_loads} }}", zoned("r < rows")) };
-        format!("for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}", row(tile), word_loads("r < rows"))
+        format!("for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}{}", row(tile), word_loads("r < rows"), lane_words(tile, true))
     };
     let header_prefetch = |indent: &str, at: &str| -> String {
         let loads: String = headed.iter().map(|c| format!(" tessera_tile_prefetch(col{c}, {at});")).collect();
@@ -178,6 +208,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         }
         for (n, c) in &packed_eager {
             let _ = writeln!(src, "    {} pw{n}[ITEMS];", word_type(*c));
+        }
+        for (n, _, per, _, _) in &word_eager {
+            let _ = writeln!(src, "    unsigned int nw{n}[{}] = {{}};", items / per);
         }
         if !packed_eager.is_empty() {
             let _ = writeln!(src, "    {{");
@@ -230,7 +263,17 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             for (n, c) in &packed_eager {
                 let _ = writeln!(src, "        {} w{n}[ITEMS];", word_type(*c));
             }
-            let take: String = plain_eager.iter().map(|(n, _)| format!(" {n}[i] = n{n}[i];")).chain(packed_eager.iter().map(|(n, _)| format!(" w{n}[i] = pw{n}[i];"))).collect();
+            let picks = word_eager.iter().map(|(n, c, per, _, t)| {
+                let col = &shape.cols[*c];
+                let u = if col.width.bytes() == 4 { "uint32_t" } else { "unsigned long long" };
+                format!(" {n}[i] = ({})(({u})col{c}_ref + ({u})tessera_word_pick<{t}, {per}>(nw{n}[i / {per}], i % {per}));", col.width.c())
+            });
+            let take: String = plain_eager
+                .iter()
+                .map(|(n, _)| format!(" {n}[i] = n{n}[i];"))
+                .chain(packed_eager.iter().map(|(n, _)| format!(" w{n}[i] = pw{n}[i];")))
+                .chain(picks)
+                .collect();
             if registers {
                 let _ = writeln!(src, "        #pragma unroll");
                 let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
@@ -259,7 +302,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                     let _ = writeln!(src, "        if (next + {tile_items}LL <= rows) {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let plain = if shape.zones && !prefetch_loads.is_empty() { format!(" if (zn) {{{prefetch_loads} }}") } else { prefetch_loads.clone() };
-                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}", row("next"), word_loads("true"));
+                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}{}", row("next"), word_loads("true"), lane_words("next", false));
                     let _ = writeln!(src, "        }} else {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let _ = writeln!(src, "    {guarded}");
@@ -338,6 +381,22 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     src.push_str(&ir.epilogue);
     src.push_str("}\n");
     src
+}
+
+/// How narrowed column `col`, loaded up front with `items` items a thread, is loaded a
+/// word a lane (`TESSERA_EXP_NARROW_WORDS`, `tessera_word_load` in `tiles.cuh`): the
+/// distances a word holds (C, the items one load covers), the word's C type and a
+/// distance's. None for a column loaded an item at a time: not narrowed below 4 bytes,
+/// or fewer than two distances to a word.
+fn words_of(col: &GpuColumn, items: u32) -> Option<(u32, &'static str, &'static str)> {
+    let narrow = col.narrow.filter(|_| !col.packed)?;
+    let bytes = match narrow {
+        Narrow::U8 => 1,
+        Narrow::U16 => 2,
+        Narrow::U32 => return None,
+    };
+    let per = (4 / bytes).min(items);
+    (per >= 2 && items % per == 0).then_some((per, if per * bytes == 4 { "unsigned int" } else { "unsigned short" }, narrow.c()))
 }
 
 /// After a tile's stages: each warp queues what the rest of the pipeline needs of its

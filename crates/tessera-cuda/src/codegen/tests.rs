@@ -671,6 +671,52 @@ fn narrow_columns_load_at_their_width() {
     assert_eq!(Narrow::for_span(0, Width::Str), None);
 }
 
+/// Under `TESSERA_EXP_NARROW_WORDS`, narrowed 1- and 2-byte columns loaded up front are
+/// loaded a word a lane (rows guarded where the tile may be partial) and handed out by
+/// warp shuffles; 4-byte distances, and 2-byte ones with one item a thread, are loaded an
+/// item at a time as before; and the kernels compile.
+#[test]
+fn narrow_columns_loaded_up_front_load_a_word_a_lane() {
+    let (p, mut cols, tables) = star();
+    cols[0].narrow = Some(Narrow::U16);
+    cols[1].narrow = Some(Narrow::U8);
+    cols[2].narrow = Some(Narrow::U32);
+    let mut options = KernelOptions::default();
+    options.experiments.eager_min_sectors = 0.0;
+    options.experiments.narrow_words = true;
+    options.items_per_thread = Some(4);
+    let k = generate_with(&p, &cols, &tables, options).unwrap();
+    let src = &k.source;
+    // Four items a thread: one 4-byte word of u8 distances, two of u16 ones.
+    assert!(src.contains("unsigned int nwc1[1] = {};") && src.contains("unsigned int nwc0[2] = {};"), "{src}");
+    assert!(src.contains("nwc0[1] = (unsigned int)__ldg((const unsigned int*)(col0 + next + 256LL + tessera_word_row<2, 128>()));"), "{src}");
+    assert!(src.contains("nwc1[0] = r < rows ? tessera_word_load<unsigned int>(col1, r, rows) : 0u;"), "{src}");
+    assert!(src.contains("c1[i] = (int32_t)((uint32_t)col1_ref + (uint32_t)tessera_word_pick<uint8_t, 4>(nwc1[i / 4], i % 4));"), "{src}");
+    assert!(src.contains("c0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_word_pick<uint16_t, 2>(nwc0[i / 2], i % 2));"), "{src}");
+    assert!(src.contains("nc2[i] = (int64_t)((unsigned long long)col2_ref + (unsigned long long)col2[r]);"), "{src}");
+    // Two items a thread: a 2-byte word of u8 distances; a u16 distance fills a word alone
+    // only with two items.
+    options.items_per_thread = Some(2);
+    let two = generate_with(&p, &cols, &tables, options).unwrap();
+    assert!(two.source.contains("tessera_word_load<unsigned short>(col1, r, rows)"), "{}", two.source);
+    assert!(two.source.contains("tessera_word_pick<uint16_t, 2>"), "{}", two.source);
+    options.items_per_thread = Some(1);
+    let one = generate_with(&p, &cols, &tables, options).unwrap();
+    assert!(!one.source.contains("tessera_word"), "{}", one.source);
+    // Off, the loads are an item's each.
+    options.experiments.narrow_words = false;
+    options.items_per_thread = Some(4);
+    let off = generate_with(&p, &cols, &tables, options).unwrap();
+    assert!(!off.source.contains("tessera_word"), "{}", off.source);
+    if crate::test_support::nvrtc_or_skip("word-loaded narrow kernels compile with NVRTC") {
+        for k in [&k, &two] {
+            if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                panic!("{e}\n{}", k.source);
+            }
+        }
+    }
+}
+
 /// Source columns in bit-packed tiles (`tiles.cuh`) are decoded where they are loaded:
 /// those of the first stage (eager) staged in shared memory a tile ahead and decoded from
 /// there, or (where a kernel tile does not divide a stored tile) their words loaded a
