@@ -416,14 +416,15 @@ __device__ __forceinline__ long long tessera_unpack_warp(const unsigned long lon
     return tessera_dec_unpack64(tessera_tile_dec(col, row - (long long)(threadIdx.x & 31u)), row, want);
 }
 
-// Narrowed columns (`codegen::Narrow`: 1- or 2-byte distances) loaded a word at a time
-// (TESSERA_EXP_NARROW_WORDS): a byte load moves 32 bytes a warp, a quarter of what a
-// 4-byte column's does, so the narrowed kernels kept too few bytes in flight. Instead
-// each lane loads a word W of C = sizeof(W) / sizeof(T) consecutive distances, and the
-// warp hands each lane its rows' values by shuffles, keeping the striped rows (item i
-// of thread t is row tile + i * B + t, B the block's threads). Load k of a tile covers
-// items k * C to k * C + C - 1: the 32 * C rows of those items' warp rows, lane l the C
-// rows from tessera_word_row<C, B>() + k * C * B.
+// Narrowed columns (`codegen::Narrow`: 1- or 2-byte distances) that a kernel loads up
+// front are loaded a word at a time (TESSERA_EXP_NARROW_WORDS=0 turns it off): a byte
+// load moves 32 bytes a warp, a quarter of what a 4-byte column's does, so the narrowed
+// kernels kept too few bytes in flight. Instead each lane loads a word W of
+// C = sizeof(W) / sizeof(T) consecutive distances, and the warp hands each lane its
+// rows' values by shuffles, keeping the striped rows (item i of thread t is row
+// tile + i * B + t, B the block's threads). Load k of a tile covers items k * C to
+// k * C + C - 1: the 32 * C rows of those items' warp rows, lane l the C rows from
+// tessera_word_row<C, B>() + k * C * B.
 
 // The first of this lane's C rows in load 0, counted from its tile's first row.
 template <int C, int B>

@@ -655,7 +655,7 @@ fn gpu_staged_tiles_decode_like_the_cpu() {
 }
 
 /// Narrowed columns of 1- and 2-byte distances loaded a word a lane and handed out by warp
-/// shuffles (`tessera_word_load`, `tessera_word_pick`, `TESSERA_EXP_NARROW_WORDS`) give
+/// shuffles (`tessera_word_load`, `tessera_word_pick`, `Experiments::narrow_words`) give
 /// each row its own distance, for 2, 4 and 8 items a thread and for columns ending
 /// inside a word, a warp's rows and a tile.
 #[test]

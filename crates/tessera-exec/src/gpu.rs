@@ -1991,19 +1991,19 @@ fn host_values(a: &ArrayRef, out: &mut [i64]) -> Result<()> {
 }
 
 /// Whether integer columns go up narrowed to byte widths where their values allow
-/// (`codegen::Narrow`, `TESSERA_EXP_NARROW=1`), or at their widths (the default). Off by
-/// default because the kernels are no faster for reading fewer bytes: on the H200
-/// (2026-11-26f, `benchmarks/results/gpu-h200-2026-11-26f/`) SSB SF 20's kernels'
-/// bandwidth model fell from 6.5 to 4.7 ms and TPC-H SF 10's from 9.9 to 4.2, yet they
-/// took 6.59-6.61 ms against 6.61-6.63 plain (bench medians) and 6.96-7.02
-/// against 6.58-6.60 (EXPLAIN ANALYZE), TPC-H 65.7-65.8 against 65.8-66.1: they are bound
-/// by their probes' latency, not by the bytes of the columns. Each thread's rows
-/// consecutive with one vector load a tile (Crystal's blocked loads) did not change that
-/// (narrowed 6.84-6.86 ms, plain 6.58-6.66), and was dropped. What it saves is GPU
-/// memory (a column cache that holds more tables) and the bytes an upload moves.
+/// (`codegen::Narrow`; the default), or at their widths (`TESSERA_EXP_NARROW=0`).
+/// Narrowed alone the kernels were no faster for reading fewer bytes (2026-11-26f and
+/// 2026-11-27g, H200: SSB SF 20 6.51-6.58 ms against 6.40-6.43 plain, TPC-H SF 10
+/// 61.5-62.0 against 62.0-62.1): a byte load moves a quarter of the bytes a warp that a
+/// 4-byte load does, and the kernels were latency-bound at 50% of DRAM. Loaded a word a
+/// lane and handed out by shuffles (`codegen::Experiments::narrow_words`), they are:
+/// SSB SF 20 6.34-6.39 ms against 6.42-6.43 plain, TPC-H SF 10 **42.4-42.6 against
+/// 61.3-61.4** (bench medians in turns, 2026-11-27h run 1). They also take less GPU
+/// memory (SSB's columns read 0.72x, TPC-H's 0.42x of their plain bytes) and the bytes
+/// an upload moves.
 fn narrow_columns() -> bool {
     static NARROW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *NARROW.get_or_init(|| std::env::var("TESSERA_EXP_NARROW").is_ok_and(|v| v == "1"))
+    *NARROW.get_or_init(|| std::env::var("TESSERA_EXP_NARROW").map_or(true, |v| v != "0"))
 }
 
 /// The narrow form of column `c` of `table` as `col` would otherwise lie (plain, without

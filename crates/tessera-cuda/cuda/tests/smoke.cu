@@ -103,7 +103,7 @@ extern "C" __global__ void unpack_staged_256_32(const unsigned long long* col, i
 // Every row of a narrowed column of T distances, tiles of ITEMS * 128 rows loaded a word a
 // lane (tessera_word_row, tessera_word_load) and handed out by shuffles
 // (tessera_word_pick), as generated kernels load the narrowed columns they read up front
-// under TESSERA_EXP_NARROW_WORDS; launched with blocks of 128 threads. Item i of thread t
+// (Experiments::narrow_words); launched with blocks of 128 threads. Item i of thread t
 // is row tile + i * 128 + t, as in those kernels.
 template <typename T, typename W, int ITEMS>
 __device__ void narrow_words(const T* col, int64_t n, int64_t* out) {

@@ -142,10 +142,11 @@ pub struct GpuColumn {
 /// A column narrowed to a byte width: frame of reference over the whole column, each
 /// value stored as its distance from the column's smallest (`col{i}_ref`), in the fewest
 /// whole bytes that hold the largest distance. Loading it is the narrow load and one add
-/// (bit-packed tiles read fewer bytes still but were measured instruction-bound).
+/// (bit-packed tiles read fewer bytes still but were measured instruction-bound); 1- and
+/// 2-byte columns loaded up front are loaded a word a lane (`Experiments::narrow_words`).
 /// TPC-H's decimals and keys are 64-bit values of 1–4 bytes; SSB's quantities, discounts
-/// and dates are 32-bit values of 1–2. Opt-in (`TESSERA_EXP_NARROW=1`): the kernels
-/// measured no faster for it (`tessera_exec::gpu`'s `narrow_columns`).
+/// and dates are 32-bit values of 1–2. The default (`TESSERA_EXP_NARROW=0` turns it
+/// off; see `tessera_exec::gpu`'s `narrow_columns`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Narrow {
     /// `uint8_t` distances.

@@ -73,15 +73,19 @@ pub struct Experiments {
     /// probes that reads packed columns (0, the default: 4 where its tables stay in L2,
     /// else 2; see `codegen::L2_RESIDENT_TABLE_BYTES`).
     pub packed_items: u32,
-    /// `TESSERA_EXP_NARROW_WORDS=1` loads the narrowed 1- and 2-byte columns a kernel
-    /// reads up front a word a lane, handing the values out by warp shuffles
-    /// (`tessera_word_pick`, `tiles.cuh`), instead of one narrow load an item.
+    /// Narrowed 1- and 2-byte columns a kernel reads up front are loaded a word a lane
+    /// and their values handed out by warp shuffles (`tessera_word_pick`, `tiles.cuh`);
+    /// `TESSERA_EXP_NARROW_WORDS=0` loads them one narrow load an item, as before. A
+    /// byte load moves 32 bytes a warp: on the H200 the narrowed kernels were
+    /// latency-bound at half of DRAM's bandwidth, and SSB q1.1's probe took 398 µs
+    /// against 343 µs with words (444 µs plain); TPC-H SF 10's kernels 61.5-61.8 ms
+    /// against 42.4-42.6 (2026-11-27h runs 1-2).
     pub narrow_words: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: false }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true }
     }
 }
 
@@ -101,7 +105,7 @@ impl Experiments {
             compares_32: var("TESSERA_EXP_CMP32").map_or(d.compares_32, |v| v != "0"),
             min_blocks: var("TESSERA_EXP_MIN_BLOCKS").and_then(|v| v.parse().ok()).unwrap_or(d.min_blocks),
             packed_items: var("TESSERA_EXP_PACKED_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.packed_items),
-            narrow_words: var("TESSERA_EXP_NARROW_WORDS").map_or(d.narrow_words, |v| v == "1"),
+            narrow_words: var("TESSERA_EXP_NARROW_WORDS").map_or(d.narrow_words, |v| v != "0"),
         }
     }
 }

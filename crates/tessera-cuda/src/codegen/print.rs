@@ -16,7 +16,10 @@
 //! probes' chain (software pipelining over tiles; a deeper ring in shared memory with
 //! `cp.async` was measured slower, same section of the results README). Packed columns
 //! loaded up front are instead staged in shared memory a tile ahead and decoded there
-//! ([`staged`], `tiles.cuh`).
+//! ([`staged`], `tiles.cuh`). Narrowed 1- and 2-byte columns loaded up front go into
+//! registers as words, a word a lane covering C rows of a warp, and each item's value is
+//! taken from its lane's word by a shuffle ([`words_of`]): a warp's byte loads moved 32
+//! bytes each, too few in flight.
 //!
 //! A kernel with a zone bitmap ([`Param::Zones`]) runs no stage of a tile the bitmap
 //! rules out, and issues no eager load for it. It tests the tile around the stages and
@@ -57,7 +60,7 @@ pub struct Shape<'a> {
     /// `TESSERA_EXP_MIN_BLOCKS`).
     pub min_blocks: u32,
     /// Whether narrowed 1- and 2-byte columns loaded up front are loaded a word a lane
-    /// (`TESSERA_EXP_NARROW_WORDS`, see [`words_of`]).
+    /// (`Experiments::narrow_words`, see [`words_of`]).
     pub narrow_words: bool,
 }
 
@@ -384,7 +387,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
 }
 
 /// How narrowed column `col`, loaded up front with `items` items a thread, is loaded a
-/// word a lane (`TESSERA_EXP_NARROW_WORDS`, `tessera_word_load` in `tiles.cuh`): the
+/// word a lane (`Experiments::narrow_words`, `tessera_word_load` in `tiles.cuh`): the
 /// distances a word holds (C, the items one load covers), the word's C type and a
 /// distance's. None for a column loaded an item at a time: not narrowed below 4 bytes,
 /// or fewer than two distances to a word.

@@ -671,7 +671,7 @@ fn narrow_columns_load_at_their_width() {
     assert_eq!(Narrow::for_span(0, Width::Str), None);
 }
 
-/// Under `TESSERA_EXP_NARROW_WORDS`, narrowed 1- and 2-byte columns loaded up front are
+/// With `Experiments::narrow_words` (the default), narrowed 1- and 2-byte columns loaded up front are
 /// loaded a word a lane (rows guarded where the tile may be partial) and handed out by
 /// warp shuffles; 4-byte distances, and 2-byte ones with one item a thread, are loaded an
 /// item at a time as before; and the kernels compile.
