@@ -5,6 +5,7 @@
 # per-SASS tables of SSB q3.2's probe kernel both ways (q3.2 is 10% slower narrowed).
 S=benchmarks/device/gpu-suite.sh
 X=/tmp/tessera-gpu/bin/tessera
+bash $S > /dev/null 2>&1  # unpacks the binary
 [ -d /tmp/td20/bench/ssb-sf20 ] || $X --data-dir /tmp/td20 bench ssb --sf 20 --runs 1 --engine tessera > /dev/null 2>&1
 [ -d /tmp/tdh10/bench/tpch-sf10 ] || $X --data-dir /tmp/tdh10 bench tpch --sf 10 --runs 1 --engine tessera --queries q01 > /dev/null 2>&1
 cold() {  # $1: store, $2: query file, $3: label
