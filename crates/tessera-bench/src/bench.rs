@@ -330,7 +330,7 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                         if let (Some(run), Ok(mut v)) = (last_gpu_run(&session), per_run.lock()) {
                             v.push(run);
                         }
-                        check::to_rows(&out.batches)
+                        Ok(out.batches)
                     })
                     .await;
                     run.gpu = per_run.lock().ok().and_then(|v| gpu_figures(&v, peak));
@@ -346,7 +346,7 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                 for q in &queries {
                     results.push(time_query(q, *engine, opts.runs, || async {
                         let out = session.execute(q.sql.trim().trim_end_matches(';')).await?;
-                        check::to_rows(&out.batches)
+                        Ok(out.batches)
                     }).await);
                 }
                 session.execute("SET tessera.device = 'auto'").await?;
@@ -356,8 +356,7 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                 for q in &queries {
                     results.push(time_query(q, *engine, opts.runs, || async {
                         let df = ctx.sql(q.sql).await.map_err(tessera_engine::error::from_df)?;
-                        let batches = df.collect().await.map_err(tessera_engine::error::from_df)?;
-                        check::to_rows(&batches)
+                        df.collect().await.map_err(tessera_engine::error::from_df)
                     }).await);
                 }
             }
@@ -423,19 +422,23 @@ async fn time_alternating<'a>(q: &Query, runs: usize, engines: &[(EngineKind, &d
         .collect()
 }
 
+/// Times `runs` + 1 runs of `q` (the first cold) on one engine. A run's time ends when the
+/// engine hands back its result batches; rendering them as text for the check comes
+/// after, as it does in `time_alternating`'s runs (it is the harness's work, not the
+/// engine's).
 async fn time_query<F, Fut>(q: &Query, engine: EngineKind, runs: usize, run: F) -> QueryRun
 where
     F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<Rows>>,
+    Fut: std::future::Future<Output = Result<Vec<arrow::record_batch::RecordBatch>>>,
 {
     let mut times = Vec::with_capacity(runs + 1);
     let mut answer = None;
     let mut error = None;
     for _ in 0..=runs {
         let start = Instant::now();
-        match run().await {
-            Ok(rows) => {
-                times.push(start.elapsed().as_secs_f64() * 1e3);
+        match run().await.map(|batches| (start.elapsed().as_secs_f64() * 1e3, batches)).and_then(|(ms, batches)| Ok((ms, check::to_rows(&batches)?))) {
+            Ok((ms, rows)) => {
+                times.push(ms);
                 answer = Some(rows);
             }
             Err(e) => {
