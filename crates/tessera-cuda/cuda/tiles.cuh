@@ -449,12 +449,16 @@ __device__ __forceinline__ unsigned int tessera_word_load(const T* __restrict__ 
 }
 
 // This lane's distance in item j (0 to C - 1) of a load whose word this lane holds as
-// `w`: by the whole warp. Lane l's row is the (l % C)th of lane j * (32 / C) + l / C's.
+// `w`: by the whole warp. Lane l's row is the (l % C)th of lane j * (32 / C) + l / C's,
+// taken out of that word by one byte permute (its selector is the same for every item).
 template <typename T, int C>
 __device__ __forceinline__ unsigned int tessera_word_pick(unsigned int w, int j) {
     const unsigned int lane = threadIdx.x & 31u;
     const unsigned int got = __shfl_sync(0xffffffffu, w, j * (32 / C) + (int)(lane / C));
-    return (got >> (8u * (unsigned int)sizeof(T) * (lane % C))) & ((1u << (8 * sizeof(T))) - 1u);
+    const unsigned int k = lane % C;
+    // Selector nibbles 0-3 pick bytes of `got`, 4 a byte of the zero operand.
+    const unsigned int sel = sizeof(T) == 1 ? (0x4440u | k) : (0x4400u | ((2u * k + 1u) << 4) | (2u * k));
+    return __byte_perm(got, 0u, sel);
 }
 
 // Whether kernel tile [tile, tile + T) of a table of `rows` rows may hold a row the
