@@ -31,7 +31,7 @@
 #   packedab — SSB SF20 plain, packed and packed without runs, then TPC-H SF10 plain and
 #             packed, each in its own process
 #   ab      — SSB SF20 and TPC-H SF10 with the defaults and with the variable in $AB (e.g.
-#             AB=TESSERA_EXP_ZONES=0 or AB=TESSERA_EXP_NARROW=1), each in its own process,
+#             AB=TESSERA_EXP_ZONES=0 or AB=TESSERA_EXP_NARROW=0), each in its own process,
 #             in turns, $ROUNDS rounds (default 2); then SSB SF1 and TPC-H SF1 both ways,
 #             answers checked
 #   ncutpch — Nsight Compute (duration, throughput, occupancy, launch statistics) on every
@@ -529,7 +529,8 @@ for section in "$@"; do
       for s in $(seq 1 ${SEEDS:-8}); do
         seed=$((0x7e55e7a02026 + ${SEED0:-0} + batch * ${SEEDS:-8} + s))
         # The first $PACKED_SEEDS of a batch with packed columns (TESSERA_EXP_PACKED=1).
-        # The next $NARROW_SEEDS with columns narrowed to byte widths (TESSERA_EXP_NARROW=1).
+        # The next $NARROW_SEEDS with columns narrowed to byte widths (TESSERA_EXP_NARROW=1,
+        # the default); the rest at their widths (TESSERA_EXP_NARROW=0).
         packed=0; [ $s -le ${PACKED_SEEDS:-0} ] && packed=1
         narrow=0; [ $packed = 0 ] && [ $s -le $((${PACKED_SEEDS:-0} + ${NARROW_SEEDS:-0})) ] && narrow=1
         TESSERA_EXP_PACKED=$packed TESSERA_EXP_NARROW=$narrow timeout ${DIFFTEST_SECONDS:-500} $X --data-dir /tmp/tdr$s difftest --require-gpu --seed $seed > $OUT/difftest-seed$seed.txt 2>&1 &
