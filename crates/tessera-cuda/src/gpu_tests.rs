@@ -656,7 +656,7 @@ fn gpu_staged_tiles_decode_like_the_cpu() {
 
 /// Narrowed columns of 1- and 2-byte distances loaded a word a lane and handed out by warp
 /// shuffles (`tessera_word_load`, `tessera_word_pick`, `Experiments::narrow_words`) give
-/// each row its own distance, for 2, 4 and 8 items a thread and for columns ending
+/// each row its own distance, for 2, 4, 6 and 8 items a thread and for columns ending
 /// inside a word, a warp's rows and a tile.
 #[test]
 fn gpu_narrow_words_give_each_row_its_value() {
@@ -672,7 +672,7 @@ fn gpu_narrow_words_give_each_row_its_value() {
         let d_bytes = device.upload(&bytes).unwrap();
         let d_halves = device.upload(&halves).unwrap();
         let n_arg = n as i64;
-        for name in ["narrow_words_8_2", "narrow_words_8_4", "narrow_words_8_8", "narrow_words_16_2", "narrow_words_16_4"] {
+        for name in ["narrow_words_8_2", "narrow_words_8_4", "narrow_words_8_6", "narrow_words_8_8", "narrow_words_16_2", "narrow_words_16_4", "narrow_words_16_6"] {
             let kernel = module.load_function(name).unwrap();
             let mut d_out = device.memory().alloc::<i64>(n).unwrap();
             let mut launch = stream.launch_builder(&kernel);

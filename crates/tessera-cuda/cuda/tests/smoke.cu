@@ -126,3 +126,5 @@ extern "C" __global__ void narrow_words_8_2(const uint8_t* col, int64_t n, int64
 extern "C" __global__ void narrow_words_8_8(const uint8_t* col, int64_t n, int64_t* out) { narrow_words<uint8_t, unsigned int, 8>(col, n, out); }
 extern "C" __global__ void narrow_words_16_4(const uint16_t* col, int64_t n, int64_t* out) { narrow_words<uint16_t, unsigned int, 4>(col, n, out); }
 extern "C" __global__ void narrow_words_16_2(const uint16_t* col, int64_t n, int64_t* out) { narrow_words<uint16_t, unsigned int, 2>(col, n, out); }
+extern "C" __global__ void narrow_words_8_6(const uint8_t* col, int64_t n, int64_t* out) { narrow_words<uint8_t, unsigned short, 6>(col, n, out); }
+extern "C" __global__ void narrow_words_16_6(const uint16_t* col, int64_t n, int64_t* out) { narrow_words<uint16_t, unsigned int, 6>(col, n, out); }

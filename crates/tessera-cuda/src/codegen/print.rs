@@ -388,9 +388,10 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
 
 /// How narrowed column `col`, loaded up front with `items` items a thread, is loaded a
 /// word a lane (`Experiments::narrow_words`, `tessera_word_load` in `tiles.cuh`): the
-/// distances a word holds (C, the items one load covers), the word's C type and a
-/// distance's. None for a column loaded an item at a time: not narrowed below 4 bytes,
-/// or fewer than two distances to a word.
+/// distances a word holds (C, the items one load covers: a word is 32 or 16 bits, so C
+/// is 4 or 2 and divides the items), the word's C type and a distance's. None for a
+/// column loaded an item at a time: not narrowed below 4 bytes, or an odd number of
+/// items a thread.
 fn words_of(col: &GpuColumn, items: u32) -> Option<(u32, &'static str, &'static str)> {
     let narrow = col.narrow.filter(|_| !col.packed)?;
     let bytes = match narrow {
@@ -398,8 +399,8 @@ fn words_of(col: &GpuColumn, items: u32) -> Option<(u32, &'static str, &'static 
         Narrow::U16 => 2,
         Narrow::U32 => return None,
     };
-    let per = (4 / bytes).min(items);
-    (per >= 2 && items % per == 0).then_some((per, if per * bytes == 4 { "unsigned int" } else { "unsigned short" }, narrow.c()))
+    let per = [4 / bytes, 2].into_iter().find(|&per| items % per == 0)?;
+    Some((per, if per * bytes == 4 { "unsigned int" } else { "unsigned short" }, narrow.c()))
 }
 
 /// After a tile's stages: each warp queues what the rest of the pipeline needs of its

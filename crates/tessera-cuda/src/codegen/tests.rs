@@ -700,16 +700,24 @@ fn narrow_columns_loaded_up_front_load_a_word_a_lane() {
     let two = generate_with(&p, &cols, &tables, options).unwrap();
     assert!(two.source.contains("tessera_word_load<unsigned short>(col1, r, rows)"), "{}", two.source);
     assert!(two.source.contains("tessera_word_pick<uint16_t, 2>"), "{}", two.source);
-    options.items_per_thread = Some(1);
-    let one = generate_with(&p, &cols, &tables, options).unwrap();
-    assert!(!one.source.contains("tessera_word"), "{}", one.source);
+    // An odd number of items a thread: no word holds a whole number of them.
+    for odd in [1, 3] {
+        options.items_per_thread = Some(odd);
+        let k = generate_with(&p, &cols, &tables, options).unwrap();
+        assert!(!k.source.contains("tessera_word"), "{}", k.source);
+    }
+    // Six: u8 distances in 16-bit words (three loads), u16 ones in 32-bit words.
+    options.items_per_thread = Some(6);
+    let six = generate_with(&p, &cols, &tables, options).unwrap();
+    assert!(six.source.contains("unsigned int nwc1[3] = {};") && six.source.contains("unsigned int nwc0[3] = {};"), "{}", six.source);
+    assert!(six.source.contains("tessera_word_pick<uint8_t, 2>") && six.source.contains("tessera_word_load<unsigned short>(col1, r, rows)"), "{}", six.source);
     // Off, the loads are an item's each.
     options.experiments.narrow_words = false;
     options.items_per_thread = Some(4);
     let off = generate_with(&p, &cols, &tables, options).unwrap();
     assert!(!off.source.contains("tessera_word"), "{}", off.source);
     if crate::test_support::nvrtc_or_skip("word-loaded narrow kernels compile with NVRTC") {
-        for k in [&k, &two] {
+        for k in [&k, &two, &six] {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}\n{}", k.source);
             }
