@@ -436,8 +436,10 @@ where
     let mut error = None;
     for _ in 0..=runs {
         let start = Instant::now();
-        match run().await.map(|batches| (start.elapsed().as_secs_f64() * 1e3, batches)).and_then(|(ms, batches)| Ok((ms, check::to_rows(&batches)?))) {
-            Ok((ms, rows)) => {
+        let got = run().await;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        match got.and_then(|batches| check::to_rows(&batches)) {
+            Ok(rows) => {
                 times.push(ms);
                 answer = Some(rows);
             }

@@ -267,9 +267,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 let _ = writeln!(src, "        {} w{n}[ITEMS];", word_type(*c));
             }
             let picks = word_eager.iter().map(|(n, c, per, _, t)| {
-                let col = &shape.cols[*c];
-                let u = if col.width.bytes() == 4 { "uint32_t" } else { "unsigned long long" };
-                format!(" {n}[i] = ({})(({u})col{c}_ref + ({u})tessera_word_pick<{t}, {per}>(nw{n}[i / {per}], i % {per}));", col.width.c())
+                let value = super::scan::reference_add(*c, &shape.cols[*c]);
+                format!(" {n}[i] = {value}tessera_word_pick<{t}, {per}>(nw{n}[i / {per}], i % {per}));")
             });
             let take: String = plain_eager
                 .iter()

@@ -70,12 +70,17 @@ pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
 pub fn load_parts(c: usize, col: &GpuColumn) -> (String, &'static str) {
     match col.narrow {
         _ if col.packed => (format!("({})tessera_unpack(col{c}, ", col.width.c()), ")"),
-        Some(_) => {
-            let u = if col.width == Width::I32 { "uint32_t" } else { "unsigned long long" };
-            (format!("({})(({u})col{c}_ref + ({u})col{c}[", col.width.c()), "])")
-        }
+        Some(_) => (format!("{}col{c}[", reference_add(c, col)), "])"),
         None => (format!("col{c}["), "]"),
     }
+}
+
+/// The text before a distance of narrowed column `c` that makes it the column's value
+/// (a `)` closes it): the distance added to the reference in unsigned arithmetic of the
+/// value's width (the sum is the stored value, so it never wraps).
+pub fn reference_add(c: usize, col: &GpuColumn) -> String {
+    let u = if col.width == Width::I32 { "uint32_t" } else { "unsigned long long" };
+    format!("({})(({u})col{c}_ref + ({u})", col.width.c())
 }
 
 /// Loads the source columns still unloaded among layout columns `columns`, here: what a
