@@ -37,6 +37,7 @@ mod tests {
                     fields: fields.clone(),
                     dictionary: vec![false],
                     rows: 6_000_000,
+                    kept_permille: 1000,
                 }),
                 operators: vec![Operator::Filter(Expr::Cmp {
                     op: CmpOp::Gt,

@@ -198,6 +198,17 @@ pub struct Scan {
     pub dictionary: Vec<bool>,
     /// Rows in the table (from the manifest).
     pub rows: u64,
+    /// The planner's estimate of the share of those rows, per mille, that reach the
+    /// pipeline's first probe through the operators before it (its filters); 1000 when
+    /// there is no estimate. The GPU code generator tests a much more selective probe's
+    /// keys before those filters (`tessera_cuda::codegen::probe::early`).
+    #[serde(default = "all_rows_permille")]
+    pub kept_permille: u32,
+}
+
+/// Every row (per mille): [`Scan::kept_permille`] when the planner gave no estimate.
+pub fn all_rows_permille() -> u32 {
+    1000
 }
 
 /// Join kinds a probe implements; the probe side is the row stream, the build side the

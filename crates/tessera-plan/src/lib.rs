@@ -506,6 +506,7 @@ impl Planner<'_> {
                 fields: fields.clone(),
                 dictionary,
                 rows: info.rows,
+                kept_permille: tessera_ir::all_rows_permille(),
             }),
             operators: Vec::new(),
             fields,
@@ -789,6 +790,17 @@ impl Planner<'_> {
                 } else {
                     s.repeats.unless.push(Arc::clone(&probe_key_stats));
                 }
+            }
+        }
+        // The share of the scanned rows that reaches the stream's first probe, through the
+        // filters before it (the GPU tests a far more selective probe's keys before them:
+        // `Scan::kept_permille`).
+        if !probe.operators.iter().any(|op| matches!(op, Operator::Probe(_))) {
+            let rows = probe.rows;
+            if let Source::Scan(scan) = &mut probe.source
+                && scan.rows > 0
+            {
+                scan.kept_permille = (rows / scan.rows as f64 * 1000.0).ceil().clamp(0.0, 1000.0) as u32;
             }
         }
         probe.operators.push(Operator::Probe(Probe {

@@ -116,10 +116,12 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     }
     // Lowered once to see where each column is first loaded and how many rows are
     // estimated to be still selected there; columns most of whose sectors would be read
-    // anyway are then loaded up front, together (the first one is loaded first anyway).
+    // anyway are then loaded up front, together, a tile ahead (a lone one only when
+    // narrowed: see `Experiments::one_eager`).
     let (kernel, ir) = assemble(pipeline, cols, tables, &options, items, &[])?;
     let eager = scan::eager_columns(&ir, cols, options.experiments.eager_min_sectors);
-    if eager.len() < 2 {
+    let lone_in_place = |c: usize| !options.experiments.one_eager || cols[c].narrow.is_none();
+    if eager.is_empty() || (eager.len() == 1 && lone_in_place(eager[0])) {
         return Ok(kernel);
     }
     // Loading columns up front makes more values live across stages (and queued, with a
@@ -217,8 +219,17 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     // tile while it works on this one (see `print.rs`).
     b.cut();
     let mut fields = fields0;
-    let hoisted = probe::hoistable(pipeline, cols, tables);
-    let mut hoisted_slots = HashMap::new();
+    let mut hoisted = probe::hoistable(pipeline, cols, tables);
+    // Far more selective probes are tested before the filters (see `probe::early`).
+    let early = probe::early(pipeline, &hoisted, tables, options.experiments.early_probes);
+    hoisted.retain(|h| !early.contains(h));
+    let mut hoisted_slots = match probe::hoist(&mut b, &early, tables, true) {
+        Ok(slots) => slots,
+        Err(r) => {
+            reasons.push(Unsupported::new(Site::Kernel, r));
+            HashMap::new()
+        }
+    };
     let mut probe_no = 0usize;
     for (index, op) in pipeline.operators.iter().enumerate() {
         let (kind, out) = match op {
@@ -228,8 +239,8 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         };
         let site = Site::Operator { index, kind };
         if matches!(op, Operator::Probe(_)) && probe_no == 0 {
-            match probe::hoist(&mut b, &hoisted, tables) {
-                Ok(slots) => hoisted_slots = slots,
+            match probe::hoist(&mut b, &hoisted, tables, false) {
+                Ok(slots) => hoisted_slots.extend(slots),
                 Err(r) => reasons.push(Unsupported::new(site.clone(), r)),
             }
         }

@@ -81,11 +81,20 @@ pub struct Experiments {
     /// against 343 µs with words (444 µs plain); TPC-H SF 10's kernels 61.5-61.8 ms
     /// against 42.4-42.6 (2026-11-27h runs 1-2).
     pub narrow_words: bool,
+    /// Far more selective probes are tested before the pipeline's filters
+    /// (`probe::early`); `TESSERA_EXP_EARLY_PROBES=0` tests them after, in plan order.
+    pub early_probes: bool,
+    /// A pipeline with one narrowed column to load up front loads it as the first stage,
+    /// a tile ahead and a word a lane, as it does several; `TESSERA_EXP_ONE_EAGER=0`
+    /// loads a lone one in place, as before (the first load either way, but in place
+    /// neither prefetched nor word-loaded: a 2-byte load an item, which left narrowed
+    /// kernels latency-bound, 2026-11-27g). Plain and packed lone columns stay in place.
+    pub one_eager: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, one_eager: true }
     }
 }
 
@@ -106,6 +115,8 @@ impl Experiments {
             min_blocks: var("TESSERA_EXP_MIN_BLOCKS").and_then(|v| v.parse().ok()).unwrap_or(d.min_blocks),
             packed_items: var("TESSERA_EXP_PACKED_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.packed_items),
             narrow_words: var("TESSERA_EXP_NARROW_WORDS").map_or(d.narrow_words, |v| v != "0"),
+            early_probes: var("TESSERA_EXP_EARLY_PROBES").map_or(d.early_probes, |v| v != "0"),
+            one_eager: var("TESSERA_EXP_ONE_EAGER").map_or(d.one_eager, |v| v != "0"),
         }
     }
 }

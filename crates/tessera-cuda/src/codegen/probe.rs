@@ -26,7 +26,7 @@
 
 use std::collections::HashMap;
 
-use tessera_ir::{Expr, Field, JoinKind, Operator, Pipeline, Probe};
+use tessera_ir::{Expr, Field, JoinKind, Operator, Pipeline, Probe, Source};
 
 use super::abi::Param;
 use super::builder::{Builder, Lowered, Val};
@@ -56,6 +56,7 @@ pub fn bitmap_words(slots: usize) -> usize {
 
 /// A probe whose key is a source column as loaded: its membership test can run before
 /// the probes written ahead of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hoisted {
     probe: usize,
     column: usize,
@@ -102,6 +103,47 @@ pub fn hoistable(pipeline: &Pipeline, cols: &[super::layout::GpuColumn], tables:
     out
 }
 
+/// A probe whose table keeps at most this share of what the filters before the first
+/// probe keep (the planner's estimates: [`tessera_ir::Scan::kept_permille`] and the
+/// build's estimated rows) is tested before those filters ([`early`]). Testing first
+/// lets the filters' columns be loaded only for the rows it keeps, where few sectors
+/// hold one (see `scan::EAGER_MIN_SECTORS`): SSB q1.3 keeps one row in 364 by its date
+/// and about one in 18 by its discount and quantity. A lookup costs more than a
+/// comparison and both estimates are rough, hence the margin of 4.
+pub const EARLY_MAX_SHARE: f64 = 0.25;
+
+/// The hoistable probes whose membership tests go before the pipeline's filters: far
+/// more selective than those filters (see [`EARLY_MAX_SHARE`]), over a bitmap small
+/// enough to stay in L1 ([`BATCHED_BITMAP_MAX_BYTES`]: a larger one is an L2 read for
+/// every row). Only where everything before the first probe is a filter or projection
+/// that cannot fail ([`tessera_ir::Expr::cannot_fail`]): a test that drops a row first
+/// must not hide an error the filter would raise for it, so that every backend and
+/// test order gives the same outcome.
+pub fn early(pipeline: &Pipeline, hoisted: &[Hoisted], tables: &[GpuTable], enabled: bool) -> Vec<Hoisted> {
+    let Source::Scan(scan) = &pipeline.source else { return Vec::new() };
+    let mut filtered = false;
+    for op in pipeline.operators.iter().take_while(|op| !matches!(op, Operator::Probe(_))) {
+        match op {
+            Operator::Filter(e) if e.cannot_fail() => filtered = true,
+            Operator::Project { exprs, .. } if exprs.iter().all(Expr::cannot_fail) => {}
+            _ => return Vec::new(),
+        }
+    }
+    if !enabled || !filtered {
+        return Vec::new();
+    }
+    let kept = f64::from(scan.kept_permille.min(1000)) / 1000.0;
+    hoisted
+        .iter()
+        .filter(|h| {
+            let t = &tables[h.probe];
+            let share = if h.anti { 1.0 - pass_rate(t) } else { pass_rate(t) };
+            t.slots.div_ceil(8) <= BATCHED_BITMAP_MAX_BYTES && share <= kept * EARLY_MAX_SHARE
+        })
+        .copied()
+        .collect()
+}
+
 /// Runs the membership tests of hoistable probes first, the most selective first: rows
 /// that some dimension filters out stop before they load the other keys or touch the
 /// other tables. Consecutive tests whose keys are loaded already (up front) look up their
@@ -110,9 +152,12 @@ pub fn hoistable(pipeline: &Pipeline, cols: &[super::layout::GpuColumn], tables:
 /// still run in plan order for their payloads, reusing the slot found here (returned per
 /// probe). Ties keep plan order: smaller tables first, and copying small bitmaps to
 /// shared memory, were measured slower (`benchmarks/results/README.md`, "Probe order").
-pub fn hoist(b: &mut Builder<'_>, hoisted: &[Hoisted], tables: &[GpuTable]) -> Lowered<HashMap<usize, CExpr>> {
+///
+/// A single probe is hoisted only when `alone` (the [`early`] tests): in place, its own
+/// test comes at the same point.
+pub fn hoist(b: &mut Builder<'_>, hoisted: &[Hoisted], tables: &[GpuTable], alone: bool) -> Lowered<HashMap<usize, CExpr>> {
     let mut slots = HashMap::new();
-    if hoisted.len() < 2 {
+    if hoisted.is_empty() || (hoisted.len() < 2 && !alone) {
         return Ok(slots);
     }
     let mut order: Vec<&Hoisted> = hoisted.iter().collect();

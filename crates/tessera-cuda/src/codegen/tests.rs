@@ -25,6 +25,7 @@ fn grouped(max: i64, func: AggFunc) -> Pipeline {
             fields: fields.clone(),
             dictionary: vec![false, false],
             rows: 1000,
+            kept_permille: 1000,
         }),
         operators: vec![Operator::Filter(Expr::Cmp {
             op: CmpOp::Lt,
@@ -386,6 +387,7 @@ fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
             fields: fields.clone(),
             dictionary: vec![false; 3],
             rows: 1000,
+            kept_permille: 1000,
         }),
         operators: vec![probe(0, 0, vec![Field::new("year", Type::Int32, false)]), probe(1, 1, vec![])],
         sink: Sink::Aggregate(Aggregate {
@@ -458,6 +460,72 @@ fn loads_are_issued_for_all_items_before_any_item_uses_them() {
     assert!(stage_of(src, "c2[i] = col2[r];") < stage_of(src, "atomic_add_split"), "{src}");
     // Items dropped in a stage take part in no later one.
     assert!(src.contains("{ sel[i] = false; continue; }"), "{src}");
+}
+
+/// SSB q1.3's shape: `SELECT sum(v) FROM f JOIN d ON f.dk = d.k WHERE f.q BETWEEN 1 AND 3`
+/// over fact columns (dk, q, v), the filter before the probe; the planner estimates that
+/// the filter keeps `kept_permille` of the rows and the date table 3 per mille.
+fn filtered_probe(kept_permille: u32, filter: Expr) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
+    let fields = vec![Field::new("dk", Type::Int32, false), Field::new("q", Type::Int32, false), Field::new("v", Type::Int64, false)];
+    let p = Pipeline {
+        id: 1,
+        source: Source::Scan(Scan { table: "f".into(), version: 1, columns: vec![0, 1, 2], fields: fields.clone(), dictionary: vec![false; 3], rows: 1_000_000, kept_permille }),
+        operators: vec![
+            Operator::Filter(filter),
+            Operator::Probe(tessera_ir::Probe {
+                table: 0,
+                kind: JoinKind::Inner,
+                keys: vec![Expr::col(0, "dk")],
+                build_fields: vec![],
+                residual: None,
+                nulls_equal: false,
+                null_aware: false,
+            }),
+        ],
+        sink: Sink::Aggregate(Aggregate {
+            result: 0,
+            group_by: vec![],
+            aggregates: vec![AggExpr { func: AggFunc::Sum, arg: Some(Expr::col(2, "v")), distinct: false, ty: Type::Int64, name: "a".into() }],
+            strategy: GroupStrategy::Scalar,
+            fields: vec![Field::new("a", Type::Int64, true)],
+            reduced: None,
+        }),
+        device: Device::Gpu,
+        device_reason: None,
+    };
+    let cols = vec![int_col(), int_col(), GpuColumn::plain(Width::I64, None)];
+    let tables = vec![GpuTable { min: 19920101, slots: 61131, hashed: None, payload: vec![], pass_permille: 3, membership: false, chain: None }];
+    (p, cols, tables)
+}
+
+#[test]
+fn a_far_more_selective_probe_is_tested_before_the_filters() {
+    let between = |e: Expr| {
+        let cmp = |op, v| Expr::Cmp { op, left: Box::new(e.clone()), right: Box::new(Expr::lit(Scalar::Int(v), Type::Int32)) };
+        Expr::And(Box::new(cmp(CmpOp::GtEq, 1)), Box::new(cmp(CmpOp::LtEq, 3)))
+    };
+    let q = Expr::col(1, "q");
+    let with = |kept: u32, filter: Expr, early: bool| {
+        let (p, cols, tables) = filtered_probe(kept, filter);
+        let mut options = KernelOptions::default();
+        options.experiments.early_probes = early;
+        generate_with(&p, &cols, &tables, options).unwrap().source
+    };
+    let (probe, test) = ("h0_bits[s", "(int)(c1[i]) >= ");
+    // The filter keeps 60 per mille, the table 3: its test comes first, and the filter's
+    // column is loaded after it, for the rows it kept.
+    let early = with(60, between(q.clone()), true);
+    let src = whole_tile_loop(&early);
+    assert!(stage_of(src, probe) < stage_of(src, test), "{src}");
+    assert!(stage_of(src, "c1[i] = col1[r];") > stage_of(src, probe), "{src}");
+    assert_eq!(src.matches(probe).count(), 1, "{src}");
+    // In plan order: when the table keeps more than a quarter of what the filter does,
+    // when switched off, and when the filter could fail (`q * 1000` may overflow).
+    let product = Expr::Arith { op: ArithOp::Mul, left: Box::new(q.clone()), right: Box::new(Expr::lit(Scalar::Int(1000), Type::Int32)), ty: Type::Int32 };
+    for late in [with(10, between(q.clone()), true), with(60, between(q.clone()), false), with(60, between(product), true)] {
+        let src = whole_tile_loop(&late);
+        assert!(src.find(test) < src.find(probe), "{src}");
+    }
 }
 
 #[test]
@@ -1283,7 +1351,7 @@ fn hashed_probe_pipeline(kind: JoinKind) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTa
     let out_fields = if kind == JoinKind::Inner { 5 } else { 3 };
     let p = Pipeline {
         id: 4,
-        source: Source::Scan(Scan { table: "f".into(), version: 1, columns: vec![0, 1, 2], fields: fields.clone(), dictionary: vec![false; 3], rows: 1 << 20 }),
+        source: Source::Scan(Scan { table: "f".into(), version: 1, columns: vec![0, 1, 2], fields: fields.clone(), dictionary: vec![false; 3], rows: 1 << 20, kept_permille: 1000 }),
         operators: vec![Operator::Probe(tessera_ir::Probe {
             table: 0,
             kind,
