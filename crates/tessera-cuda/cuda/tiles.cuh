@@ -461,6 +461,17 @@ __device__ __forceinline__ unsigned int tessera_word_pick(unsigned int w, int j)
     return __byte_perm(got, 0u, sel);
 }
 
+// Whether any lane of the warp still has an item selected (`sel`: a tile's selection
+// flags, one an item). A warp none of whose items is selected skips the stages left
+// (`print.rs`, WARP_SKIP_MIN_SHARE); every lane of the warp must call it.
+template <typename T, int N>
+__device__ __forceinline__ bool tessera_warp_any(const T (&sel)[N]) {
+    int any = 0;
+    #pragma unroll
+    for (int i = 0; i < N; ++i) any |= (int)sel[i];
+    return __any_sync(0xffffffffu, any) != 0;
+}
+
 // Whether kernel tile [tile, tile + T) of a table of `rows` rows may hold a row the
 // pipeline's leading filters keep, by the executor's zone bitmap (`tessera-exec`'s
 // `zones::tile_bitmap`): bit g covers rows [g * 2048, (g + 1) * 2048), so a tile of at

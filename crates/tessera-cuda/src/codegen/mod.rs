@@ -116,12 +116,12 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     }
     // Lowered once to see where each column is first loaded and how many rows are
     // estimated to be still selected there; columns most of whose sectors would be read
-    // anyway are then loaded up front, together, a tile ahead (a lone one only when
-    // narrowed: see `Experiments::one_eager`).
+    // anyway are then loaded up front, together (the first one is loaded first anyway:
+    // a lone narrowed one loaded up front a word a lane made SSB q1.3 slower on the H200,
+    // 0.257-0.259 → 0.264-0.268 ms, 2026-11-27i run 1).
     let (kernel, ir) = assemble(pipeline, cols, tables, &options, items, &[])?;
     let eager = scan::eager_columns(&ir, cols, options.experiments.eager_min_sectors);
-    let lone_in_place = |c: usize| !options.experiments.one_eager || cols[c].narrow.is_none();
-    if eager.is_empty() || (eager.len() == 1 && lone_in_place(eager[0])) {
+    if eager.len() < 2 {
         return Ok(kernel);
     }
     // Loading columns up front makes more values live across stages (and queued, with a
@@ -154,6 +154,8 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         zones: zone_pruned(pipeline, options),
         min_blocks: options.experiments.min_blocks,
         narrow_words: options.experiments.narrow_words,
+        warp_skip: options.experiments.warp_skip,
+        sel_bool: options.experiments.sel_bool,
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
     let kernel = Kernel {

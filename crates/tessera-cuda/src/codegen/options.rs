@@ -84,17 +84,18 @@ pub struct Experiments {
     /// Far more selective probes are tested before the pipeline's filters
     /// (`probe::early`); `TESSERA_EXP_EARLY_PROBES=0` tests them after, in plan order.
     pub early_probes: bool,
-    /// A pipeline with one narrowed column to load up front loads it as the first stage,
-    /// a tile ahead and a word a lane, as it does several; `TESSERA_EXP_ONE_EAGER=0`
-    /// loads a lone one in place, as before (the first load either way, but in place
-    /// neither prefetched nor word-loaded: a 2-byte load an item, which left narrowed
-    /// kernels latency-bound, 2026-11-27g). Plain and packed lone columns stay in place.
-    pub one_eager: bool,
+    /// A warp none of whose items is still selected skips a tile's remaining stages
+    /// where that is likely (`print::warp_skips`); `TESSERA_EXP_WARP_SKIP=0` runs every
+    /// stage's per-item tests, as before.
+    pub warp_skip: bool,
+    /// `TESSERA_EXP_SEL_BOOL=1` declares a tile's selection flags `bool`, as before
+    /// (`print::sel_decl`: `int` by default).
+    pub sel_bool: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, one_eager: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false }
     }
 }
 
@@ -116,7 +117,8 @@ impl Experiments {
             packed_items: var("TESSERA_EXP_PACKED_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.packed_items),
             narrow_words: var("TESSERA_EXP_NARROW_WORDS").map_or(d.narrow_words, |v| v != "0"),
             early_probes: var("TESSERA_EXP_EARLY_PROBES").map_or(d.early_probes, |v| v != "0"),
-            one_eager: var("TESSERA_EXP_ONE_EAGER").map_or(d.one_eager, |v| v != "0"),
+            warp_skip: var("TESSERA_EXP_WARP_SKIP").map_or(d.warp_skip, |v| v != "0"),
+            sel_bool: var("TESSERA_EXP_SEL_BOOL").map_or(d.sel_bool, |v| v == "1"),
         }
     }
 }

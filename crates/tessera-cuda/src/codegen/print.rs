@@ -36,6 +36,17 @@ use super::ir::{CExpr, KernelIr, Load, Piece, Scope, Stage, Stmt};
 use super::layout::{GpuColumn, Narrow};
 use super::options::BLOCK_THREADS;
 
+/// Which items of a tile are still selected: `int`, not `bool`. NVRTC keeps an unrolled
+/// `bool` array as bytes and moves each in and out with a byte permute (PRMT) at every
+/// test and update: 18.6% of the warp instructions SSB q1.3's probe kernel executed on
+/// the H200 (2026-11-27i run 2). As `int` the whole-tile loops of SSB SF 20's probe
+/// kernels have 7–21% fewer SASS instructions (e.g. q1.x 155 → 122, 443 → 414).
+/// (`TESSERA_EXP_SEL_BOOL=1` declares it `bool` in the tile loops, as before, to
+/// compare; a warp queue's drain, one item a lane, keeps `int`.)
+fn sel_decl(shape: &Shape<'_>) -> &'static str {
+    if shape.sel_bool { "bool sel[ITEMS];" } else { "int sel[ITEMS];" }
+}
+
 /// What the printer needs besides the IR.
 pub struct Shape<'a> {
     /// The pipeline's id (a comment in the source).
@@ -62,6 +73,11 @@ pub struct Shape<'a> {
     /// Whether narrowed 1- and 2-byte columns loaded up front are loaded a word a lane
     /// (`Experiments::narrow_words`, see [`words_of`]).
     pub narrow_words: bool,
+    /// Whether a warp with no item left selected skips a tile's remaining stages where
+    /// that is likely (`Experiments::warp_skip`, see [`warp_skips`]).
+    pub warp_skip: bool,
+    /// `Experiments::sel_bool` (see [`sel_decl`]).
+    pub sel_bool: bool,
 }
 
 /// Which tiles a tile loop's body is written for.
@@ -242,7 +258,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     }
     let decls = declarations(ir);
     let tile_body = |src: &mut String, kind: TileKind| {
-        let _ = writeln!(src, "        bool sel[ITEMS];");
+        let _ = writeln!(src, "        {}", sel_decl(shape));
         for d in &decls {
             let _ = writeln!(src, "        {d}");
         }
@@ -354,7 +370,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         if shape.zones {
             let _ = writeln!(src, "        if ({}) {{", zone_test("tile"));
         }
-        write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols));
+        let skips = if shape.warp_skip { warp_skips(body_stages, items) } else { Vec::new() };
+        write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols), &skips);
         if let Some(d) = deferral {
             write_queue(src, ir, d, &decls, tail, &row("tile"));
         }
@@ -543,8 +560,49 @@ fn stmt(ir: &KernelIr, s: &Stmt) -> String {
 /// selected. Moving them to the stage's end is safe: a stage ends before the first use
 /// of a value loaded in it ([`super::passes::stages`]); and rows the stage rejects are
 /// not loaded.
-fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, indent: &str, striped: Option<&[GpuColumn]>) {
-    for st in stages {
+/// Before a stage, a warp whose items are all dropped skips the tile's remaining stages
+/// (`tessera_warp_any`) where the estimated share of warps with no row left selected is
+/// at least this: SSB q1.3's probe kernel went on through four stages of per-item tests
+/// (`if (!sel[i]) continue;`) for the 70% of its warps' tiles whose 128 rows all failed
+/// the date test (one row in 364 passes), issuing about 50 warp instructions per 32
+/// rows (2026-11-27i run 2). Below it the vote costs more than it skips.
+const WARP_SKIP_MIN_SHARE: f64 = 0.1;
+
+/// Per stage of a tile body, whether a warp with no item left selected skips it and
+/// the stages after it (see [`WARP_SKIP_MIN_SHARE`]): when, by the rejections before
+/// it, a warp's 32 × `items` rows are all dropped often enough (rows taken as
+/// independent), and a rejection came since the last vote.
+fn warp_skips(stages: &[Stage], items: u32) -> Vec<bool> {
+    let rows = (32 * items) as i32;
+    // The share selected after the rejections so far, and at the last vote.
+    let (mut pass, mut voted) = (1.0f64, 1.0f64);
+    stages
+        .iter()
+        .map(|st| {
+            let skip = pass < voted && (1.0 - pass).powi(rows) >= WARP_SKIP_MIN_SHARE;
+            if skip {
+                voted = pass;
+            }
+            for s in st {
+                if let Stmt::Reject { flag: None, pass: p, .. } = s {
+                    pass = pass.min(*p);
+                }
+            }
+            skip
+        })
+        .collect()
+}
+
+/// The stages, each one unrolled loop over the items still selected. Before a stage
+/// whose `skips` entry is set, the warp votes and runs the rest only if an item is
+/// still selected (braces closed after the last stage).
+fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, indent: &str, striped: Option<&[GpuColumn]>, skips: &[bool]) {
+    let mut open = 0;
+    for (k, st) in stages.iter().enumerate() {
+        if skips.get(k).copied().unwrap_or(false) {
+            let _ = writeln!(src, "{indent}if (tessera_warp_any(sel)) {{");
+            open += 1;
+        }
         let warp_decoded = |s: &Stmt| striped.and_then(|cols| warp_decoded(ir, cols, s));
         let warp: Vec<(String, usize)> = st.iter().filter_map(warp_decoded).collect();
         let rest: Vec<&Stmt> = st.iter().filter(|s| warp_decoded(s).is_none()).collect();
@@ -571,6 +629,9 @@ fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, in
             let _ = writeln!(src, "{indent}    for (int i = 0; i < ITEMS; ++i) {{ const long long r = {row};{loads} }}");
             let _ = writeln!(src, "{indent}}}");
         }
+    }
+    for _ in 0..open {
+        let _ = writeln!(src, "{indent}}}");
     }
 }
 
@@ -636,7 +697,7 @@ fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     let _ = writeln!(src, "{indent}{{");
     let ind = format!("{indent}    ");
     let _ = writeln!(src, "{ind}constexpr int ITEMS = 1;");
-    let _ = writeln!(src, "{ind}bool sel[ITEMS];");
+    let _ = writeln!(src, "{ind}int sel[ITEMS];");
     for l in decls {
         let _ = writeln!(src, "{ind}{l}");
     }
@@ -652,6 +713,6 @@ fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     let _ = writeln!(src, "{ind}if (sel[0]) {{{take} }}");
     // The entries are read before any lane queues the next tile's rows over them.
     let _ = writeln!(src, "{ind}__syncwarp();");
-    write_stages(src, ir, tail, "tq_r[i]", &ind, None);
+    write_stages(src, ir, tail, "tq_r[i]", &ind, None, &[]);
     let _ = writeln!(src, "{indent}}}");
 }

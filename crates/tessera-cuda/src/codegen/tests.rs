@@ -529,6 +529,48 @@ fn a_far_more_selective_probe_is_tested_before_the_filters() {
 }
 
 #[test]
+fn a_warp_whose_rows_all_failed_a_selective_test_skips_the_stages_left() {
+    let q = Expr::col(1, "q");
+    let filter = Expr::Cmp { op: CmpOp::Lt, left: Box::new(q), right: Box::new(Expr::lit(Scalar::Int(3), Type::Int32)) };
+    let with = |pass_permille: u32, skip: bool| {
+        let (p, cols, mut tables) = filtered_probe(60, filter.clone());
+        tables[0].pass_permille = pass_permille;
+        let mut options = KernelOptions::default();
+        options.experiments.warp_skip = skip;
+        generate_with(&p, &cols, &tables, options).unwrap().source
+    };
+    // One row in 333 passes the date test: a warp's 128 rows all fail it 68% of the
+    // time. The vote comes after the test's rejection, before the filter's stage, and
+    // the stages left sit inside it.
+    let k = with(3, true);
+    let src = whole_tile_loop(&k);
+    assert_eq!(src.matches("if (tessera_warp_any(sel)) {").count(), 1, "{src}");
+    let vote = src.find("if (tessera_warp_any(sel)) {").unwrap();
+    assert!(src.find("if (!f2[i]) { sel[i] = false; continue; }").unwrap() < vote, "{src}");
+    assert!(vote < src.find("(int)(c1[i]) < ").unwrap() && vote < src.find("tessera_i128(v0[i])").unwrap(), "{src}");
+    // The partial last tile votes too; every lane of its warps reaches the vote.
+    assert_eq!(k.matches("if (tessera_warp_any(sel)) {").count(), 2, "{k}");
+    // Not when most warps keep a row (half the rows pass), nor when switched off.
+    for k in [with(500, true), with(3, false)] {
+        assert!(!k.contains("tessera_warp_any"), "{k}");
+    }
+    // The vote takes the flags as `bool` too (`TESSERA_EXP_SEL_BOOL=1`); it compiles.
+    let (p, cols, mut tables) = filtered_probe(60, filter.clone());
+    tables[0].pass_permille = 3;
+    let mut options = KernelOptions::default();
+    options.experiments.sel_bool = true;
+    let b = generate_with(&p, &cols, &tables, options).unwrap().source;
+    assert!(b.contains("bool sel[ITEMS];") && b.contains("if (tessera_warp_any(sel)) {"), "{b}");
+    if crate::test_support::nvrtc_or_skip("the vote over bool flags compiles") {
+        for source in [&b, &k] {
+            if let Err(e) = crate::compile_cubin(source, "sm_90") {
+                panic!("{e}\n{source}");
+            }
+        }
+    }
+}
+
+#[test]
 fn keys_outside_a_table_land_on_its_always_clear_bit() {
     // Slot `slots` (where `lookup` clamps keys outside the range) is inside the
     // bitmap, whether or not `slots` is a multiple of 32.

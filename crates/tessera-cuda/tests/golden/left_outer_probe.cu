@@ -11,7 +11,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     #pragma unroll
     for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; if (r < rows) { nc0[i] = col0[r]; nc1[i] = col1[r]; nc2[i] = col2[r]; } }
     for (; tile + 512LL <= rows; tile += (long long)gridDim.x * 512LL) {
-        bool sel[ITEMS];
+        int sel[ITEMS];
         int32_t c0[ITEMS];
         int64_t c1[ITEMS];
         int64_t c2[ITEMS];
@@ -83,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     }
     // The last tile, partial: no tile follows it.
     if (tile < rows) {
-        bool sel[ITEMS];
+        int sel[ITEMS];
         int32_t c0[ITEMS];
         int64_t c1[ITEMS];
         int64_t c2[ITEMS];

@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     bool any = false;
     long long tile = (long long)blockIdx.x * 512LL;
     for (; tile + 512LL <= rows; tile += (long long)gridDim.x * 512LL) {
-        bool sel[ITEMS];
+        int sel[ITEMS];
         int64_t c1[ITEMS];
         long long v0[ITEMS];
         long long v1[ITEMS];
@@ -48,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     }
     // The last tile, partial: no tile follows it.
     if (tile < rows) {
-        bool sel[ITEMS];
+        int sel[ITEMS];
         int64_t c1[ITEMS];
         long long v0[ITEMS];
         long long v1[ITEMS];

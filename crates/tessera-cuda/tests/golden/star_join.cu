@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     const unsigned int tq_lane = threadIdx.x & 31u;
     long long tile = (long long)blockIdx.x * 256LL;
     for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
-        bool sel[ITEMS];
+        int sel[ITEMS];
         int32_t c1[ITEMS];
         int s1[ITEMS];
         bool f2[ITEMS];
@@ -48,6 +48,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             if (!f2[i]) { sel[i] = false; continue; }
             c0[i] = col0[r];
         }
+        if (tessera_warp_any(sel)) {
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
@@ -59,6 +60,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             if (!sel[i]) continue;
             if (!f4[i]) { sel[i] = false; continue; }
         }
+        }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);
@@ -69,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             tq_n -= 32;
             {
                 constexpr int ITEMS = 1;
-                bool sel[ITEMS];
+                int sel[ITEMS];
                 int32_t c1[ITEMS];
                 int s1[ITEMS];
                 bool f2[ITEMS];
@@ -106,7 +108,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     }
     // The last tile, partial: no tile follows it.
     if (tile < rows) {
-        bool sel[ITEMS];
+        int sel[ITEMS];
         int32_t c1[ITEMS];
         int s1[ITEMS];
         bool f2[ITEMS];
@@ -139,6 +141,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             if (!f2[i]) { sel[i] = false; continue; }
             c0[i] = col0[r];
         }
+        if (tessera_warp_any(sel)) {
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
@@ -150,6 +153,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             if (!sel[i]) continue;
             if (!f4[i]) { sel[i] = false; continue; }
         }
+        }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);
@@ -160,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             tq_n -= 32;
             {
                 constexpr int ITEMS = 1;
-                bool sel[ITEMS];
+                int sel[ITEMS];
                 int32_t c1[ITEMS];
                 int s1[ITEMS];
                 bool f2[ITEMS];
@@ -199,7 +203,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     if (tq_n > 0)
     {
         constexpr int ITEMS = 1;
-        bool sel[ITEMS];
+        int sel[ITEMS];
         int32_t c1[ITEMS];
         int s1[ITEMS];
         bool f2[ITEMS];

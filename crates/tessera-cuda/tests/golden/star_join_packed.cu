@@ -21,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     if (tile < rows) { tessera_stage<256>(col1, tile, rows, st1[0], 0u); tessera_stage<256>(col0, tile, rows, st0[0], 1u); tessera_stage<256>(col2, tile, rows, st2[0], 2u); }
     tessera_stage_commit();
     for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
-        bool sel[ITEMS];
+        int sel[ITEMS];
         int32_t c1[ITEMS];
         int32_t c0[ITEMS];
         int64_t c2[ITEMS];
@@ -94,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             tq_n -= 32;
             {
                 constexpr int ITEMS = 1;
-                bool sel[ITEMS];
+                int sel[ITEMS];
                 int32_t c1[ITEMS];
                 int32_t c0[ITEMS];
                 int64_t c2[ITEMS];
@@ -128,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     }
     // The last tile, partial: no tile follows it.
     if (tile < rows) {
-        bool sel[ITEMS];
+        int sel[ITEMS];
         int32_t c1[ITEMS];
         int32_t c0[ITEMS];
         int64_t c2[ITEMS];
@@ -197,7 +197,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             tq_n -= 32;
             {
                 constexpr int ITEMS = 1;
-                bool sel[ITEMS];
+                int sel[ITEMS];
                 int32_t c1[ITEMS];
                 int32_t c0[ITEMS];
                 int64_t c2[ITEMS];
@@ -233,7 +233,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     if (tq_n > 0)
     {
         constexpr int ITEMS = 1;
-        bool sel[ITEMS];
+        int sel[ITEMS];
         int32_t c1[ITEMS];
         int32_t c0[ITEMS];
         int64_t c2[ITEMS];
