@@ -1262,7 +1262,9 @@ impl GpuRuntime {
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = gs.stream();
         self.apply_fills(&gs, fills)?;
+        let filled = Instant::now();
         let before = self.event(stream)?;
+        let timed = Instant::now();
         if rows > 0 {
             let mut builder = stream.launch_builder(function);
             for v in &params {
@@ -1270,6 +1272,7 @@ impl GpuRuntime {
             }
             unsafe { builder.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
         }
+        let kernel_queued = Instant::now();
         let after = self.event(stream)?;
         // Freed in stream order: after the kernel has read it.
         drop(d_consts);
@@ -1282,6 +1285,11 @@ impl GpuRuntime {
         report.phases.push(("columns found", ms(found)));
         report.phases.push(("outputs allocated", ms(allocated)));
         report.phases.push(("parameters ready", ms(parameters)));
+        // The launch's steps (a query's first pipeline took 35-45 µs more than the others
+        // from its parameters to its launch on the H200's host, 2026-11-27i run 5).
+        report.phases.push(("sink arrays' fill queued", ms(filled)));
+        report.phases.push(("start event recorded", ms(timed)));
+        report.phases.push(("kernel queued", ms(kernel_queued)));
         report.phases.push(("launched", ms(Instant::now())));
         if let (SinkLayout::Build { table: shape }, Sink::HashBuild(b)) = (&kernel.sink, &p.sink) {
             // A build's table stays on the GPU for the pipelines probing it, queued behind
