@@ -110,7 +110,11 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         n if n > 0 && packed => n,
         _ => ITEMS_PER_THREAD_MANY_PROBES,
     };
-    let items = options.items_per_thread.unwrap_or(if probes <= 1 { ITEMS_PER_THREAD } else { many });
+    let single = match options.experiments.single_items {
+        0 => ITEMS_PER_THREAD,
+        n => n,
+    };
+    let items = options.items_per_thread.unwrap_or(if probes <= 1 { single } else { many });
     if !(1..=MAX_ITEMS_PER_THREAD).contains(&items) {
         return Err(vec![Unsupported::new(Site::Kernel, Reason::ItemsPerThread(items))]);
     }

@@ -91,11 +91,14 @@ pub struct Experiments {
     /// `TESSERA_EXP_SEL_BOOL=1` declares a tile's selection flags `bool`, as before
     /// (`print::sel_decl`: `int` by default).
     pub sel_bool: bool,
+    /// Items a thread for pipelines with at most one probe (0: [`ITEMS_PER_THREAD`]);
+    /// `TESSERA_EXP_SINGLE_ITEMS=N`.
+    pub single_items: u32,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0 }
     }
 }
 
@@ -119,6 +122,7 @@ impl Experiments {
             early_probes: var("TESSERA_EXP_EARLY_PROBES").map_or(d.early_probes, |v| v != "0"),
             warp_skip: var("TESSERA_EXP_WARP_SKIP").map_or(d.warp_skip, |v| v != "0"),
             sel_bool: var("TESSERA_EXP_SEL_BOOL").map_or(d.sel_bool, |v| v == "1"),
+            single_items: var("TESSERA_EXP_SINGLE_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.single_items),
         }
     }
 }
