@@ -92,7 +92,9 @@ pub struct Experiments {
     /// (`print::sel_decl`: `int` by default).
     pub sel_bool: bool,
     /// Items a thread for pipelines with at most one probe (0: [`ITEMS_PER_THREAD`]);
-    /// `TESSERA_EXP_SINGLE_ITEMS=N`.
+    /// `TESSERA_EXP_SINGLE_ITEMS=N`. 8 made SSB SF 20's kernels 4.85 → 4.77–4.83 ms on
+    /// an H200 (q1.1 0.34 → 0.28 in EXPLAIN ANALYZE) but TPC-H SF 10's 41.8 → 48.2 (q01
+    /// 2.75 → 4.26, q20 0.60 → 1.10; 2026-11-27i runs 8–9): the default stays 4.
     pub single_items: u32,
 }
 
