@@ -945,3 +945,17 @@ mod nullable_columns {
         with_bitmaps
     }
 }
+
+/// The planner's estimate of the share of a scan's rows that reaches its first probe
+/// (`Scan::kept_permille`, for `probe::early`): SSB q1.3 filters discount (3 of 11
+/// values) and quantity (10 of 50), about 55 per mille; q2.1 filters no lineorder column.
+#[test]
+fn scans_carry_the_share_of_rows_their_filters_keep() {
+    let plans = plans_for(Suite::Ssb, tessera_engine::Target::Gpu).1;
+    let kept = |query: &str| match &scan_pipeline(&plans, query, "lineorder").source {
+        tessera_ir::Source::Scan(s) => s.kept_permille,
+        tessera_ir::Source::Result { .. } => unreachable!("a scan pipeline"),
+    };
+    assert!((20..=120).contains(&kept("q1.3")), "q1.3 keeps {} per mille", kept("q1.3"));
+    assert_eq!(kept("q2.1"), 1000);
+}

@@ -519,12 +519,15 @@ fn a_far_more_selective_probe_is_tested_before_the_filters() {
     assert!(stage_of(src, probe) < stage_of(src, test), "{src}");
     assert!(stage_of(src, "c1[i] = col1[r];") > stage_of(src, probe), "{src}");
     assert_eq!(src.matches(probe).count(), 1, "{src}");
+    assert!(src.find(probe) < src.find("{ sel[i] = false; continue; }"), "{src}");
     // In plan order: when the table keeps more than a quarter of what the filter does,
     // when switched off, and when the filter could fail (`q * 1000` may overflow).
     let product = Expr::Arith { op: ArithOp::Mul, left: Box::new(q.clone()), right: Box::new(Expr::lit(Scalar::Int(1000), Type::Int32)), ty: Type::Int32 };
     for late in [with(10, between(q.clone()), true), with(60, between(q.clone()), false), with(60, between(product), true)] {
         let src = whole_tile_loop(&late);
-        assert!(src.find(test) < src.find(probe), "{src}");
+        // The filter's first rejection comes before the probe's lookup.
+        let (rejected, looked_up) = (src.find("{ sel[i] = false; continue; }"), src.find(probe));
+        assert!(rejected.is_some() && looked_up.is_some() && rejected < looked_up, "{src}");
     }
 }
 
