@@ -40,7 +40,8 @@ use super::options::BLOCK_THREADS;
 /// `bool` array as bytes and moves each in and out with a byte permute (PRMT) at every
 /// test and update: 18.6% of the warp instructions SSB q1.3's probe kernel executed on
 /// the H200 (2026-11-27i run 2). As `int` the whole-tile loops of SSB SF 20's probe
-/// kernels have 7–21% fewer SASS instructions (e.g. q1.x 155 → 122, 443 → 414).
+/// kernels have 2–21% fewer SASS instructions where they change (12 of the 34 kernels
+/// of SF 20; a q2.x probe 155 → 122, q1.3's 443 → 414).
 /// (`TESSERA_EXP_SEL_BOOL=1` declares it `bool` in the tile loops, as before, to
 /// compare; a warp queue's drain, one item a lane, keeps `int`.)
 fn sel_decl(shape: &Shape<'_>) -> &'static str {
