@@ -75,9 +75,9 @@ pub struct Shape<'a> {
     /// (`Experiments::narrow_words`, see [`words_of`]).
     pub narrow_words: bool,
     /// Whether a warp with no item left selected skips a tile's remaining stages where
-    /// that is likely (`Experiments::warp_skip`, see [`warp_skips`]).
+    /// that is likely (`Experiments::warp_skip`, see `warp_skips`).
     pub warp_skip: bool,
-    /// `Experiments::sel_bool` (see [`sel_decl`]).
+    /// `Experiments::sel_bool` (see `sel_decl`).
     pub sel_bool: bool,
 }
 
@@ -551,16 +551,6 @@ fn stmt(ir: &KernelIr, s: &Stmt) -> String {
     }
 }
 
-/// Writes `stages`, each an unrolled loop over the items still selected; `row` is the C
-/// expression of item `i`'s row number.
-///
-/// `striped`: the source columns, where the items are a tile's striped rows (a warp's
-/// lanes hold 32 consecutive rows).
-/// A stage's loads of packed columns then leave its loop for one of their own after it,
-/// where the whole warp decodes its rows together (`tiles.cuh`) for the items still
-/// selected. Moving them to the stage's end is safe: a stage ends before the first use
-/// of a value loaded in it ([`super::passes::stages`]); and rows the stage rejects are
-/// not loaded.
 /// Before a stage, a warp whose items are all dropped skips the tile's remaining stages
 /// (`tessera_warp_any`) where the estimated share of warps with no row left selected is
 /// at least this: SSB q1.3's probe kernel went on through four stages of per-item tests
@@ -594,9 +584,20 @@ fn warp_skips(stages: &[Stage], items: u32) -> Vec<bool> {
         .collect()
 }
 
-/// The stages, each one unrolled loop over the items still selected. Before a stage
-/// whose `skips` entry is set, the warp votes and runs the rest only if an item is
-/// still selected (braces closed after the last stage).
+/// Writes `stages`, each an unrolled loop over the items still selected; `row` is the C
+/// expression of item `i`'s row number.
+///
+/// `striped`: the source columns, where the items are a tile's striped rows (a warp's
+/// lanes hold 32 consecutive rows).
+/// A stage's loads of packed columns then leave its loop for one of their own after it,
+/// where the whole warp decodes its rows together (`tiles.cuh`) for the items still
+/// selected. Moving them to the stage's end is safe: a stage ends before the first use
+/// of a value loaded in it ([`super::passes::stages`]); and rows the stage rejects are
+/// not loaded.
+///
+/// Before a stage whose `skips` entry is set ([`warp_skips`]), the warp votes and runs
+/// that stage and the rest only if an item is still selected (the braces close after the
+/// last stage).
 fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, indent: &str, striped: Option<&[GpuColumn]>, skips: &[bool]) {
     let mut open = 0;
     for (k, st) in stages.iter().enumerate() {

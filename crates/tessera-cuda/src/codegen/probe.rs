@@ -121,6 +121,9 @@ pub const EARLY_MAX_SHARE: f64 = 0.25;
 /// test order gives the same outcome.
 pub fn early(pipeline: &Pipeline, hoisted: &[Hoisted], tables: &[GpuTable], enabled: bool) -> Vec<Hoisted> {
     let Source::Scan(scan) = &pipeline.source else { return Vec::new() };
+    if !enabled {
+        return Vec::new();
+    }
     let mut filtered = false;
     for op in pipeline.operators.iter().take_while(|op| !matches!(op, Operator::Probe(_))) {
         match op {
@@ -129,7 +132,7 @@ pub fn early(pipeline: &Pipeline, hoisted: &[Hoisted], tables: &[GpuTable], enab
             _ => return Vec::new(),
         }
     }
-    if !enabled || !filtered {
+    if !filtered {
         return Vec::new();
     }
     let kept = f64::from(scan.kept_permille.min(1000)) / 1000.0;
