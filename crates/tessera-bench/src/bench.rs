@@ -326,7 +326,12 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                     // Per run: what the GPU pipelines of the query did.
                     let per_run = std::sync::Mutex::new(Vec::new());
                     let mut run = time_query(q, *engine, opts.runs, || async {
-                        let out = session.execute(q.sql.trim().trim_end_matches(';')).await?;
+                        let out = session.execute(q.sql.trim().trim_end_matches(';')).await;
+                        if tessera_common::trace::enabled() {
+                            // `TESSERA_TRACE_HOST=1`: where the run's host time went.
+                            eprintln!("trace {} {}", q.name, tessera_common::trace::render(&tessera_common::trace::take()));
+                        }
+                        let out = out?;
                         if let (Some(run), Ok(mut v)) = (last_gpu_run(&session), per_run.lock()) {
                             v.push(run);
                         }

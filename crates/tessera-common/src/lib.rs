@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+pub mod trace;
+
 /// Result alias used throughout Tessera.
 pub type Result<T, E = TesseraError> = std::result::Result<T, E>;
 

@@ -394,6 +394,7 @@ impl Session {
     }
 
     async fn execute_once(&self, statement: &str, params: Option<&ParamValues>) -> Result<QueryOutput> {
+        tessera_common::trace::mark("statement");
         if let Some(copy) = parse_copy_from(statement)? {
             if params.is_some_and(|p| !matches!(p, ParamValues::List(l) if l.is_empty())) {
                 return Err(TesseraError::Plan("COPY takes no parameters".into()));
@@ -416,7 +417,9 @@ impl Session {
         }
         let version = self.db.store.manifest()?.version;
         if let Some(hit) = self.plans.get(statement, version).filter(|_| params.is_none()) {
+            tessera_common::trace::mark("cached plan found");
             let batches = self.db.executor.run(&hit.planned, &self.ctx, &hit.schema, self.device()?).await?;
+            tessera_common::trace::mark("executor returned");
             return Ok(QueryOutput { schema: hit.schema, batches });
         }
         let mut plan = self.logical_plan(statement).await?;

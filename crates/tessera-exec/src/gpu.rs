@@ -18,7 +18,7 @@
 //! the dictionary (by the CPU evaluator) and become a test on codes, which is all the
 //! GPU sees of strings.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -921,15 +921,18 @@ impl GpuRuntime {
     pub fn admit<'k>(&self, state: &mut GpuQueryState, kernels: impl Iterator<Item = &'k GpuPipeline>) -> Result<()> {
         let started = Instant::now();
         let mut bytes = 0usize;
-        let mut counted = std::collections::HashSet::new();
+        let mut counted: HashSet<(&str, u64, usize, bool)> = HashSet::new();
+        // One lock for all the lookups (a query reads 4–15 columns).
+        let cache = self.columns.lock().map_err(|_| TesseraError::Internal("GPU column cache poisoned".into()))?;
         for k in kernels {
             bytes = bytes.saturating_add(k.work_memory());
             let Source::Scan(scan) = &k.pipeline.source else { continue };
             for (i, (&c, gc)) in scan.columns.iter().zip(&k.columns).enumerate() {
-                if gc.width == Width::Str && !k.kernel.strings.contains(&i) || !counted.insert((scan.table.clone(), scan.version, c, gc.packed)) {
+                if gc.width == Width::Str && !k.kernel.strings.contains(&i) || !counted.insert((scan.table.as_str(), scan.version, c, gc.packed)) {
                     continue;
                 }
-                match self.cached(&(scan.table.clone(), scan.version, c), gc) {
+                let found = cache.map.get(&(scan.table.clone(), scan.version, c)).filter(|e| e.buf.is_form_of(gc)).map(|e| Arc::clone(&e.buf));
+                match found {
                     Some(buf) => state.lane.held.push(buf),
                     None => {
                         let per_row = gc.stored_bytes() + if gc.width == Width::Str { ESTIMATED_STRING_BYTES } else { 0 };
@@ -941,6 +944,7 @@ impl GpuRuntime {
                 }
             }
         }
+        drop(cache);
         let pinned = || self.pinned_bytes();
         state.lane.stream = Some(Arc::new(self.device.admit(bytes, ADMISSION_WAIT, &pinned)?));
         if let Ok(mut a) = self.last_admission.lock() {
@@ -949,11 +953,6 @@ impl GpuRuntime {
         Ok(())
     }
 
-    /// The cached column under `key`, in `col`'s form (see [`GpuBuf::is_form_of`]).
-    fn cached(&self, key: &(String, u64, usize), col: &GpuColumn) -> Option<Arc<GpuBuf>> {
-        let cache = self.columns.lock().ok()?;
-        cache.map.get(key).filter(|e| e.buf.is_form_of(col)).map(|e| Arc::clone(&e.buf))
-    }
 
     /// Bytes of cached columns that running queries hold (and so cannot be evicted).
     fn pinned_bytes(&self) -> usize {
@@ -970,6 +969,7 @@ impl GpuRuntime {
         let (p, cols, kernel) = (&gp.pipeline, &gp.columns, &gp.kernel);
         let subquery_values = kernel.subqueries.iter().map(|&(rid, ty)| subquery_param(subqueries.get(&rid), rid, ty)).collect::<Result<Vec<i64>>>()?;
         let started = Instant::now();
+        tessera_common::trace::mark("GPU pipeline");
         let dev = &self.device;
         let gs = state.lane()?;
         // A result kept on the GPU is read where it lies (`table` is then a stand-in).
@@ -1052,6 +1052,7 @@ impl GpuRuntime {
         }
         let col_bufs = col_bufs?;
         let found = Instant::now();
+        tessera_common::trace::mark("columns found");
         // Held until the query's stream has finished with them (see `Lane`'s drop): a
         // cached column no query holds may be evicted and freed at any time.
         state.lane.held.extend(col_bufs.iter().flatten().cloned());
@@ -1182,6 +1183,7 @@ impl GpuRuntime {
             }
         }
         let allocated = Instant::now();
+        tessera_common::trace::mark("outputs allocated");
         if state.flags.is_none() {
             state.flags = Some(self.alloc_set::<u64>(&gs, 4, 0, &mut fills)?);
         }
@@ -1232,6 +1234,7 @@ impl GpuRuntime {
             })
             .collect::<Result<_>>()?;
         let parameters = Instant::now();
+        tessera_common::trace::mark("parameters ready");
         let launch = match gp.launch.get() {
             Some(l) => l,
             None => {
@@ -1263,8 +1266,10 @@ impl GpuRuntime {
         let stream = gs.stream();
         self.apply_fills(&gs, fills)?;
         let filled = Instant::now();
+        tessera_common::trace::mark("fill queued");
         let before = self.event(stream)?;
         let timed = Instant::now();
+        tessera_common::trace::mark("start event");
         if rows > 0 {
             let mut builder = stream.launch_builder(function);
             for v in &params {
@@ -1273,7 +1278,9 @@ impl GpuRuntime {
             unsafe { builder.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
         }
         let kernel_queued = Instant::now();
+        tessera_common::trace::mark("kernel queued");
         let after = self.event(stream)?;
+        tessera_common::trace::mark("end event");
         // Freed in stream order: after the kernel has read it.
         drop(d_consts);
         drop(d_zones);
@@ -1350,6 +1357,7 @@ impl GpuRuntime {
                     }
                 }
                 kernel_ms(&mut report)?;
+                tessera_common::trace::mark("kernel time read");
                 let order = &groups.order;
                 let st: &GpuQueryState = state;
                 // A scalar aggregate has its one row even over no input; its SUM/MIN/MAX
@@ -1441,6 +1449,7 @@ impl GpuRuntime {
                     builds.into_iter().map(|b| b()).collect::<Result<Vec<_>>>()?
                 };
                 report.phases.push(("columns built", ms(Instant::now())));
+                tessera_common::trace::mark("columns built");
                 let rows = groups.order.len();
                 let columns = match reorder {
                     Some(reorder) => reorder.iter().map(|&k| columns.get(k).cloned().ok_or_else(|| TesseraError::Internal("reduced aggregation column".into()))).collect::<Result<Vec<_>>>()?,
@@ -1613,7 +1622,9 @@ impl GpuRuntime {
             all.push((f.as_slice().device_ptr(dev.stream()).0, f.num_bytes()));
         }
         all.extend_from_slice(regions);
+        tessera_common::trace::mark("download");
         let mut got = state.lane()?.download_regions(&all)?;
+        tessera_common::trace::mark("downloaded");
         if state.flags.is_some() && got.remove(0).iter().any(|&b| b != 0) {
             return Err(TesseraError::RetryOnCpu("a kernel raised an error flag (arithmetic overflow or build keys the plan did not expect)".into()));
         }
@@ -1623,6 +1634,7 @@ impl GpuRuntime {
                 r.push(run);
             }
         }
+        tessera_common::trace::mark("builds' times read");
         Ok(got)
     }
 
@@ -1657,7 +1669,7 @@ impl GpuRuntime {
     fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, sort: Option<(usize, Vec<i64>, Option<usize>)>) -> Result<FetchedGroups> {
         let gs = state.lane()?;
         let stream = gs.stream();
-        if sort.is_none() && (scalar || groups < COMPACT_MIN_GROUPS) {
+        if (sort.is_none() || groups <= host_sort_max_groups()) && (scalar || groups < COMPACT_MIN_GROUPS) {
             let mut regions = vec![(seen.as_slice().device_ptr(stream).0, 4 * groups)];
             regions.extend(accs.iter().zip(words).map(|(b, &w)| (b.as_slice().device_ptr(stream).0, 8 * w * groups)));
             let got = self.finish(state, &regions)?;
@@ -1788,6 +1800,7 @@ impl GpuRuntime {
             return Err(TesseraError::Internal(format!("{present} group records not in increasing group order below {groups}")));
         }
         marks.push(("records split", Instant::now()));
+        tessera_common::trace::mark("records split");
         Ok(FetchedGroups { order, values, any: present > 0, sorted, marks })
     }
 
@@ -2098,6 +2111,16 @@ fn packed_columns() -> bool {
 }
 
 /// Whether GPU aggregations' results that pipelines read on the GPU stay there (see
+/// The most group slots of an aggregation feeding an ORDER BY whose arrays come back
+/// whole and are sorted by the CPU backend, rather than compacted and ranked on the GPU
+/// (`fetch_groups`). An experiment (`TESSERA_EXP_HOST_SORT_MAX_GROUPS`, default 0: never):
+/// the compaction and rank kernels are a chain of small launches after the
+/// aggregation's kernel.
+fn host_sort_max_groups() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| std::env::var("TESSERA_EXP_HOST_SORT_MAX_GROUPS").ok().and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
 /// [`result_layout`]); the experiment variable `TESSERA_EXP_KEEP_RESULTS=0` turns it off
 /// (the results then come back to the host, and only builds read them on the GPU, after
 /// an upload), to measure what keeping them saves.

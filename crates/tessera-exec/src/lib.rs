@@ -56,11 +56,14 @@ pub struct StepRun {
 /// GPU placements (kernels generated, reasons, the GPU sorts) by plan, so that a query
 /// run again skips placement and code generation: 0.1–0.3 ms a query on the H200's host
 /// for SSB (2026-11-23; q1.1 0.2 → 0.05 ms, SSB SF 1 in total 7.8 → 4.6 ms). Keyed by the plan's full text (its scans name table versions, so a
-/// write makes a new key), the device setting and the kernel options.
+/// write makes a new key), the device setting and the kernel options; and again by the
+/// plan's number ([`PlannedQuery::id`]) with the same setting and options, which a
+/// cached plan's runs look up (see [`Executor::placement_of`]).
 type PlacementCache = tessera_common::TextCache<Arc<Placement>>;
 
-/// Entries kept at most; the cache is cleared when full (as the session's plan cache).
-const PLACEMENT_CACHE_ENTRIES: usize = 256;
+/// Entries kept at most (two a plan run: by text and by number); the cache is cleared
+/// when full (as the session's plan cache).
+const PLACEMENT_CACHE_ENTRIES: usize = 512;
 
 impl Executor {
     /// An executor over `store` using every core.
@@ -104,10 +107,11 @@ impl Executor {
                 r.clear();
             }
             let started = std::time::Instant::now();
-            let mut placement = self.cached_placement(gpu, &planned.plan, Some(planned.plan_text()), device)?;
+            let mut placement = self.placement_of(gpu, planned, device)?;
             if let Ok(mut t) = gpu.last_placement_ms.lock() {
                 *t = started.elapsed().as_secs_f64() * 1e3;
             }
+            tessera_common::trace::mark("placement");
             // A stream of its own and a reservation of the memory its kernels need; when
             // that cannot be had (more than the limit, or queued too long behind other
             // queries' reservations) the query runs on the CPU backend below.
@@ -119,6 +123,7 @@ impl Executor {
                     Err(e) => return Err(e),
                 }
             };
+            tessera_common::trace::mark("admitted");
             if admitted {
                 match self.run_steps(planned, ctx, schema, Some((gpu, placement))).await {
                     Err(TesseraError::RetryOnCpu(_)) => {}
@@ -278,6 +283,23 @@ impl Executor {
         }
     }
 
+    /// The placement of a plan about to run: found by the plan's number when it ran
+    /// before (a cached plan: the lookup hashes a short key, not the plan's text of 3–10
+    /// KB, SSB's), else by its text ([`Executor::cached_placement`]), and then kept under
+    /// both.
+    fn placement_of(&self, gpu: &GpuRuntime, planned: &PlannedQuery, device: DevicePref) -> Result<Placement> {
+        if !short_lookups() {
+            return self.cached_placement(gpu, &planned.plan, Some(planned.plan_text()), device);
+        }
+        let by_id = format!("#{} {device:?} {:?}", planned.id(), gpu.kernel_options());
+        if let Some(cached) = self.placements.get(&by_id) {
+            return Ok(cached.for_run());
+        }
+        let placement = self.cached_placement(gpu, &planned.plan, Some(planned.plan_text()), device)?;
+        self.placements.insert(by_id, Arc::new(placement.for_run()));
+        Ok(placement)
+    }
+
     /// The placement of `plan`, from the cache or made (and cached) now. `text` is the
     /// plan's Debug text where the caller has it made already.
     fn cached_placement(&self, gpu: &GpuRuntime, plan: &QueryPlan, text: Option<&str>, device: DevicePref) -> Result<Placement> {
@@ -357,8 +379,22 @@ impl Executor {
     /// committed since (then the statement is planned again, see [`TesseraError::StalePlan`]:
     /// kernels bind dictionary codes and key ranges of the planned version).
     fn load(&self, scan: &tessera_ir::Scan) -> Result<Arc<tessera_storage::LoadedTable>> {
+        self.load_seen(scan, &mut None)
+    }
+
+    /// As [`Executor::load`], against the manifest in `seen`, read into it by the first
+    /// call of a statement: its pipelines check their tables against one manifest, the
+    /// store's state when it started (each read is a `stat` of the manifest file).
+    fn load_seen(&self, scan: &tessera_ir::Scan, seen: &mut Option<Arc<tessera_storage::Manifest>>) -> Result<Arc<tessera_storage::LoadedTable>> {
         let table = &scan.table;
-        let manifest = self.store.manifest()?;
+        let manifest = match seen {
+            Some(m) if short_lookups() => Arc::clone(m),
+            _ => {
+                let m = self.store.manifest()?;
+                *seen = Some(Arc::clone(&m));
+                m
+            }
+        };
         let meta = manifest
             .table(table)
             .ok_or_else(|| TesseraError::StalePlan(format!("table '{table}' was dropped")))?;
@@ -376,6 +412,7 @@ impl Executor {
         mut gpu: Option<(&GpuRuntime, Placement)>,
     ) -> Result<Vec<RecordBatch>> {
         let mut state = CpuState::default();
+        let mut manifest = None;
         if let Ok(mut r) = self.last_runs.lock() {
             r.clear();
         }
@@ -387,6 +424,7 @@ impl Executor {
         for step in &planned.plan.steps {
             match step {
                 Step::Pipeline(p) => {
+                    tessera_common::trace::mark("pipeline");
                     // The values of the scalar subqueries it reads: GPU kernels take them as
                     // parameters, the CPU backend as literals.
                     let subqueries = subquery_values(p, &state)?;
@@ -400,7 +438,7 @@ impl Executor {
                     let on_gpu = gpu.as_mut().and_then(|(rt, pl)| pl.kernels.get(&p.id).map(|k| (*rt, Arc::clone(k), &mut pl.state)));
                     if let Some((rt, k, gstate)) = on_gpu {
                         let table = match &p.source {
-                            Source::Scan(scan) => self.load(scan)?,
+                            Source::Scan(scan) => self.load_seen(scan, &mut manifest)?,
                             // Kept on the GPU: the kernel reads it there (see `gpu::result_layout`).
                             Source::Result { id, .. } if k.reads_kept => Arc::new(gpu::kept_table(*id)),
                             Source::Result { id, .. } => {
@@ -452,7 +490,7 @@ impl Executor {
                         }
                         state.results.insert(sort.result, Arc::new(out));
                     } else {
-                        let input = self.source(&p.source, &p.operators, &state)?;
+                        let input = self.source(&p.source, &p.operators, &state, &mut manifest)?;
                         let run = self.cpu.run(p, &input, &mut state)?;
                         record(StepRun { step: format!("pipeline {}", p.id), cpu: true, run });
                     }
@@ -483,7 +521,13 @@ impl Executor {
             }
         }
         let out = result(&state, planned.plan.output)?;
-        to_batches(&out, schema)
+        tessera_common::trace::mark("steps done");
+        let batches = to_batches(&out, schema);
+        tessera_common::trace::mark("batches made");
+        // The GPU state (the query's stream, its buffers) is dropped on return.
+        drop(gpu);
+        tessera_common::trace::mark("GPU state dropped");
+        batches
     }
 
     /// Runs mark pipeline `k` (sink `m`) on the GPU: the columns of the host table's rows
@@ -544,11 +588,11 @@ impl Executor {
 
     /// The chunks a CPU pipeline reads: a result, or a scan's batches less those the
     /// zone maps prove its leading filters reject (see [`zones`]).
-    fn source(&self, source: &Source, operators: &[Operator], state: &CpuState) -> Result<Arc<Vec<Chunk>>> {
+    fn source(&self, source: &Source, operators: &[Operator], state: &CpuState, manifest: &mut Option<Arc<tessera_storage::Manifest>>) -> Result<Arc<Vec<Chunk>>> {
         match source {
             Source::Result { id, .. } => result(state, *id),
             Source::Scan(scan) => {
-                let loaded = self.load(scan)?;
+                let loaded = self.load_seen(scan, manifest)?;
                 let columns = scan.columns.iter().map(|&c| loaded.column(c)).collect::<Result<Vec<_>>>()?;
                 let skipped = zones::skipped_batches(&loaded, &scan.columns, operators);
                 let chunks = loaded
@@ -562,6 +606,15 @@ impl Executor {
             }
         }
     }
+}
+
+/// Whether a cached plan's placement is looked up by the plan's number and a statement's
+/// pipelines check their tables against one manifest read (the default); the experiment
+/// variable `TESSERA_EXP_SHORT_LOOKUPS=0` looks placements up by the plan's text and reads
+/// the manifest for each pipeline, as before 2026-11-27j, to measure what they save.
+fn short_lookups() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("TESSERA_EXP_SHORT_LOOKUPS").map_or(true, |v| v != "0"))
 }
 
 /// Where queries may run (`SET tessera.device`).

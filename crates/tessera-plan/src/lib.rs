@@ -144,12 +144,24 @@ pub struct PlannedQuery {
     /// `plan`'s Debug text, made once: the executor keys its placements by it, and a
     /// cached plan runs many times (formatting SSB's plans took 17–40 µs a query).
     text: std::sync::OnceLock<String>,
+    /// A number no other plan of this process has: a cached plan's runs find their
+    /// placement by it without hashing the text ([`PlannedQuery::id`]).
+    id: u64,
 }
 
 impl PlannedQuery {
     /// A plan and its DataFusion subtrees.
     pub fn new(plan: QueryPlan, externals: Vec<ExternalPlan>) -> PlannedQuery {
-        PlannedQuery { plan, externals, text: std::sync::OnceLock::new() }
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        PlannedQuery { plan, externals, text: std::sync::OnceLock::new(), id }
+    }
+
+    /// This plan's number, unique in the process: what was worked out for it (the
+    /// executor's GPU placement) can be kept under it. The same caveat as
+    /// [`PlannedQuery::plan_text`]: a plan changed after its first run keeps its number.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// `format!("{:?}", self.plan)`, formatted on the first call only: a plan changed
@@ -1396,4 +1408,20 @@ fn key_ranges(keys: &[Expr], s: &Stream) -> Vec<Option<(i64, i64)>> {
             range.filter(|_| matches!(k, Expr::Column { .. }) && ranged)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_plan_has_its_own_number() {
+        let empty = || PlannedQuery::new(QueryPlan { steps: Vec::new(), output: 0, output_fields: Vec::new() }, Vec::new());
+        let (a, b) = (empty(), empty());
+        // The same plan made twice: the same text, different numbers (a placement kept
+        // under one number is never found for another plan).
+        assert_eq!(a.plan_text(), b.plan_text());
+        assert_ne!(a.id(), b.id());
+        assert_eq!(a.id(), a.id());
+    }
 }
