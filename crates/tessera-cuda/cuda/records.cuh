@@ -169,7 +169,12 @@ __device__ int tessera_cmp_key(const unsigned long long* x, const unsigned long 
     }
     return (k[3] & 1) ? -c : c;
 }
-extern "C" __global__ void tessera_rank_records(const unsigned long long* rec, long long width, const long long* keys, int nkeys, long long max, unsigned long long* dst) {
+// The sort keys, by value (SortKeys in tessera-cuda's library.rs): four words a key, at
+// most eight keys.
+struct TesseraSortKeys {
+    long long d[32];
+};
+extern "C" __global__ void tessera_rank_records(const unsigned long long* rec, long long width, const TesseraSortKeys keys, int nkeys, long long max, unsigned long long* dst) {
     __shared__ unsigned long long rank;
     const long long n = (long long)rec[0];
     if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = (unsigned long long)n;
@@ -183,7 +188,7 @@ extern "C" __global__ void tessera_rank_records(const unsigned long long* rec, l
             for (long long j = threadIdx.x; j < n; j += blockDim.x) {
                 const unsigned long long* y = rec + 1 + j * width;
                 int c = 0;
-                for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys + 4 * k);
+                for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys.d + 4 * k);
                 if (c < 0 || (c == 0 && y[0] < x[0])) ++before;
             }
             if (before != 0) atomicAdd(&rank, before);

@@ -51,9 +51,50 @@ impl FillList {
     }
 }
 
+/// The sort keys `tessera_rank_records` (`records.cuh`) orders records by, four words a
+/// key as [`crate::codegen::sort::GpuSort::descriptors`] makes them, at most
+/// [`SortKeys::MAX`] keys. Passed by value, laid out as the kernel's `TesseraSortKeys`:
+/// no upload to queue before the rank kernel (a copy from pageable memory, one more
+/// step of the chain that follows an aggregation).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SortKeys {
+    d: [i64; 32],
+}
+
+// SAFETY: plain old data with the layout of the kernel's `TesseraSortKeys`.
+unsafe impl cudarc::driver::DeviceRepr for SortKeys {}
+
+impl SortKeys {
+    /// Keys a rank sort takes at most (the planner's limit, `codegen::sort`).
+    pub const MAX: usize = 8;
+
+    /// The keys of `descriptors` (four words a key); `None` for more than
+    /// [`SortKeys::MAX`] keys or a partial key.
+    pub fn new(descriptors: &[i64]) -> Option<SortKeys> {
+        if descriptors.len() > 4 * Self::MAX || descriptors.len() % 4 != 0 {
+            return None;
+        }
+        let mut keys = SortKeys { d: [0; 32] };
+        keys.d[..descriptors.len()].copy_from_slice(descriptors);
+        Some(keys)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::FillList;
+    use super::{FillList, SortKeys};
+
+    #[test]
+    fn sort_keys_are_laid_out_as_the_kernel_reads_them() {
+        assert_eq!((std::mem::size_of::<SortKeys>(), std::mem::align_of::<SortKeys>()), (256, 8));
+        let keys = SortKeys::new(&[0, 1, 26, 1, 1, 3, 0, 0]).unwrap();
+        assert_eq!(keys.d[..8], [0, 1, 26, 1, 1, 3, 0, 0]);
+        assert!(keys.d[8..].iter().all(|&x| x == 0));
+        assert!(SortKeys::new(&[0; 4 * SortKeys::MAX]).is_some());
+        assert!(SortKeys::new(&[0; 4 * SortKeys::MAX + 4]).is_none(), "more keys than a rank sort takes");
+        assert!(SortKeys::new(&[0; 6]).is_none(), "a partial key");
+    }
 
     /// The list is passed by value: its size and alignment must be those of the kernel's
     /// `TesseraFills` (three arrays of eight 64-bit words and an int, padded to 8 bytes).

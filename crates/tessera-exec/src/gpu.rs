@@ -31,7 +31,7 @@ pub use tessera_cuda::codegen::having::{GpuHaving, plan_having};
 pub use tessera_cuda::codegen::sort::{GPU_SORT_MAX_ROWS, GpuSort, plan_sort};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
-use tessera_cuda::library::{BANDWIDTH_SOURCE, FillList, RECORDS_SOURCE};
+use tessera_cuda::library::{BANDWIDTH_SOURCE, FillList, RECORDS_SOURCE, SortKeys};
 use tessera_cuda::{DeviceBuffer, GpuDevice, GpuStream, KernelCache, QueryStream};
 use tessera_ir::{AggFunc, Expr, HashTableId, MarkBuild, Operator, Pipeline, ResultId, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
@@ -1687,9 +1687,12 @@ impl GpuRuntime {
             return Ok(FetchedGroups { order, values, any, sorted: false, marks: vec![("downloaded", Instant::now())] });
         }
         let width = 1 + words.iter().sum::<usize>();
-        // SAFETY: only the count (set below) and the records below it are ever read.
+        // SAFETY: only the count and the records below it are ever read; the compaction
+        // writes both (the count from its first block), so nothing needs setting first.
         let mut rec = unsafe { self.alloc_uninit::<u64>(&gs, 1 + groups * width) }?;
-        gs.copy_into(&[0u64], &mut rec)?;
+        if !short_chain() {
+            gs.copy_into(&[0u64], &mut rec)?;
+        }
         let rec_ptr = rec.as_slice().device_ptr(stream).0;
         let cfg = self.helper_launch();
         let w = width as i64;
@@ -1709,11 +1712,15 @@ impl GpuRuntime {
         // keep are ranked (see `GpuSort::limit`): their count, to see whether they fit.
         let mut top: Option<DeviceBuffer<u64>> = None;
         if let Some((pipeline, keys, limit)) = &sort {
-            let d_keys = self.upload(&gs, keys)?;
+            // By value to the rank kernel; uploaded only for a LIMIT's selection below.
+            let by_value = SortKeys::new(keys).ok_or_else(|| TesseraError::Internal(format!("{} sort key words, more than a rank sort takes", keys.len())))?;
+            // As before 2026-11-27j (`TESSERA_EXP_SHORT_CHAIN=0`): the keys uploaded for the rank.
+            let _uploaded = if short_chain() { None } else { Some(self.upload(&gs, keys)?) };
             let max = GPU_SORT_MAX_ROWS as i64;
             let mut src = rec_ptr;
             let mut kept = None;
             if let Some(want) = limit.filter(|&k| (1..=GPU_SORT_MAX_ROWS).contains(&k)) {
+                let d_keys = self.upload(&gs, keys)?;
                 let thr = self.alloc::<u64>(&gs, 2)?;
                 let count = self.alloc::<u64>(&gs, 1)?;
                 // SAFETY: tessera_seal_top writes the count and tessera_keep_top every record below it.
@@ -1743,7 +1750,7 @@ impl GpuRuntime {
             let before = self.event(stream)?;
             let rank = self.helper("tessera_rank_records")?;
             let mut l = stream.launch_builder(&rank);
-            l.arg(&src).arg(&w).arg(d_keys.as_slice()).arg(&nkeys).arg(&max).arg(dst.as_slice());
+            l.arg(&src).arg(&w).arg(&by_value).arg(&nkeys).arg(&max).arg(dst.as_slice());
             unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("rank: {e:?}")))?;
             let after = self.event(stream)?;
             let run = GpuRun::new(*pipeline);
@@ -1840,9 +1847,9 @@ impl GpuRuntime {
         let gs = state.lane()?;
         let dev = &self.device;
         let stream = gs.stream();
-        // SAFETY: only the count (set below) and the group numbers below it are read.
-        let mut rec = unsafe { self.alloc_uninit::<u64>(&gs, 1 + groups) }?;
-        gs.copy_into(&[0u64], &mut rec)?;
+        // SAFETY: only the count and the group numbers below it are read; the compaction
+        // writes both.
+        let rec = unsafe { self.alloc_uninit::<u64>(&gs, 1 + groups) }?;
         let rec_ptr = rec.as_slice().device_ptr(stream).0;
         self.compact_groups(&gs, seen, groups, rec_ptr, 1)?;
         let got = self.finish(state, &[(rec_ptr, 8)])?;
@@ -2111,6 +2118,15 @@ fn packed_columns() -> bool {
 }
 
 /// Whether GPU aggregations' results that pipelines read on the GPU stay there (see
+/// Whether the chain of kernels after an aggregation skips the two copies it queued
+/// before 2026-11-27j: zeroing the records' count (the compaction writes it) and
+/// uploading the rank sort's keys (passed by value, [`SortKeys`]). The experiment
+/// variable `TESSERA_EXP_SHORT_CHAIN=0` queues them again, to measure what they cost.
+fn short_chain() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("TESSERA_EXP_SHORT_CHAIN").map_or(true, |v| v != "0"))
+}
+
 /// The most group slots of an aggregation feeding an ORDER BY whose arrays come back
 /// whole and are sorted by the CPU backend, rather than compacted and ranked on the GPU
 /// (`fetch_groups`). An experiment (`TESSERA_EXP_HOST_SORT_MAX_GROUPS`, default 0: never):

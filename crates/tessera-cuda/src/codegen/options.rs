@@ -106,8 +106,14 @@ impl Default for Experiments {
 
 impl Experiments {
     /// The defaults, overridden by the `TESSERA_EXP_*` variables that are set: the one
-    /// place they are read.
+    /// place they are read, once a process (a session sets its kernel options on every
+    /// statement; reading the 14 variables each time took microseconds of each query).
     pub fn from_env() -> Self {
+        static READ: std::sync::OnceLock<Experiments> = std::sync::OnceLock::new();
+        *READ.get_or_init(Self::read_env)
+    }
+
+    fn read_env() -> Self {
         let var = |name: &str| std::env::var(name).ok();
         let d = Experiments::default();
         Experiments {

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Run 5 of 2026-11-27 (j), right after run 4 on its machine: random queries (GPU against
+# the CPU backend and DataFusion), seeds 1974-1981, each stopped after 150 s.
+S=benchmarks/device/gpu-suite.sh
+SEEDS=8 SEED0=1973 PACKED_SEEDS=1 NARROW_SEEDS=5 DIFFTEST_SECONDS=150 bash $S difftests > $OUT/log5-difftests.txt 2>&1
+ls -la $OUT
