@@ -1,9 +1,9 @@
 # Per query: when the first kernel and the last pipeline kernel (the probe) were queued, from the probe
 # queued to its results downloaded, and after; medians of the warm runs (the first two left out).
 # usage: python3 trace_phases.py log3-trace-new.txt
-import sys, re, statistics, collections
+import sys, re, statistics, collections, gzip
 runs = collections.defaultdict(list)
-for line in open(sys.argv[1]):
+for line in (gzip.open(sys.argv[1], 'rt') if sys.argv[1].endswith('.gz') else open(sys.argv[1])):
     if not line.startswith("trace "): continue
     _, q, rest = line.split(" ", 2)
     marks = re.findall(r"(.+?)@([0-9.]+)(?: |$)", rest.strip())

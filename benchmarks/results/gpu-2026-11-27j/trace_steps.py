@@ -1,8 +1,8 @@
 # Per query: the median (warm runs, the first two left out) of each step of a TESSERA_TRACE_HOST=1 log.
 # usage: python3 trace_steps.py log3-trace-new.txt
-import sys, re, statistics, collections
+import sys, re, statistics, collections, gzip
 runs = collections.defaultdict(list)
-for line in open(sys.argv[1]):
+for line in (gzip.open(sys.argv[1], 'rt') if sys.argv[1].endswith('.gz') else open(sys.argv[1])):
     if not line.startswith("trace "): continue
     _, q, rest = line.split(" ", 2)
     marks = re.findall(r"(.+?)@([0-9.]+)(?: |$)", rest.strip())
