@@ -953,7 +953,6 @@ impl GpuRuntime {
         Ok(())
     }
 
-
     /// Bytes of cached columns that running queries hold (and so cannot be evicted).
     fn pinned_bytes(&self) -> usize {
         self.columns.lock().map(|c| c.map.values().filter(|e| Arc::strong_count(&e.buf) > 1).map(|e| e.buf.bytes()).sum()).unwrap_or(0)
