@@ -7,7 +7,7 @@ per = collections.defaultdict(lambda: collections.defaultdict(list))
 kern = collections.defaultdict(lambda: collections.defaultdict(list))
 tot = collections.defaultdict(list)
 for f in sorted(glob.glob(f"{d}/{prefix}-r*-e*.json")):
-    m = re.search(r"-r(\d+)-e(\w+)\.json", f); r, e = m.group(1), m.group(2)
+    m = re.search(r"-r(\d+)-e([\w.]+)\.json", f); r, e = m.group(1), m.group(2)
     j = json.load(open(f)); s = 0
     for q in j["results"]:
         if q.get("engine") not in ("tessera", "Tessera"): pass

@@ -103,10 +103,13 @@ pub fn prefetch(b: &mut Builder<'_>, columns: impl IntoIterator<Item = usize>) -
 /// one more round trip in the thread's chain (SSB's probe kernels were latency-bound:
 /// most stalls wait on global loads). Up front, a tile's loads are in flight at once.
 /// Swept on an H200 from 0 (everything up front, worst: selective queries then read
-/// whole columns they need a few sectors of) to 0.75; 0.1 and 0.25 were within 0.5% of
-/// each other in total, 0.1 the one value keeping both q3.1 and q4.1 within 1.5× of
-/// their model (`benchmarks/results/README.md`, "Eager loads").
-pub const EAGER_MIN_SECTORS: f64 = 0.1;
+/// whole columns they need a few sectors of) to 0.75 (`benchmarks/results/README.md`,
+/// "Eager loads"). 0.1 until 2026-11-27j, when, with `int` selection flags, warp votes
+/// and narrowed word loads, a sweep of 0.1–0.5 put 0.25 first (SSB SF 20's kernels 4.66
+/// ms against 5.01 at 0.1): SSB q4.1's and q2.1's star joins then load their later
+/// probes' keys for the rows left instead of up front (q4.1 0.59 against 0.75 ms, q2.1
+/// 0.42 against 0.50), every other SSB and TPC-H SF 10 kernel within 0.01 ms.
+pub const EAGER_MIN_SECTORS: f64 = 0.25;
 
 /// The share of a column's 32-byte sectors that hold at least one of the rows still
 /// selected, when a share `pass` of the rows is, independently.
