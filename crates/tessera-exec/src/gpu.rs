@@ -320,6 +320,20 @@ impl std::fmt::Debug for GpuRuntime {
 #[derive(Default)]
 struct Fills(Vec<(u64, u64, u64)>);
 
+impl Fills {
+    /// Bytes the fill sets.
+    fn bytes(&self) -> u64 {
+        self.0.iter().map(|&(_, words, _)| 4 * words).sum()
+    }
+}
+
+/// Fills of at least this many bytes (a large hash table's arrays) are timed with their
+/// pipeline's kernel: the GPU time they take is the pipeline's (about 20 µs and more at
+/// the H200's ~3 TB/s of writes). A smaller fill is not: the start event would then be
+/// recorded before the fill's launch is queued, and on an idle GPU it would count the
+/// host's ~5 µs of queueing it as kernel time.
+const TIMED_FILL_MIN_BYTES: u64 = 64 << 20;
+
 /// Timing events kept for reuse at most (a query's pipelines hold two each until its
 /// result comes back; TPC-H's queries run up to 11 pipelines).
 const KEPT_EVENTS: usize = 64;
@@ -1263,10 +1277,14 @@ impl GpuRuntime {
         let cfg = LaunchConfig { grid_dim: (self.grid(launch.per_sm, rows as u64, kernel.items_per_thread), 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = gs.stream();
+        let timed_fill = if fills.bytes() >= TIMED_FILL_MIN_BYTES { Some(self.event(stream)?) } else { None };
         self.apply_fills(&gs, fills)?;
         let filled = Instant::now();
         tessera_common::trace::mark("fill queued");
-        let before = self.event(stream)?;
+        let before = match timed_fill {
+            Some(e) => e,
+            None => self.event(stream)?,
+        };
         let timed = Instant::now();
         tessera_common::trace::mark("start event");
         if rows > 0 {
@@ -1695,6 +1713,9 @@ impl GpuRuntime {
         let rec_ptr = rec.as_slice().device_ptr(stream).0;
         let cfg = self.helper_launch();
         let w = width as i64;
+        // With a GPU sort, its report times the whole chain from here: the compaction, the
+        // gathers, a LIMIT's selection and the rank (the sort pipeline's GPU work).
+        let mut chain_start = if sort.is_some() { Some(self.event(stream)?) } else { None };
         self.compact_groups(&gs, seen, groups, rec_ptr, width)?;
         let gather = self.helper("tessera_gather_records")?;
         let mut off = 1i64;
@@ -1746,7 +1767,10 @@ impl GpuRuntime {
             // SAFETY: the rank kernel writes the count and every record below it.
             let dst = unsafe { self.alloc_uninit::<u64>(&gs, 1 + rows * width) }?;
             let nkeys = (keys.len() / 4) as i32;
-            let before = self.event(stream)?;
+            let before = match chain_start.take() {
+                Some(e) => e,
+                None => self.event(stream)?,
+            };
             let rank = self.helper("tessera_rank_records")?;
             let mut l = stream.launch_builder(&rank);
             l.arg(&src).arg(&w).arg(&by_value).arg(&nkeys).arg(&max).arg(dst.as_slice());
