@@ -72,7 +72,7 @@ impl SortKeys {
     /// The keys of `descriptors` (four words a key); `None` for more than
     /// [`SortKeys::MAX`] keys or a partial key.
     pub fn new(descriptors: &[i64]) -> Option<SortKeys> {
-        if descriptors.len() > 4 * Self::MAX || descriptors.len() % 4 != 0 {
+        if descriptors.len() > 4 * Self::MAX || !descriptors.len().is_multiple_of(4) {
             return None;
         }
         let mut keys = SortKeys { d: [0; 32] };

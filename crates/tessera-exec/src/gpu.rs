@@ -1715,7 +1715,7 @@ impl GpuRuntime {
         let w = width as i64;
         // With a GPU sort, its report times the whole chain from here: the compaction, the
         // gathers, a LIMIT's selection and the rank (the sort pipeline's GPU work).
-        let mut chain_start = if sort.is_some() { Some(self.event(stream)?) } else { None };
+        let chain_start = if sort.is_some() { Some(self.event(stream)?) } else { None };
         self.compact_groups(&gs, seen, groups, rec_ptr, width)?;
         let gather = self.helper("tessera_gather_records")?;
         let mut off = 1i64;
@@ -1767,10 +1767,8 @@ impl GpuRuntime {
             // SAFETY: the rank kernel writes the count and every record below it.
             let dst = unsafe { self.alloc_uninit::<u64>(&gs, 1 + rows * width) }?;
             let nkeys = (keys.len() / 4) as i32;
-            let before = match chain_start.take() {
-                Some(e) => e,
-                None => self.event(stream)?,
-            };
+            // (Recorded above whenever there is a sort.)
+            let before = chain_start.ok_or_else(|| TesseraError::Internal("a GPU sort's chain has no start event".into()))?;
             let rank = self.helper("tessera_rank_records")?;
             let mut l = stream.launch_builder(&rank);
             l.arg(&src).arg(&w).arg(&by_value).arg(&nkeys).arg(&max).arg(dst.as_slice());
