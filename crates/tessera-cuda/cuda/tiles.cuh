@@ -484,4 +484,36 @@ __device__ __forceinline__ bool tessera_zone_pass(const unsigned int* __restrict
     return ((__ldg(&zones[a >> 5]) >> (a & 31)) & 1u) != 0u || ((__ldg(&zones[b >> 5]) >> (b & 31)) & 1u) != 0u;
 }
 
+// A column value at `p` read by the cache policy experiment `TESSERA_COLUMN_LOADS`
+// (`Experiments::column_loads`; a generated kernel defines it before including this
+// header, and loads its columns through this only then): 1 `ld.global.cs` (streaming),
+// 2 `ld.global.nc.L1::no_allocate`, 3 `ld.global.nc.L1::evict_first`. A column is read
+// once; the probes' bitmaps and payloads are read again and again, and a column's lines
+// held in L1 push them out. Types without an overload (Int128) load as usual.
+template <typename T>
+__device__ __forceinline__ T tessera_col(const T* p) { return *p; }
+#if defined(TESSERA_COLUMN_LOADS)
+#if TESSERA_COLUMN_LOADS == 1
+#define TESSERA_COL_OP "ld.global.cs"
+#elif TESSERA_COLUMN_LOADS == 2
+#define TESSERA_COL_OP "ld.global.nc.L1::no_allocate"
+#else
+#define TESSERA_COL_OP "ld.global.nc.L1::evict_first"
+#endif
+#define TESSERA_COL_LOAD(T, R, PT, C) \
+    __device__ __forceinline__ T tessera_col(const T* p) { R v; asm(TESSERA_COL_OP "." PT " %0, [%1];" : "=" C(v) : "l"(p)); return (T)v; }
+TESSERA_COL_LOAD(unsigned char, unsigned int, "u8", "r")
+TESSERA_COL_LOAD(signed char, int, "s8", "r")
+TESSERA_COL_LOAD(unsigned short, unsigned int, "u16", "r")
+TESSERA_COL_LOAD(short, int, "s16", "r")
+TESSERA_COL_LOAD(unsigned int, unsigned int, "u32", "r")
+TESSERA_COL_LOAD(int, int, "s32", "r")
+TESSERA_COL_LOAD(unsigned long long, unsigned long long, "u64", "l")
+TESSERA_COL_LOAD(long long, long long, "s64", "l")
+TESSERA_COL_LOAD(float, float, "f32", "f")
+TESSERA_COL_LOAD(double, double, "f64", "d")
+#undef TESSERA_COL_LOAD
+#undef TESSERA_COL_OP
+#endif
+
 }  // namespace tessera

@@ -61,6 +61,8 @@ pub struct Builder<'a> {
     pub strings: Vec<usize>,
     /// Comparisons of two 32-bit values are made in 32 bits ([`super::Experiments`]).
     pub compares_32: bool,
+    /// Whether columns load through `tessera_col` (`Experiments::column_loads` set).
+    pub column_policy: bool,
     tmp: usize,
 }
 
@@ -106,6 +108,7 @@ impl<'a> Builder<'a> {
             expanded: false,
             strings: Vec::new(),
             compares_32: true,
+            column_policy: false,
             tmp: 0,
         }
     }

@@ -64,13 +64,13 @@ pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
 pub use aggregate::{Accumulator, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, SumRepr, group_table, magnitude, table_copies};
 pub use hash::{KeyPack, KeyPart};
 pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, width_of};
-pub use options::{BLOCK_THREADS, Experiments, ITEMS_PER_THREAD, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
+pub use options::{BLOCK_THREADS, Experiments, ITEMS_PER_THREAD, ITEMS_PER_THREAD_LEAN, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 pub use probe::{MAX_TABLE_SLOTS, bitmap_words};
 pub use unsupported::{Reason, Site, Unsupported};
 
 use crate::cx;
 use builder::{Builder, Val};
-use ir::KernelIr;
+use ir::{KernelIr, Stmt};
 
 /// Generates the kernel of `pipeline`, whose source columns live on the GPU as `cols`
 /// and whose probes read `tables` (per probe, in operator order, then the table a mark
@@ -123,7 +123,14 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // anyway are then loaded up front, together (the first one is loaded first anyway:
     // a lone narrowed one loaded up front a word a lane made SSB q1.3 slower on the H200,
     // 0.257-0.259 → 0.264-0.268 ms, 2026-11-27i run 1).
-    let (kernel, ir) = assemble(pipeline, cols, tables, &options, items, &[])?;
+    let (mut kernel, mut ir) = assemble(pipeline, cols, tables, &options, items, &[])?;
+    // A lean pipeline (see [`ITEMS_PER_THREAD_LEAN`]), known once lowered, is lowered
+    // again with its items.
+    let lean = options.experiments.lean_items;
+    if options.items_per_thread.is_none() && lean > 0 && lean != items && probes <= 1 && lean <= MAX_ITEMS_PER_THREAD && is_lean(pipeline, &ir) {
+        (kernel, ir) = assemble(pipeline, cols, tables, &options, lean, &[])?;
+    }
+    let items = kernel.items_per_thread;
     let eager = scan::eager_columns(&ir, cols, options.experiments.eager_min_sectors);
     if eager.len() < 2 {
         return Ok(kernel);
@@ -131,6 +138,18 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // Loading columns up front makes more values live across stages (and queued, with a
     // warp queue): should that exceed a limit the first kernel is kept.
     Ok(assemble(pipeline, cols, tables, &options, items, &eager).map_or(kernel, |(k, _)| k))
+}
+
+/// Whether `pipeline`, lowered to `ir`, is lean (see [`ITEMS_PER_THREAD_LEAN`]): it ends
+/// in one group and loads nothing but its source columns and membership bits (a probe's
+/// payload, hash keys or chains are other loads).
+fn is_lean(pipeline: &Pipeline, ir: &KernelIr) -> bool {
+    matches!(&pipeline.sink, Sink::Aggregate(a) if a.group_by.is_empty())
+        && ir.stmts.iter().all(|s| match s {
+            Stmt::Def { load: Some(l), .. } => matches!(l, ir::Load::Column { .. } | ir::Load::Bitmap { .. }),
+            Stmt::Expand { .. } => false,
+            _ => true,
+        })
 }
 
 /// Lowers, runs the passes and prints: the kernel and its IR.
@@ -160,6 +179,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         narrow_words: options.experiments.narrow_words,
         warp_skip: options.experiments.warp_skip,
         sel_bool: options.experiments.sel_bool,
+        column_loads: options.experiments.column_loads,
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
     let kernel = Kernel {
@@ -216,6 +236,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     }
     let mut b = Builder::new(cols, options.literals == Literals::Parameters);
     b.compares_32 = options.experiments.compares_32;
+    b.column_policy = options.experiments.column_loads != 0;
     for &c in eager {
         if let Err(r) = scan::load(&mut b, c) {
             reasons.push(Unsupported::new(Site::Source, r));

@@ -18,6 +18,20 @@ pub const ITEMS_PER_THREAD: u32 = 4;
 /// [`ITEMS_PER_THREAD`]).
 pub const ITEMS_PER_THREAD_MANY_PROBES: u32 = 2;
 
+/// Rows per thread per tile for lean pipelines: at most one probe, which reads no build
+/// column (a membership bit only), ending in one group (an aggregate without GROUP BY),
+/// so an item holds little beyond its loaded values and more items fit the registers.
+///
+/// SSB q1.x's probes wait on their date bitmap's lookups (2026-11-27j run 13: a third of
+/// q1.1's stalls on the bitmap word's test, 10 blocks an SM by registers); twice the
+/// items keep twice those lookups in flight. On an H200 (2026-11-28 runs 1–2, EXPLAIN
+/// ANALYZE of SSB SF 20): q1.1 0.341 → 0.280 ms, q1.2 0.246 → 0.229, q1.3 0.165 →
+/// 0.146; TPC-H SF 10's kernels within 0.05 ms per query, except q19 (one probe reading
+/// part's columns for its residual) 0.32 → 0.42 ms, which the rule's "reads no build
+/// column" leaves out. 8 for every single-probe pipeline had made TPC-H's grouped scans
+/// slower (q01 2.75 → 4.26 ms; 2026-11-27i runs 8–9).
+pub const ITEMS_PER_THREAD_LEAN: u32 = 8;
+
 /// The most items per thread a kernel may hold (their variables live in registers).
 pub const MAX_ITEMS_PER_THREAD: u32 = 16;
 
@@ -96,11 +110,22 @@ pub struct Experiments {
     /// an H200 (q1.1 0.34 → 0.28 in EXPLAIN ANALYZE) but TPC-H SF 10's 41.8 → 48.2 (q01
     /// 2.75 → 4.26, q20 0.60 → 1.10; 2026-11-27i runs 8–9): the default stays 4.
     pub single_items: u32,
+    /// `TESSERA_EXP_COLUMN_LOADS=N` reads the scanned columns with a cache policy
+    /// (`tessera_col` in `tiles.cuh`): 1 streaming (`ld.global.cs`), 2 not allocated in
+    /// L1, 3 evicted from L1 first; 0, the default, as plain loads. A column is read
+    /// once, while the probes' bitmaps and payloads it looks up are read again and
+    /// again: SSB q1.1's and q3.1's probes wait on those lookups (2026-11-27j run 13,
+    /// L1 hit rates 28% and 74%).
+    pub column_loads: u32,
+    /// `TESSERA_EXP_LEAN_ITEMS=N`: items a thread for lean pipelines (see
+    /// [`ITEMS_PER_THREAD_LEAN`], the default); 0 gives them the single-probe
+    /// pipelines' items, as before.
+    pub lean_items: u32,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0 }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN }
     }
 }
 
@@ -131,6 +156,8 @@ impl Experiments {
             warp_skip: var("TESSERA_EXP_WARP_SKIP").map_or(d.warp_skip, |v| v != "0"),
             sel_bool: var("TESSERA_EXP_SEL_BOOL").map_or(d.sel_bool, |v| v == "1"),
             single_items: var("TESSERA_EXP_SINGLE_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.single_items),
+            lean_items: var("TESSERA_EXP_LEAN_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.lean_items),
+            column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }
 }

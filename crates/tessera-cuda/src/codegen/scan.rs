@@ -48,7 +48,7 @@ pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
             // The row number stands for the string (nothing to read).
             b.def(w.ctype(), format!("c{c}"), cx!["(int32_t)", CExpr::row()], None)
         } else {
-            let (open, close) = load_parts(c, col);
+            let (open, close) = load_parts(c, col, b.column_policy);
             b.def(w.ctype(), format!("c{c}"), cx![open, CExpr::row(), close], Some(Load::Column { column: c, pass }))
         };
         b.column_values.insert(c, v);
@@ -66,11 +66,14 @@ pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
 /// The text around the row of a load of source column `c`: `col{c}[row]`; for a
 /// column in bit-packed tiles `(type)tessera_unpack(col{c}, row)` (`tiles.cuh`); for a
 /// narrowed one its distance added to its reference, in unsigned arithmetic of the
-/// value's width (the sum is the stored value, so it never wraps).
-pub fn load_parts(c: usize, col: &GpuColumn) -> (String, &'static str) {
+/// value's width (the sum is the stored value, so it never wraps). With `policy`
+/// (`Experiments::column_loads`) a stored value is read by `tessera_col(col{c} + row)`.
+pub fn load_parts(c: usize, col: &GpuColumn, policy: bool) -> (String, &'static str) {
     match col.narrow {
         _ if col.packed => (format!("({})tessera_unpack(col{c}, ", col.width.c()), ")"),
+        Some(_) if policy => (format!("{}tessera_col(col{c} + ", reference_add(c, col)), "))"),
         Some(_) => (format!("{}col{c}[", reference_add(c, col)), "])"),
+        None if policy => (format!("tessera_col(col{c} + "), ")"),
         None => (format!("col{c}["), "]"),
     }
 }

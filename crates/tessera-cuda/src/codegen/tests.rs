@@ -688,6 +688,37 @@ fn tile_shape_follows_the_options() {
     // By default: two probes, two items; no probe, four.
     assert_eq!(generate(&p, &cols, &tables).unwrap().items_per_thread, ITEMS_PER_THREAD_MANY_PROBES);
     assert_eq!(generate(&grouped(9, AggFunc::Sum), &self::cols(), &[]).unwrap().items_per_thread, ITEMS_PER_THREAD);
+    // Lean pipelines (one group, nothing loaded but columns and membership bits) take
+    // `ITEMS_PER_THREAD_LEAN`; grouped ones and star joins do not.
+    let mut scalar = grouped(9, AggFunc::Sum);
+    if let Sink::Aggregate(a) = &mut scalar.sink {
+        a.group_by.clear();
+        a.strategy = GroupStrategy::Scalar;
+        a.fields.remove(0);
+    }
+    assert_eq!(generate(&scalar, &self::cols(), &[]).unwrap().items_per_thread, ITEMS_PER_THREAD_LEAN);
+    let lean = generate_with(&scalar, &self::cols(), &[], KernelOptions::default()).unwrap();
+    assert!(lean.source.contains(&format!("constexpr int ITEMS = {ITEMS_PER_THREAD_LEAN};")), "{}", lean.source);
+    assert_eq!(generate(&grouped(9, AggFunc::Sum), &self::cols(), &[]).unwrap().items_per_thread, ITEMS_PER_THREAD);
+    // Asked for, items are as asked; `lean_items` 0 gives lean pipelines the others'.
+    let asked = KernelOptions { items_per_thread: Some(2), ..KernelOptions::default() };
+    assert_eq!(generate_with(&scalar, &self::cols(), &[], asked).unwrap().items_per_thread, 2);
+    let mut off = KernelOptions::default();
+    off.experiments.lean_items = 0;
+    assert_eq!(generate_with(&scalar, &self::cols(), &[], off).unwrap().items_per_thread, ITEMS_PER_THREAD);
+    // SSB q1.1's shape, a probe testing membership only: lean. The same probe summing a
+    // column of the build side: not.
+    let (q11, q11_cols, q11_tables) = filtered_probe(60, Expr::lit(Scalar::Boolean(true), Type::Boolean));
+    assert_eq!(generate(&q11, &q11_cols, &q11_tables).unwrap().items_per_thread, ITEMS_PER_THREAD_LEAN);
+    let (mut payload, payload_cols, mut payload_tables) = filtered_probe(60, Expr::lit(Scalar::Boolean(true), Type::Boolean));
+    if let Operator::Probe(probe) = &mut payload.operators[1] {
+        probe.build_fields = vec![Field::new("price", Type::Int64, false)];
+    }
+    if let Sink::Aggregate(a) = &mut payload.sink {
+        a.aggregates[0].arg = Some(Expr::col(3, "price"));
+    }
+    payload_tables[0].payload = vec![GpuColumn::plain(Width::I64, None)];
+    assert_eq!(generate(&payload, &payload_cols, &payload_tables).unwrap().items_per_thread, ITEMS_PER_THREAD);
 }
 
 #[test]
@@ -831,6 +862,49 @@ fn narrow_columns_loaded_up_front_load_a_word_a_lane() {
     assert!(!off.source.contains("tessera_word"), "{}", off.source);
     if crate::test_support::nvrtc_or_skip("word-loaded narrow kernels compile with NVRTC") {
         for k in [&k, &two, &six] {
+            if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                panic!("{e}\n{}", k.source);
+            }
+        }
+    }
+}
+
+/// With `Experiments::column_loads` set, every column load of a kernel (up front, a word a
+/// lane, and where first used; plain and narrowed) goes through `tessera_col` under the
+/// policy the kernel defines before the header; unset, no kernel mentions it; and the
+/// kernels of each policy compile.
+#[test]
+fn column_loads_take_the_cache_policy_asked_for() {
+    let (p, mut cols, tables) = star();
+    cols[0].narrow = Some(Narrow::U16);
+    cols[1].narrow = Some(Narrow::U8);
+    let default = generate_with(&p, &cols, &tables, KernelOptions::default()).unwrap();
+    assert!(!default.source.contains("tessera_col") && !default.source.contains("TESSERA_COLUMN_LOADS"), "{}", default.source);
+    let mut kernels = Vec::new();
+    for policy in 1..=3 {
+        for eager in [0.0, 1.0] {
+            let mut options = KernelOptions::default();
+            options.experiments.column_loads = policy;
+            options.experiments.eager_min_sectors = eager;
+            options.items_per_thread = Some(4);
+            let k = generate_with(&p, &cols, &tables, options).unwrap();
+            let src = &k.source;
+            assert!(src.starts_with(&format!("#define TESSERA_COLUMN_LOADS {policy}\n")), "{src}");
+            // No column is read by indexing it any more.
+            for c in 0..cols.len() {
+                assert!(!src.contains(&format!("col{c}[")), "column {c} indexed:\n{src}");
+            }
+            if eager == 0.0 {
+                assert!(src.contains("(unsigned int)tessera_col((const unsigned int*)(col0 + next + 256LL + tessera_word_row<2, 128>()))"), "{src}");
+                assert!(src.contains("nc2[i] = tessera_col(col2 + r);"), "{src}");
+            } else {
+                assert!(src.contains("tessera_col(col2 + r)"), "{src}");
+            }
+            kernels.push(k);
+        }
+    }
+    if crate::test_support::nvrtc_or_skip("kernels with column load policies compile with NVRTC") {
+        for k in &kernels {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}\n{}", k.source);
             }
