@@ -228,10 +228,13 @@ fn gpu_device_library_kernels_match_the_cpu() {
 }
 
 /// Group records in group-number order (`records.cuh`): every seen group once, in
-/// increasing order, the count in word 0, over domains smaller and larger than the grid
-/// and ranges that see no group at all.
+/// increasing order, the count in word 0, over domains smaller and larger than the grid,
+/// grids of fewer and more blocks than a block has threads (each block sums the others'
+/// counts), and ranges that see no group at all; and a small domain's records made by
+/// one block (`tessera_small_records`) with their accumulators' words gathered.
 #[test]
 fn gpu_group_records_come_in_group_order() {
+    use cudarc::driver::DevicePtr;
     let Some(device) = gpu_and_nvrtc_or_skip("gpu_group_records_come_in_group_order") else {
         return;
     };
@@ -243,25 +246,47 @@ fn gpu_group_records_come_in_group_order() {
         let seen: Vec<u32> = (0..n).map(|g| u32::from(rng.range(0, 100) < share || (share == 1 && g == n - 1))).collect();
         let want: Vec<u64> = (0..n as u64).filter(|&g| seen[g as usize] != 0).collect();
         let width = 3i64;
-        let blocks = 37usize;
-        let per_block = n.div_ceil(blocks).next_multiple_of(256) as i64;
-        let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let d_seen = device.upload(&seen).unwrap();
-        let mut counts = device.upload(&vec![u64::MAX; blocks]).unwrap();
-        let mut rec = device.upload(&vec![u64::MAX; 1 + n * width as usize]).unwrap();
         let n_arg = n as i64;
-        let count = module.load_function("tessera_count_seen").unwrap();
-        let mut launch = stream.launch_builder(&count);
-        launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&mut counts);
-        unsafe { launch.launch(cfg) }.unwrap();
-        let compact = module.load_function("tessera_compact_records_ordered").unwrap();
-        let mut launch = stream.launch_builder(&compact);
-        launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&counts).arg(&mut rec).arg(&width);
-        unsafe { launch.launch(cfg) }.unwrap();
-        let got = device.download(&rec).unwrap();
-        assert_eq!(got[0], want.len() as u64, "count over {n} groups");
-        let numbers: Vec<u64> = (0..want.len()).map(|i| got[1 + i * width as usize]).collect();
-        assert!(numbers == want, "records over {n} groups out of order or wrong");
+        for blocks in [37usize, 600] {
+            let per_block = n.div_ceil(blocks).next_multiple_of(256) as i64;
+            let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let mut counts = device.upload(&vec![u64::MAX; blocks]).unwrap();
+            let mut rec = device.upload(&vec![u64::MAX; 1 + n * width as usize]).unwrap();
+            let count = module.load_function("tessera_count_seen").unwrap();
+            let mut launch = stream.launch_builder(&count);
+            launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&mut counts);
+            unsafe { launch.launch(cfg) }.unwrap();
+            let compact = module.load_function("tessera_compact_records_ordered").unwrap();
+            let mut launch = stream.launch_builder(&compact);
+            launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&counts).arg(&mut rec).arg(&width);
+            unsafe { launch.launch(cfg) }.unwrap();
+            let got = device.download(&rec).unwrap();
+            assert_eq!(got[0], want.len() as u64, "count over {n} groups, {blocks} blocks");
+            let numbers: Vec<u64> = (0..want.len()).map(|i| got[1 + i * width as usize]).collect();
+            assert!(numbers == want, "records over {n} groups out of order or wrong ({blocks} blocks)");
+        }
+        // One block, with two accumulator arrays of one and two words a group gathered:
+        // record i is (g, a[g], b[2g], b[2g + 1]).
+        if n <= 1_000_003 {
+            let a: Vec<u64> = (0..n as u64).map(|g| g * 7 + 1).collect();
+            let b: Vec<u64> = (0..2 * n as u64).map(|x| x ^ 0xabcd).collect();
+            let (d_a, d_b) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
+            let (pa, pb) = (d_a.device_ptr(&stream).0, d_b.device_ptr(&stream).0);
+            let list = crate::library::GatherList::new(&[(pa, 1), (pb, 2)]).unwrap();
+            let width = 4i64;
+            let mut rec = device.upload(&vec![u64::MAX; 1 + n * width as usize]).unwrap();
+            let small = module.load_function("tessera_small_records").unwrap();
+            let mut launch = stream.launch_builder(&small);
+            launch.arg(&d_seen).arg(&n_arg).arg(&list).arg(&mut rec).arg(&width);
+            unsafe { launch.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
+            let got = device.download(&rec).unwrap();
+            assert_eq!(got[0], want.len() as u64, "one block's count over {n} groups");
+            for (i, &g) in want.iter().enumerate() {
+                let r = &got[1 + i * 4..5 + i * 4];
+                assert_eq!(r, [g, a[g as usize], b[2 * g as usize], b[2 * g as usize + 1]], "one block's record {i} over {n} groups");
+            }
+        }
     }
     device.synchronize().unwrap();
 }

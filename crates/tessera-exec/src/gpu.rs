@@ -31,7 +31,7 @@ pub use tessera_cuda::codegen::having::{GpuHaving, plan_having};
 pub use tessera_cuda::codegen::sort::{GPU_SORT_MAX_ROWS, GpuSort, plan_sort};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
-use tessera_cuda::library::{BANDWIDTH_SOURCE, FillList, RECORDS_SOURCE, SortKeys};
+use tessera_cuda::library::{BANDWIDTH_SOURCE, FillList, GatherList, RECORDS_SOURCE, SortKeys};
 use tessera_cuda::{DeviceBuffer, GpuDevice, GpuStream, KernelCache, QueryStream};
 use tessera_ir::{AggFunc, Expr, HashTableId, MarkBuild, Operator, Pipeline, ResultId, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
@@ -1716,15 +1716,28 @@ impl GpuRuntime {
         // With a GPU sort, its report times the whole chain from here: the compaction, the
         // gathers, a LIMIT's selection and the rank (the sort pipeline's GPU work).
         let chain_start = if sort.is_some() { Some(self.event(stream)?) } else { None };
-        self.compact_groups(&gs, seen, groups, rec_ptr, width)?;
-        let gather = self.helper("tessera_gather_records")?;
-        let mut off = 1i64;
-        for (buf, &aw) in accs.iter().zip(words) {
-            let aw = aw as i64;
-            let mut l = stream.launch_builder(&gather);
-            l.arg(buf.as_slice()).arg(&aw).arg(&rec_ptr).arg(&w).arg(&off);
-            unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("gather: {e:?}")))?;
-            off += aw;
+        // A small domain's records in one launch (see `SMALL_RECORDS_MAX_GROUPS`).
+        let small = (groups <= small_records_max_groups())
+            .then(|| GatherList::new(&accs.iter().zip(words).map(|(b, &aw)| (b.as_slice().device_ptr(stream).0, aw)).collect::<Vec<_>>()))
+            .flatten();
+        if let Some(list) = small {
+            let records = self.helper("tessera_small_records")?;
+            let n = groups as i64;
+            let mut l = stream.launch_builder(&records);
+            l.arg(seen.as_slice()).arg(&n).arg(&list).arg(&rec_ptr).arg(&w);
+            let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+            unsafe { l.launch(one_block) }.map_err(|e| TesseraError::Internal(format!("small records: {e:?}")))?;
+        } else {
+            self.compact_groups(&gs, seen, groups, rec_ptr, width)?;
+            let gather = self.helper("tessera_gather_records")?;
+            let mut off = 1i64;
+            for (buf, &aw) in accs.iter().zip(words) {
+                let aw = aw as i64;
+                let mut l = stream.launch_builder(&gather);
+                l.arg(buf.as_slice()).arg(&aw).arg(&rec_ptr).arg(&w).arg(&off);
+                unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("gather: {e:?}")))?;
+                off += aw;
+            }
         }
         // The rank sort writes the records in order into a second buffer.
         let mut ranked = None;
@@ -2146,6 +2159,20 @@ fn packed_columns() -> bool {
 fn short_chain() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("TESSERA_EXP_SHORT_CHAIN").map_or(true, |v| v != "0"))
+}
+
+/// The most group slots whose records one block makes in one launch
+/// (`tessera_small_records`: compaction and gathers together), rather than
+/// `tessera_count_seen`, `tessera_compact_records_ordered` and a `tessera_gather_records`
+/// an accumulator array over the whole GPU. One block walks the slots 1024 at a time;
+/// SSB's ORDER BY queries have domains of up to 8008 slots (q2.x's brands × years), where
+/// each launch of the chain was a step of its own on the GPU. The experiment variable
+/// `TESSERA_EXP_SMALL_RECORDS_MAX=N` sets it (0: never).
+const SMALL_RECORDS_MAX_GROUPS: usize = 16_384;
+
+fn small_records_max_groups() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| std::env::var("TESSERA_EXP_SMALL_RECORDS_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(SMALL_RECORDS_MAX_GROUPS))
 }
 
 /// The most group slots of an aggregation feeding an ORDER BY whose arrays come back
@@ -3021,6 +3048,7 @@ mod tests {
                     "tessera_count_seen",
                     "tessera_compact_records_ordered",
                     "tessera_gather_records",
+                    "tessera_small_records",
                     "tessera_rank_records",
                     "tessera_select_top",
                     "tessera_keep_top",
