@@ -154,8 +154,8 @@ extern "C" __global__ void tessera_compact_records_ordered(const unsigned int* s
 // passed by value): array k holds words[k] words a group; records take them in order
 // after the group number.
 struct TesseraGathers {
-    unsigned long long ptr[8];
-    long long words[8];
+    unsigned long long ptr[16];
+    long long words[16];
     int n;
 };
 // The records of a small domain in one launch, by one block: the groups g < n with
@@ -197,6 +197,20 @@ extern "C" __global__ void tessera_small_records(const unsigned int* seen, long 
         __syncthreads();
     }
     if (threadIdx.x == 0) rec[0] = base;
+}
+// Copies every recorded group's words of the `g.n` arrays into its record after the
+// group number, in one launch (what a tessera_gather_records an array does): a thread a
+// record word. Reads the record count from rec[0], so it runs right behind the
+// compaction.
+extern "C" __global__ void tessera_gather_many(const TesseraGathers g, unsigned long long* rec, long long width) {
+    const long long per = width - 1, n = (long long)rec[0] * per;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        unsigned long long* r = rec + 1 + (i / per) * width;
+        long long w = i % per;
+        int k = 0;
+        while (k + 1 < g.n && w >= g.words[k]) w -= g.words[k++];
+        r[1 + i % per] = ((const unsigned long long*)g.ptr[k])[(long long)r[0] * g.words[k] + w];
+    }
 }
 // Ranks the records of rec (see tessera_compact_records) by the sort keys and copies each
 // to its rank's place in dst (whose word 0 gets the count): a record's rank is the number

@@ -280,11 +280,33 @@ fn gpu_group_records_come_in_group_order() {
             let mut launch = stream.launch_builder(&small);
             launch.arg(&d_seen).arg(&n_arg).arg(&list).arg(&mut rec).arg(&width);
             unsafe { launch.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
-            let got = device.download(&rec).unwrap();
-            assert_eq!(got[0], want.len() as u64, "one block's count over {n} groups");
-            for (i, &g) in want.iter().enumerate() {
-                let r = &got[1 + i * 4..5 + i * 4];
-                assert_eq!(r, [g, a[g as usize], b[2 * g as usize], b[2 * g as usize + 1]], "one block's record {i} over {n} groups");
+            let one_block = device.download(&rec).unwrap();
+            // The same records by the grid: compaction, then every array gathered by one
+            // launch (`tessera_gather_many`).
+            let blocks = 37usize;
+            let per_block = n.div_ceil(blocks).next_multiple_of(256) as i64;
+            let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let mut counts = device.upload(&vec![u64::MAX; blocks]).unwrap();
+            let mut rec = device.upload(&vec![u64::MAX; 1 + n * width as usize]).unwrap();
+            let count = module.load_function("tessera_count_seen").unwrap();
+            let mut launch = stream.launch_builder(&count);
+            launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&mut counts);
+            unsafe { launch.launch(cfg) }.unwrap();
+            let compact = module.load_function("tessera_compact_records_ordered").unwrap();
+            let mut launch = stream.launch_builder(&compact);
+            launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&counts).arg(&mut rec).arg(&width);
+            unsafe { launch.launch(cfg) }.unwrap();
+            let gather = module.load_function("tessera_gather_many").unwrap();
+            let mut launch = stream.launch_builder(&gather);
+            launch.arg(&list).arg(&mut rec).arg(&width);
+            unsafe { launch.launch(cfg) }.unwrap();
+            let by_grid = device.download(&rec).unwrap();
+            for (how, got) in [("one block", &one_block), ("the grid", &by_grid)] {
+                assert_eq!(got[0], want.len() as u64, "{how}'s count over {n} groups");
+                for (i, &g) in want.iter().enumerate() {
+                    let r = &got[1 + i * 4..5 + i * 4];
+                    assert_eq!(r, [g, a[g as usize], b[2 * g as usize], b[2 * g as usize + 1]], "{how}'s record {i} over {n} groups");
+                }
             }
         }
     }

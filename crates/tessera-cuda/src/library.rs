@@ -7,7 +7,8 @@
 
 /// The group-record kernels (`records.cuh`): `tessera_fill_many`,
 /// `tessera_having`, `tessera_count_seen`, `tessera_compact_records_ordered`,
-/// `tessera_gather_records`, `tessera_small_records`, `tessera_rank_records`.
+/// `tessera_gather_records`, `tessera_gather_many`, `tessera_small_records`,
+/// `tessera_rank_records`.
 pub const RECORDS_SOURCE: &str = "#include \"records.cuh\"\n";
 
 /// The bandwidth-measuring kernel (`bandwidth.cuh`): `tessera_read`.
@@ -51,15 +52,15 @@ impl FillList {
     }
 }
 
-/// The accumulator arrays one launch of `tessera_small_records` (`records.cuh`) gathers
+/// The accumulator arrays one launch of `tessera_small_records` or `tessera_gather_many` (`records.cuh`) gathers
 /// into a small domain's group records, at most [`GatherList::MAX`]: array `k` holds
 /// `words[k]` 64-bit words a group, and records take them in order after the group's
 /// number. Passed by value, laid out as the kernel's `TesseraGathers`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GatherList {
-    ptr: [u64; 8],
-    words: [i64; 8],
+    ptr: [u64; 16],
+    words: [i64; 16],
     n: i32,
 }
 
@@ -67,8 +68,8 @@ pub struct GatherList {
 unsafe impl cudarc::driver::DeviceRepr for GatherList {}
 
 impl GatherList {
-    /// Arrays a launch gathers at most.
-    pub const MAX: usize = 8;
+    /// Arrays a launch gathers at most (TPC-H q01 has ten).
+    pub const MAX: usize = 16;
 
     /// The list of `arrays`, each (device address, 64-bit words a group); `None` for
     /// more than [`GatherList::MAX`].
@@ -76,7 +77,7 @@ impl GatherList {
         if arrays.len() > Self::MAX {
             return None;
         }
-        let mut list = GatherList { ptr: [0; 8], words: [0; 8], n: arrays.len() as i32 };
+        let mut list = GatherList { ptr: [0; 16], words: [0; 16], n: arrays.len() as i32 };
         for (k, &(ptr, words)) in arrays.iter().enumerate() {
             list.ptr[k] = ptr;
             list.words[k] = i64::try_from(words).ok()?;
@@ -120,10 +121,10 @@ mod tests {
     use super::{FillList, GatherList, SortKeys};
 
     /// Passed by value: the size and alignment of the kernel's `TesseraGathers` (two
-    /// arrays of eight 64-bit words and an int, padded to 8 bytes).
+    /// arrays of sixteen 64-bit words and an int, padded to 8 bytes).
     #[test]
     fn gather_lists_are_laid_out_as_the_kernel_reads_them() {
-        assert_eq!((std::mem::size_of::<GatherList>(), std::mem::align_of::<GatherList>()), (136, 8));
+        assert_eq!((std::mem::size_of::<GatherList>(), std::mem::align_of::<GatherList>()), (264, 8));
         let list = GatherList::new(&[(256, 2), (512, 1)]).unwrap();
         assert_eq!((list.n, list.ptr[..2].to_vec(), list.words[..2].to_vec()), (2, vec![256, 512], vec![2, 1]));
         assert!(list.ptr[2..].iter().all(|&x| x == 0) && list.words[2..].iter().all(|&x| x == 0));

@@ -1716,17 +1716,23 @@ impl GpuRuntime {
         // With a GPU sort, its report times the whole chain from here: the compaction, the
         // gathers, a LIMIT's selection and the rank (the sort pipeline's GPU work).
         let chain_start = if sort.is_some() { Some(self.event(stream)?) } else { None };
-        // A small domain's records in one launch (see `SMALL_RECORDS_MAX_GROUPS`).
-        let small = (groups <= small_records_max_groups())
-            .then(|| GatherList::new(&accs.iter().zip(words).map(|(b, &aw)| (b.as_slice().device_ptr(stream).0, aw)).collect::<Vec<_>>()))
-            .flatten();
-        if let Some(list) = small {
+        // The accumulators gathered by one launch (`tessera_gather_many`), or a small
+        // domain's records made by one (see `SMALL_RECORDS_MAX_GROUPS`).
+        let arrays: Vec<(u64, usize)> = accs.iter().zip(words).map(|(b, &aw)| (b.as_slice().device_ptr(stream).0, aw)).collect();
+        let list = GatherList::new(&arrays).filter(|_| gather_many());
+        if let Some(list) = list.filter(|_| groups <= small_records_max_groups()) {
             let records = self.helper("tessera_small_records")?;
             let n = groups as i64;
             let mut l = stream.launch_builder(&records);
             l.arg(seen.as_slice()).arg(&n).arg(&list).arg(&rec_ptr).arg(&w);
             let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
             unsafe { l.launch(one_block) }.map_err(|e| TesseraError::Internal(format!("small records: {e:?}")))?;
+        } else if let Some(list) = list {
+            self.compact_groups(&gs, seen, groups, rec_ptr, width)?;
+            let gather = self.helper("tessera_gather_many")?;
+            let mut l = stream.launch_builder(&gather);
+            l.arg(&list).arg(&rec_ptr).arg(&w);
+            unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("gather: {e:?}")))?;
         } else {
             self.compact_groups(&gs, seen, groups, rec_ptr, width)?;
             let gather = self.helper("tessera_gather_records")?;
@@ -2163,12 +2169,22 @@ fn short_chain() -> bool {
 
 /// The most group slots whose records one block makes in one launch
 /// (`tessera_small_records`: compaction and gathers together), rather than
-/// `tessera_count_seen`, `tessera_compact_records_ordered` and a `tessera_gather_records`
-/// an accumulator array over the whole GPU. One block walks the slots 1024 at a time;
-/// SSB's ORDER BY queries have domains of up to 8008 slots (q2.x's brands × years), where
-/// each launch of the chain was a step of its own on the GPU. The experiment variable
+/// `tessera_count_seen`, `tessera_compact_records_ordered` and `tessera_gather_many` over
+/// the whole GPU. One block walks the slots 1024 at a time. On an H200 (2026-11-28 runs
+/// 3–4, EXPLAIN ANALYZE) it made the chains of domains of a few slots 5–8 µs shorter
+/// (TPC-H q04 0.014 → 0.009 ms, q12 0.017 → 0.009, SSB q4.1 0.016 → 0.011) and those of
+/// 4,000–8,000 slots 3–6 µs longer (SSB q2.2 0.018 → 0.024, q2.3 0.015 → 0.021): one
+/// block's passes cost more than the launches they save. The experiment variable
 /// `TESSERA_EXP_SMALL_RECORDS_MAX=N` sets it (0: never).
-const SMALL_RECORDS_MAX_GROUPS: usize = 16_384;
+const SMALL_RECORDS_MAX_GROUPS: usize = 2048;
+
+/// Whether a chain gathers its accumulators into the records in one launch
+/// (`tessera_gather_many`) rather than one launch an array; `TESSERA_EXP_GATHER_MANY=0`
+/// launches one an array, as before 2026-11-28.
+fn gather_many() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("TESSERA_EXP_GATHER_MANY").map_or(true, |v| v != "0"))
+}
 
 fn small_records_max_groups() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -3049,6 +3065,7 @@ mod tests {
                     "tessera_compact_records_ordered",
                     "tessera_gather_records",
                     "tessera_small_records",
+                    "tessera_gather_many",
                     "tessera_rank_records",
                     "tessera_select_top",
                     "tessera_keep_top",
