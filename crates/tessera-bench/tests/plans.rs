@@ -625,6 +625,32 @@ fn q13_counts_orders_before_joining_customers() {
     assert!(!builds_a_scan, "q13 builds a table straight from a scan:\n{q13}");
 }
 
+/// A year of a date as a group key has the years of the date column's range as its
+/// domain: TPC-H q07 (two nations' names and l_year), q08 (o_year) and q09 (a nation's
+/// name and o_year) group into small perfect-hash domains, not hash tables sized by the
+/// rows joined.
+#[test]
+fn years_of_dates_group_into_perfect_hash_domains() {
+    let plans = plans(Suite::Tpch);
+    for q in ["q07", "q08", "q09"] {
+        let (_, plan) = plans.iter().find(|(name, _)| *name == q).unwrap();
+        let aggregate = plan
+            .pipelines()
+            .find_map(|p| match &p.sink {
+                Sink::Aggregate(a) if !a.group_by.is_empty() => Some(a),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{q} has no grouped aggregation:\n{plan}"));
+        match &aggregate.strategy {
+            GroupStrategy::Perfect { domains } => {
+                let years = domains.last().unwrap();
+                assert!(matches!(years, tessera_ir::KeyDomain::Range { min: 1992, max: 1998 }), "{q}: {years:?}");
+            }
+            other => panic!("{q} groups by {other:?}:\n{plan}"),
+        }
+    }
+}
+
 /// Plans shaped for the GPU (`Target::Gpu`): an inner join whose smaller side's keys
 /// repeat builds the side whose keys are unique (TPC-H q12 builds orders, not its
 /// lineitems), and a semi join without a residual builds a membership table of the
