@@ -313,6 +313,74 @@ fn gpu_group_records_come_in_group_order() {
     device.synchronize().unwrap();
 }
 
+/// ORDER BY ... LIMIT's selection (`tessera_select_top`, `tessera_keep_top`,
+/// `tessera_seal_top`): the records kept are every record at or below the threshold, at
+/// least the LIMIT's and at most `TESSERA_TOP_ENOUGH` (1024) of them when the values
+/// spread, the LIMIT's smallest among them; all of them when ties pass the cap.
+#[test]
+fn gpu_top_selection_keeps_the_limits_records() {
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_top_selection_keeps_the_limits_records") else {
+        return;
+    };
+    let module = KernelCache::new(None).load(&device, crate::library::RECORDS_SOURCE).unwrap_or_else(|e| panic!("{e}"));
+    let stream = device.stream().clone();
+    let mut rng = Rng(23);
+    let (select, keep, seal) = (module.load_function("tessera_select_top").unwrap(), module.load_function("tessera_keep_top").unwrap(), module.load_function("tessera_seal_top").unwrap());
+    // (records, want, value range): spread values, a narrow range (many ties), all equal.
+    for (n, want, range) in [(100_000usize, 10i64, 1i64 << 40), (20_000, 100, 1 << 20), (50_000, 7, 3), (9_000, 5, 1)] {
+        for descending in [false, true] {
+            let values: Vec<i64> = (0..n).map(|_| rng.range(0, range) - range / 2).collect();
+            // Records of two words: the group number, then the value (kind 3, signed 64-bit).
+            let mut rec = vec![n as u64];
+            for (g, &v) in values.iter().enumerate() {
+                rec.extend([g as u64, v as u64]);
+            }
+            let key = [3i64, 1, 0, i64::from(descending)];
+            let (width, max, cap) = (2i64, 4096i64, 4096i64);
+            let (d_rec, d_key) = (device.upload(&rec).unwrap(), device.upload(&key).unwrap());
+            let mut thr = device.upload(&[0u64; 2]).unwrap();
+            let mut count = device.upload(&[0u64]).unwrap();
+            let mut dst = device.upload(&vec![0u64; 1 + 4096 * 2]).unwrap();
+            let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+            let grid = LaunchConfig { grid_dim: (64, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let mut l = stream.launch_builder(&select);
+            l.arg(&d_rec).arg(&width).arg(&d_key).arg(&want).arg(&max).arg(&mut thr);
+            unsafe { l.launch(one_block) }.unwrap();
+            let mut l = stream.launch_builder(&keep);
+            l.arg(&d_rec).arg(&width).arg(&d_key).arg(&thr).arg(&cap).arg(&mut dst).arg(&mut count);
+            unsafe { l.launch(grid) }.unwrap();
+            let mut l = stream.launch_builder(&seal);
+            l.arg(&count).arg(&cap).arg(&mut dst);
+            unsafe { l.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
+            let got = device.download(&dst).unwrap();
+            let all = device.download(&count).unwrap()[0] as usize;
+            // The values in the key's order, smallest first.
+            let order = |v: i64| if descending { -i128::from(v) } else { i128::from(v) };
+            let mut sorted: Vec<i128> = values.iter().map(|&v| order(v)).collect();
+            sorted.sort_unstable();
+            let what = format!("{n} records, LIMIT {want}, range {range}, descending {descending}");
+            if got[0] == 0 {
+                // Sealed empty: more than the cap at or below the threshold (ties).
+                assert!(all > cap as usize, "{what}: sealed with {all} kept");
+                assert!(sorted.iter().filter(|&&o| o <= sorted[want as usize - 1]).count() > 1024, "{what}: few ties, yet sealed");
+                continue;
+            }
+            let kept = got[0] as usize;
+            assert_eq!(kept, all, "{what}");
+            assert!(kept >= want as usize && kept <= cap as usize, "{what}: {kept} kept");
+            let kept_orders: Vec<i128> = (0..kept).map(|i| order(got[2 + 2 * i] as i64)).collect();
+            let worst = kept_orders.iter().copied().max().unwrap();
+            // Every record at or below the worst kept is kept, so the LIMIT's smallest are.
+            assert_eq!(sorted.iter().filter(|&&o| o <= worst).count(), kept, "{what}");
+            assert!(worst >= sorted[want as usize - 1], "{what}");
+            if range == 1 << 40 {
+                assert!(kept <= 1024, "{what}: spread values, {kept} kept");
+            }
+        }
+    }
+    device.synchronize().unwrap();
+}
+
 /// The open-addressing tables of `hash.cuh` against a `HashMap`: unique inserts that find
 /// every duplicate, a full table, group counts under heavy skew and all-equal keys, keys
 /// at the extremes of the word, and lookups of present and absent keys.
