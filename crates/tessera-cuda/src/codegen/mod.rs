@@ -125,10 +125,12 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // 0.257-0.259 → 0.264-0.268 ms, 2026-11-27i run 1).
     let (mut kernel, mut ir) = assemble(pipeline, cols, tables, &options, items, &[])?;
     // A lean pipeline (see [`ITEMS_PER_THREAD_LEAN`]), known once lowered, is lowered
-    // again with its items.
+    // again with its items (should that fail, the first kernel stays).
     let lean = options.experiments.lean_items;
     if options.items_per_thread.is_none() && lean > 0 && lean != items && probes <= 1 && lean <= MAX_ITEMS_PER_THREAD && is_lean(pipeline, &ir) {
-        (kernel, ir) = assemble(pipeline, cols, tables, &options, lean, &[])?;
+        if let Ok(again) = assemble(pipeline, cols, tables, &options, lean, &[]) {
+            (kernel, ir) = again;
+        }
     }
     let items = kernel.items_per_thread;
     let eager = scan::eager_columns(&ir, cols, options.experiments.eager_min_sectors);
