@@ -36,6 +36,8 @@ use tessera_cuda::{DeviceBuffer, GpuDevice, GpuStream, KernelCache, QueryStream}
 use tessera_ir::{AggFunc, Expr, HashTableId, MarkBuild, Operator, Pipeline, ResultId, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
 
+use crate::experiments::ExecExperiments;
+
 /// Under `tessera.device = 'auto'`, smaller inputs stay on the CPU, where a pipeline
 /// over a few thousand rows takes less than a launch and the download of its result.
 /// 64 Ki rows: with 1 Mi rows (the value until 2026-11-27), TPC-H SF 1's 800 K partsupp
@@ -47,12 +49,6 @@ use tessera_storage::LoadedTable;
 /// run of a query over columns not yet on the GPU pays their upload, as a larger one does.
 pub const GPU_MIN_ROWS: u64 = 1 << 16;
 
-/// [`GPU_MIN_ROWS`], or the experiment variable `TESSERA_EXP_GPU_MIN_ROWS` (rows), to
-/// measure another threshold.
-pub fn gpu_min_rows() -> u64 {
-    static MIN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *MIN.get_or_init(|| std::env::var("TESSERA_EXP_GPU_MIN_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(GPU_MIN_ROWS))
-}
 
 /// Under `tessera.device = 'auto'`, an aggregation straight over a scan (projections
 /// only: its group estimate is then the grouped columns' distinct count from the
@@ -79,6 +75,17 @@ pub const GPU_MAX_GROUP_FRACTION: u64 = 8;
 /// past it the GPU is oversubscribed and the CPU's cores are better used than idle.
 pub const ADMISSION_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// The most group slots whose records one block makes in one launch
+/// (`tessera_small_records`: compaction and gathers together), rather than
+/// `tessera_count_seen`, `tessera_compact_records_ordered` and `tessera_gather_many` over
+/// the whole GPU. One block walks the slots 1024 at a time. On an H200 (2026-11-28 runs
+/// 3–4, EXPLAIN ANALYZE) it made the chains of domains of a few slots 5–8 µs shorter
+/// (TPC-H q04 0.014 → 0.009 ms, q12 0.017 → 0.009, SSB q4.1 0.016 → 0.011) and those of
+/// 4,000–8,000 slots 3–6 µs longer (SSB q2.2 0.018 → 0.024, q2.3 0.015 → 0.021): one
+/// block's passes cost more than the launches they save. The experiment variable
+/// `TESSERA_EXP_SMALL_RECORDS_MAX=N` sets another bound (0: never).
+pub const SMALL_RECORDS_MAX_GROUPS: usize = 2048;
+
 /// Groups of a GPU aggregation from which its result columns are built on a thread
 /// each (the same bound as a thread's share when group records are taken apart).
 const PARALLEL_COLUMN_BUILD_MIN_GROUPS: usize = 1 << 16;
@@ -87,7 +94,7 @@ const PARALLEL_COLUMN_BUILD_MIN_GROUPS: usize = 1 << 16;
 /// [`GPU_MAX_GROUP_FRACTION`]) over `rows` rows. The experiment variable
 /// `TESSERA_EXP_MANY_GROUPS_ON_GPU=1` turns the rule off (to measure the GPU's side).
 pub fn too_many_groups(pipe: &Pipeline, rows: u64) -> Option<u64> {
-    if std::env::var("TESSERA_EXP_MANY_GROUPS_ON_GPU").is_ok_and(|v| v == "1") {
+    if ExecExperiments::get().many_groups_on_gpu {
         return None;
     }
     let Sink::Aggregate(a) = &pipe.sink else { return None };
@@ -1686,7 +1693,7 @@ impl GpuRuntime {
     fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, sort: Option<(usize, Vec<i64>, Option<usize>)>) -> Result<FetchedGroups> {
         let gs = state.lane()?;
         let stream = gs.stream();
-        if (sort.is_none() || groups <= host_sort_max_groups()) && (scalar || groups < COMPACT_MIN_GROUPS) {
+        if (sort.is_none() || groups <= ExecExperiments::get().host_sort_max_groups) && (scalar || groups < COMPACT_MIN_GROUPS) {
             let mut regions = vec![(seen.as_slice().device_ptr(stream).0, 4 * groups)];
             regions.extend(accs.iter().zip(words).map(|(b, &w)| (b.as_slice().device_ptr(stream).0, 8 * w * groups)));
             let got = self.finish(state, &regions)?;
@@ -1707,7 +1714,7 @@ impl GpuRuntime {
         // SAFETY: only the count and the records below it are ever read; the compaction
         // writes both (the count from its first block), so nothing needs setting first.
         let mut rec = unsafe { self.alloc_uninit::<u64>(&gs, 1 + groups * width) }?;
-        if !short_chain() {
+        if !ExecExperiments::get().short_chain {
             gs.copy_into(&[0u64], &mut rec)?;
         }
         let rec_ptr = rec.as_slice().device_ptr(stream).0;
@@ -1719,8 +1726,8 @@ impl GpuRuntime {
         // The accumulators gathered by one launch (`tessera_gather_many`), or a small
         // domain's records made by one (see `SMALL_RECORDS_MAX_GROUPS`).
         let arrays: Vec<(u64, usize)> = accs.iter().zip(words).map(|(b, &aw)| (b.as_slice().device_ptr(stream).0, aw)).collect();
-        let list = GatherList::new(&arrays).filter(|_| gather_many());
-        if let Some(list) = list.filter(|_| groups <= small_records_max_groups()) {
+        let list = GatherList::new(&arrays).filter(|_| ExecExperiments::get().gather_many);
+        if let Some(list) = list.filter(|_| groups <= ExecExperiments::get().small_records_max_groups) {
             let records = self.helper("tessera_small_records")?;
             let n = groups as i64;
             let mut l = stream.launch_builder(&records);
@@ -1754,7 +1761,7 @@ impl GpuRuntime {
             // By value to the rank kernel; uploaded only for a LIMIT's selection below.
             let by_value = SortKeys::new(keys).ok_or_else(|| TesseraError::Internal(format!("{} sort key words, more than a rank sort takes", keys.len())))?;
             // As before 2026-11-27j (`TESSERA_EXP_SHORT_CHAIN=0`): the keys uploaded for the rank.
-            let _uploaded = if short_chain() { None } else { Some(self.upload(&gs, keys)?) };
+            let _uploaded = if ExecExperiments::get().short_chain { None } else { Some(self.upload(&gs, keys)?) };
             let max = GPU_SORT_MAX_ROWS as i64;
             let mut src = rec_ptr;
             let mut kept = None;
@@ -2058,21 +2065,6 @@ fn host_values(a: &ArrayRef, out: &mut [i64]) -> Result<()> {
     Ok(())
 }
 
-/// Whether integer columns go up narrowed to byte widths where their values allow
-/// (`codegen::Narrow`; the default), or at their widths (`TESSERA_EXP_NARROW=0`).
-/// Narrowed alone the kernels were no faster for reading fewer bytes (2026-11-26f and
-/// 2026-11-27g, H200: SSB SF 20 6.51-6.58 ms against 6.40-6.43 plain, TPC-H SF 10
-/// 61.5-62.0 against 62.0-62.1): a byte load moves a quarter of the bytes a warp that a
-/// 4-byte load does, and the kernels were latency-bound at 50% of DRAM. Loaded a word a
-/// lane and handed out by shuffles (`codegen::Experiments::narrow_words`), they are:
-/// SSB SF 20 6.34-6.39 ms against 6.42-6.43 plain, TPC-H SF 10 **42.4-42.6 against
-/// 61.3-61.4** (bench medians in turns, 2026-11-27h run 1). They also take less GPU
-/// memory (SSB's columns read 0.72x, TPC-H's 0.42x of their plain bytes) and the bytes
-/// an upload moves.
-fn narrow_columns() -> bool {
-    static NARROW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *NARROW.get_or_init(|| std::env::var("TESSERA_EXP_NARROW").map_or(true, |v| v != "0"))
-}
 
 /// The narrow form of column `c` of `table` as `col` would otherwise lie (plain, without
 /// NULLs), and its reference: dictionary codes from 0 by the dictionary's size, other
@@ -2131,83 +2123,7 @@ fn in_parallel<T: Copy + Default + Send>(parts: &[ArrayRef], convert: impl Fn(&A
     }
 }
 
-/// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded
-/// where the kernels load them (`TESSERA_EXP_PACKED=1`), or decoded on the host into
-/// plain arrays (the default). Off by default because it is slower as it stands. SSB SF
-/// 20's kernels on the H200, packed against plain (6.6 ms):
-/// - a row's decoder per load (2026-11-26b): 15.2 ms, a 3.7 ms bandwidth model;
-/// - a warp's decoder (its words loaded once, shared by shuffles), tiles of runs (a 2.8
-///   ms model): 23.3 ms; pipelined over tiles (words a tile ahead): 34.5 ms, its tile
-///   headers in registers limiting occupancy to 4 blocks an SM; headers prefetched into
-///   L1 and read where used, 32-bit math: 23.4 ms; a tile's decoder read once a tile:
-///   21.9 ms (2026-11-26d, `benchmarks/results/gpu-h200-2026-11-26d/`);
-/// - the columns loaded up front staged in shared memory a tile ahead (`cp.async`) and
-///   decoded there: 16.6 ms; with a tile's kind tested outside the loop over its items
-///   and every packed column loaded up front: 19.1 ms (the latter undone); with each
-///   column's copy by one warp: 14.9 ms; with the header copied beside the words: 14.6
-///   ms, 14.9 with the next tile's copies issued after the decode instead of before
-///   (2026-11-26e, `benchmarks/results/gpu-h200-2026-11-26e/`).
-///
-/// Nsight Compute on q1.1 counts about 150 warp instructions per 32 rows (330 with the
-/// warp decoder) at 0.66 issued a cycle per scheduler: instructions, not memory, bound
-/// these kernels (plain q1.1 runs at its bandwidth, 0.46 ms; packed 0.82 ms). TPC-H SF
-/// 10 is faster packed (50.9 ms of kernels against 66.0).
-fn packed_columns() -> bool {
-    static PACKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PACKED.get_or_init(|| std::env::var("TESSERA_EXP_PACKED").is_ok_and(|v| v == "1"))
-}
 
-/// Whether GPU aggregations' results that pipelines read on the GPU stay there (see
-/// Whether the chain of kernels after an aggregation skips the two copies it queued
-/// before 2026-11-27j: zeroing the records' count (the compaction writes it) and
-/// uploading the rank sort's keys (passed by value, [`SortKeys`]). The experiment
-/// variable `TESSERA_EXP_SHORT_CHAIN=0` queues them again, to measure what they cost.
-fn short_chain() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("TESSERA_EXP_SHORT_CHAIN").map_or(true, |v| v != "0"))
-}
-
-/// The most group slots whose records one block makes in one launch
-/// (`tessera_small_records`: compaction and gathers together), rather than
-/// `tessera_count_seen`, `tessera_compact_records_ordered` and `tessera_gather_many` over
-/// the whole GPU. One block walks the slots 1024 at a time. On an H200 (2026-11-28 runs
-/// 3–4, EXPLAIN ANALYZE) it made the chains of domains of a few slots 5–8 µs shorter
-/// (TPC-H q04 0.014 → 0.009 ms, q12 0.017 → 0.009, SSB q4.1 0.016 → 0.011) and those of
-/// 4,000–8,000 slots 3–6 µs longer (SSB q2.2 0.018 → 0.024, q2.3 0.015 → 0.021): one
-/// block's passes cost more than the launches they save. The experiment variable
-/// `TESSERA_EXP_SMALL_RECORDS_MAX=N` sets it (0: never).
-const SMALL_RECORDS_MAX_GROUPS: usize = 2048;
-
-/// Whether a chain gathers its accumulators into the records in one launch
-/// (`tessera_gather_many`) rather than one launch an array; `TESSERA_EXP_GATHER_MANY=0`
-/// launches one an array, as before 2026-11-28.
-fn gather_many() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("TESSERA_EXP_GATHER_MANY").map_or(true, |v| v != "0"))
-}
-
-fn small_records_max_groups() -> usize {
-    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MAX.get_or_init(|| std::env::var("TESSERA_EXP_SMALL_RECORDS_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(SMALL_RECORDS_MAX_GROUPS))
-}
-
-/// The most group slots of an aggregation feeding an ORDER BY whose arrays come back
-/// whole and are sorted by the CPU backend, rather than compacted and ranked on the GPU
-/// (`fetch_groups`). An experiment (`TESSERA_EXP_HOST_SORT_MAX_GROUPS`, default 0: never):
-/// the compaction and rank kernels are a chain of small launches after the
-/// aggregation's kernel.
-fn host_sort_max_groups() -> usize {
-    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MAX.get_or_init(|| std::env::var("TESSERA_EXP_HOST_SORT_MAX_GROUPS").ok().and_then(|v| v.parse().ok()).unwrap_or(0))
-}
-
-/// [`result_layout`]); the experiment variable `TESSERA_EXP_KEEP_RESULTS=0` turns it off
-/// (the results then come back to the host, and only builds read them on the GPU, after
-/// an upload), to measure what keeping them saves.
-fn keep_results() -> bool {
-    static KEEP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *KEEP.get_or_init(|| std::env::var("TESSERA_EXP_KEEP_RESULTS").map_or(true, |v| v != "0"))
-}
 
 /// Whether column `c` of `table` holds a NULL. A column with a packed form holds none
 /// (tiles with NULLs have no packed form: `tessera_storage::packed::packable`), which
@@ -2693,10 +2609,10 @@ pub fn plan_kernel(
         let nullable = f.nullable && holds_nulls(table, c);
         // Stored integer columns go up in their bit-packed tiles (see `tiles.cuh`); those
         // with NULLs have none.
-        let packed = matches!(width, Width::I32 | Width::I64) && f.ty != Type::Float64 && dictionary.is_none() && !nullable && packed_columns() && table.packable(c);
+        let packed = matches!(width, Width::I32 | Width::I64) && f.ty != Type::Float64 && dictionary.is_none() && !nullable && ExecExperiments::get().packed && table.packable(c);
         let mut col = GpuColumn { width, dictionary, packed, nullable, narrow: None };
         // Other integer columns go up narrowed where their values allow.
-        if narrow_columns() && f.ty != Type::Float64 {
+        if ExecExperiments::get().narrow && f.ty != Type::Float64 {
             col.narrow = narrow_form(table, c, &col).map(|(n, _)| n);
         }
         cols.push(col);
@@ -2913,7 +2829,7 @@ fn finish_plan(
         Ok(kernel) if reasons.is_empty() => {
             state.dictionaries.extend(dict_values);
             if let Sink::Aggregate(a) = &bound.sink
-                && keep_results()
+                && ExecExperiments::get().keep_results
                 && let Some(layout) = result_layout(&bound, &kernel)
             {
                 state.result_layouts.insert(a.result, layout);

@@ -4,6 +4,7 @@
 //! Entry point: [`Executor::run`].
 #![warn(missing_docs)]
 
+mod experiments;
 pub mod gpu;
 mod zones;
 /// How literals reach GPU kernels (re-exported for the session settings).
@@ -19,6 +20,8 @@ use tessera_common::{Result, TesseraError};
 use tessera_cpu::{Chunk, CpuBackend, CpuState, STRICT, arrow_err};
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
+
+use experiments::ExecExperiments;
 
 use datafusion::common::ScalarValue;
 use tessera_ir::{Device, Expr, HashTableId, Operator, Pipeline, QueryPlan, Scalar, Sink, Source, Step};
@@ -186,8 +189,8 @@ impl Executor {
                 } else if let Source::Scan(scan) = &pipe.source {
                     let is_build = matches!(pipe.sink, Sink::HashBuild(_));
                     let many_groups = if device == DevicePref::Auto && having.is_none() { gpu::too_many_groups(pipe, scan.rows) } else { None };
-                    if device == DevicePref::Auto && !is_build && scan.rows < gpu::gpu_min_rows() && !probes_large_build(plan, pipe) {
-                        Err(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::gpu_min_rows()))])
+                    if device == DevicePref::Auto && !is_build && scan.rows < ExecExperiments::get().gpu_min_rows && !probes_large_build(plan, pipe) {
+                        Err(vec![Unsupported::new(Site::Placement, Reason::SmallInput(ExecExperiments::get().gpu_min_rows))])
                     } else if let Some(groups) = many_groups {
                         Err(vec![Unsupported::new(Site::Placement, Reason::ManyGroups { groups, rows: scan.rows })])
                     } else {
@@ -216,8 +219,8 @@ impl Executor {
                     let many_groups = if auto_on_host && having.is_none() { gpu::too_many_groups(pipe, rows) } else { None };
                     // Work worth the transfer: a probe, an aggregation, a build or marks.
                     let heavy = is_build || !matches!(pipe.sink, Sink::Materialize { .. } | Sink::Sort(_)) || pipe.operators.iter().any(|o| matches!(o, Operator::Probe(_)));
-                    if auto_on_host && !is_build && rows < gpu::gpu_min_rows() && !probes_large_build(plan, pipe) {
-                        Err(vec![Unsupported::new(Site::Placement, Reason::SmallInput(gpu::gpu_min_rows()))])
+                    if auto_on_host && !is_build && rows < ExecExperiments::get().gpu_min_rows && !probes_large_build(plan, pipe) {
+                        Err(vec![Unsupported::new(Site::Placement, Reason::SmallInput(ExecExperiments::get().gpu_min_rows))])
                     } else if auto_on_host && !heavy {
                         Err(vec![Unsupported::new(Site::Placement, Reason::HostRows)])
                     } else if let Some(groups) = many_groups {
@@ -288,7 +291,7 @@ impl Executor {
     /// KB, SSB's), else by its text ([`Executor::cached_placement`]), and then kept under
     /// both.
     fn placement_of(&self, gpu: &GpuRuntime, planned: &PlannedQuery, device: DevicePref) -> Result<Placement> {
-        if !short_lookups() {
+        if !ExecExperiments::get().short_lookups {
             return self.cached_placement(gpu, &planned.plan, Some(planned.plan_text()), device);
         }
         let by_id = format!("#{} {device:?} {:?}", planned.id(), gpu.kernel_options());
@@ -388,7 +391,7 @@ impl Executor {
     fn load_seen(&self, scan: &tessera_ir::Scan, seen: &mut Option<Arc<tessera_storage::Manifest>>) -> Result<Arc<tessera_storage::LoadedTable>> {
         let table = &scan.table;
         let manifest = match seen {
-            Some(m) if short_lookups() => Arc::clone(m),
+            Some(m) if ExecExperiments::get().short_lookups => Arc::clone(m),
             _ => {
                 let m = self.store.manifest()?;
                 *seen = Some(Arc::clone(&m));
@@ -606,15 +609,6 @@ impl Executor {
             }
         }
     }
-}
-
-/// Whether a cached plan's placement is looked up by the plan's number and a statement's
-/// pipelines check their tables against one manifest read (the default); the experiment
-/// variable `TESSERA_EXP_SHORT_LOOKUPS=0` looks placements up by the plan's text and reads
-/// the manifest for each pipeline, as before 2026-11-27j, to measure what they save.
-fn short_lookups() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("TESSERA_EXP_SHORT_LOOKUPS").map_or(true, |v| v != "0"))
 }
 
 /// Where queries may run (`SET tessera.device`).
@@ -886,8 +880,8 @@ fn df_err(e: datafusion::error::DataFusionError) -> TesseraError {
     TesseraError::External(Box::new(e))
 }
 
-/// Whether `pipe` probes a table built from a scan of at least [`gpu::gpu_min_rows`]
-/// rows. Such a pipeline runs on the GPU however small its own input (the placement's
+/// Whether `pipe` probes a table built from a scan of at least [`gpu::GPU_MIN_ROWS`] rows
+/// (or `TESSERA_EXP_GPU_MIN_ROWS`). Such a pipeline runs on the GPU however small its own input (the placement's
 /// minimum is for pipelines alone): on the CPU it would pull the large build there too,
 /// since a table built on the GPU is probed only there (TPC-H q20's 100 K suppliers
 /// probing the membership table of 8 M partsupp rows).
@@ -901,7 +895,7 @@ fn probes_large_build(plan: &QueryPlan, pipe: &Pipeline) -> bool {
         })
         .collect();
     plan.pipelines().any(|b| match (&b.sink, &b.source) {
-        (Sink::HashBuild(h), Source::Scan(scan)) => probed.contains(&h.table) && scan.rows >= gpu::gpu_min_rows(),
+        (Sink::HashBuild(h), Source::Scan(scan)) => probed.contains(&h.table) && scan.rows >= ExecExperiments::get().gpu_min_rows,
         _ => false,
     })
 }

@@ -146,7 +146,7 @@ pub struct GpuColumn {
 /// 2-byte columns loaded up front are loaded a word a lane (`Experiments::narrow_words`).
 /// TPC-H's decimals and keys are 64-bit values of 1–4 bytes; SSB's quantities, discounts
 /// and dates are 32-bit values of 1–2. The default (`TESSERA_EXP_NARROW=0` turns it
-/// off; see `tessera_exec::gpu`'s `narrow_columns`).
+/// off; see `ExecExperiments::narrow` in `tessera-exec`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Narrow {
     /// `uint8_t` distances.

@@ -1,0 +1,149 @@
+//! The executor's experiment switches: `TESSERA_EXP_*` variables that turn a measured
+//! choice back to what it replaced (or move a threshold), to measure both on the device
+//! (`benchmarks/device/gpu-suite.sh`). Read from the environment once a process
+//! ([`ExecExperiments::get`]); the defaults are what was measured best. The code
+//! generator's switches are `tessera_cuda::codegen::Experiments`.
+
+use std::sync::OnceLock;
+
+use crate::gpu::{GPU_MIN_ROWS, SMALL_RECORDS_MAX_GROUPS};
+
+/// The switches, each with what it changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExecExperiments {
+    /// `TESSERA_EXP_GPU_MIN_ROWS` (rows): [`GPU_MIN_ROWS`] or another threshold to
+    /// measure.
+    pub gpu_min_rows: u64,
+    /// `TESSERA_EXP_MANY_GROUPS_ON_GPU=1` turns the rule of
+    /// [`crate::gpu::too_many_groups`] off (to measure the GPU's side).
+    pub many_groups_on_gpu: bool,
+    /// Whether integer columns go up narrowed to byte widths where their values allow
+    /// (`codegen::Narrow`; the default), or at their widths (`TESSERA_EXP_NARROW=0`).
+    /// Narrowed alone the kernels were no faster for reading fewer bytes (2026-11-26f and
+    /// 2026-11-27g, H200: SSB SF 20 6.51-6.58 ms against 6.40-6.43 plain, TPC-H SF 10
+    /// 61.5-62.0 against 62.0-62.1): a byte load moves a quarter of the bytes a warp that a
+    /// 4-byte load does, and the kernels were latency-bound at 50% of DRAM. Loaded a word a
+    /// lane and handed out by shuffles (`codegen::Experiments::narrow_words`), they are:
+    /// SSB SF 20 6.34-6.39 ms against 6.42-6.43 plain, TPC-H SF 10 **42.4-42.6 against
+    /// 61.3-61.4** (bench medians in turns, 2026-11-27h run 1). They also take less GPU
+    /// memory (SSB's columns read 0.72x, TPC-H's 0.42x of their plain bytes) and the bytes
+    /// an upload moves.
+    pub narrow: bool,
+    /// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded
+    /// where the kernels load them (`TESSERA_EXP_PACKED=1`), or decoded on the host into
+    /// plain arrays (the default). Off by default because it is slower as it stands. SSB SF
+    /// 20's kernels on the H200, packed against plain (6.6 ms):
+    /// - a row's decoder per load (2026-11-26b): 15.2 ms, a 3.7 ms bandwidth model;
+    /// - a warp's decoder (its words loaded once, shared by shuffles), tiles of runs (a 2.8
+    ///   ms model): 23.3 ms; pipelined over tiles (words a tile ahead): 34.5 ms, its tile
+    ///   headers in registers limiting occupancy to 4 blocks an SM; headers prefetched into
+    ///   L1 and read where used, 32-bit math: 23.4 ms; a tile's decoder read once a tile:
+    ///   21.9 ms (2026-11-26d, `benchmarks/results/gpu-h200-2026-11-26d/`);
+    /// - the columns loaded up front staged in shared memory a tile ahead (`cp.async`) and
+    ///   decoded there: 16.6 ms; with a tile's kind tested outside the loop over its items
+    ///   and every packed column loaded up front: 19.1 ms (the latter undone); with each
+    ///   column's copy by one warp: 14.9 ms; with the header copied beside the words: 14.6
+    ///   ms, 14.9 with the next tile's copies issued after the decode instead of before
+    ///   (2026-11-26e, `benchmarks/results/gpu-h200-2026-11-26e/`).
+    ///
+    /// Nsight Compute on q1.1 counts about 150 warp instructions per 32 rows (330 with the
+    /// warp decoder) at 0.66 issued a cycle per scheduler: instructions, not memory, bound
+    /// these kernels (plain q1.1 runs at its bandwidth, 0.46 ms; packed 0.82 ms). TPC-H SF
+    /// 10 is faster packed (50.9 ms of kernels against 66.0).
+    pub packed: bool,
+    /// Whether GPU aggregations' results that pipelines read on the GPU stay there (see
+    /// `gpu::result_layout`); `TESSERA_EXP_KEEP_RESULTS=0` turns it off (the results then
+    /// come back to the host, and only builds read them on the GPU, after an upload), to
+    /// measure what keeping them saves.
+    pub keep_results: bool,
+    /// Whether a cached plan's placement is looked up by the plan's number and a
+    /// statement's pipelines check their tables against one manifest read (the default);
+    /// `TESSERA_EXP_SHORT_LOOKUPS=0` looks placements up by the plan's text and reads the
+    /// manifest for each pipeline, as before 2026-11-27j, to measure what they save.
+    pub short_lookups: bool,
+    /// Whether the chain of kernels after an aggregation skips the two copies it queued
+    /// before 2026-11-27j: zeroing the records' count (the compaction writes it) and
+    /// uploading the rank sort's keys (passed by value, `SortKeys`).
+    /// `TESSERA_EXP_SHORT_CHAIN=0` queues them again, to measure what they cost.
+    pub short_chain: bool,
+    /// Whether a chain gathers its accumulators into the records in one launch
+    /// (`tessera_gather_many`) rather than one launch an array; `TESSERA_EXP_GATHER_MANY=0`
+    /// launches one an array, as before 2026-11-28.
+    pub gather_many: bool,
+    /// `TESSERA_EXP_SMALL_RECORDS_MAX=N`: [`SMALL_RECORDS_MAX_GROUPS`] or another bound
+    /// (0: never one block).
+    pub small_records_max_groups: usize,
+    /// The most group slots of an aggregation feeding an ORDER BY whose arrays come back
+    /// whole and are sorted by the CPU backend, rather than compacted and ranked on the
+    /// GPU (`fetch_groups`). `TESSERA_EXP_HOST_SORT_MAX_GROUPS`, default 0: never (the
+    /// host's sort pipeline measured slower than the chain, 2026-11-27j run 3).
+    pub host_sort_max_groups: usize,
+}
+
+impl Default for ExecExperiments {
+    fn default() -> Self {
+        ExecExperiments {
+            gpu_min_rows: GPU_MIN_ROWS,
+            many_groups_on_gpu: false,
+            narrow: true,
+            packed: false,
+            keep_results: true,
+            short_lookups: true,
+            short_chain: true,
+            gather_many: true,
+            small_records_max_groups: SMALL_RECORDS_MAX_GROUPS,
+            host_sort_max_groups: 0,
+        }
+    }
+}
+
+impl ExecExperiments {
+    /// The defaults, overridden by the variables that are set, read once a process.
+    pub fn get() -> &'static ExecExperiments {
+        static READ: OnceLock<ExecExperiments> = OnceLock::new();
+        READ.get_or_init(|| Self::read(|name| std::env::var(name).ok()))
+    }
+
+    /// The defaults overridden by what `var` gives for each variable's name.
+    fn read(var: impl Fn(&str) -> Option<String>) -> ExecExperiments {
+        let d = ExecExperiments::default();
+        // On unless set to "0"; off unless set to "1"; a number, or the default.
+        let on = |name: &str, default: bool| var(name).map_or(default, |v| if default { v != "0" } else { v == "1" });
+        let num = |name: &str| var(name).and_then(|v| v.parse().ok());
+        ExecExperiments {
+            gpu_min_rows: num("TESSERA_EXP_GPU_MIN_ROWS").unwrap_or(d.gpu_min_rows),
+            many_groups_on_gpu: on("TESSERA_EXP_MANY_GROUPS_ON_GPU", d.many_groups_on_gpu),
+            narrow: on("TESSERA_EXP_NARROW", d.narrow),
+            packed: on("TESSERA_EXP_PACKED", d.packed),
+            keep_results: on("TESSERA_EXP_KEEP_RESULTS", d.keep_results),
+            short_lookups: on("TESSERA_EXP_SHORT_LOOKUPS", d.short_lookups),
+            short_chain: on("TESSERA_EXP_SHORT_CHAIN", d.short_chain),
+            gather_many: on("TESSERA_EXP_GATHER_MANY", d.gather_many),
+            small_records_max_groups: num("TESSERA_EXP_SMALL_RECORDS_MAX").map_or(d.small_records_max_groups, |n: u64| n as usize),
+            host_sort_max_groups: num("TESSERA_EXP_HOST_SORT_MAX_GROUPS").map_or(d.host_sort_max_groups, |n: u64| n as usize),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unset, the defaults; a boolean switch flips only on its own value ("0" for one on
+    /// by default, "1" for one off by default); a number that does not parse is ignored.
+    #[test]
+    fn switches_read_as_their_docs_say() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string());
+        assert_eq!(ExecExperiments::read(env(&[])), ExecExperiments::default());
+        let set = ExecExperiments::read(env(&[
+            ("TESSERA_EXP_NARROW", "0"),
+            ("TESSERA_EXP_PACKED", "1"),
+            ("TESSERA_EXP_GATHER_MANY", "yes"),
+            ("TESSERA_EXP_MANY_GROUPS_ON_GPU", "true"),
+            ("TESSERA_EXP_SMALL_RECORDS_MAX", "0"),
+            ("TESSERA_EXP_GPU_MIN_ROWS", "many"),
+        ]));
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu);
+        assert_eq!((set.small_records_max_groups, set.gpu_min_rows), (0, GPU_MIN_ROWS));
+    }
+}
