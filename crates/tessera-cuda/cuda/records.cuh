@@ -73,6 +73,32 @@ extern "C" __global__ void tessera_having(unsigned int* seen, long long n, const
         if (!keep) seen[g] = 0u;
     }
 }
+// Places the groups g in [lo, hi) with seen[g] != 0 in group-number order: place(g, i)
+// for each, i its record's index counted from `base` (a __shared__ count, advanced past
+// them), a chunk of the block's threads at a time, each placed by a block-wide scan of
+// the chunk's seen flags (a ballot a warp). Every thread of the block calls it with the
+// same bounds: all take part in each ballot and barrier.
+template <typename Place>
+__device__ __forceinline__ void tessera_place_seen(const unsigned int* seen, long long lo, long long hi, unsigned long long& base, unsigned int* warp_counts, Place place) {
+    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) / 32;
+    for (long long start = lo; start < hi; start += blockDim.x) {
+        const long long g = start + threadIdx.x;
+        const bool keep = g < hi && seen[g] != 0u;
+        const unsigned int ballot = __ballot_sync(0xffffffffu, keep);
+        if (lane == 0) warp_counts[warp] = __popc(ballot);
+        __syncthreads();
+        unsigned int before = 0u, all = 0u;
+        for (unsigned int w = 0; w < warps; ++w) {
+            const unsigned int c = warp_counts[w];
+            before += w < warp ? c : 0u;
+            all += c;
+        }
+        if (keep) place(g, base + before + __popc(ballot & ((1u << lane) - 1u)));
+        __syncthreads();
+        if (threadIdx.x == 0) base += all;
+        __syncthreads();
+    }
+}
 // Records of the groups g with seen[g] != 0, in group-number order: rec[0] counts them,
 // record i is rec[1 + i * width ...] and starts with g. Two launches over one grid of
 // blocks, block b taking the `per_block` groups from b * per_block: tessera_count_seen
@@ -129,26 +155,7 @@ extern "C" __global__ void tessera_compact_records_ordered(const unsigned int* s
     __syncthreads();
     const long long lo = (long long)blockIdx.x * per_block;
     const long long hi = lo + per_block < n ? lo + per_block : n;
-    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) / 32;
-    // The bound is the same for every thread of the block: all take part in each ballot
-    // and barrier.
-    for (long long start = lo; start < hi; start += blockDim.x) {
-        const long long g = start + threadIdx.x;
-        const bool keep = g < hi && seen[g] != 0u;
-        const unsigned int ballot = __ballot_sync(0xffffffffu, keep);
-        if (lane == 0) warp_counts[warp] = __popc(ballot);
-        __syncthreads();
-        unsigned int before = 0u, all = 0u;
-        for (unsigned int w = 0; w < warps; ++w) {
-            const unsigned int c = warp_counts[w];
-            before += w < warp ? c : 0u;
-            all += c;
-        }
-        if (keep) rec[1 + (long long)(base + before + __popc(ballot & ((1u << lane) - 1u))) * width] = (unsigned long long)g;
-        __syncthreads();
-        if (threadIdx.x == 0) base += all;
-        __syncthreads();
-    }
+    tessera_place_seen(seen, lo, hi, base, warp_counts, [&](long long g, unsigned long long i) { rec[1 + (long long)i * width] = (unsigned long long)g; });
 }
 // The accumulator arrays a group's record gathers (GatherList in tessera-exec's gpu.rs,
 // passed by value): array k holds words[k] words a group; records take them in order
@@ -169,33 +176,16 @@ extern "C" __global__ void tessera_small_records(const unsigned int* seen, long 
     __shared__ unsigned int warp_counts[32];
     if (threadIdx.x == 0) base = 0ull;
     __syncthreads();
-    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) / 32;
-    for (long long start = 0; start < n; start += blockDim.x) {
-        const long long group = start + threadIdx.x;
-        const bool keep = group < n && seen[group] != 0u;
-        const unsigned int ballot = __ballot_sync(0xffffffffu, keep);
-        if (lane == 0) warp_counts[warp] = __popc(ballot);
-        __syncthreads();
-        unsigned int before = 0u, all = 0u;
-        for (unsigned int w = 0; w < warps; ++w) {
-            const unsigned int c = warp_counts[w];
-            before += w < warp ? c : 0u;
-            all += c;
+    tessera_place_seen(seen, 0, n, base, warp_counts, [&](long long group, unsigned long long i) {
+        unsigned long long* r = rec + 1 + (long long)i * width;
+        r[0] = (unsigned long long)group;
+        long long off = 1;
+        for (int k = 0; k < g.n; ++k) {
+            const unsigned long long* a = (const unsigned long long*)g.ptr[k] + group * g.words[k];
+            for (long long w = 0; w < g.words[k]; ++w) r[off + w] = a[w];
+            off += g.words[k];
         }
-        if (keep) {
-            unsigned long long* r = rec + 1 + (long long)(base + before + __popc(ballot & ((1u << lane) - 1u))) * width;
-            r[0] = (unsigned long long)group;
-            long long off = 1;
-            for (int k = 0; k < g.n; ++k) {
-                const unsigned long long* a = (const unsigned long long*)g.ptr[k] + group * g.words[k];
-                for (long long w = 0; w < g.words[k]; ++w) r[off + w] = a[w];
-                off += g.words[k];
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) base += all;
-        __syncthreads();
-    }
+    });
     if (threadIdx.x == 0) rec[0] = base;
 }
 // Copies every recorded group's words of the `g.n` arrays into its record after the

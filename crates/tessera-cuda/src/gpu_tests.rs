@@ -248,7 +248,9 @@ fn gpu_group_records_come_in_group_order() {
         let width = 3i64;
         let d_seen = device.upload(&seen).unwrap();
         let n_arg = n as i64;
-        for blocks in [37usize, 600] {
+        // The records of `width` words made by a grid of `blocks` blocks (counts, then the
+        // compaction), in a buffer of all ones before; and the grid.
+        let compact_by_grid = |blocks: usize, width: i64| {
             let per_block = n.div_ceil(blocks).next_multiple_of(256) as i64;
             let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
             let mut counts = device.upload(&vec![u64::MAX; blocks]).unwrap();
@@ -261,6 +263,10 @@ fn gpu_group_records_come_in_group_order() {
             let mut launch = stream.launch_builder(&compact);
             launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&counts).arg(&mut rec).arg(&width);
             unsafe { launch.launch(cfg) }.unwrap();
+            (rec, cfg)
+        };
+        for blocks in [37usize, 600] {
+            let (rec, _) = compact_by_grid(blocks, width);
             let got = device.download(&rec).unwrap();
             assert_eq!(got[0], want.len() as u64, "count over {n} groups, {blocks} blocks");
             let numbers: Vec<u64> = (0..want.len()).map(|i| got[1 + i * width as usize]).collect();
@@ -283,19 +289,7 @@ fn gpu_group_records_come_in_group_order() {
             let one_block = device.download(&rec).unwrap();
             // The same records by the grid: compaction, then every array gathered by one
             // launch (`tessera_gather_many`).
-            let blocks = 37usize;
-            let per_block = n.div_ceil(blocks).next_multiple_of(256) as i64;
-            let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-            let mut counts = device.upload(&vec![u64::MAX; blocks]).unwrap();
-            let mut rec = device.upload(&vec![u64::MAX; 1 + n * width as usize]).unwrap();
-            let count = module.load_function("tessera_count_seen").unwrap();
-            let mut launch = stream.launch_builder(&count);
-            launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&mut counts);
-            unsafe { launch.launch(cfg) }.unwrap();
-            let compact = module.load_function("tessera_compact_records_ordered").unwrap();
-            let mut launch = stream.launch_builder(&compact);
-            launch.arg(&d_seen).arg(&n_arg).arg(&per_block).arg(&counts).arg(&mut rec).arg(&width);
-            unsafe { launch.launch(cfg) }.unwrap();
+            let (mut rec, cfg) = compact_by_grid(37, width);
             let gather = module.load_function("tessera_gather_many").unwrap();
             let mut launch = stream.launch_builder(&gather);
             launch.arg(&list).arg(&mut rec).arg(&width);
