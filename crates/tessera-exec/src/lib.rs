@@ -881,10 +881,10 @@ fn df_err(e: datafusion::error::DataFusionError) -> TesseraError {
 }
 
 /// Whether `pipe` probes a table built from a scan of at least [`gpu::GPU_MIN_ROWS`] rows
-/// (or `TESSERA_EXP_GPU_MIN_ROWS`). Such a pipeline runs on the GPU however small its own input (the placement's
-/// minimum is for pipelines alone): on the CPU it would pull the large build there too,
-/// since a table built on the GPU is probed only there (TPC-H q20's 100 K suppliers
-/// probing the membership table of 8 M partsupp rows).
+/// (or `TESSERA_EXP_GPU_MIN_ROWS`). Such a pipeline runs on the GPU however small its
+/// own input (the placement's minimum is for pipelines alone): on the CPU it would pull
+/// the large build there too, since a table built on the GPU is probed only there
+/// (TPC-H q20's 100 K suppliers probing the membership table of 8 M partsupp rows).
 fn probes_large_build(plan: &QueryPlan, pipe: &Pipeline) -> bool {
     let probed: Vec<HashTableId> = pipe
         .operators
