@@ -461,6 +461,53 @@ __device__ __forceinline__ unsigned int tessera_word_pick(unsigned int w, int j)
     return __byte_perm(got, 0u, sel);
 }
 
+// Bit-packed narrowed columns (`codegen::Narrow::Bits`): distances W bits a row (1 to 31)
+// in a stream of 32-bit words, row r at bits r * W to r * W + W - 1, least significant
+// first. A warp row (32 rows from a multiple of 32) takes exactly W words, so no value
+// crosses into the next warp row's words, and a column holds whole warp rows' words.
+
+// Row r's distance, read alone: one word, two where the value crosses a word's end.
+template <int W>
+__device__ __forceinline__ unsigned int tessera_bits_get(const unsigned int* __restrict__ col, long long r) {
+    constexpr unsigned int mask = (1u << W) - 1u;
+    const unsigned long long bit = (unsigned long long)r * (unsigned long long)W;
+    const unsigned long long k = bit >> 5;
+    const unsigned int s = (unsigned int)bit & 31u;
+    const unsigned int lo = __ldg(col + k);
+    if (32 % W == 0 || s + W <= 32u) return (lo >> s) & mask;
+    return __funnelshift_r(lo, __ldg(col + k + 1), s) & mask;
+}
+
+// Load k of a tile's rows of a bit-packed column loaded up front, P warp rows a load
+// (P * W <= 32), blocks of B threads (item i of thread t is row tile + i * B + t): lanes
+// g * W to g * W + W - 1 (g < P) load the W words of their warp's row of item k * P + g.
+// Lanes past P * W, and warp rows past the column's end, load nothing (0).
+template <int W, int P, int B>
+__device__ __forceinline__ unsigned int tessera_bits_word(const unsigned int* __restrict__ col, long long tile, int k, long long rows) {
+    const unsigned int lane = threadIdx.x & 31u;
+    const unsigned int g = lane / (unsigned int)W;
+    if (g >= (unsigned int)P) return 0u;
+    const long long first = tile + (long long)(k * P + (int)g) * B + (long long)(threadIdx.x & ~31u);
+    if (first >= rows) return 0u;
+    return __ldg(col + (first >> 5) * W + (lane - g * (unsigned int)W));
+}
+
+// This lane's distance in warp row p (0 to P - 1) of a load whose word this lane holds
+// as `w` (tessera_bits_word): by the whole warp. Lane l's value starts at bit l * W of
+// the warp row's words, held by lanes p * W on.
+template <int W>
+__device__ __forceinline__ unsigned int tessera_bits_pick(unsigned int w, int p) {
+    constexpr unsigned int mask = (1u << W) - 1u;
+    const unsigned int bit = (threadIdx.x & 31u) * (unsigned int)W;
+    const int src = p * W + (int)(bit >> 5);
+    const unsigned int lo = __shfl_sync(0xffffffffu, w, src);
+    if (32 % W == 0) return (lo >> (bit & 31u)) & mask;
+    // A value that does not cross into the next word takes none of `hi`'s bits (lane
+    // src + 1 may then be past the warp row's words, or 32, which reads lane 0).
+    const unsigned int hi = __shfl_sync(0xffffffffu, w, src + 1);
+    return __funnelshift_r(lo, hi, bit & 31u) & mask;
+}
+
 // Whether any lane of the warp still has an item selected (`sel`: a tile's selection
 // flags, one an item). A warp none of whose items is selected skips the stages left
 // (`print.rs`, WARP_SKIP_MIN_SHARE); every lane of the warp must call it.

@@ -29,6 +29,11 @@ pub struct ExecExperiments {
     /// memory (SSB's columns read 0.72x, TPC-H's 0.42x of their plain bytes) and the bytes
     /// an upload moves.
     pub narrow: bool,
+    /// Whether narrowed columns may go below whole bytes: distances bit-packed at one
+    /// width for the whole column (`codegen::Narrow::Bits`, where it takes at most
+    /// `codegen::layout::BITS_MAX_SHARE` of the byte form's bits).
+    /// `TESSERA_EXP_NARROW_BITS=1` turns it on.
+    pub narrow_bits: bool,
     /// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded
     /// where the kernels load them (`TESSERA_EXP_PACKED=1`), or decoded on the host into
     /// plain arrays (the default). Off by default because it is slower as it stands. SSB SF
@@ -86,6 +91,7 @@ impl Default for ExecExperiments {
             gpu_min_rows: GPU_MIN_ROWS,
             many_groups_on_gpu: false,
             narrow: true,
+            narrow_bits: false,
             packed: false,
             keep_results: true,
             short_lookups: true,
@@ -114,6 +120,7 @@ impl ExecExperiments {
             gpu_min_rows: num("TESSERA_EXP_GPU_MIN_ROWS").unwrap_or(d.gpu_min_rows),
             many_groups_on_gpu: on("TESSERA_EXP_MANY_GROUPS_ON_GPU", d.many_groups_on_gpu),
             narrow: on("TESSERA_EXP_NARROW", d.narrow),
+            narrow_bits: on("TESSERA_EXP_NARROW_BITS", d.narrow_bits),
             packed: on("TESSERA_EXP_PACKED", d.packed),
             keep_results: on("TESSERA_EXP_KEEP_RESULTS", d.keep_results),
             short_lookups: on("TESSERA_EXP_SHORT_LOOKUPS", d.short_lookups),
@@ -145,5 +152,9 @@ mod tests {
         ]));
         assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu);
         assert_eq!((set.small_records_max_groups, set.gpu_min_rows), (0, GPU_MIN_ROWS));
+        // Bit-packed narrowing flips on its own value, whichever its default.
+        let flip = if ExecExperiments::default().narrow_bits { "0" } else { "1" };
+        let bits = ExecExperiments::read(move |name: &str| (name == "TESSERA_EXP_NARROW_BITS").then(|| flip.to_string()));
+        assert_ne!(bits.narrow_bits, ExecExperiments::default().narrow_bits);
     }
 }

@@ -145,6 +145,13 @@ pub enum NarrowBuf {
     U16(DeviceBuffer<u16>),
     /// `uint32_t` distances.
     U32(DeviceBuffer<u32>),
+    /// Distances bit-packed `bits` a row (`Narrow::Bits`, `codegen::pack_bits`).
+    Bits {
+        /// The packed words (at least one).
+        words: DeviceBuffer<u32>,
+        /// Bits a row, 1 to 31.
+        bits: u8,
+    },
 }
 
 impl NarrowBuf {
@@ -153,6 +160,7 @@ impl NarrowBuf {
             NarrowBuf::U8(_) => Narrow::U8,
             NarrowBuf::U16(_) => Narrow::U16,
             NarrowBuf::U32(_) => Narrow::U32,
+            NarrowBuf::Bits { bits, .. } => Narrow::Bits(*bits),
         }
     }
 
@@ -161,7 +169,7 @@ impl NarrowBuf {
         match self {
             NarrowBuf::U8(b) => b.as_slice().device_ptr(stream).0,
             NarrowBuf::U16(b) => b.as_slice().device_ptr(stream).0,
-            NarrowBuf::U32(b) => b.as_slice().device_ptr(stream).0,
+            NarrowBuf::U32(b) | NarrowBuf::Bits { words: b, .. } => b.as_slice().device_ptr(stream).0,
         }
     }
 
@@ -169,7 +177,7 @@ impl NarrowBuf {
         match self {
             NarrowBuf::U8(b) => b.num_bytes(),
             NarrowBuf::U16(b) => b.num_bytes(),
-            NarrowBuf::U32(b) => b.num_bytes(),
+            NarrowBuf::U32(b) | NarrowBuf::Bits { words: b, .. } => b.num_bytes(),
         }
     }
 }
@@ -869,6 +877,7 @@ impl GpuRuntime {
                 Narrow::U8 => NarrowBuf::U8(self.upload(gs, &host_distances::<u8>(&parts, reference)?)?),
                 Narrow::U16 => NarrowBuf::U16(self.upload(gs, &host_distances::<u16>(&parts, reference)?)?),
                 Narrow::U32 => NarrowBuf::U32(self.upload(gs, &host_distances::<u32>(&parts, reference)?)?),
+                Narrow::Bits(bits) => NarrowBuf::Bits { words: self.upload(gs, &host_bits(&parts, reference, u32::from(bits))?)?, bits },
             };
             GpuBuf::Narrow { reference, distances }
         } else {
@@ -956,8 +965,8 @@ impl GpuRuntime {
                 match found {
                     Some(buf) => state.lane.held.push(buf),
                     None => {
-                        let per_row = gc.stored_bytes() + if gc.width == Width::Str { ESTIMATED_STRING_BYTES } else { 0 };
-                        bytes = bytes.saturating_add((scan.rows as usize).saturating_mul(per_row));
+                        let per_row = gc.stored_bits() + if gc.width == Width::Str { ESTIMATED_STRING_BYTES * 8 } else { 0 };
+                        bytes = bytes.saturating_add((scan.rows as usize).saturating_mul(per_row).div_ceil(8));
                         if gc.nullable {
                             bytes = bytes.saturating_add((scan.rows as usize).div_ceil(32).saturating_mul(4));
                         }
@@ -2039,6 +2048,25 @@ fn host_distances<T: Copy + Default + Send + TryFrom<u64>>(parts: &[ArrayRef], r
     })
 }
 
+/// A column's batches as their distances from `reference` bit-packed `w` bits a row
+/// (`Narrow::Bits`, `codegen::pack_bits`), ranges of whole warp rows on threads of their
+/// own; at least one word. A distance of more than `w` bits is an error, never a
+/// truncated one.
+fn host_bits(parts: &[ArrayRef], reference: i64, w: u32) -> Result<Vec<u32>> {
+    let distances = host_distances::<u32>(parts, reference)?;
+    if let Some(d) = distances.iter().find(|&&d| d >> w != 0) {
+        return Err(TesseraError::Internal(format!("distance {d} wider than {w} bits (from {reference})")));
+    }
+    let mut words = vec![0u32; codegen::Narrow::bit_words(distances.len(), w).max(1)];
+    let chunk = distances.len().div_ceil(cores()).div_ceil(32).max(1) * 32;
+    std::thread::scope(|s| {
+        for (values, out) in distances.chunks(chunk).zip(words.chunks_mut(chunk / 32 * w as usize)) {
+            s.spawn(move || codegen::pack_bits(values, w, out));
+        }
+    });
+    Ok(words)
+}
+
 /// One array's values as 64-bit integers: dictionary codes, days, unscaled decimals
 /// (which must fit 64 bits: else the query runs on the CPU), doubles' order keys, other
 /// integers cast.
@@ -2080,7 +2108,7 @@ fn narrow_form(table: &LoadedTable, c: usize, col: &GpuColumn) -> Option<(Narrow
         None => table.column_zone(c)?.unwrap_or((0, 0)),
     };
     let span = u64::try_from(i128::from(hi) - i128::from(lo)).ok()?;
-    Some((Narrow::for_span(span, col.width)?, lo))
+    Some((Narrow::for_span(span, col.width, ExecExperiments::get().narrow_bits)?, lo))
 }
 
 /// One array of every part's values in order, each part converted into its place by

@@ -128,3 +128,37 @@ extern "C" __global__ void narrow_words_16_4(const uint16_t* col, int64_t n, int
 extern "C" __global__ void narrow_words_16_2(const uint16_t* col, int64_t n, int64_t* out) { narrow_words<uint16_t, unsigned int, 2>(col, n, out); }
 extern "C" __global__ void narrow_words_8_6(const uint8_t* col, int64_t n, int64_t* out) { narrow_words<uint8_t, unsigned short, 6>(col, n, out); }
 extern "C" __global__ void narrow_words_16_6(const uint16_t* col, int64_t n, int64_t* out) { narrow_words<uint16_t, unsigned int, 6>(col, n, out); }
+
+// Every row of a bit-packed narrowed column of W bits a row (codegen::Narrow::Bits), tiles
+// of ITEMS * 128 rows loaded as whole words P warp rows a load (tessera_bits_word) and
+// handed out by shuffles (tessera_bits_pick), as generated kernels load the bit-packed
+// columns they read up front; out2 gets each row read alone (tessera_bits_get). Launched
+// with blocks of 128 threads.
+template <int W, int P, int ITEMS>
+__device__ void bit_words(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) {
+    for (long long tile = (long long)blockIdx.x * ITEMS * 128; tile < n; tile += (long long)gridDim.x * ITEMS * 128) {
+        unsigned int w[ITEMS / P];
+        for (int k = 0; k < ITEMS / P; ++k) w[k] = tessera_bits_word<W, P, 128>(col, tile, k, n);
+        for (int i = 0; i < ITEMS; ++i) {
+            const unsigned int v = tessera_bits_pick<W>(w[i / P], i % P);
+            const long long row = tile + threadIdx.x + (long long)i * 128;
+            if (row < n) {
+                out[row] = (int64_t)v;
+                out2[row] = (int64_t)tessera_bits_get<W>(col, row);
+            }
+        }
+    }
+}
+#define BIT_WORDS(W, P, ITEMS) \
+    extern "C" __global__ void bit_words_##W##_##P##_##ITEMS(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) { bit_words<W, P, ITEMS>(col, n, out, out2); }
+BIT_WORDS(1, 8, 8)
+BIT_WORDS(4, 8, 8)
+BIT_WORDS(4, 4, 4)
+BIT_WORDS(6, 4, 8)
+BIT_WORDS(6, 2, 2)
+BIT_WORDS(12, 2, 4)
+BIT_WORDS(12, 2, 8)
+BIT_WORDS(17, 1, 4)
+BIT_WORDS(24, 1, 8)
+BIT_WORDS(31, 1, 2)
+#undef BIT_WORDS

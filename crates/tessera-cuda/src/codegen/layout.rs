@@ -147,6 +147,15 @@ pub struct GpuColumn {
 /// TPC-H's decimals and keys are 64-bit values of 1–4 bytes; SSB's quantities, discounts
 /// and dates are 32-bit values of 1–2. The default (`TESSERA_EXP_NARROW=0` turns it
 /// off; see `ExecExperiments::narrow` in `tessera-exec`).
+///
+/// [`Narrow::Bits`] goes below whole bytes: the distances bit-packed at one width for the
+/// whole column (no tiles, no headers), row `r` at bits `r * w` to `r * w + w - 1` of a
+/// stream of 32-bit words, least significant first. A warp's 32 rows then take exactly
+/// `w` words, so the columns a kernel loads up front are loaded as whole words, `w` lanes
+/// a warp row, and each lane takes its value out of one or two of them by shuffles and a
+/// funnel shift (`tessera_bits_word`, `tessera_bits_pick` in `tiles.cuh`); other loads
+/// read the one or two words of their row (`tessera_bits_get`). The width is a constant of
+/// the kernel, so the shifts are too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Narrow {
     /// `uint8_t` distances.
@@ -155,38 +164,92 @@ pub enum Narrow {
     U16,
     /// `uint32_t` distances (a 64-bit column's).
     U32,
+    /// Distances bit-packed `w` bits a row (1 to 31) into `uint32_t` words.
+    Bits(u8),
 }
 
+/// A bit-packed form ([`Narrow::Bits`]) is chosen over the byte form only where it takes at
+/// most this share of the byte form's bits (a value then costs a second shuffle and a
+/// funnel shift more than a byte form's): SSB's 12-bit dates (16), 24-bit prices (32),
+/// 4- and 6-bit discounts and quantities (8), 17- to 22-bit keys (32) qualify; a 13-bit
+/// value of 16 does not. Chosen, not swept.
+pub const BITS_MAX_SHARE: (u32, u32) = (3, 4);
+
 impl Narrow {
-    /// The C type of a stored distance.
+    /// The C type of a stored distance (of a word of bit-packed distances).
     pub fn c(self) -> &'static str {
         match self {
             Narrow::U8 => "uint8_t",
             Narrow::U16 => "uint16_t",
-            Narrow::U32 => "uint32_t",
+            Narrow::U32 | Narrow::Bits(_) => "uint32_t",
         }
     }
 
-    /// Bytes per value.
-    pub fn bytes(self) -> usize {
+    /// Bits per value.
+    pub fn bits(self) -> u32 {
         match self {
-            Narrow::U8 => 1,
-            Narrow::U16 => 2,
-            Narrow::U32 => 4,
+            Narrow::U8 => 8,
+            Narrow::U16 => 16,
+            Narrow::U32 => 32,
+            Narrow::Bits(w) => u32::from(w),
         }
+    }
+
+    /// Bytes per value of a byte form (a bit-packed one's rounded up).
+    pub fn bytes(self) -> usize {
+        self.bits().div_ceil(8) as usize
     }
 
     /// The narrowest form for distances up to `span` (the largest value less the
-    /// smallest) of a column of `width`, when it is narrower than the width.
-    pub fn for_span(span: u64, width: Width) -> Option<Narrow> {
+    /// smallest) of a column of `width`, when it is narrower than the width; bit-packed
+    /// ([`Narrow::Bits`]) only where `bits` allows it and [`BITS_MAX_SHARE`] holds.
+    pub fn for_span(span: u64, width: Width, bits: bool) -> Option<Narrow> {
         let n = match span {
             s if s <= u64::from(u8::MAX) => Narrow::U8,
             s if s <= u64::from(u16::MAX) => Narrow::U16,
             s if s <= u64::from(u32::MAX) => Narrow::U32,
             _ => return None,
         };
-        (width != Width::Str && n.bytes() < width.bytes()).then_some(n)
+        if width == Width::Str || n.bytes() >= width.bytes() {
+            return None;
+        }
+        let need = (64 - span.leading_zeros()).max(1);
+        let (num, den) = BITS_MAX_SHARE;
+        Some(if bits && need * den <= n.bits() * num { Narrow::Bits(need as u8) } else { n })
     }
+
+    /// The 32-bit words of a bit-packed column of `rows` rows `w` bits a row: whole warp
+    /// rows of 32 rows, `w` words each.
+    pub fn bit_words(rows: usize, w: u32) -> usize {
+        rows.div_ceil(32) * w as usize
+    }
+}
+
+/// Packs `values` (each below `1 << w`, 1 ≤ w ≤ 31) into `out`, `w` bits a value (see
+/// [`Narrow::Bits`]), `out` holding at least [`Narrow::bit_words`] words and zeroed.
+/// A chunk of a column that starts at a multiple of 32 rows packs into its own words
+/// (from `start / 32 * w`), so chunks pack in parallel.
+pub fn pack_bits(values: &[u32], w: u32, out: &mut [u32]) {
+    debug_assert!((1..=31).contains(&w));
+    let mask = (1u64 << w) - 1;
+    for (r, &v) in values.iter().enumerate() {
+        let bit = r * w as usize;
+        let (k, s) = (bit / 32, bit % 32);
+        let v = u64::from(v) & mask;
+        out[k] |= (v << s) as u32;
+        if s + w as usize > 32 {
+            out[k + 1] |= (v >> (32 - s)) as u32;
+        }
+    }
+}
+
+/// Row `r`'s distance in words packed by [`pack_bits`] (what `tessera_bits_get` reads).
+pub fn unpack_bit(words: &[u32], w: u32, r: usize) -> u32 {
+    let bit = r * w as usize;
+    let (k, s) = (bit / 32, bit % 32);
+    let lo = u64::from(words[k]) >> s;
+    let hi = if s + w as usize > 32 { u64::from(words[k + 1]) << (32 - s) } else { 0 };
+    ((lo | hi) & ((1u64 << w) - 1)) as u32
 }
 
 impl GpuColumn {
@@ -195,10 +258,10 @@ impl GpuColumn {
         GpuColumn { width, dictionary, packed: false, nullable: false, narrow: None }
     }
 
-    /// Bytes a row takes where the column lies (a packed column's are judged by its
+    /// Bits a row takes where the column lies (a packed column's are judged by its
     /// width: see `scan::sector_share`).
-    pub fn stored_bytes(&self) -> usize {
-        self.narrow.map_or(self.width.bytes(), Narrow::bytes)
+    pub fn stored_bits(&self) -> usize {
+        self.narrow.map_or(self.width.bytes() * 8, |n| n.bits() as usize)
     }
 
     /// [`GpuColumn::plain`] with a validity bitmap (its data holds NULLs).

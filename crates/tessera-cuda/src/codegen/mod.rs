@@ -63,7 +63,7 @@ use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source, Type};
 pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
 pub use aggregate::{Accumulator, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, SumRepr, group_table, magnitude, table_copies};
 pub use hash::{KeyPack, KeyPart};
-pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, width_of};
+pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, pack_bits, unpack_bit, width_of};
 pub use options::{BLOCK_THREADS, Experiments, ITEMS_PER_THREAD, ITEMS_PER_THREAD_LEAN, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 pub use probe::{MAX_TABLE_SLOTS, bitmap_words};
 pub use unsupported::{Reason, Site, Unsupported};

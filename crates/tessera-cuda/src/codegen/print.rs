@@ -19,7 +19,9 @@
 //! ([`staged`], `tiles.cuh`). Narrowed 1- and 2-byte columns loaded up front go into
 //! registers as words, a word a lane covering C rows of a warp, and each item's value is
 //! taken from its lane's word by a shuffle ([`words_of`]): a warp's byte loads moved 32
-//! bytes each, too few in flight.
+//! bytes each, too few in flight. Bit-packed ones (`Narrow::Bits`) go into registers as
+//! the whole words of a warp's rows, `w` lanes a warp row, and each item's value is
+//! taken out of one or two of them by shuffles and a funnel shift ([`bit_words_of`]).
 //!
 //! A kernel with a zone bitmap ([`Param::Zones`]) runs no stage of a tile the bitmap
 //! rules out, and issues no eager load for it. It tests the tile around the stages and
@@ -153,11 +155,18 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         .filter(|_| shape.narrow_words)
         .filter_map(|(n, c)| words_of(&shape.cols[*c], items).map(|(per, w, t)| (n.clone(), *c, per, w, t)))
         .collect();
-    plain_eager.retain(|(_, c)| !word_eager.iter().any(|w| w.1 == *c));
+    // Bit-packed columns (`Narrow::Bits`) loaded as whole words, as (value name, column,
+    // bits a value, warp rows a load covers).
+    let bit_eager: Vec<(String, usize, u32, u32)> = plain_eager
+        .iter()
+        .filter(|_| shape.narrow_words)
+        .filter_map(|(n, c)| bit_words_of(&shape.cols[*c], items).map(|(w, per)| (n.clone(), *c, w, per)))
+        .collect();
+    plain_eager.retain(|(_, c)| !word_eager.iter().any(|w| w.1 == *c) && !bit_eager.iter().any(|b| b.1 == *c));
     // Those that fit are staged in shared memory instead, a tile ahead (see `staged`).
     let (staged, packed_eager) = staged(packed_eager, shape.cols, tile_items);
     // Whether any column loaded up front is prefetched into registers.
-    let registers = !plain_eager.is_empty() || !packed_eager.is_empty() || !word_eager.is_empty();
+    let registers = !plain_eager.is_empty() || !packed_eager.is_empty() || !word_eager.is_empty() || !bit_eager.is_empty();
     // Each column's copy by a warp in turn (`tessera_stage`), of the tile at `at` into
     // buffer `buffer`.
     let warps = (BLOCK_THREADS / 32) as usize;
@@ -215,6 +224,13 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 })
             })
             .collect();
+        // Load k of a bit-packed column: the words of items k * per to k * per + per - 1
+        // (`tessera_bits_word` loads none past the column's last warp row).
+        let bits: String = bit_eager
+            .iter()
+            .flat_map(|(n, c, w, per)| (0..items / per).map(move |k| format!(" nb{n}[{k}] = tessera_bits_word<{w}, {per}, {BLOCK_THREADS}>(col{c}, {tile}, {k}, rows);")))
+            .collect();
+        let loads = loads + &bits;
         if loads.is_empty() || !shape.zones { loads } else { format!(" if (zn) {{{loads} }}") }
     };
     let guarded_loads = |tile: &str| -> String {
@@ -238,6 +254,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         }
         for (n, _, per, _, _) in &word_eager {
             let _ = writeln!(src, "    unsigned int nw{n}[{}] = {{}};", items / per);
+        }
+        for (n, _, _, per) in &bit_eager {
+            let _ = writeln!(src, "    unsigned int nb{n}[{}] = {{}};", items / per);
         }
         if !packed_eager.is_empty() {
             let _ = writeln!(src, "    {{");
@@ -294,11 +313,16 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 let value = super::scan::reference_add(*c, &shape.cols[*c]);
                 format!(" {n}[i] = {value}tessera_word_pick<{t}, {per}>(nw{n}[i / {per}], i % {per}));")
             });
+            let bit_picks = bit_eager.iter().map(|(n, c, w, per)| {
+                let value = super::scan::reference_add(*c, &shape.cols[*c]);
+                format!(" {n}[i] = {value}tessera_bits_pick<{w}>(nb{n}[i / {per}], i % {per}));")
+            });
             let take: String = plain_eager
                 .iter()
                 .map(|(n, _)| format!(" {n}[i] = n{n}[i];"))
                 .chain(packed_eager.iter().map(|(n, _)| format!(" w{n}[i] = pw{n}[i];")))
                 .chain(picks)
+                .chain(bit_picks)
                 .collect();
             if registers {
                 let _ = writeln!(src, "        #pragma unroll");
@@ -421,10 +445,20 @@ fn words_of(col: &GpuColumn, items: u32) -> Option<(u32, &'static str, &'static 
     let bytes = match narrow {
         Narrow::U8 => 1,
         Narrow::U16 => 2,
-        Narrow::U32 => return None,
+        Narrow::U32 | Narrow::Bits(_) => return None,
     };
     let per = [4 / bytes, 2].into_iter().find(|&per| items % per == 0)?;
     Some((per, if per * bytes == 4 { "unsigned int" } else { "unsigned short" }, narrow.c()))
+}
+
+/// How bit-packed column `col` (`Narrow::Bits`), loaded up front with `items` items a
+/// thread, is loaded as whole words (`tessera_bits_word` in `tiles.cuh`): its bits a value
+/// and the warp rows one load covers (`per`: the most of 8, 4, 2, 1 whose words fit a
+/// warp's 32 lanes and that divides the items). None for other columns.
+fn bit_words_of(col: &GpuColumn, items: u32) -> Option<(u32, u32)> {
+    let Some(Narrow::Bits(w)) = col.narrow.filter(|_| !col.packed) else { return None };
+    let w = u32::from(w);
+    [8, 4, 2, 1].into_iter().find(|&per| per * w <= 32 && items % per == 0).map(|per| (w, per))
 }
 
 /// After a tile's stages: each warp queues what the rest of the pipeline needs of its

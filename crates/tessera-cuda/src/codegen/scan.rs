@@ -4,7 +4,7 @@
 
 use super::builder::{Builder, Lowered, Val};
 use super::ir::{CExpr, KernelIr, Load, Stmt};
-use super::layout::{GpuColumn, Width};
+use super::layout::{GpuColumn, Narrow, Width};
 use super::unsupported::Reason;
 use crate::cx;
 
@@ -66,11 +66,13 @@ pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
 /// The text around the row of a load of source column `c`: `col{c}[row]`; for a
 /// column in bit-packed tiles `(type)tessera_unpack(col{c}, row)` (`tiles.cuh`); for a
 /// narrowed one its distance added to its reference, in unsigned arithmetic of the
-/// value's width (the sum is the stored value, so it never wraps). With `policy`
+/// value's width (the sum is the stored value, so it never wraps), a bit-packed one's
+/// distance read by `tessera_bits_get<w>(col{c}, row)`. With `policy`
 /// (`Experiments::column_loads`) a stored value is read by `tessera_col(col{c} + row)`.
 pub fn load_parts(c: usize, col: &GpuColumn, policy: bool) -> (String, &'static str) {
     match col.narrow {
         _ if col.packed => (format!("({})tessera_unpack(col{c}, ", col.width.c()), ")"),
+        Some(Narrow::Bits(w)) => (format!("{}tessera_bits_get<{w}>(col{c}, ", reference_add(c, col)), "))"),
         Some(_) if policy => (format!("{}tessera_col(col{c} + ", reference_add(c, col)), "))"),
         Some(_) => (format!("{}col{c}[", reference_add(c, col)), "])"),
         None if policy => (format!("tessera_col(col{c} + "), ")"),
@@ -125,7 +127,7 @@ pub const EAGER_MIN_SECTORS: f64 = 0.25;
 /// SSB SF 20 slower on the H200 (packed kernels 16.6 → 19.1 ms; q2.1 1.33 → 2.86 ms,
 /// 2026-11-26e run 3).
 pub fn sector_share(pass: f64, col: &GpuColumn) -> f64 {
-    let per_sector = (32 / col.stored_bytes()) as i32;
+    let per_sector = (256 / col.stored_bits().max(1)) as i32;
     1.0 - (1.0 - pass.clamp(0.0, 1.0)).powi(per_sector)
 }
 

@@ -807,12 +807,93 @@ fn narrow_columns_load_at_their_width() {
         }
     }
     // A narrow form only where it is narrower than the column's width.
-    assert_eq!(Narrow::for_span(255, Width::I32), Some(Narrow::U8));
-    assert_eq!(Narrow::for_span(256, Width::I32), Some(Narrow::U16));
-    assert_eq!(Narrow::for_span(65_536, Width::I32), None);
-    assert_eq!(Narrow::for_span(65_536, Width::I64), Some(Narrow::U32));
-    assert_eq!(Narrow::for_span(u64::from(u32::MAX) + 1, Width::I64), None);
-    assert_eq!(Narrow::for_span(0, Width::Str), None);
+    assert_eq!(Narrow::for_span(255, Width::I32, false), Some(Narrow::U8));
+    assert_eq!(Narrow::for_span(256, Width::I32, false), Some(Narrow::U16));
+    assert_eq!(Narrow::for_span(65_536, Width::I32, false), None);
+    assert_eq!(Narrow::for_span(65_536, Width::I64, false), Some(Narrow::U32));
+    assert_eq!(Narrow::for_span(u64::from(u32::MAX) + 1, Width::I64, false), None);
+    assert_eq!(Narrow::for_span(0, Width::Str, false), None);
+    // Bit-packed where allowed and at most BITS_MAX_SHARE of the byte form's bits.
+    assert_eq!(Narrow::for_span(0, Width::I32, true), Some(Narrow::Bits(1)));
+    assert_eq!(Narrow::for_span(10, Width::I32, true), Some(Narrow::Bits(4)));
+    assert_eq!(Narrow::for_span(63, Width::I32, true), Some(Narrow::Bits(6)));
+    assert_eq!(Narrow::for_span(64, Width::I32, true), Some(Narrow::U8));
+    assert_eq!(Narrow::for_span(2_555, Width::I32, true), Some(Narrow::Bits(12)));
+    assert_eq!(Narrow::for_span(4_096, Width::I32, true), Some(Narrow::U16));
+    assert_eq!(Narrow::for_span((1 << 24) - 1, Width::I64, true), Some(Narrow::Bits(24)));
+    assert_eq!(Narrow::for_span(1 << 24, Width::I64, true), Some(Narrow::U32));
+    assert_eq!(Narrow::for_span(65_536, Width::I32, true), None);
+    assert_eq!(Narrow::for_span(0, Width::Str, true), None);
+}
+
+/// `pack_bits` puts row r at bits r * w on of a word stream, whole warp rows of w words,
+/// and packs a column in chunks of whole warp rows as it does whole: every width,
+/// random values and each width's extremes, columns ending inside a warp row.
+#[test]
+fn bit_packing_round_trips_every_width() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for w in 1..=31u32 {
+        let top = (1u64 << w) - 1;
+        for n in [0usize, 1, 31, 32, 33, 100, 1000] {
+            let values: Vec<u32> = (0..n)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    match i % 4 { 0 => top as u32, 1 => 0, _ => (x & top) as u32 }
+                })
+                .collect();
+            let words = Narrow::bit_words(n, w);
+            assert_eq!(words, n.div_ceil(32) * w as usize);
+            let mut whole = vec![0u32; words];
+            crate::codegen::pack_bits(&values, w, &mut whole);
+            for (r, &v) in values.iter().enumerate() {
+                assert_eq!(crate::codegen::unpack_bit(&whole, w, r), v, "width {w}, {n} rows, row {r}");
+            }
+            let mut chunked = vec![0u32; words];
+            for (vals, out) in values.chunks(64).zip(chunked.chunks_mut(2 * w as usize)) {
+                crate::codegen::pack_bits(vals, w, out);
+            }
+            assert_eq!(chunked, whole, "width {w}, {n} rows in chunks");
+        }
+    }
+}
+
+/// Bit-packed columns (`Narrow::Bits`) loaded up front are loaded as whole words
+/// (`tessera_bits_word`, as many warp rows a load as fit a warp and divide the items)
+/// and handed out by `tessera_bits_pick`; loaded where first used (or with
+/// `narrow_words` off) they are read a row alone (`tessera_bits_get`); the kernels
+/// compile.
+#[test]
+fn bit_packed_columns_load_whole_words() {
+    let (p, mut cols, tables) = star();
+    cols[0].narrow = Some(Narrow::Bits(12));
+    cols[1].narrow = Some(Narrow::Bits(4));
+    cols[2].narrow = Some(Narrow::Bits(24));
+    let mut options = KernelOptions::default();
+    options.items_per_thread = Some(4);
+    let late = generate_with(&p, &cols, &tables, options).unwrap();
+    assert!(late.source.contains("const uint32_t* __restrict__ col0"), "{}", late.source);
+    assert!(late.source.contains("tessera_bits_get<12>(col0, "), "{}", late.source);
+    options.experiments.eager_min_sectors = 0.0;
+    let k = generate_with(&p, &cols, &tables, options).unwrap();
+    let src = &k.source;
+    assert!(src.contains("unsigned int nbc0[2] = {};") && src.contains("unsigned int nbc1[1] = {};") && src.contains("unsigned int nbc2[4] = {};"), "{src}");
+    assert!(src.contains("nbc0[1] = tessera_bits_word<12, 2, 128>(col0, next, 1, rows);"), "{src}");
+    assert!(src.contains("nbc1[0] = tessera_bits_word<4, 4, 128>(col1, tile, 0, rows);"), "{src}");
+    assert!(src.contains("c0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_bits_pick<12>(nbc0[i / 2], i % 2));"), "{src}");
+    assert!(src.contains("c2[i] = (int64_t)((unsigned long long)col2_ref + (unsigned long long)tessera_bits_pick<24>(nbc2[i / 1], i % 1));"), "{src}");
+    options.experiments.narrow_words = false;
+    let off = generate_with(&p, &cols, &tables, options).unwrap();
+    assert!(!off.source.contains("tessera_bits_word") && off.source.contains("tessera_bits_get<4>(col1, r)"), "{}", off.source);
+    if crate::test_support::nvrtc_or_skip("bit-packed column kernels compile with NVRTC") {
+        for k in [&late, &k, &off] {
+            if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                panic!("{e}
+{}", k.source);
+            }
+        }
+    }
 }
 
 /// With `Experiments::narrow_words` (the default), narrowed 1- and 2-byte columns loaded up front are
