@@ -29,11 +29,12 @@ pub struct ExecExperiments {
     /// memory (SSB's columns read 0.72x, TPC-H's 0.42x of their plain bytes) and the bytes
     /// an upload moves.
     pub narrow: bool,
-    /// Whether narrowed columns may go below whole bytes: distances bit-packed at one
-    /// width for the whole column (`codegen::Narrow::Bits`, where it takes at most
-    /// `codegen::layout::BITS_MAX_SHARE` of the byte form's bits).
-    /// `TESSERA_EXP_NARROW_BITS=1` turns it on.
-    pub narrow_bits: bool,
+    /// Which narrowed columns go below whole bytes: distances bit-packed at one width for
+    /// the whole column (`codegen::Narrow::Bits`) where the form they replace has at least
+    /// this many bits (8: any; 32: only those that would take 4 bytes) and they take at
+    /// most `codegen::layout::BITS_MAX_SHARE` of them; 0: none.
+    /// `TESSERA_EXP_NARROW_BITS=N`.
+    pub narrow_bits: u32,
     /// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded
     /// where the kernels load them (`TESSERA_EXP_PACKED=1`), or decoded on the host into
     /// plain arrays (the default). Off by default because it is slower as it stands. SSB SF
@@ -91,7 +92,7 @@ impl Default for ExecExperiments {
             gpu_min_rows: GPU_MIN_ROWS,
             many_groups_on_gpu: false,
             narrow: true,
-            narrow_bits: false,
+            narrow_bits: 0,
             packed: false,
             keep_results: true,
             short_lookups: true,
@@ -120,7 +121,7 @@ impl ExecExperiments {
             gpu_min_rows: num("TESSERA_EXP_GPU_MIN_ROWS").unwrap_or(d.gpu_min_rows),
             many_groups_on_gpu: on("TESSERA_EXP_MANY_GROUPS_ON_GPU", d.many_groups_on_gpu),
             narrow: on("TESSERA_EXP_NARROW", d.narrow),
-            narrow_bits: on("TESSERA_EXP_NARROW_BITS", d.narrow_bits),
+            narrow_bits: num("TESSERA_EXP_NARROW_BITS").map_or(d.narrow_bits, |n: u64| n.min(64) as u32),
             packed: on("TESSERA_EXP_PACKED", d.packed),
             keep_results: on("TESSERA_EXP_KEEP_RESULTS", d.keep_results),
             short_lookups: on("TESSERA_EXP_SHORT_LOOKUPS", d.short_lookups),
@@ -152,9 +153,8 @@ mod tests {
         ]));
         assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu);
         assert_eq!((set.small_records_max_groups, set.gpu_min_rows), (0, GPU_MIN_ROWS));
-        // Bit-packed narrowing flips on its own value, whichever its default.
-        let flip = if ExecExperiments::default().narrow_bits { "0" } else { "1" };
-        let bits = ExecExperiments::read(move |name: &str| (name == "TESSERA_EXP_NARROW_BITS").then(|| flip.to_string()));
-        assert_ne!(bits.narrow_bits, ExecExperiments::default().narrow_bits);
+        // Bit-packed narrowing takes its number.
+        let bits = ExecExperiments::read(|name: &str| (name == "TESSERA_EXP_NARROW_BITS").then(|| "32".to_string()));
+        assert_eq!(bits.narrow_bits, 32);
     }
 }

@@ -202,20 +202,27 @@ impl Narrow {
 
     /// The narrowest form for distances up to `span` (the largest value less the
     /// smallest) of a column of `width`, when it is narrower than the width; bit-packed
-    /// ([`Narrow::Bits`]) only where `bits` allows it and [`BITS_MAX_SHARE`] holds.
-    pub fn for_span(span: u64, width: Width, bits: bool) -> Option<Narrow> {
-        let n = match span {
-            s if s <= u64::from(u8::MAX) => Narrow::U8,
-            s if s <= u64::from(u16::MAX) => Narrow::U16,
-            s if s <= u64::from(u32::MAX) => Narrow::U32,
-            _ => return None,
-        };
-        if width == Width::Str || n.bytes() >= width.bytes() {
+    /// ([`Narrow::Bits`]) where the form it replaces (a byte form, else the width) has at
+    /// least `bits_from` bits (0: never bit-packed), the value takes at most 31 and
+    /// [`BITS_MAX_SHARE`] of them.
+    pub fn for_span(span: u64, width: Width, bits_from: u32) -> Option<Narrow> {
+        if width == Width::Str {
             return None;
         }
+        let bytes = match span {
+            s if s <= u64::from(u8::MAX) => Some(Narrow::U8),
+            s if s <= u64::from(u16::MAX) => Some(Narrow::U16),
+            s if s <= u64::from(u32::MAX) => Some(Narrow::U32),
+            _ => None,
+        }
+        .filter(|n| n.bytes() < width.bytes());
+        let replaced = bytes.map_or(width.bytes() as u32 * 8, Narrow::bits);
         let need = (64 - span.leading_zeros()).max(1);
         let (num, den) = BITS_MAX_SHARE;
-        Some(if bits && need * den <= n.bits() * num { Narrow::Bits(need as u8) } else { n })
+        if bits_from > 0 && replaced >= bits_from && need <= 31 && need * den <= replaced * num {
+            return Some(Narrow::Bits(need as u8));
+        }
+        bytes
     }
 
     /// The 32-bit words of a bit-packed column of `rows` rows `w` bits a row: whole warp

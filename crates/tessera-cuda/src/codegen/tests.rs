@@ -807,23 +807,30 @@ fn narrow_columns_load_at_their_width() {
         }
     }
     // A narrow form only where it is narrower than the column's width.
-    assert_eq!(Narrow::for_span(255, Width::I32, false), Some(Narrow::U8));
-    assert_eq!(Narrow::for_span(256, Width::I32, false), Some(Narrow::U16));
-    assert_eq!(Narrow::for_span(65_536, Width::I32, false), None);
-    assert_eq!(Narrow::for_span(65_536, Width::I64, false), Some(Narrow::U32));
-    assert_eq!(Narrow::for_span(u64::from(u32::MAX) + 1, Width::I64, false), None);
-    assert_eq!(Narrow::for_span(0, Width::Str, false), None);
-    // Bit-packed where allowed and at most BITS_MAX_SHARE of the byte form's bits.
-    assert_eq!(Narrow::for_span(0, Width::I32, true), Some(Narrow::Bits(1)));
-    assert_eq!(Narrow::for_span(10, Width::I32, true), Some(Narrow::Bits(4)));
-    assert_eq!(Narrow::for_span(63, Width::I32, true), Some(Narrow::Bits(6)));
-    assert_eq!(Narrow::for_span(64, Width::I32, true), Some(Narrow::U8));
-    assert_eq!(Narrow::for_span(2_555, Width::I32, true), Some(Narrow::Bits(12)));
-    assert_eq!(Narrow::for_span(4_096, Width::I32, true), Some(Narrow::U16));
-    assert_eq!(Narrow::for_span((1 << 24) - 1, Width::I64, true), Some(Narrow::Bits(24)));
-    assert_eq!(Narrow::for_span(1 << 24, Width::I64, true), Some(Narrow::U32));
-    assert_eq!(Narrow::for_span(65_536, Width::I32, true), None);
-    assert_eq!(Narrow::for_span(0, Width::Str, true), None);
+    assert_eq!(Narrow::for_span(255, Width::I32, 0), Some(Narrow::U8));
+    assert_eq!(Narrow::for_span(256, Width::I32, 0), Some(Narrow::U16));
+    assert_eq!(Narrow::for_span(65_536, Width::I32, 0), None);
+    assert_eq!(Narrow::for_span(65_536, Width::I64, 0), Some(Narrow::U32));
+    assert_eq!(Narrow::for_span(u64::from(u32::MAX) + 1, Width::I64, 0), None);
+    assert_eq!(Narrow::for_span(0, Width::Str, 0), None);
+    // Bit-packed where allowed and at most BITS_MAX_SHARE of the replaced form's bits.
+    assert_eq!(Narrow::for_span(0, Width::I32, 8), Some(Narrow::Bits(1)));
+    assert_eq!(Narrow::for_span(10, Width::I32, 8), Some(Narrow::Bits(4)));
+    assert_eq!(Narrow::for_span(63, Width::I32, 8), Some(Narrow::Bits(6)));
+    assert_eq!(Narrow::for_span(64, Width::I32, 8), Some(Narrow::U8));
+    assert_eq!(Narrow::for_span(2_555, Width::I32, 8), Some(Narrow::Bits(12)));
+    assert_eq!(Narrow::for_span(4_096, Width::I32, 8), Some(Narrow::U16));
+    assert_eq!(Narrow::for_span((1 << 24) - 1, Width::I64, 8), Some(Narrow::Bits(24)));
+    assert_eq!(Narrow::for_span(1 << 24, Width::I64, 8), Some(Narrow::U32));
+    // A 32-bit column without a byte form replaces its own 32 bits.
+    assert_eq!(Narrow::for_span(600_000, Width::I32, 8), Some(Narrow::Bits(20)));
+    assert_eq!(Narrow::for_span(1 << 24, Width::I32, 8), None);
+    assert_eq!(Narrow::for_span(0, Width::Str, 8), None);
+    // From 32 bits: only what would take 4 bytes is bit-packed.
+    assert_eq!(Narrow::for_span(10, Width::I32, 32), Some(Narrow::U8));
+    assert_eq!(Narrow::for_span(2_555, Width::I32, 32), Some(Narrow::U16));
+    assert_eq!(Narrow::for_span(600_000, Width::I32, 32), Some(Narrow::Bits(20)));
+    assert_eq!(Narrow::for_span(600_000, Width::I64, 32), Some(Narrow::Bits(20)));
 }
 
 /// `pack_bits` puts row r at bits r * w on of a word stream, whole warp rows of w words,
