@@ -466,30 +466,38 @@ __device__ __forceinline__ unsigned int tessera_word_pick(unsigned int w, int j)
 // first. A warp row (32 rows from a multiple of 32) takes exactly W words, so no value
 // crosses into the next warp row's words, and a column holds whole warp rows' words.
 
-// Row r's distance, read alone: one word, two where the value crosses a word's end.
+// Row r's distance, read alone: one word, two where the value crosses a word's end. The
+// row's place inside its warp row is computed in 32 bits.
 template <int W>
 __device__ __forceinline__ unsigned int tessera_bits_get(const unsigned int* __restrict__ col, long long r) {
     constexpr unsigned int mask = (1u << W) - 1u;
-    const unsigned long long bit = (unsigned long long)r * (unsigned long long)W;
-    const unsigned long long k = bit >> 5;
-    const unsigned int s = (unsigned int)bit & 31u;
-    const unsigned int lo = __ldg(col + k);
+    const unsigned int bit = ((unsigned int)r & 31u) * (unsigned int)W;
+    const unsigned int* __restrict__ p = col + (r >> 5) * W + (bit >> 5);
+    const unsigned int s = bit & 31u;
+    const unsigned int lo = __ldg(p);
     if (32 % W == 0 || s + W <= 32u) return (lo >> s) & mask;
-    return __funnelshift_r(lo, __ldg(col + k + 1), s) & mask;
+    return __funnelshift_r(lo, __ldg(p + 1), s) & mask;
 }
 
 // Load k of a tile's rows of a bit-packed column loaded up front, P warp rows a load
-// (P * W <= 32), blocks of B threads (item i of thread t is row tile + i * B + t): lanes
-// g * W to g * W + W - 1 (g < P) load the W words of their warp's row of item k * P + g.
-// Lanes past P * W, and warp rows past the column's end, load nothing (0).
-template <int W, int P, int B>
+// (P * W <= 32), blocks of B threads (item i of thread t is row tile + i * B + t; tile a
+// multiple of 32): lanes g * W to g * W + W - 1 (g < P) load the W words of their warp's
+// row of item k * P + g. Lanes past P * W load nothing (0), nor, where GUARD, lanes whose
+// warp row starts past the column's end. Everything but the tile's word and the test
+// against `rows` is the same in every tile and load (a constant offset k * P * B / 32 * W
+// words on): the compiler keeps it out of the loop (the first version computed each
+// load's address in 64 bits from the lane: SSB q1.1's kernel issued 48% more
+// instructions for one bit-packed column, 2026-11-28b run 3).
+template <int W, int P, int B, bool GUARD>
 __device__ __forceinline__ unsigned int tessera_bits_word(const unsigned int* __restrict__ col, long long tile, int k, long long rows) {
     const unsigned int lane = threadIdx.x & 31u;
     const unsigned int g = lane / (unsigned int)W;
     if (g >= (unsigned int)P) return 0u;
-    const long long first = tile + (long long)(k * P + (int)g) * B + (long long)(threadIdx.x & ~31u);
-    if (first >= rows) return 0u;
-    return __ldg(col + (first >> 5) * W + (lane - g * (unsigned int)W));
+    // Load 0's warp row of this lane, counted in warp rows from the tile's first.
+    const unsigned int row0 = g * (unsigned int)(B / 32) + (threadIdx.x >> 5);
+    if (GUARD && tile + (long long)row0 * 32 + (long long)k * P * B >= rows) return 0u;
+    const unsigned int off0 = row0 * (unsigned int)W + (lane - g * (unsigned int)W);
+    return __ldg(col + (tile >> 5) * W + off0 + k * P * (B / 32) * W);
 }
 
 // This lane's distance in warp row p (0 to P - 1) of a load whose word this lane holds

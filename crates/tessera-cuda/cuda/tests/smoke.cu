@@ -138,7 +138,8 @@ template <int W, int P, int ITEMS>
 __device__ void bit_words(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) {
     for (long long tile = (long long)blockIdx.x * ITEMS * 128; tile < n; tile += (long long)gridDim.x * ITEMS * 128) {
         unsigned int w[ITEMS / P];
-        for (int k = 0; k < ITEMS / P; ++k) w[k] = tessera_bits_word<W, P, 128>(col, tile, k, n);
+        const bool whole = tile + ITEMS * 128 <= n;
+        for (int k = 0; k < ITEMS / P; ++k) w[k] = whole ? tessera_bits_word<W, P, 128, false>(col, tile, k, n) : tessera_bits_word<W, P, 128, true>(col, tile, k, n);
         for (int i = 0; i < ITEMS; ++i) {
             const unsigned int v = tessera_bits_pick<W>(w[i / P], i % P);
             const long long row = tile + threadIdx.x + (long long)i * 128;

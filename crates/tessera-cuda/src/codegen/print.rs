@@ -225,10 +225,10 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             })
             .collect();
         // Load k of a bit-packed column: the words of items k * per to k * per + per - 1
-        // (`tessera_bits_word` loads none past the column's last warp row).
+        // (`tessera_bits_word` loads none past the column's last warp row where `guard`).
         let bits: String = bit_eager
             .iter()
-            .flat_map(|(n, c, w, per)| (0..items / per).map(move |k| format!(" nb{n}[{k}] = tessera_bits_word<{w}, {per}, {BLOCK_THREADS}>(col{c}, {tile}, {k}, rows);")))
+            .flat_map(|(n, c, w, per)| (0..items / per).map(move |k| format!(" nb{n}[{k}] = tessera_bits_word<{w}, {per}, {BLOCK_THREADS}, {guard}>(col{c}, {tile}, {k}, rows);")))
             .collect();
         let loads = loads + &bits;
         if loads.is_empty() || !shape.zones { loads } else { format!(" if (zn) {{{loads} }}") }
