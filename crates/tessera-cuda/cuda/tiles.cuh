@@ -481,23 +481,26 @@ __device__ __forceinline__ unsigned int tessera_bits_get(const unsigned int* __r
 
 // Load k of a tile's rows of a bit-packed column loaded up front, P warp rows a load
 // (P * W <= 32), blocks of B threads (item i of thread t is row tile + i * B + t; tile a
-// multiple of 32): lanes g * W to g * W + W - 1 (g < P) load the W words of their warp's
-// row of item k * P + g. Lanes past P * W load nothing (0), nor, where GUARD, lanes whose
-// warp row starts past the column's end. Everything but the tile's word and the test
-// against `rows` is the same in every tile and load (a constant offset k * P * B / 32 * W
-// words on): the compiler keeps it out of the loop (the first version computed each
-// load's address in 64 bits from the lane: SSB q1.1's kernel issued 48% more
-// instructions for one bit-packed column, 2026-11-28b run 3).
+// multiple of 32), `words` the tile's first word (col + (tile >> 5) * W, computed once a
+// tile by the caller): lanes g * W to g * W + W - 1 (g < P) load the W words of their
+// warp's row of item k * P + g. Lanes past P * W load nothing (0), nor, where GUARD, lanes
+// whose warp row starts past the column's end. The rest of the address is the same in
+// every tile and load (a constant offset k * P * B / 32 * W words on), so it stays out of
+// the loop, and the load is predicated, not branched around. (Computing each load's
+// address from the column in 64 bits, SSB q1.1's kernel issued 48% more instructions for
+// one bit-packed column; with the tile's word left to the compiler, which recomputed it a
+// load behind a branch, 35%: 2026-11-28b runs 3 and 4.)
 template <int W, int P, int B, bool GUARD>
-__device__ __forceinline__ unsigned int tessera_bits_word(const unsigned int* __restrict__ col, long long tile, int k, long long rows) {
+__device__ __forceinline__ unsigned int tessera_bits_word(const unsigned int* __restrict__ words, long long tile, int k, long long rows) {
     const unsigned int lane = threadIdx.x & 31u;
     const unsigned int g = lane / (unsigned int)W;
-    if (g >= (unsigned int)P) return 0u;
     // Load 0's warp row of this lane, counted in warp rows from the tile's first.
     const unsigned int row0 = g * (unsigned int)(B / 32) + (threadIdx.x >> 5);
-    if (GUARD && tile + (long long)row0 * 32 + (long long)k * P * B >= rows) return 0u;
     const unsigned int off0 = row0 * (unsigned int)W + (lane - g * (unsigned int)W);
-    return __ldg(col + (tile >> 5) * W + off0 + k * P * (B / 32) * W);
+    const bool on = g < (unsigned int)P && (!GUARD || tile + (long long)row0 * 32 + (long long)k * P * B < rows);
+    unsigned int v = 0u;
+    if (on) v = __ldg(words + off0 + k * P * (B / 32) * W);
+    return v;
 }
 
 // This lane's distance in warp row p (0 to P - 1) of a load whose word this lane holds

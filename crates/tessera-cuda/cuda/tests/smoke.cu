@@ -139,7 +139,8 @@ __device__ void bit_words(const unsigned int* col, int64_t n, int64_t* out, int6
     for (long long tile = (long long)blockIdx.x * ITEMS * 128; tile < n; tile += (long long)gridDim.x * ITEMS * 128) {
         unsigned int w[ITEMS / P];
         const bool whole = tile + ITEMS * 128 <= n;
-        for (int k = 0; k < ITEMS / P; ++k) w[k] = whole ? tessera_bits_word<W, P, 128, false>(col, tile, k, n) : tessera_bits_word<W, P, 128, true>(col, tile, k, n);
+        const unsigned int* words = col + (tile >> 5) * W;
+        for (int k = 0; k < ITEMS / P; ++k) w[k] = whole ? tessera_bits_word<W, P, 128, false>(words, tile, k, n) : tessera_bits_word<W, P, 128, true>(words, tile, k, n);
         for (int i = 0; i < ITEMS; ++i) {
             const unsigned int v = tessera_bits_pick<W>(w[i / P], i % P);
             const long long row = tile + threadIdx.x + (long long)i * 128;

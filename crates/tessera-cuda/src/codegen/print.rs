@@ -228,7 +228,11 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         // (`tessera_bits_word` loads none past the column's last warp row where `guard`).
         let bits: String = bit_eager
             .iter()
-            .flat_map(|(n, c, w, per)| (0..items / per).map(move |k| format!(" nb{n}[{k}] = tessera_bits_word<{w}, {per}, {BLOCK_THREADS}, {guard}>(col{c}, {tile}, {k}, rows);")))
+            .map(|(n, c, w, per)| {
+                let loads: String =
+                    (0..items / per).map(|k| format!(" nb{n}[{k}] = tessera_bits_word<{w}, {per}, {BLOCK_THREADS}, {guard}>(bw, {tile}, {k}, rows);")).collect();
+                format!(" {{ const unsigned int* __restrict__ bw = col{c} + ({tile} >> 5) * {w};{loads} }}")
+            })
             .collect();
         let loads = loads + &bits;
         if loads.is_empty() || !shape.zones { loads } else { format!(" if (zn) {{{loads} }}") }

@@ -886,9 +886,9 @@ fn bit_packed_columns_load_whole_words() {
     let k = generate_with(&p, &cols, &tables, options).unwrap();
     let src = &k.source;
     assert!(src.contains("unsigned int nbc0[2] = {};") && src.contains("unsigned int nbc1[1] = {};") && src.contains("unsigned int nbc2[4] = {};"), "{src}");
-    assert!(src.contains("nbc0[1] = tessera_bits_word<12, 2, 128, false>(col0, next, 1, rows);"), "{src}");
-    assert!(src.contains("nbc0[1] = tessera_bits_word<12, 2, 128, true>(col0, next, 1, rows);"), "{src}");
-    assert!(src.contains("nbc1[0] = tessera_bits_word<4, 4, 128, true>(col1, tile, 0, rows);"), "{src}");
+    assert!(src.contains("{ const unsigned int* __restrict__ bw = col0 + (next >> 5) * 12; nbc0[0] = tessera_bits_word<12, 2, 128, false>(bw, next, 0, rows); nbc0[1] = tessera_bits_word<12, 2, 128, false>(bw, next, 1, rows); }"), "{src}");
+    assert!(src.contains("nbc0[1] = tessera_bits_word<12, 2, 128, true>(bw, next, 1, rows);"), "{src}");
+    assert!(src.contains("bw = col1 + (tile >> 5) * 4; nbc1[0] = tessera_bits_word<4, 4, 128, true>(bw, tile, 0, rows);"), "{src}");
     assert!(src.contains("c0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_bits_pick<12>(nbc0[i / 2], i % 2));"), "{src}");
     assert!(src.contains("c2[i] = (int64_t)((unsigned long long)col2_ref + (unsigned long long)tessera_bits_pick<24>(nbc2[i / 1], i % 1));"), "{src}");
     options.experiments.narrow_words = false;
