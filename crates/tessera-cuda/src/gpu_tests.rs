@@ -821,7 +821,7 @@ fn gpu_bit_packed_columns_give_each_row_its_value() {
             let top = (1u64 << w) - 1;
             let values: Vec<u32> = (0..n).map(|i| if i % 5 == 0 { top as u32 } else if i % 7 == 0 { 0 } else { rng.range(0, top as i64) as u32 }).collect();
             let mut words = vec![0u32; crate::codegen::Narrow::bit_words(n, w)];
-            crate::codegen::pack_bits(&values, w, &mut words);
+            assert_eq!(crate::codegen::pack_bits(&values, w, &mut words), None);
             let d_col = device.upload(&words).unwrap();
             let n_arg = n as i64;
             let name = format!("bit_words_{w}_{p}_{items}");

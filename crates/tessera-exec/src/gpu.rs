@@ -2054,17 +2054,21 @@ fn host_distances<T: Copy + Default + Send + TryFrom<u64>>(parts: &[ArrayRef], r
 /// truncated one.
 fn host_bits(parts: &[ArrayRef], reference: i64, w: u32) -> Result<Vec<u32>> {
     let distances = host_distances::<u32>(parts, reference)?;
-    if let Some(d) = distances.iter().find(|&&d| d >> w != 0) {
-        return Err(TesseraError::Internal(format!("distance {d} wider than {w} bits (from {reference})")));
-    }
     let mut words = vec![0u32; codegen::Narrow::bit_words(distances.len(), w).max(1)];
     let chunk = distances.len().div_ceil(cores()).div_ceil(32).max(1) * 32;
-    std::thread::scope(|s| {
-        for (values, out) in distances.chunks(chunk).zip(words.chunks_mut(chunk / 32 * w as usize)) {
-            s.spawn(move || codegen::pack_bits(values, w, out));
+    let packed: std::result::Result<Option<u32>, ()> = std::thread::scope(|s| {
+        let packers: Vec<_> = distances.chunks(chunk).zip(words.chunks_mut(chunk / 32 * w as usize)).map(|(values, out)| s.spawn(move || codegen::pack_bits(values, w, out))).collect();
+        let mut wide = None;
+        for p in packers {
+            wide = wide.or(p.join().map_err(|_| ())?);
         }
+        Ok(wide)
     });
-    Ok(words)
+    match packed {
+        Ok(None) => Ok(words),
+        Ok(Some(d)) => Err(TesseraError::Internal(format!("distance {d} wider than {w} bits (from {reference})"))),
+        Err(()) => Err(TesseraError::Internal("a bit-packing thread panicked".into())),
+    }
 }
 
 /// One array's values as 64-bit integers: dictionary codes, days, unscaled decimals
@@ -2890,6 +2894,25 @@ mod tests {
         let err = host_i64(&[dec(vec![1]), dec(vec![i64::MAX as i128 + 1])]).unwrap_err();
         assert!(matches!(err, TesseraError::RetryOnCpu(_)), "{err}");
         assert!(host_i64(&[]).unwrap().is_empty());
+    }
+
+    /// Bit-packed columns as kernels read them: every batch's distances from the
+    /// reference at their rows' bits, across batches of lengths that are not multiples of
+    /// 32 and more rows than one packing thread takes; a value wider than the width is an
+    /// error, not a truncated value; an empty column is one word.
+    #[test]
+    fn bit_packed_columns_keep_every_row_and_refuse_wide_values() {
+        use arrow::array::Int64Array;
+        let parts: Vec<ArrayRef> = (0..40).map(|k| Arc::new(Int64Array::from_iter_values((0..(1000 + k)).map(|i| 5000 + (i * 7919 + k) % 4096))) as ArrayRef).collect();
+        let values = host_i64(&parts).unwrap();
+        let words = host_bits(&parts, 5000, 12).unwrap();
+        assert_eq!(words.len(), codegen::Narrow::bit_words(values.len(), 12));
+        for (r, v) in values.iter().enumerate() {
+            assert_eq!(i64::from(codegen::unpack_bit(&words, 12, r)) + 5000, *v, "row {r}");
+        }
+        let err = host_bits(&parts, 5000, 11).unwrap_err();
+        assert!(err.to_string().contains("wider than 11 bits"), "{err}");
+        assert_eq!(host_bits(&[], 0, 3).unwrap(), [0]);
     }
 
     /// Validity bitmaps as kernels read them: bit `r & 31` of word `r >> 5` per row of the

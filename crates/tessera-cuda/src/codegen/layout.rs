@@ -232,14 +232,19 @@ impl Narrow {
     }
 }
 
-/// Packs `values` (each below `1 << w`, 1 ≤ w ≤ 31) into `out`, `w` bits a value (see
-/// [`Narrow::Bits`]), `out` holding at least [`Narrow::bit_words`] words and zeroed.
-/// A chunk of a column that starts at a multiple of 32 rows packs into its own words
-/// (from `start / 32 * w`), so chunks pack in parallel.
-pub fn pack_bits(values: &[u32], w: u32, out: &mut [u32]) {
+/// Packs `values` into `out`, `w` bits a value (1 ≤ w ≤ 31; see [`Narrow::Bits`]), `out`
+/// holding at least [`Narrow::bit_words`] words and zeroed; the first value wider than
+/// `w` bits, if any, is returned (and packed cut to its low `w` bits). A chunk of a column
+/// that starts at a multiple of 32 rows packs into its own words (from `start / 32 * w`),
+/// so chunks pack in parallel.
+pub fn pack_bits(values: &[u32], w: u32, out: &mut [u32]) -> Option<u32> {
     debug_assert!((1..=31).contains(&w));
     let mask = (1u64 << w) - 1;
+    let mut wide = None;
     for (r, &v) in values.iter().enumerate() {
+        if u64::from(v) > mask && wide.is_none() {
+            wide = Some(v);
+        }
         let bit = r * w as usize;
         let (k, s) = (bit / 32, bit % 32);
         let v = u64::from(v) & mask;
@@ -248,6 +253,7 @@ pub fn pack_bits(values: &[u32], w: u32, out: &mut [u32]) {
             out[k + 1] |= (v >> (32 - s)) as u32;
         }
     }
+    wide
 }
 
 /// Row `r`'s distance in words packed by [`pack_bits`] (what `tessera_bits_get` reads).

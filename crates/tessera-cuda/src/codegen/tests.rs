@@ -853,15 +853,20 @@ fn bit_packing_round_trips_every_width() {
             let words = Narrow::bit_words(n, w);
             assert_eq!(words, n.div_ceil(32) * w as usize);
             let mut whole = vec![0u32; words];
-            crate::codegen::pack_bits(&values, w, &mut whole);
+            assert_eq!(crate::codegen::pack_bits(&values, w, &mut whole), None);
             for (r, &v) in values.iter().enumerate() {
                 assert_eq!(crate::codegen::unpack_bit(&whole, w, r), v, "width {w}, {n} rows, row {r}");
             }
             let mut chunked = vec![0u32; words];
             for (vals, out) in values.chunks(64).zip(chunked.chunks_mut(2 * w as usize)) {
-                crate::codegen::pack_bits(vals, w, out);
+                assert_eq!(crate::codegen::pack_bits(vals, w, out), None);
             }
             assert_eq!(chunked, whole, "width {w}, {n} rows in chunks");
+        }
+        // A value wider than the width is reported, the first one.
+        if w < 31 {
+            let mut out = vec![0u32; Narrow::bit_words(3, w)];
+            assert_eq!(crate::codegen::pack_bits(&[1, 1 << w, 1 << (w + 1)], w, &mut out), Some(1 << w));
         }
     }
 }
