@@ -32,8 +32,12 @@ pub struct ExecExperiments {
     /// Which narrowed columns go below whole bytes: distances bit-packed at one width for
     /// the whole column (`codegen::Narrow::Bits`) where the form they replace has at least
     /// this many bits (8: any; 32: only those that would take 4 bytes) and they take at
-    /// most `codegen::layout::BITS_MAX_SHARE` of them; 0: none.
-    /// `TESSERA_EXP_NARROW_BITS=N`.
+    /// most `codegen::layout::BITS_MAX_SHARE` of them; 0: none (the default).
+    /// `TESSERA_EXP_NARROW_BITS=N`. A memory-saving mode: SSB SF 100's columns take 0.52x
+    /// of their plain bytes with 8 (0.78x narrowed to bytes, 0.44x in packed tiles), but
+    /// SSB SF 20's kernels 5.90 ms against 4.70 (32: 5.75 ms, 0.54x) and TPC-H SF 10's
+    /// 52.5 against 50.8 (H200, `benchmarks/results/gpu-2026-11-28b/`): the kernels are
+    /// bound by instructions, and a bit-packed value costs about ten more a warp row.
     pub narrow_bits: u32,
     /// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded
     /// where the kernels load them (`TESSERA_EXP_PACKED=1`), or decoded on the host into
