@@ -109,20 +109,27 @@ __device__ __forceinline__ void tessera_place_seen(const unsigned int* seen, lon
 // multiple of 32 and at most 1024. In order, the host need not sort the records by group
 // (TPC-H q11 at SF 10: 305 K records of a 2 M domain took 10.3 ms to order and take
 // apart on the H200's host when they came in the order of a warp append).
+// The sum of `v` over the block's threads, valid in thread 0 (0 in the others); `part`
+// a __shared__ word a warp, not shared with another call before a barrier. Every thread
+// of the block calls it.
+__device__ __forceinline__ unsigned long long tessera_block_sum(unsigned long long v, unsigned long long* part) {
+    v = tessera::tessera_warp_sum(v);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;
+    __syncthreads();
+    unsigned long long t = 0ull;
+    if (threadIdx.x == 0) {
+        for (unsigned int w = 0; w < (blockDim.x + 31) / 32; ++w) t += part[w];
+    }
+    return t;
+}
 extern "C" __global__ void tessera_count_seen(const unsigned int* seen, long long n, long long per_block, unsigned long long* counts) {
     __shared__ unsigned long long part[32];
     const long long lo = (long long)blockIdx.x * per_block;
     const long long hi = lo + per_block < n ? lo + per_block : n;
     unsigned long long c = 0ull;
     for (long long g = lo + threadIdx.x; g < hi; g += blockDim.x) c += seen[g] != 0u ? 1ull : 0ull;
-    for (int d = 16; d > 0; d /= 2) c += __shfl_down_sync(0xffffffffu, c, d);
-    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = c;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned long long t = 0ull;
-        for (unsigned int w = 0; w < (blockDim.x + 31) / 32; ++w) t += part[w];
-        counts[blockIdx.x] = t;
-    }
+    const unsigned long long t = tessera_block_sum(c, part);
+    if (threadIdx.x == 0) counts[blockIdx.x] = t;
 }
 extern "C" __global__ void tessera_compact_records_ordered(const unsigned int* seen, long long n, long long per_block, const unsigned long long* counts, unsigned long long* rec, long long width) {
     __shared__ unsigned long long base;
@@ -138,16 +145,9 @@ extern "C" __global__ void tessera_compact_records_ordered(const unsigned int* s
             before += b < blockIdx.x ? c : 0ull;
             total += c;
         }
-        for (int d = 16; d > 0; d /= 2) {
-            before += __shfl_down_sync(0xffffffffu, before, d);
-            total += __shfl_down_sync(0xffffffffu, total, d);
-        }
-        if ((threadIdx.x & 31) == 0) { part_before[threadIdx.x >> 5] = before; part_total[threadIdx.x >> 5] = total; }
-        __syncthreads();
+        before = tessera_block_sum(before, part_before);
+        total = tessera_block_sum(total, part_total);
         if (threadIdx.x == 0) {
-            before = 0ull;
-            total = 0ull;
-            for (unsigned int w = 0; w < (blockDim.x + 31) / 32; ++w) { before += part_before[w]; total += part_total[w]; }
             base = before;
             if (blockIdx.x == 0) rec[0] = total;
         }

@@ -154,11 +154,9 @@ mod tests {
             ("TESSERA_EXP_MANY_GROUPS_ON_GPU", "true"),
             ("TESSERA_EXP_SMALL_RECORDS_MAX", "0"),
             ("TESSERA_EXP_GPU_MIN_ROWS", "many"),
+            ("TESSERA_EXP_NARROW_BITS", "32"),
         ]));
         assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu);
-        assert_eq!((set.small_records_max_groups, set.gpu_min_rows), (0, GPU_MIN_ROWS));
-        // Bit-packed narrowing takes its number.
-        let bits = ExecExperiments::read(|name: &str| (name == "TESSERA_EXP_NARROW_BITS").then(|| "32".to_string()));
-        assert_eq!(bits.narrow_bits, 32);
+        assert_eq!((set.small_records_max_groups, set.gpu_min_rows, set.narrow_bits), (0, GPU_MIN_ROWS, 32));
     }
 }

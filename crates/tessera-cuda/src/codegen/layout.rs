@@ -168,11 +168,12 @@ pub enum Narrow {
     Bits(u8),
 }
 
-/// A bit-packed form ([`Narrow::Bits`]) is chosen over the byte form only where it takes at
-/// most this share of the byte form's bits (a value then costs a second shuffle and a
-/// funnel shift more than a byte form's): SSB's 12-bit dates (16), 24-bit prices (32),
-/// 4- and 6-bit discounts and quantities (8), 17- to 22-bit keys (32) qualify; a 13-bit
-/// value of 16 does not. Chosen, not swept.
+/// A bit-packed form ([`Narrow::Bits`]) is chosen over the form it replaces (the byte
+/// form, else the column's width) only where it takes at most this share of that form's
+/// bits (a value then costs a second shuffle and a funnel shift more than a byte form's):
+/// SSB's 24-bit prices and 17- to 22-bit keys (of 32), 4- and 6-bit discounts and
+/// quantities (of 8) qualify; its `yyyymmdd` date keys (16 bits of 16) and a 13-bit value
+/// of 16 do not. Chosen, not swept.
 pub const BITS_MAX_SHARE: (u32, u32) = (3, 4);
 
 impl Narrow {
