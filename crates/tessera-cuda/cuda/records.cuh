@@ -21,12 +21,12 @@
 // (its low half at even words; 0 zeroes). Every array starts 8-byte aligned (device
 // allocations are 256-byte aligned).
 struct TesseraFills {
-    unsigned long long ptr[8];
-    unsigned long long words[8];
-    unsigned long long value[8];
+    unsigned long long ptr[32];
+    unsigned long long words[32];
+    unsigned long long value[32];
     int n;
 };
-// Sets up to eight arrays in one launch: a pipeline's zeroed and preset outputs take one
+// Sets up to 32 arrays in one launch: a query's zeroed and preset outputs take one
 // launch instead of a memset or fill each, each a driver call on the host.
 extern "C" __global__ void tessera_fill_many(TesseraFills f) {
     const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x, step = (long long)gridDim.x * blockDim.x;

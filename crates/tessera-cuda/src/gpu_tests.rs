@@ -130,9 +130,11 @@ fn gpu_fill_many_sets_each_array_and_nothing_else() {
     let records = cache.load(&device, crate::library::RECORDS_SOURCE).unwrap_or_else(|e| panic!("{e}"));
     let kernel = records.load_function("tessera_fill_many").unwrap_or_else(|e| panic!("tessera_fill_many: {e}"));
     let stream = device.stream().clone();
-    // Word counts: empty, one, odd, even, and larger than the grid's threads.
-    let words = [0usize, 1, 7, 8, 3 * 1024 + 5, 1 << 20, 33, 2];
-    let patterns = [5u64, 0, u64::MAX, 0x1234_5678_9abc_def0, 0, 0xffff_ffff, 1 << 63, 42];
+    // Word counts: empty, one, odd, even, and larger than the grid's threads; more
+    // arrays than the eight a launch set before 2026-11-28c (their addresses and patterns
+    // past the eighth read from where the kernel's struct puts them).
+    let words = [0usize, 1, 7, 8, 3 * 1024 + 5, 1 << 20, 33, 2, 5, 64, 1, 4096];
+    let patterns = [5u64, 0, u64::MAX, 0x1234_5678_9abc_def0, 0, 0xffff_ffff, 1 << 63, 42, 3, u64::MAX - 1, 9, 0x0f0f_0f0f_f0f0_f0f0];
     for grid in [1u32, 3, 264] {
         // Each array sits in a buffer a word longer than it, all set to a marker first.
         let marker = 0xdead_beefu32;
@@ -148,7 +150,7 @@ fn gpu_fill_many_sets_each_array_and_nothing_else() {
             assert_eq!(got, want, "{w} words set to {v:#x} by {grid} blocks");
         }
     }
-    assert!(crate::library::FillList::new(&[(0, 0, 0); 9]).is_none(), "a list of nine arrays");
+    assert!(crate::library::FillList::new(&[(0, 0, 0); crate::library::FillList::MAX + 1]).is_none(), "a list of 33 arrays");
 }
 
 #[test]

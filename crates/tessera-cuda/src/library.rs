@@ -25,9 +25,9 @@ pub const JOIN_STUDY_SOURCE: &str = "#include \"join_study.cuh\"\n";
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct FillList {
-    ptr: [u64; 8],
-    words: [u64; 8],
-    value: [u64; 8],
+    ptr: [u64; FillList::MAX],
+    words: [u64; FillList::MAX],
+    value: [u64; FillList::MAX],
     n: i32,
 }
 
@@ -35,8 +35,10 @@ pub struct FillList {
 unsafe impl cudarc::driver::DeviceRepr for FillList {}
 
 impl FillList {
-    /// Arrays a launch sets at most.
-    pub const MAX: usize = 8;
+    /// Arrays a launch sets at most: a query's pipelines set theirs in one launch at
+    /// admission (SSB's four-join queries 13 arrays, with the query's flags). 776 bytes
+    /// of parameters, well under the 4 KiB a launch passes.
+    pub const MAX: usize = 32;
 
     /// The list of `arrays`, each (device address, 32-bit words, 64-bit pattern); `None`
     /// for more than [`FillList::MAX`].
@@ -44,7 +46,7 @@ impl FillList {
         if arrays.len() > Self::MAX {
             return None;
         }
-        let mut list = FillList { ptr: [0; 8], words: [0; 8], value: [0; 8], n: arrays.len() as i32 };
+        let mut list = FillList { ptr: [0; Self::MAX], words: [0; Self::MAX], value: [0; Self::MAX], n: arrays.len() as i32 };
         for (k, &(ptr, words, value)) in arrays.iter().enumerate() {
             (list.ptr[k], list.words[k], list.value[k]) = (ptr, words, value);
         }
@@ -144,10 +146,10 @@ mod tests {
     }
 
     /// The list is passed by value: its size and alignment must be those of the kernel's
-    /// `TesseraFills` (three arrays of eight 64-bit words and an int, padded to 8 bytes).
+    /// `TesseraFills` (three arrays of 32 64-bit words and an int, padded to 8 bytes).
     #[test]
     fn fill_lists_are_laid_out_as_the_kernel_reads_them() {
-        assert_eq!((std::mem::size_of::<FillList>(), std::mem::align_of::<FillList>()), (200, 8));
+        assert_eq!((std::mem::size_of::<FillList>(), std::mem::align_of::<FillList>()), (776, 8));
         let list = FillList::new(&[(256, 3, 7), (512, 4, u64::MAX)]).unwrap();
         assert_eq!((list.n, list.ptr[..2].to_vec(), list.words[..2].to_vec(), list.value[..2].to_vec()), (2, vec![256, 512], vec![3, 4], vec![7, u64::MAX]));
         assert!(list.ptr[2..].iter().chain(&list.words[2..]).all(|&x| x == 0));

@@ -342,6 +342,39 @@ impl Fills {
     }
 }
 
+/// A pipeline's sink arrays (see [`GpuRuntime::sink_arrays`]): what its kernel writes,
+/// by what it is, and the fills that set them before it runs.
+struct SinkArrays {
+    /// A build's payload columns or a materialization's columns.
+    out_bufs: Vec<GpuBuf>,
+    /// A build's row array (dense tables: finds duplicate keys) and its index.
+    build: Option<(Option<DeviceBuffer<i32>>, TableIndex)>,
+    /// An aggregation's accumulator arrays (then its packed keys, when hashed), or a
+    /// materialization's row count.
+    accs: Vec<DeviceBuffer<u64>>,
+    /// Words per group of each array in `accs` (aggregations).
+    acc_words: Vec<usize>,
+    /// An aggregation's seen flags.
+    seen: Option<DeviceBuffer<u32>>,
+    /// A mark sink's marks.
+    marks_buf: Option<DeviceBuffer<u32>>,
+    /// The arrays' addresses by the kernel parameter they are (see `Out`).
+    out_ptrs: Vec<(OutSlot, u64)>,
+    /// What a build probed by a NULL-aware anti join saw: two flags, clear.
+    build_seen: Option<DeviceBuffer<u32>>,
+    /// The fills not queued yet: all of them for arrays allocated when the pipeline
+    /// runs, none for arrays set up at admission, unless they are large enough to be
+    /// timed with the kernel ([`TIMED_FILL_MIN_BYTES`]).
+    fills: Fills,
+}
+
+/// How a query's preset sink arrays are found again: the pipeline's address (the
+/// placement's `Arc` holds it for the whole run; a mark sink's build, planned apart, is
+/// another pipeline).
+fn preset_key(gp: &GpuPipeline) -> usize {
+    std::ptr::from_ref(gp) as usize
+}
+
 /// Fills of at least this many bytes (a large hash table's arrays) are timed with their
 /// pipeline's kernel: the GPU time they take is the pipeline's (about 20 µs and more at
 /// the H200's ~3 TB/s of writes). A smaller fill is not: the start event would then be
@@ -488,6 +521,9 @@ pub struct GpuQueryState {
     /// The results on the host that GPU pipelines of this run read, by result: their
     /// strings ride through kernels as row numbers (`DictValues::ResultRows`).
     result_tables: HashMap<usize, Arc<LoadedTable>>,
+    /// Sink arrays set up at admission, by pipeline ([`preset_key`]), each taken by the
+    /// pipeline's run.
+    preset: HashMap<usize, SinkArrays>,
     /// The query's stream and the cached columns its kernels read (last: the tables
     /// above are freed first).
     lane: Lane,
@@ -950,11 +986,12 @@ impl GpuRuntime {
     /// [`ADMISSION_WAIT`] while running queries leave too little room.
     pub fn admit<'k>(&self, state: &mut GpuQueryState, kernels: impl Iterator<Item = &'k GpuPipeline>) -> Result<()> {
         let started = Instant::now();
+        let kernels: Vec<&GpuPipeline> = kernels.collect();
         let mut bytes = 0usize;
         let mut counted: HashSet<(&str, u64, usize, bool)> = HashSet::new();
         // One lock for all the lookups (a query reads 4–15 columns).
         let cache = self.columns.lock().map_err(|_| TesseraError::Internal("GPU column cache poisoned".into()))?;
-        for k in kernels {
+        for &k in &kernels {
             bytes = bytes.saturating_add(k.work_memory());
             let Source::Scan(scan) = &k.pipeline.source else { continue };
             for (i, (&c, gc)) in scan.columns.iter().zip(&k.columns).enumerate() {
@@ -977,9 +1014,45 @@ impl GpuRuntime {
         drop(cache);
         let pinned = || self.pinned_bytes();
         state.lane.stream = Some(Arc::new(self.device.admit(bytes, ADMISSION_WAIT, &pinned)?));
+        if ExecExperiments::get().query_fill {
+            self.preset_sinks(state, &kernels)?;
+        }
         if let Ok(mut a) = self.last_admission.lock() {
             *a = (bytes, started.elapsed().as_secs_f64() * 1e3);
         }
+        Ok(())
+    }
+
+    /// Sets up the sink arrays of the query's pipelines whose sizes the plan fixes
+    /// (builds, aggregations, marks; not a materialization, sized by the rows it reads)
+    /// and the query's error flags, and queues one fill for them all: each pipeline's run
+    /// then takes its arrays ([`GpuQueryState::preset`]) and launches only its kernel.
+    ///
+    /// A fill launch apiece cost each pipeline ~5 µs of host time before its kernel's
+    /// launch (2026-11-27j's trace), while SSB's dimension builds take 6–15 µs of GPU time:
+    /// the GPU waited for the host. Pipelines whose arrays may take
+    /// [`TIMED_FILL_MIN_BYTES`] or more (by [`GpuPipeline::work_memory`], which counts
+    /// them and more) are left to their run, their fill timed with their kernel; so are
+    /// pipelines the query never reaches (a CPU fallback drops the arrays with the query).
+    fn preset_sinks(&self, state: &mut GpuQueryState, kernels: &[&GpuPipeline]) -> Result<()> {
+        let gs = state.lane()?;
+        let mut fills = Fills::default();
+        if state.flags.is_none() {
+            state.flags = Some(self.alloc_set::<u64>(&gs, 4, 0, &mut fills)?);
+        }
+        for &k in kernels {
+            if matches!(k.kernel.sink, SinkLayout::Materialize { .. }) || k.work_memory() >= TIMED_FILL_MIN_BYTES as usize {
+                continue;
+            }
+            // The rows read size only a materialization's arrays.
+            let mut sink = self.sink_arrays(&gs, &k.kernel, 0)?;
+            if sink.fills.bytes() < TIMED_FILL_MIN_BYTES {
+                fills.0.append(&mut sink.fills.0);
+            }
+            state.preset.insert(preset_key(k), sink);
+        }
+        self.apply_fills(&gs, fills)?;
+        tessera_common::trace::mark("sinks preset");
         Ok(())
     }
 
@@ -1106,111 +1179,13 @@ impl GpuRuntime {
                 next,
             });
         }
-        // Sink outputs. Accumulators are all 64-bit words (MIN/MAX hold i64 bits).
-        let mut out_bufs: Vec<GpuBuf> = Vec::new();
-        // A build's row array (dense tables: finds duplicate keys) and its index.
-        let mut build: Option<(Option<DeviceBuffer<i32>>, TableIndex)> = None;
-        let mut accs: Vec<DeviceBuffer<u64>> = Vec::new();
-        // Words per group of each array in `accs` (aggregations).
-        let mut acc_words: Vec<usize> = Vec::new();
-        let mut seen: Option<DeviceBuffer<u32>> = None;
-        let mut marks_buf: Option<DeviceBuffer<u32>> = None;
-        // The sink's arrays by what they are (see `Out`).
-        let mut out_ptrs: Vec<(OutSlot, u64)> = Vec::new();
-        // The sink's arrays are set (zeroed, or to their start value) by one launch just
-        // before the kernel's (see `Fills`).
-        let mut fills = Fills::default();
-        // What a build probed by a NULL-aware anti join saw: two flags, clear.
-        let build_seen = if kernel.params.contains(&Param::Out(Out::BuildSeen)) {
-            let seen = self.alloc_set::<u32>(&gs, 2, 0, &mut fills)?;
-            out_ptrs.push((OutSlot::BuildSeen, seen.as_slice().device_ptr(dev.stream()).0));
-            Some(seen)
-        } else {
-            None
+        // The sink's arrays: set up with the query's others at admission (one fill for
+        // them all, see `GpuRuntime::preset_sinks`), or here.
+        let preset = state.preset.remove(&preset_key(gp));
+        let SinkArrays { out_bufs, build, accs, acc_words, seen, marks_buf, out_ptrs, build_seen, mut fills } = match preset {
+            Some(sink) => sink,
+            None => self.sink_arrays(&gs, kernel, rows)?,
         };
-        match &kernel.sink {
-            SinkLayout::Build { table: shape } => {
-                // Payload by slot, or by build row in a chained table.
-                let len = shape.chain.map_or(shape.slots, |rows| rows.max(1));
-                for (j, pc) in shape.payload.iter().enumerate() {
-                    let b = match pc.width {
-                        Width::I32 => GpuBuf::I32(self.alloc_set::<i32>(&gs, len, 0, &mut fills)?),
-                        Width::I64 => GpuBuf::I64(self.alloc_set::<i64>(&gs, len, 0, &mut fills)?),
-                        Width::Str => return Err(string_as_values()),
-                    };
-                    out_bufs.push(self.sink_column(&gs, b, len, pc.nullable, (OutSlot::BuildPayload(j), OutSlot::BuildPayloadValid(j)), &mut out_ptrs, &mut fills)?);
-                }
-                if shape.chain.is_some() {
-                    let keys = match shape.hashed {
-                        Some(_) => {
-                            let k = self.alloc_set::<u64>(&gs, shape.slots, codegen::hash::EMPTY_KEY, &mut fills)?;
-                            out_ptrs.push((OutSlot::Keys, k.as_slice().device_ptr(dev.stream()).0));
-                            Some(k)
-                        }
-                        None => None,
-                    };
-                    // Two int32 heads a word, all −1; one more head than slots (a dense
-                    // probe's keys outside the range read the last).
-                    let heads = self.alloc_set::<u64>(&gs, (shape.slots + 1).div_ceil(2), codegen::hash::EMPTY_KEY, &mut fills)?;
-                    out_ptrs.push((OutSlot::Heads, heads.as_slice().device_ptr(dev.stream()).0));
-                    let next = self.alloc_set::<i32>(&gs, len, 0, &mut fills)?;
-                    out_ptrs.push((OutSlot::Next, next.as_slice().device_ptr(dev.stream()).0));
-                    build = Some((None, TableIndex::Chain { keys, heads, next }));
-                } else if shape.hashed.is_some() {
-                    let keys = self.alloc_set::<u64>(&gs, shape.slots, codegen::hash::EMPTY_KEY, &mut fills)?;
-                    out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
-                    build = Some((None, TableIndex::Keys(keys)));
-                } else {
-                    let rows = self.alloc_set::<i32>(&gs, shape.slots, 0, &mut fills)?;
-                    out_ptrs.push((OutSlot::BuildRows, rows.as_slice().device_ptr(dev.stream()).0));
-                    let bits = self.alloc_set::<u32>(&gs, tessera_cuda::codegen::bitmap_words(shape.slots), 0, &mut fills)?;
-                    out_ptrs.push((OutSlot::BuildBitmap, bits.as_slice().device_ptr(dev.stream()).0));
-                    build = Some((Some(rows), TableIndex::Bitmap(bits)));
-                }
-            }
-            SinkLayout::Aggregate { groups, accumulators, hashed, .. } => {
-                for (j, acc) in accumulators.iter().enumerate() {
-                    for (k, (words, fill)) in acc.arrays().into_iter().enumerate() {
-                        let buf = self.alloc_set::<u64>(&gs, words * groups, fill.unwrap_or(0) as u64, &mut fills)?;
-                        let slot = if k == 0 { OutSlot::Accumulators(j) } else { OutSlot::Counts(j) };
-                        out_ptrs.push((slot, buf.as_slice().device_ptr(dev.stream()).0));
-                        accs.push(buf);
-                        acc_words.push(words);
-                    }
-                }
-                let s = self.alloc_set::<u32>(&gs, *groups, 0, &mut fills)?;
-                out_ptrs.push((OutSlot::Seen, s.as_slice().device_ptr(dev.stream()).0));
-                seen = Some(s);
-                if hashed.is_some() {
-                    // The groups' packed keys come back after the accumulators.
-                    let keys = self.alloc_set::<u64>(&gs, *groups, codegen::hash::EMPTY_KEY, &mut fills)?;
-                    out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
-                    accs.push(keys);
-                    acc_words.push(1);
-                }
-            }
-            SinkLayout::Marks { rows } => {
-                let marks = self.alloc_set::<u32>(&gs, (*rows).max(1), 0, &mut fills)?;
-                out_ptrs.push((OutSlot::Marks, marks.as_slice().device_ptr(dev.stream()).0));
-                marks_buf = Some(marks);
-            }
-            SinkLayout::Materialize { columns } => {
-                // Room for every input row; only the first `count` are written (and read).
-                let count = self.alloc_set::<u64>(&gs, 1, 0, &mut fills)?;
-                out_ptrs.push((OutSlot::Count, count.as_slice().device_ptr(dev.stream()).0));
-                accs.push(count);
-                let capacity = rows.max(1);
-                for (i, c) in columns.iter().enumerate() {
-                    // SAFETY: the kernel writes positions below `count` before they are read.
-                    let b = match c.width {
-                        Width::I32 => GpuBuf::I32(unsafe { self.alloc_uninit::<i32>(&gs, capacity) }?),
-                        Width::I64 => GpuBuf::I64(unsafe { self.alloc_uninit::<i64>(&gs, capacity) }?),
-                        Width::Str => return Err(string_as_values()),
-                    };
-                    out_bufs.push(self.sink_column(&gs, b, capacity, c.nullable, (OutSlot::Materialized(i), OutSlot::MaterializedValid(i)), &mut out_ptrs, &mut fills)?);
-                }
-            }
-        }
         let allocated = Instant::now();
         tessera_common::trace::mark("outputs allocated");
         if state.flags.is_none() {
@@ -1553,6 +1528,118 @@ impl GpuRuntime {
         if let Ok(mut r) = self.last_runs.lock() {
             r.push(run);
         }
+    }
+
+    /// A pipeline's sink arrays for `kernel` over `rows` input rows, allocated on the
+    /// query's stream; their fills are not yet queued (in [`SinkArrays::fills`]).
+    fn sink_arrays(&self, gs: &GpuStream, kernel: &Kernel, rows: usize) -> Result<SinkArrays> {
+        let dev = &self.device;
+        // Accumulators are all 64-bit words (MIN/MAX hold i64 bits).
+        let mut out_bufs: Vec<GpuBuf> = Vec::new();
+        // A build's row array (dense tables: finds duplicate keys) and its index.
+        let mut build: Option<(Option<DeviceBuffer<i32>>, TableIndex)> = None;
+        let mut accs: Vec<DeviceBuffer<u64>> = Vec::new();
+        // Words per group of each array in `accs` (aggregations).
+        let mut acc_words: Vec<usize> = Vec::new();
+        let mut seen: Option<DeviceBuffer<u32>> = None;
+        let mut marks_buf: Option<DeviceBuffer<u32>> = None;
+        // The sink's arrays by what they are (see `Out`).
+        let mut out_ptrs: Vec<(OutSlot, u64)> = Vec::new();
+        // The sink's arrays are set (zeroed, or to their start value) by one launch just
+        // before the kernel's (see `Fills`).
+        let mut fills = Fills::default();
+        // What a build probed by a NULL-aware anti join saw: two flags, clear.
+        let build_seen = if kernel.params.contains(&Param::Out(Out::BuildSeen)) {
+            let seen = self.alloc_set::<u32>(&gs, 2, 0, &mut fills)?;
+            out_ptrs.push((OutSlot::BuildSeen, seen.as_slice().device_ptr(dev.stream()).0));
+            Some(seen)
+        } else {
+            None
+        };
+        match &kernel.sink {
+            SinkLayout::Build { table: shape } => {
+                // Payload by slot, or by build row in a chained table.
+                let len = shape.chain.map_or(shape.slots, |rows| rows.max(1));
+                for (j, pc) in shape.payload.iter().enumerate() {
+                    let b = match pc.width {
+                        Width::I32 => GpuBuf::I32(self.alloc_set::<i32>(&gs, len, 0, &mut fills)?),
+                        Width::I64 => GpuBuf::I64(self.alloc_set::<i64>(&gs, len, 0, &mut fills)?),
+                        Width::Str => return Err(string_as_values()),
+                    };
+                    out_bufs.push(self.sink_column(&gs, b, len, pc.nullable, (OutSlot::BuildPayload(j), OutSlot::BuildPayloadValid(j)), &mut out_ptrs, &mut fills)?);
+                }
+                if shape.chain.is_some() {
+                    let keys = match shape.hashed {
+                        Some(_) => {
+                            let k = self.alloc_set::<u64>(&gs, shape.slots, codegen::hash::EMPTY_KEY, &mut fills)?;
+                            out_ptrs.push((OutSlot::Keys, k.as_slice().device_ptr(dev.stream()).0));
+                            Some(k)
+                        }
+                        None => None,
+                    };
+                    // Two int32 heads a word, all −1; one more head than slots (a dense
+                    // probe's keys outside the range read the last).
+                    let heads = self.alloc_set::<u64>(&gs, (shape.slots + 1).div_ceil(2), codegen::hash::EMPTY_KEY, &mut fills)?;
+                    out_ptrs.push((OutSlot::Heads, heads.as_slice().device_ptr(dev.stream()).0));
+                    let next = self.alloc_set::<i32>(&gs, len, 0, &mut fills)?;
+                    out_ptrs.push((OutSlot::Next, next.as_slice().device_ptr(dev.stream()).0));
+                    build = Some((None, TableIndex::Chain { keys, heads, next }));
+                } else if shape.hashed.is_some() {
+                    let keys = self.alloc_set::<u64>(&gs, shape.slots, codegen::hash::EMPTY_KEY, &mut fills)?;
+                    out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
+                    build = Some((None, TableIndex::Keys(keys)));
+                } else {
+                    let rows = self.alloc_set::<i32>(&gs, shape.slots, 0, &mut fills)?;
+                    out_ptrs.push((OutSlot::BuildRows, rows.as_slice().device_ptr(dev.stream()).0));
+                    let bits = self.alloc_set::<u32>(&gs, tessera_cuda::codegen::bitmap_words(shape.slots), 0, &mut fills)?;
+                    out_ptrs.push((OutSlot::BuildBitmap, bits.as_slice().device_ptr(dev.stream()).0));
+                    build = Some((Some(rows), TableIndex::Bitmap(bits)));
+                }
+            }
+            SinkLayout::Aggregate { groups, accumulators, hashed, .. } => {
+                for (j, acc) in accumulators.iter().enumerate() {
+                    for (k, (words, fill)) in acc.arrays().into_iter().enumerate() {
+                        let buf = self.alloc_set::<u64>(&gs, words * groups, fill.unwrap_or(0) as u64, &mut fills)?;
+                        let slot = if k == 0 { OutSlot::Accumulators(j) } else { OutSlot::Counts(j) };
+                        out_ptrs.push((slot, buf.as_slice().device_ptr(dev.stream()).0));
+                        accs.push(buf);
+                        acc_words.push(words);
+                    }
+                }
+                let s = self.alloc_set::<u32>(&gs, *groups, 0, &mut fills)?;
+                out_ptrs.push((OutSlot::Seen, s.as_slice().device_ptr(dev.stream()).0));
+                seen = Some(s);
+                if hashed.is_some() {
+                    // The groups' packed keys come back after the accumulators.
+                    let keys = self.alloc_set::<u64>(&gs, *groups, codegen::hash::EMPTY_KEY, &mut fills)?;
+                    out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
+                    accs.push(keys);
+                    acc_words.push(1);
+                }
+            }
+            SinkLayout::Marks { rows } => {
+                let marks = self.alloc_set::<u32>(&gs, (*rows).max(1), 0, &mut fills)?;
+                out_ptrs.push((OutSlot::Marks, marks.as_slice().device_ptr(dev.stream()).0));
+                marks_buf = Some(marks);
+            }
+            SinkLayout::Materialize { columns } => {
+                // Room for every input row; only the first `count` are written (and read).
+                let count = self.alloc_set::<u64>(&gs, 1, 0, &mut fills)?;
+                out_ptrs.push((OutSlot::Count, count.as_slice().device_ptr(dev.stream()).0));
+                accs.push(count);
+                let capacity = rows.max(1);
+                for (i, c) in columns.iter().enumerate() {
+                    // SAFETY: the kernel writes positions below `count` before they are read.
+                    let b = match c.width {
+                        Width::I32 => GpuBuf::I32(unsafe { self.alloc_uninit::<i32>(&gs, capacity) }?),
+                        Width::I64 => GpuBuf::I64(unsafe { self.alloc_uninit::<i64>(&gs, capacity) }?),
+                        Width::Str => return Err(string_as_values()),
+                    };
+                    out_bufs.push(self.sink_column(&gs, b, capacity, c.nullable, (OutSlot::Materialized(i), OutSlot::MaterializedValid(i)), &mut out_ptrs, &mut fills)?);
+                }
+            }
+        }
+        Ok(SinkArrays { out_bufs, build, accs, acc_words, seen, marks_buf, out_ptrs, build_seen, fills })
     }
 
     /// Blocks for a pipeline kernel over `rows` rows: one wave of resident blocks (the
