@@ -88,11 +88,11 @@ pub struct ExecExperiments {
     /// GPU (`fetch_groups`). `TESSERA_EXP_HOST_SORT_MAX_GROUPS`, default 0: never (the
     /// host's sort pipeline measured slower than the chain, 2026-11-27j run 3).
     pub host_sort_max_groups: usize,
-    /// Whether a query's sink arrays are set up at admission with one fill for them all
-    /// (`GpuRuntime::preset_sinks`, the default), rather than each pipeline's with a fill
-    /// launch of its own just before its kernel; `TESSERA_EXP_QUERY_FILL=0` does the
-    /// latter, as before 2026-11-28c.
-    pub query_fill: bool,
+    /// Which pipelines' sink arrays are set up at admission with one fill for them all
+    /// (`GpuRuntime::preset_sinks`): 1 every one that may (the default), 2 only hash-table
+    /// builds, 0 none (each pipeline's arrays with a fill launch of its own just before
+    /// its kernel, as before 2026-11-28c). `TESSERA_EXP_QUERY_FILL=N`.
+    pub query_fill: u8,
 }
 
 impl Default for ExecExperiments {
@@ -109,7 +109,7 @@ impl Default for ExecExperiments {
             gather_many: true,
             small_records_max_groups: SMALL_RECORDS_MAX_GROUPS,
             host_sort_max_groups: 0,
-            query_fill: true,
+            query_fill: 1,
         }
     }
 }
@@ -139,7 +139,7 @@ impl ExecExperiments {
             gather_many: on("TESSERA_EXP_GATHER_MANY", d.gather_many),
             small_records_max_groups: num("TESSERA_EXP_SMALL_RECORDS_MAX").map_or(d.small_records_max_groups, |n: u64| n as usize),
             host_sort_max_groups: num("TESSERA_EXP_HOST_SORT_MAX_GROUPS").map_or(d.host_sort_max_groups, |n: u64| n as usize),
-            query_fill: on("TESSERA_EXP_QUERY_FILL", d.query_fill),
+            query_fill: num("TESSERA_EXP_QUERY_FILL").map_or(d.query_fill, |n: u64| n.min(2) as u8),
         }
     }
 }
@@ -164,7 +164,7 @@ mod tests {
             ("TESSERA_EXP_NARROW_BITS", "32"),
             ("TESSERA_EXP_QUERY_FILL", "0"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && !set.query_fill);
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0);
         assert_eq!((set.small_records_max_groups, set.gpu_min_rows, set.narrow_bits), (0, GPU_MIN_ROWS, 32));
     }
 }

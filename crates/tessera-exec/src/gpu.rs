@@ -1014,7 +1014,7 @@ impl GpuRuntime {
         drop(cache);
         let pinned = || self.pinned_bytes();
         state.lane.stream = Some(Arc::new(self.device.admit(bytes, ADMISSION_WAIT, &pinned)?));
-        if ExecExperiments::get().query_fill {
+        if ExecExperiments::get().query_fill > 0 {
             self.preset_sinks(state, &kernels)?;
         }
         if let Ok(mut a) = self.last_admission.lock() {
@@ -1041,7 +1041,8 @@ impl GpuRuntime {
             state.flags = Some(self.alloc_set::<u64>(&gs, 4, 0, &mut fills)?);
         }
         for &k in kernels {
-            if matches!(k.kernel.sink, SinkLayout::Materialize { .. }) || k.work_memory() >= TIMED_FILL_MIN_BYTES as usize {
+            let builds_only = ExecExperiments::get().query_fill == 2;
+            if matches!(k.kernel.sink, SinkLayout::Materialize { .. }) || builds_only && !matches!(k.kernel.sink, SinkLayout::Build { .. }) || k.work_memory() >= TIMED_FILL_MIN_BYTES as usize {
                 continue;
             }
             // The rows read size only a materialization's arrays.
