@@ -89,9 +89,15 @@ pub struct ExecExperiments {
     /// host's sort pipeline measured slower than the chain, 2026-11-27j run 3).
     pub host_sort_max_groups: usize,
     /// Which pipelines' sink arrays are set up at admission with one fill for them all
-    /// (`GpuRuntime::preset_sinks`): 1 every one that may (the default), 2 only hash-table
-    /// builds, 0 none (each pipeline's arrays with a fill launch of its own just before
-    /// its kernel, as before 2026-11-28c). `TESSERA_EXP_QUERY_FILL=N`.
+    /// (`GpuRuntime::preset_sinks`): 2 only hash-table builds' (the default), 1 every
+    /// pipeline's that may, 0 none (each pipeline's arrays with a fill launch of its own
+    /// just before its kernel, as before 2026-11-28c). `TESSERA_EXP_QUERY_FILL=N`.
+    ///
+    /// On an H200, SSB SF 20, 15 warm runs x 6 rounds in turns (2026-11-28c run 4): wall
+    /// beside the kernels (median of the rounds) 1.15 ms with 2, 1.27 with 1, 1.38 with 0;
+    /// kernels 4.59-4.67 ms with 2 and 0 but 4.69-4.79 with 1, whose aggregations' arrays,
+    /// set long before their kernels, made q3.1's probe take 0.47-0.63 ms by process
+    /// (0.47 with 0 and 2: Nsight Compute counted the same work and hit rates either way).
     pub query_fill: u8,
 }
 
@@ -109,7 +115,7 @@ impl Default for ExecExperiments {
             gather_many: true,
             small_records_max_groups: SMALL_RECORDS_MAX_GROUPS,
             host_sort_max_groups: 0,
-            query_fill: 1,
+            query_fill: 2,
         }
     }
 }

@@ -1023,17 +1023,21 @@ impl GpuRuntime {
         Ok(())
     }
 
-    /// Sets up the sink arrays of the query's pipelines whose sizes the plan fixes
-    /// (builds, aggregations, marks; not a materialization, sized by the rows it reads)
-    /// and the query's error flags, and queues one fill for them all: each pipeline's run
-    /// then takes its arrays ([`GpuQueryState::preset`]) and launches only its kernel.
+    /// Sets up the sink arrays of the query's hash-table builds (under
+    /// `TESSERA_EXP_QUERY_FILL=1` also its aggregations' and marks': every sink the plan
+    /// sizes, not a materialization, sized by the rows it reads) and the query's error
+    /// flags, and queues one fill for them all: each such pipeline's run then takes its
+    /// arrays ([`GpuQueryState::preset`]) and launches only its kernel.
     ///
     /// A fill launch apiece cost each pipeline ~5 µs of host time before its kernel's
     /// launch (2026-11-27j's trace), while SSB's dimension builds take 6–15 µs of GPU time:
-    /// the GPU waited for the host. Pipelines whose arrays may take
+    /// the GPU waited for the host. The probe keeps its own fill, just before it: with its
+    /// group arrays set at admission too, its kernel was slower (see
+    /// `ExecExperiments::query_fill`). Pipelines whose arrays may take
     /// [`TIMED_FILL_MIN_BYTES`] or more (by [`GpuPipeline::work_memory`], which counts
-    /// them and more) are left to their run, their fill timed with their kernel; so are
-    /// pipelines the query never reaches (a CPU fallback drops the arrays with the query).
+    /// them and more) are left to their run, their fill timed with their kernel; a
+    /// pipeline the query never reaches (a CPU fallback) has its arrays dropped with the
+    /// query.
     fn preset_sinks(&self, state: &mut GpuQueryState, kernels: &[&GpuPipeline]) -> Result<()> {
         let gs = state.lane()?;
         let mut fills = Fills::default();
@@ -1041,8 +1045,13 @@ impl GpuRuntime {
             state.flags = Some(self.alloc_set::<u64>(&gs, 4, 0, &mut fills)?);
         }
         for &k in kernels {
-            let builds_only = ExecExperiments::get().query_fill == 2;
-            if matches!(k.kernel.sink, SinkLayout::Materialize { .. }) || builds_only && !matches!(k.kernel.sink, SinkLayout::Build { .. }) || k.work_memory() >= TIMED_FILL_MIN_BYTES as usize {
+            let every_sink = ExecExperiments::get().query_fill == 1;
+            let sized = match k.kernel.sink {
+                SinkLayout::Build { .. } => true,
+                SinkLayout::Aggregate { .. } | SinkLayout::Marks { .. } => every_sink,
+                SinkLayout::Materialize { .. } => false,
+            };
+            if !sized || k.work_memory() >= TIMED_FILL_MIN_BYTES as usize {
                 continue;
             }
             // The rows read size only a materialization's arrays.
