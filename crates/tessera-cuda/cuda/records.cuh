@@ -2,8 +2,9 @@
 //
 // Launched by the executor (tessera-exec, gpu.rs: `GpuRuntime::apply_fills` and
 // `fetch_groups`), from a module whose whole source is tessera_cuda::library::RECORDS_SOURCE,
-// i.e. `#include "records.cuh"`. Before a pipeline: tessera_fill_many sets its output
-// arrays (zeroed, or MIN/MAX accumulators and hash keys to their start value). After it,
+// i.e. `#include "records.cuh"`. Before a pipeline (a query's builds: once, at its
+// admission): tessera_fill_many sets its output arrays (zeroed, or MIN/MAX accumulators
+// and hash keys to their start value). After it,
 // for large group domains and GPU sorts: tessera_count_seen and tessera_compact_records_ordered turn the groups seen into
 // records in group-number order, tessera_gather_records copies each accumulator's words
 // into them, tessera_rank_records orders them for an ORDER BY (after tessera_select_top,

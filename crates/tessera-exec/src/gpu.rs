@@ -328,7 +328,8 @@ impl std::fmt::Debug for GpuRuntime {
 
 /// The arrays a pipeline's sink starts from, each (address, 32-bit words, 64-bit
 /// pattern), set by [`GpuRuntime::apply_fills`] in one launch before the pipeline's
-/// kernel. A memset apiece cost 3.6 µs of host time on the H200's host: 0.62 ms of the
+/// kernel (a query's builds: all of theirs in one launch at admission,
+/// [`GpuRuntime::preset_sinks`]). A memset apiece cost 3.6 µs of host time on the H200's host: 0.62 ms of the
 /// 1.16 ms a round of SSB SF 20's 49 pipeline runs spent before their launches, 3.5
 /// arrays a run (2026-11-27e run 1); with one launch, SSB SF 20 took 8.7-8.9 ms against
 /// 9.6-10.3 (run 2, in turns).
