@@ -6,7 +6,9 @@
 //! and [`bench::run`] (`tessera bench`), with [`report`] to print, save and plot results;
 //! [`difftest::run_all`] (`tessera difftest`) compares the GPU, the CPU backend and plain
 //! DataFusion on random queries; [`joins::run`] (`tessera bench joins`) times the
-//! no-partition hash join against radix-partitioned ones on the GPU.
+//! no-partition hash join against radix-partitioned ones on the GPU; [`launches::run`]
+//! (`tessera bench launches`) times queueing a query's kernels one launch at a time
+//! against one CUDA graph.
 //!
 //! - [`ssb`]: an exact Star Schema Benchmark generator, producing the same rows as the
 //!   official `ssb-dbgen` (O'Neil/Chen, "Star Schema Benchmark Revision 3", 2009).
@@ -19,6 +21,7 @@ pub mod clients;
 pub mod datagen;
 pub mod difftest;
 pub mod joins;
+pub mod launches;
 pub mod report;
 #[allow(missing_docs)] // row fields carry the SSB spec's column names
 pub mod ssb;

@@ -34,7 +34,8 @@ pub struct GenArgs {
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// `ssb` or `tpch`; or `joins`: the GPU's no-partition hash join against radix-partitioned
-    /// ones, over build sides from inside L2 to far beyond it.
+    /// ones, over build sides from inside L2 to far beyond it; or `launches`: the host time
+    /// of queueing a query's kernels one launch at a time against one CUDA graph.
     suite: String,
     /// Scale factor.
     #[arg(long, default_value_t = 1.0)]
@@ -78,7 +79,7 @@ fn threads(n: Option<usize>) -> usize {
 }
 
 fn suite(name: &str) -> Result<Suite, String> {
-    Suite::parse(name).ok_or_else(|| format!("unknown suite '{name}' (ssb, tpch, joins)"))
+    Suite::parse(name).ok_or_else(|| format!("unknown suite '{name}' (ssb, tpch, joins, launches)"))
 }
 
 /// A progress bar over `total` rows; hidden when stderr is not a terminal.
@@ -134,6 +135,9 @@ pub async fn bench(data_dir: &Path, args: &BenchArgs) -> Result<(), String> {
     if args.suite == "joins" {
         return joins(args);
     }
+    if args.suite == "launches" {
+        return launches(args);
+    }
     let suite = suite(&args.suite)?;
     let engines = args
         .engines
@@ -179,6 +183,18 @@ pub async fn bench(data_dir: &Path, args: &BenchArgs) -> Result<(), String> {
         report::write_svg(&report, p).map_err(|e| e.to_string())?;
     }
     if report.all_passed() { Ok(()) } else { Err("some answers did not check out (✗ above)".into()) }
+}
+
+/// `tessera bench launches`: `--runs` below the default's 500 timed queries a way count
+/// as the default (the suites' default of 5 is far too few for medians of µs).
+fn launches(args: &BenchArgs) -> Result<(), String> {
+    use tessera_bench::launches;
+    let studies = launches::run(&launches::DEFAULT_KERNELS, args.runs.max(launches::DEFAULT_RUNS)).map_err(|e| e.to_string())?;
+    println!("{}", launches::table(&studies));
+    if let Some(p) = &args.json {
+        launches::write_json(&studies, p).map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// `tessera bench joins`.

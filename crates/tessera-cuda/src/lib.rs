@@ -23,6 +23,7 @@ pub mod codegen;
 pub mod compile;
 pub mod device;
 pub mod join_study;
+pub mod launch_study;
 pub mod library;
 pub mod memory;
 pub mod probe;

@@ -18,6 +18,10 @@ pub const BANDWIDTH_SOURCE: &str = "#include \"bandwidth.cuh\"\n";
 /// hash join and a radix-partitioned one over generated data.
 pub const JOIN_STUDY_SOURCE: &str = "#include \"join_study.cuh\"\n";
 
+/// The launch study's kernel (`launch_study.cuh`, see [`crate::launch_study`]): a kernel
+/// with a pipeline's worth of parameters that does almost nothing.
+pub const LAUNCH_STUDY_SOURCE: &str = "#include \"launch_study.cuh\"\n";
+
 /// The arrays one launch of `tessera_fill_many` (`records.cuh`) sets, at most
 /// [`FillList::MAX`]: array `k` of `words[k]` 32-bit words, each pair of them the 64-bit
 /// pattern `value[k]` (its low half first; an odd last word is the low half). Passed by
