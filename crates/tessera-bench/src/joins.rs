@@ -52,7 +52,6 @@ fn timing(t: &Timing) -> serde_json::Value {
 
 /// Writes the studies as JSON, with the device's name.
 pub fn write_json(studies: &[JoinStudy], path: &Path) -> Result<()> {
-    let device = GpuDevice::get().ok().flatten().map(|d| d.name().to_string()).unwrap_or_default();
     let rows: Vec<_> = studies
         .iter()
         .map(|s| {
@@ -75,6 +74,16 @@ pub fn write_json(studies: &[JoinStudy], path: &Path) -> Result<()> {
             })
         })
         .collect();
-    let text = serde_json::to_string_pretty(&json!({ "device": device, "studies": rows })).map_err(|e| TesseraError::Internal(e.to_string()))?;
+    write_study(path, json!({ "studies": rows }))
+}
+
+/// Writes a GPU study's figures (`body`, an object) as JSON with the device's name added:
+/// what `tessera bench joins` and `tessera bench launches` write.
+pub(crate) fn write_study(path: &Path, mut body: serde_json::Value) -> Result<()> {
+    let device = GpuDevice::get().ok().flatten().map(|d| d.name().to_string()).unwrap_or_default();
+    if let Some(fields) = body.as_object_mut() {
+        fields.insert("device".into(), json!(device));
+    }
+    let text = serde_json::to_string_pretty(&body).map_err(|e| TesseraError::Internal(e.to_string()))?;
     std::fs::write(path, text).map_err(|source| TesseraError::Io { context: format!("writing {}", path.display()), source })
 }

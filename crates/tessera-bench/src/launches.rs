@@ -47,7 +47,6 @@ fn way(w: &Way) -> serde_json::Value {
 
 /// Writes the studies as JSON, with the device's name.
 pub fn write_json(studies: &[LaunchStudy], path: &Path) -> Result<()> {
-    let device = GpuDevice::get().ok().flatten().map(|d| d.name().to_string()).unwrap_or_default();
     let rows: Vec<_> = studies
         .iter()
         .map(|s| {
@@ -62,8 +61,7 @@ pub fn write_json(studies: &[LaunchStudy], path: &Path) -> Result<()> {
             })
         })
         .collect();
-    let text = serde_json::to_string_pretty(&json!({ "device": device, "params": launch_study::PARAMS, "studies": rows })).map_err(|e| TesseraError::Internal(e.to_string()))?;
-    std::fs::write(path, text).map_err(|source| TesseraError::Io { context: format!("writing {}", path.display()), source })
+    crate::joins::write_study(path, json!({ "params": launch_study::PARAMS, "studies": rows }))
 }
 
 #[cfg(test)]
