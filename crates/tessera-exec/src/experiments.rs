@@ -98,6 +98,8 @@ pub struct ExecExperiments {
     /// kernels 4.59-4.67 ms with 2 and 0 but 4.69-4.79 with 1, whose aggregations' arrays,
     /// set long before their kernels, made q3.1's probe take 0.47-0.63 ms by process
     /// (0.47 with 0 and 2: Nsight Compute counted the same work and hit rates either way).
+    /// 2 against 0 on two more machines (runs 6 and 10, 8 rounds each): 6.26 against 6.27
+    /// ms and 5.82 against 6.03 (pooled medians), kernels unchanged.
     pub query_fill: u8,
 }
 
