@@ -52,10 +52,7 @@ pub struct Timing {
 
 impl Timing {
     fn of(runs_ms: Vec<f64>) -> Timing {
-        let mut sorted = runs_ms.clone();
-        sorted.sort_by(f64::total_cmp);
-        let median_ms = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
-        Timing { median_ms, runs_ms }
+        Timing { median_ms: crate::median(&runs_ms), runs_ms }
     }
 }
 

@@ -89,11 +89,6 @@ fn driver(what: &str, e: impl std::fmt::Debug) -> TesseraError {
     TesseraError::Internal(format!("launch study: {what}: {e:?}"))
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() { 0.0 } else { v[v.len() / 2] }
-}
-
 /// Times `runs` queries (after [`WARMUP`]) of `query`, which queues one query's work and
 /// returns when it is queued.
 fn time(stream: &CudaStream, runs: usize, mut query: impl FnMut() -> Result<()>) -> Result<Way> {
@@ -109,7 +104,7 @@ fn time(stream: &CudaStream, runs: usize, mut query: impl FnMut() -> Result<()>)
             done.push(d.as_secs_f64() * 1e6);
         }
     }
-    Ok(Way { queued_us: median(queued), done_us: median(done) })
+    Ok(Way { queued_us: crate::median(&queued), done_us: crate::median(&done) })
 }
 
 /// Runs the study for `kernels` launches a query, `runs` timed queries per way.

@@ -41,6 +41,14 @@ pub use memory::{DeviceBuffer, MemoryPool};
 pub use stream::{GpuStream, QueryStream};
 pub use probe::{gpu_available, nvrtc_available};
 
+/// The median of `values` (the upper of the middle two of an even count; 0 for none):
+/// what the studies report ([`join_study`], [`launch_study`]).
+pub(crate) fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
+}
+
 /// The CUDA bindings this crate is built on, for launching kernels
 /// (`stream.launch_builder(&function)`) without a second dependency declaration.
 pub use cudarc;

@@ -1045,8 +1045,8 @@ impl GpuRuntime {
         if state.flags.is_none() {
             state.flags = Some(self.alloc_set::<u64>(&gs, 4, 0, &mut fills)?);
         }
+        let every_sink = ExecExperiments::get().query_fill == 1;
         for &k in kernels {
-            let every_sink = ExecExperiments::get().query_fill == 1;
             let sized = match k.kernel.sink {
                 SinkLayout::Build { .. } => true,
                 SinkLayout::Aggregate { .. } | SinkLayout::Marks { .. } => every_sink,
@@ -1561,7 +1561,7 @@ impl GpuRuntime {
         let mut fills = Fills::default();
         // What a build probed by a NULL-aware anti join saw: two flags, clear.
         let build_seen = if kernel.params.contains(&Param::Out(Out::BuildSeen)) {
-            let seen = self.alloc_set::<u32>(&gs, 2, 0, &mut fills)?;
+            let seen = self.alloc_set::<u32>(gs, 2, 0, &mut fills)?;
             out_ptrs.push((OutSlot::BuildSeen, seen.as_slice().device_ptr(dev.stream()).0));
             Some(seen)
         } else {
@@ -1573,16 +1573,16 @@ impl GpuRuntime {
                 let len = shape.chain.map_or(shape.slots, |rows| rows.max(1));
                 for (j, pc) in shape.payload.iter().enumerate() {
                     let b = match pc.width {
-                        Width::I32 => GpuBuf::I32(self.alloc_set::<i32>(&gs, len, 0, &mut fills)?),
-                        Width::I64 => GpuBuf::I64(self.alloc_set::<i64>(&gs, len, 0, &mut fills)?),
+                        Width::I32 => GpuBuf::I32(self.alloc_set::<i32>(gs, len, 0, &mut fills)?),
+                        Width::I64 => GpuBuf::I64(self.alloc_set::<i64>(gs, len, 0, &mut fills)?),
                         Width::Str => return Err(string_as_values()),
                     };
-                    out_bufs.push(self.sink_column(&gs, b, len, pc.nullable, (OutSlot::BuildPayload(j), OutSlot::BuildPayloadValid(j)), &mut out_ptrs, &mut fills)?);
+                    out_bufs.push(self.sink_column(gs, b, len, pc.nullable, (OutSlot::BuildPayload(j), OutSlot::BuildPayloadValid(j)), &mut out_ptrs, &mut fills)?);
                 }
                 if shape.chain.is_some() {
                     let keys = match shape.hashed {
                         Some(_) => {
-                            let k = self.alloc_set::<u64>(&gs, shape.slots, codegen::hash::EMPTY_KEY, &mut fills)?;
+                            let k = self.alloc_set::<u64>(gs, shape.slots, codegen::hash::EMPTY_KEY, &mut fills)?;
                             out_ptrs.push((OutSlot::Keys, k.as_slice().device_ptr(dev.stream()).0));
                             Some(k)
                         }
@@ -1590,19 +1590,19 @@ impl GpuRuntime {
                     };
                     // Two int32 heads a word, all −1; one more head than slots (a dense
                     // probe's keys outside the range read the last).
-                    let heads = self.alloc_set::<u64>(&gs, (shape.slots + 1).div_ceil(2), codegen::hash::EMPTY_KEY, &mut fills)?;
+                    let heads = self.alloc_set::<u64>(gs, (shape.slots + 1).div_ceil(2), codegen::hash::EMPTY_KEY, &mut fills)?;
                     out_ptrs.push((OutSlot::Heads, heads.as_slice().device_ptr(dev.stream()).0));
-                    let next = self.alloc_set::<i32>(&gs, len, 0, &mut fills)?;
+                    let next = self.alloc_set::<i32>(gs, len, 0, &mut fills)?;
                     out_ptrs.push((OutSlot::Next, next.as_slice().device_ptr(dev.stream()).0));
                     build = Some((None, TableIndex::Chain { keys, heads, next }));
                 } else if shape.hashed.is_some() {
-                    let keys = self.alloc_set::<u64>(&gs, shape.slots, codegen::hash::EMPTY_KEY, &mut fills)?;
+                    let keys = self.alloc_set::<u64>(gs, shape.slots, codegen::hash::EMPTY_KEY, &mut fills)?;
                     out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
                     build = Some((None, TableIndex::Keys(keys)));
                 } else {
-                    let rows = self.alloc_set::<i32>(&gs, shape.slots, 0, &mut fills)?;
+                    let rows = self.alloc_set::<i32>(gs, shape.slots, 0, &mut fills)?;
                     out_ptrs.push((OutSlot::BuildRows, rows.as_slice().device_ptr(dev.stream()).0));
-                    let bits = self.alloc_set::<u32>(&gs, tessera_cuda::codegen::bitmap_words(shape.slots), 0, &mut fills)?;
+                    let bits = self.alloc_set::<u32>(gs, tessera_cuda::codegen::bitmap_words(shape.slots), 0, &mut fills)?;
                     out_ptrs.push((OutSlot::BuildBitmap, bits.as_slice().device_ptr(dev.stream()).0));
                     build = Some((Some(rows), TableIndex::Bitmap(bits)));
                 }
@@ -1610,43 +1610,43 @@ impl GpuRuntime {
             SinkLayout::Aggregate { groups, accumulators, hashed, .. } => {
                 for (j, acc) in accumulators.iter().enumerate() {
                     for (k, (words, fill)) in acc.arrays().into_iter().enumerate() {
-                        let buf = self.alloc_set::<u64>(&gs, words * groups, fill.unwrap_or(0) as u64, &mut fills)?;
+                        let buf = self.alloc_set::<u64>(gs, words * groups, fill.unwrap_or(0) as u64, &mut fills)?;
                         let slot = if k == 0 { OutSlot::Accumulators(j) } else { OutSlot::Counts(j) };
                         out_ptrs.push((slot, buf.as_slice().device_ptr(dev.stream()).0));
                         accs.push(buf);
                         acc_words.push(words);
                     }
                 }
-                let s = self.alloc_set::<u32>(&gs, *groups, 0, &mut fills)?;
+                let s = self.alloc_set::<u32>(gs, *groups, 0, &mut fills)?;
                 out_ptrs.push((OutSlot::Seen, s.as_slice().device_ptr(dev.stream()).0));
                 seen = Some(s);
                 if hashed.is_some() {
                     // The groups' packed keys come back after the accumulators.
-                    let keys = self.alloc_set::<u64>(&gs, *groups, codegen::hash::EMPTY_KEY, &mut fills)?;
+                    let keys = self.alloc_set::<u64>(gs, *groups, codegen::hash::EMPTY_KEY, &mut fills)?;
                     out_ptrs.push((OutSlot::Keys, keys.as_slice().device_ptr(dev.stream()).0));
                     accs.push(keys);
                     acc_words.push(1);
                 }
             }
             SinkLayout::Marks { rows } => {
-                let marks = self.alloc_set::<u32>(&gs, (*rows).max(1), 0, &mut fills)?;
+                let marks = self.alloc_set::<u32>(gs, (*rows).max(1), 0, &mut fills)?;
                 out_ptrs.push((OutSlot::Marks, marks.as_slice().device_ptr(dev.stream()).0));
                 marks_buf = Some(marks);
             }
             SinkLayout::Materialize { columns } => {
                 // Room for every input row; only the first `count` are written (and read).
-                let count = self.alloc_set::<u64>(&gs, 1, 0, &mut fills)?;
+                let count = self.alloc_set::<u64>(gs, 1, 0, &mut fills)?;
                 out_ptrs.push((OutSlot::Count, count.as_slice().device_ptr(dev.stream()).0));
                 accs.push(count);
                 let capacity = rows.max(1);
                 for (i, c) in columns.iter().enumerate() {
                     // SAFETY: the kernel writes positions below `count` before they are read.
                     let b = match c.width {
-                        Width::I32 => GpuBuf::I32(unsafe { self.alloc_uninit::<i32>(&gs, capacity) }?),
-                        Width::I64 => GpuBuf::I64(unsafe { self.alloc_uninit::<i64>(&gs, capacity) }?),
+                        Width::I32 => GpuBuf::I32(unsafe { self.alloc_uninit::<i32>(gs, capacity) }?),
+                        Width::I64 => GpuBuf::I64(unsafe { self.alloc_uninit::<i64>(gs, capacity) }?),
                         Width::Str => return Err(string_as_values()),
                     };
-                    out_bufs.push(self.sink_column(&gs, b, capacity, c.nullable, (OutSlot::Materialized(i), OutSlot::MaterializedValid(i)), &mut out_ptrs, &mut fills)?);
+                    out_bufs.push(self.sink_column(gs, b, capacity, c.nullable, (OutSlot::Materialized(i), OutSlot::MaterializedValid(i)), &mut out_ptrs, &mut fills)?);
                 }
             }
         }
