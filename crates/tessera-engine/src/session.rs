@@ -550,10 +550,12 @@ impl Session {
             let placement = gpu.last_placement_ms.lock().map(|t| *t).unwrap_or(0.0);
             let (cached_bytes, cached_columns) = gpu.cached_columns();
             let (reserved, waited) = gpu.last_admission.lock().map(|a| *a).unwrap_or((0, 0.0));
+            let (build_bytes, builds) = gpu.cached_builds();
             lines.push(format!(
-                "GPU kernels: {kernels:.3} ms in total, bandwidth model {model_ms:.3} ms; GPU pipelines {host:.3} ms on the host; placement and code generation {placement:.3} ms; admitted with {:.1} MB of GPU memory reserved after {waited:.3} ms; GPU column cache {:.1} MB in {cached_columns} columns",
+                "GPU kernels: {kernels:.3} ms in total, bandwidth model {model_ms:.3} ms; GPU pipelines {host:.3} ms on the host; placement and code generation {placement:.3} ms; admitted with {:.1} MB of GPU memory reserved after {waited:.3} ms; GPU column cache {:.1} MB in {cached_columns} columns; build cache {:.1} MB in {builds} hash tables",
                 reserved as f64 / 1e6,
-                cached_bytes as f64 / 1e6
+                cached_bytes as f64 / 1e6,
+                build_bytes as f64 / 1e6
             ));
         }
         let schema = Arc::new(Schema::new(vec![

@@ -101,6 +101,11 @@ pub struct ExecExperiments {
     /// 2 against 0 on two more machines (runs 6 and 10, 8 rounds each): 6.26 against 6.27
     /// ms and 5.82 against 6.03 (pooled medians), kernels unchanged.
     pub query_fill: u8,
+    /// Whether hash tables built from stored tables are kept between queries and taken
+    /// by later runs of the same build (`crate::build_cache`; the default);
+    /// `TESSERA_EXP_BUILD_CACHE=0` builds every table in every run, as before
+    /// 2026-11-28d.
+    pub build_cache: bool,
 }
 
 impl Default for ExecExperiments {
@@ -118,6 +123,7 @@ impl Default for ExecExperiments {
             small_records_max_groups: SMALL_RECORDS_MAX_GROUPS,
             host_sort_max_groups: 0,
             query_fill: 2,
+            build_cache: true,
         }
     }
 }
@@ -148,6 +154,7 @@ impl ExecExperiments {
             small_records_max_groups: num("TESSERA_EXP_SMALL_RECORDS_MAX").map_or(d.small_records_max_groups, |n: u64| n as usize),
             host_sort_max_groups: num("TESSERA_EXP_HOST_SORT_MAX_GROUPS").map_or(d.host_sort_max_groups, |n: u64| n as usize),
             query_fill: num("TESSERA_EXP_QUERY_FILL").map_or(d.query_fill, |n: u64| n.min(2) as u8),
+            build_cache: on("TESSERA_EXP_BUILD_CACHE", d.build_cache),
         }
     }
 }
@@ -171,8 +178,9 @@ mod tests {
             ("TESSERA_EXP_GPU_MIN_ROWS", "many"),
             ("TESSERA_EXP_NARROW_BITS", "32"),
             ("TESSERA_EXP_QUERY_FILL", "0"),
+            ("TESSERA_EXP_BUILD_CACHE", "0"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0);
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache);
         assert_eq!((set.small_records_max_groups, set.gpu_min_rows, set.narrow_bits), (0, GPU_MIN_ROWS, 32));
     }
 }

@@ -17,6 +17,10 @@
 //! Binding: string predicates over a dictionary-encoded column are evaluated once over
 //! the dictionary (by the CPU evaluator) and become a test on codes, which is all the
 //! GPU sees of strings.
+//!
+//! Caches, each keyed by table version: the columns on the GPU (`ColumnCache`), and the
+//! hash tables built from stored tables (`crate::build_cache`), which later runs of the
+//! same build take instead of building again.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -36,6 +40,7 @@ use tessera_cuda::{DeviceBuffer, GpuDevice, GpuStream, KernelCache, QueryStream}
 use tessera_ir::{AggFunc, Expr, HashTableId, MarkBuild, Operator, Pipeline, ResultId, Scalar, Sink, Source, Type};
 use tessera_storage::LoadedTable;
 
+use crate::build_cache::{BuildCache, BuildKey, Fingerprinted};
 use crate::experiments::ExecExperiments;
 
 /// Under `tessera.device = 'auto'`, smaller inputs stay on the CPU, where a pipeline
@@ -85,6 +90,11 @@ pub const ADMISSION_WAIT: std::time::Duration = std::time::Duration::from_secs(5
 /// block's passes cost more than the launches they save. The experiment variable
 /// `TESSERA_EXP_SMALL_RECORDS_MAX=N` sets another bound (0: never).
 pub const SMALL_RECORDS_MAX_GROUPS: usize = 2048;
+
+/// The build cache (`crate::build_cache`) keeps at most 1/`BUILD_CACHE_SHARE` of the GPU
+/// memory limit: enough for every SSB and TPC-H build of SF 10–20 that repeats, while
+/// the cached columns, whose uploads cost far more to redo, keep the rest.
+const BUILD_CACHE_SHARE: usize = 8;
 
 /// Groups of a GPU aggregation from which its result columns are built on a thread
 /// each (the same bound as a thread's share when group records are taken apart).
@@ -318,6 +328,9 @@ pub struct GpuRuntime {
     helper_fns: Mutex<HashMap<&'static str, CudaFunction>>,
     /// Timing events no pipeline holds, for the next launches (see [`GpuRuntime::event`]).
     events: Arc<Mutex<Vec<CudaEvent>>>,
+    /// Hash tables built from stored tables, kept for later runs of the same builds
+    /// (`crate::build_cache`).
+    builds: Mutex<BuildCache<GpuHashTable>>,
 }
 
 impl std::fmt::Debug for GpuRuntime {
@@ -437,6 +450,18 @@ pub struct GpuHashTable {
     index: TableIndex,
 }
 
+impl GpuHashTable {
+    /// Bytes on the device.
+    fn bytes(&self) -> usize {
+        let index = match &self.index {
+            TableIndex::Bitmap(b) => b.num_bytes(),
+            TableIndex::Keys(k) => k.num_bytes(),
+            TableIndex::Chain { keys, heads, next } => keys.as_ref().map_or(0, |k| k.num_bytes()) + heads.num_bytes() + next.num_bytes(),
+        };
+        self.payload.iter().map(GpuBuf::bytes).sum::<usize>() + self.seen.as_ref().map_or(0, |s| s.num_bytes()) + index
+    }
+}
+
 /// What probes of a GPU table test.
 enum TableIndex {
     /// A dense table's membership bitmap: one bit per slot, set where a row is.
@@ -496,7 +521,11 @@ enum DictValues {
 /// Per query: tables built on the GPU and dictionaries by id.
 #[derive(Default)]
 pub struct GpuQueryState {
-    tables: HashMap<HashTableId, GpuHashTable>,
+    /// The tables built or taken from the build cache so far.
+    tables: HashMap<HashTableId, Arc<GpuHashTable>>,
+    /// Tables this query built that the build cache may keep, once the query's error
+    /// flags have come back clean ([`GpuRuntime::finish`]).
+    built: Vec<(Arc<Fingerprinted>, Arc<GpuHashTable>)>,
     dictionaries: Vec<DictValues>,
     /// The query's error flags (overflow, build key out of range, duplicate build key),
     /// shared by its kernels and read once, when a pipeline's result comes back.
@@ -535,6 +564,9 @@ pub struct GpuQueryState {
 struct Lane {
     stream: Option<Arc<QueryStream>>,
     held: Vec<Arc<GpuBuf>>,
+    /// Tables taken from the build cache: freed, once evicted, on the stream that built
+    /// them, so this query's kernels must be done with them first, as with `held`.
+    tables: Vec<Arc<GpuHashTable>>,
 }
 
 impl Drop for Lane {
@@ -542,7 +574,7 @@ impl Drop for Lane {
         // A cached column that no query holds may be evicted, and its memory freed on the
         // stream that uploaded it: this query's kernels must be done with it first.
         if let Some(stream) = &self.stream {
-            if !self.held.is_empty() {
+            if !self.held.is_empty() || !self.tables.is_empty() {
                 let _ = stream.synchronize();
             }
         }
@@ -778,6 +810,7 @@ impl GpuRuntime {
             bandwidth: std::sync::OnceLock::new(),
             helper_fns: Mutex::new(HashMap::new()),
             events: Arc::new(Mutex::new(Vec::new())),
+            builds: Mutex::new(BuildCache::default()),
         })
     }
 
@@ -856,6 +889,13 @@ impl GpuRuntime {
     /// until `bytes` more fit under the memory limit (or nothing more can be evicted).
     fn make_room(&self, bytes: usize) {
         let pool = self.device.memory();
+        // Kept hash tables go first: one costs a build of microseconds to make again, a
+        // column an upload of milliseconds.
+        if pool.used().saturating_add(bytes) > pool.limit()
+            && let Ok(mut builds) = self.builds.lock()
+        {
+            while pool.used().saturating_add(bytes) > pool.limit() && builds.evict_one() {}
+        }
         let Ok(mut cache) = self.columns.lock() else { return };
         while pool.used().saturating_add(bytes) > pool.limit() {
             let victim = cache
@@ -1041,20 +1081,31 @@ impl GpuRuntime {
     /// query.
     fn preset_sinks(&self, state: &mut GpuQueryState, kernels: &[&GpuPipeline]) -> Result<()> {
         let gs = state.lane()?;
+        let every_sink = ExecExperiments::get().query_fill == 1;
+        // A build whose table the cache keeps needs no arrays (should the table be
+        // evicted before the build runs, its run allocates them).
+        let kept = |k: &GpuPipeline| ExecExperiments::get().build_cache && k.build_key().is_some_and(|key| self.builds.lock().is_ok_and(|c| c.contains(key)));
+        let presets: Vec<&GpuPipeline> = kernels
+            .iter()
+            .copied()
+            .filter(|&k| {
+                let sized = match k.kernel.sink {
+                    SinkLayout::Build { .. } => !kept(k),
+                    SinkLayout::Aggregate { .. } | SinkLayout::Marks { .. } => every_sink,
+                    SinkLayout::Materialize { .. } => false,
+                };
+                sized && k.work_memory() < TIMED_FILL_MIN_BYTES as usize
+            })
+            .collect();
+        if presets.is_empty() {
+            // The flags are set with the first pipeline's arrays.
+            return Ok(());
+        }
         let mut fills = Fills::default();
         if state.flags.is_none() {
             state.flags = Some(self.alloc_set::<u64>(&gs, 4, 0, &mut fills)?);
         }
-        let every_sink = ExecExperiments::get().query_fill == 1;
-        for &k in kernels {
-            let sized = match k.kernel.sink {
-                SinkLayout::Build { .. } => true,
-                SinkLayout::Aggregate { .. } | SinkLayout::Marks { .. } => every_sink,
-                SinkLayout::Materialize { .. } => false,
-            };
-            if !sized || k.work_memory() >= TIMED_FILL_MIN_BYTES as usize {
-                continue;
-            }
+        for k in presets {
             // The rows read size only a materialization's arrays.
             let mut sink = self.sink_arrays(&gs, &k.kernel, 0)?;
             if sink.fills.bytes() < TIMED_FILL_MIN_BYTES {
@@ -1067,9 +1118,11 @@ impl GpuRuntime {
         Ok(())
     }
 
-    /// Bytes of cached columns that running queries hold (and so cannot be evicted).
+    /// Bytes of cached columns and kept hash tables that running queries hold (and so
+    /// cannot be evicted).
     fn pinned_bytes(&self) -> usize {
-        self.columns.lock().map(|c| c.map.values().filter(|e| Arc::strong_count(&e.buf) > 1).map(|e| e.buf.bytes()).sum()).unwrap_or(0)
+        let columns: usize = self.columns.lock().map(|c| c.map.values().filter(|e| Arc::strong_count(&e.buf) > 1).map(|e| e.buf.bytes()).sum()).unwrap_or(0);
+        columns + self.builds.lock().map(|b| b.held_bytes()).unwrap_or(0)
     }
 
     /// Runs a planned GPU pipeline. Aggregations return their result chunk; builds
@@ -1085,6 +1138,21 @@ impl GpuRuntime {
         tessera_common::trace::mark("GPU pipeline");
         let dev = &self.device;
         let gs = state.lane()?;
+        if let Some(key) = self.cached_build_key(gp, table) {
+            let kept = self.builds.lock().ok().and_then(|mut c| c.get(key));
+            if let (Some(t), Sink::HashBuild(b)) = (kept, &p.sink) {
+                // Built by an earlier query and complete (kept only after its flags came
+                // back), so nothing is queued: the probes read it as it lies.
+                state.preset.remove(&preset_key(gp));
+                state.lane.tables.push(Arc::clone(&t));
+                let mut report = GpuRun { rows_out: t.shape.slots as u64, ..GpuRun::new(p.id) };
+                report.phases.push(("table taken from the build cache", started.elapsed().as_secs_f64() * 1e3));
+                state.tables.insert(b.table, t);
+                tessera_common::trace::mark("build cache hit");
+                self.report(report, started);
+                return Ok(None);
+            }
+        }
         // A result kept on the GPU is read where it lies (`table` is then a stand-in).
         let kept = match (&p.source, gp.reads_kept) {
             (Source::Result { id, .. }, true) => {
@@ -1324,7 +1392,11 @@ impl GpuRuntime {
             // The row array only finds duplicate keys during the build (probes test the
             // index): freed in stream order, after the kernel.
             drop(rows);
-            state.tables.insert(b.table, GpuHashTable { shape: shape.clone(), payload: out_bufs, seen: build_seen, index });
+            let built = Arc::new(GpuHashTable { shape: shape.clone(), payload: out_bufs, seen: build_seen, index });
+            if let Some(key) = self.cached_build_key(gp, table) {
+                state.built.push((Arc::clone(key), Arc::clone(&built)));
+            }
+            state.tables.insert(b.table, built);
             report.rows_out = shape.slots as u64;
             report.host_ms = started.elapsed().as_secs_f64() * 1e3;
             state.pending.push((report, before, after));
@@ -1531,6 +1603,20 @@ impl GpuRuntime {
             }
             _ => Err(TesseraError::Internal("kernel and sink disagree".into())),
         }
+    }
+
+    /// The build cache's key for `gp`'s table ([`GpuPipeline::build_key`]) when the cache
+    /// is on and `table` is the version and size the key names.
+    fn cached_build_key<'g>(&self, gp: &'g GpuPipeline, table: &LoadedTable) -> Option<&'g Arc<Fingerprinted>> {
+        if !ExecExperiments::get().build_cache {
+            return None;
+        }
+        gp.build_key().filter(|k| k.key().version == table.version && k.key().rows == table.rows as u64)
+    }
+
+    /// Bytes and tables in the build cache.
+    pub fn cached_builds(&self) -> (usize, usize) {
+        self.builds.lock().map(|c| c.size()).unwrap_or((0, 0))
     }
 
     /// Records a finished pipeline run for EXPLAIN ANALYZE.
@@ -1758,6 +1844,16 @@ impl GpuRuntime {
         tessera_common::trace::mark("downloaded");
         if state.flags.is_some() && got.remove(0).iter().any(|&b| b != 0) {
             return Err(TesseraError::RetryOnCpu("a kernel raised an error flag (arithmetic overflow or build keys the plan did not expect)".into()));
+        }
+        // The builds queued so far are done and raised no flag: the cache may keep them.
+        if !state.built.is_empty() {
+            let cap = self.device.memory().limit() / BUILD_CACHE_SHARE;
+            if let Ok(mut cache) = self.builds.lock() {
+                for (key, table) in state.built.drain(..) {
+                    let bytes = table.bytes();
+                    cache.insert(key, table, bytes, cap);
+                }
+            }
         }
         for (mut run, b, a) in state.pending.drain(..) {
             run.kernel_ms = elapsed_ms(&b, &a)?;
@@ -2561,6 +2657,9 @@ pub struct GpuPipeline {
     /// Its kernel as loaded, from its first run on (a placement is cached with its
     /// pipelines, so later runs of the query launch it without finding it again).
     pub launch: std::sync::OnceLock<Launch>,
+    /// What the build cache keys its table by, from its first run on (None: not a build
+    /// the cache keeps, see [`GpuPipeline::build_key`]).
+    pub build_key: std::sync::OnceLock<Option<Arc<Fingerprinted>>>,
 }
 
 /// A generated kernel ready to launch: its function and how many of its blocks an SM
@@ -2599,6 +2698,32 @@ impl MarkTable {
 }
 
 impl GpuPipeline {
+    /// The build cache's key for this pipeline's table (`crate::build_cache`): only a
+    /// hash-table build over a stored table, with no scalar subquery, makes the same table
+    /// every time. Made once (its kernel's source is a few KB).
+    fn build_key(&self) -> Option<&Arc<Fingerprinted>> {
+        self.build_key
+            .get_or_init(|| {
+                let (SinkLayout::Build { .. }, Sink::HashBuild(_), Source::Scan(scan)) = (&self.kernel.sink, &self.pipeline.sink, &self.pipeline.source) else {
+                    return None;
+                };
+                if !self.kernel.subqueries.is_empty() || self.reads_kept {
+                    return None;
+                }
+                Some(Arc::new(Fingerprinted::new(BuildKey {
+                    table: scan.table.clone(),
+                    version: scan.version,
+                    rows: scan.rows,
+                    source: self.kernel.source.clone(),
+                    literals: self.kernel.literals.clone(),
+                    consts: self.kernel.consts.clone(),
+                    layout: format!("{:?} {:?} {:?}", scan.columns, self.columns, self.kernel.sink),
+                    zones: self.zones.as_ref().map(|z| z.0.clone()),
+                })))
+            })
+            .as_ref()
+    }
+
     /// Device memory a run of this pipeline allocates besides the stored columns it reads
     /// (the column cache keeps those, see [`GpuRuntime::admit`]), estimated from its plan:
     /// an intermediate result's columns, its hash table or group arrays (twice over for
@@ -2964,7 +3089,7 @@ fn finish_plan(
             {
                 state.result_layouts.insert(a.result, layout);
             }
-            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new() })
+            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new(), build_key: std::sync::OnceLock::new() })
         }
         Ok(_) => Err(reasons),
         Err(more) => Err(reasons.into_iter().chain(more).collect()),

@@ -4,6 +4,7 @@
 //! Entry point: [`Executor::run`].
 #![warn(missing_docs)]
 
+mod build_cache;
 mod experiments;
 pub mod gpu;
 mod zones;
