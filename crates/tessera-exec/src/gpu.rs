@@ -96,6 +96,19 @@ pub const SMALL_RECORDS_MAX_GROUPS: usize = 2048;
 /// the cached columns, whose uploads cost far more to redo, keep the rest.
 const BUILD_CACHE_SHARE: usize = 8;
 
+/// The build cache keeps only tables built from stored tables of at most this many rows:
+/// dimension-sized builds, whose cost is mostly fixed (a launch, its timing events, the
+/// probe waiting for them: SSB SF 20's builds read 0.2–7 MB each beside their probes'
+/// 1.4–2.4 GB), rather than builds over the large tables, whose cost is the query's own
+/// work. Kept, those made a repeated query skip most of its work (2026-11-28d run 2,
+/// H200: TPC-H SF 10's q21 1.38 ms against 10.85, q04 0.15 against 1.61, with
+/// lineitem's and orders' tables kept), so a rerun no longer measured the query, and
+/// each took hundreds of MB (q03's 33.5 M-slot orders table). 2^22 rows keeps every
+/// SSB dimension to SF 100 (customer 3 M rows) and TPC-H SF 10's part (2 M), customer
+/// (1.5 M), supplier, nation and region, not its orders (15 M), partsupp (8 M) or
+/// lineitem.
+pub const BUILD_CACHE_MAX_ROWS: u64 = 1 << 22;
+
 /// Groups of a GPU aggregation from which its result columns are built on a thread
 /// each (the same bound as a thread's share when group records are taken apart).
 const PARALLEL_COLUMN_BUILD_MIN_GROUPS: usize = 1 << 16;
@@ -2700,14 +2713,15 @@ impl MarkTable {
 impl GpuPipeline {
     /// The build cache's key for this pipeline's table (`crate::build_cache`): only a
     /// hash-table build over a stored table, with no scalar subquery, makes the same table
-    /// every time. Made once (its kernel's source is a few KB).
+    /// every time, and only one over at most [`BUILD_CACHE_MAX_ROWS`] rows is kept. Made
+    /// once (its kernel's source is a few KB).
     fn build_key(&self) -> Option<&Arc<Fingerprinted>> {
         self.build_key
             .get_or_init(|| {
                 let (SinkLayout::Build { .. }, Sink::HashBuild(_), Source::Scan(scan)) = (&self.kernel.sink, &self.pipeline.sink, &self.pipeline.source) else {
                     return None;
                 };
-                if !self.kernel.subqueries.is_empty() || self.reads_kept {
+                if !self.kernel.subqueries.is_empty() || self.reads_kept || scan.rows > BUILD_CACHE_MAX_ROWS {
                     return None;
                 }
                 Some(Arc::new(Fingerprinted::new(BuildKey {
