@@ -3250,6 +3250,67 @@ mod tests {
 
     /// Compiles a module the runtime loads (no GPU needed) and checks that it has the
     /// kernels the runtime looks up by name.
+    /// `SELECT ... FROM t JOIN d ON k = dk WHERE d.v < {limit}`'s build: d's rows with
+    /// `v < limit` into a dense table of keys 1..=1000, payload v, over `rows` rows.
+    fn build_of_d(limit: i64, rows: u64) -> GpuPipeline {
+        use tessera_ir::{BuildStrategy, CmpOp, Device, Field, HashBuild, Scan};
+        let fields = vec![tessera_ir::Field::new("dk", Type::Int32, false), Field::new("v", Type::Int64, false)];
+        let pipeline = Pipeline {
+            id: 0,
+            source: Source::Scan(Scan { table: "d".into(), version: 3, columns: vec![0, 1], fields, dictionary: vec![false, false], rows, kept_permille: 1000 }),
+            operators: vec![Operator::Filter(Expr::Cmp {
+                op: CmpOp::Lt,
+                left: Box::new(Expr::col(1, "v")),
+                right: Box::new(Expr::lit(Scalar::Int(limit), Type::Int64)),
+            })],
+            sink: Sink::HashBuild(HashBuild {
+                table: 0,
+                keys: vec![Expr::col(0, "dk")],
+                payload: vec![1],
+                strategy: BuildStrategy::Perfect { min: 1, max: 1000 },
+                nulls_equal: false,
+                estimated_rows: 1000,
+                membership: false,
+                repeated_keys: false,
+                null_aware: false,
+            }),
+            device: Device::Gpu,
+            device_reason: None,
+        };
+        let columns = vec![GpuColumn::plain(Width::I32, None), GpuColumn::plain(Width::I64, None)];
+        let kernel = codegen::generate(&pipeline, &columns, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+        GpuPipeline { pipeline, columns, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new(), build_key: std::sync::OnceLock::new() }
+    }
+
+    /// The build cache keys a build over a stored table by everything its table depends
+    /// on, and keeps no other build: not one over an intermediate result, nor one over a
+    /// table of more than `BUILD_CACHE_MAX_ROWS` rows.
+    #[test]
+    fn only_builds_over_dimension_sized_stored_tables_have_a_cache_key() {
+        let key = |g: &GpuPipeline| g.build_key().map(|k| k.key().clone());
+        let a = key(&build_of_d(10, 1000)).unwrap();
+        assert_eq!((a.table.as_str(), a.version, a.rows), ("d", 3, 1000));
+        // The same build planned again: the same key.
+        assert_eq!(key(&build_of_d(10, 1000)), Some(a.clone()));
+        // Another literal (inlined into the source, or a parameter): another key.
+        assert_ne!(key(&build_of_d(11, 1000)), Some(a));
+        assert!(key(&build_of_d(10, BUILD_CACHE_MAX_ROWS)).is_some());
+        assert_eq!(key(&build_of_d(10, BUILD_CACHE_MAX_ROWS + 1)), None);
+        let mut over_result = build_of_d(10, 1000);
+        over_result.pipeline.source = Source::Result { id: 7, fields: over_result.pipeline.sink_input_fields() };
+        assert_eq!(key(&over_result), None);
+        let mut aggregate = build_of_d(10, 1000);
+        aggregate.pipeline.sink = Sink::Aggregate(tessera_ir::Aggregate {
+            result: 0,
+            group_by: vec![],
+            aggregates: vec![tessera_ir::AggExpr { func: AggFunc::Count, arg: None, distinct: false, ty: Type::Int64, name: "n".into() }],
+            strategy: tessera_ir::GroupStrategy::Perfect { domains: vec![] },
+            fields: vec![tessera_ir::Field::new("n", Type::Int64, false)],
+            reduced: None,
+        });
+        assert_eq!(key(&aggregate), None);
+    }
+
     fn compiles_with_kernels(source: &str, kernels: &[&str]) {
         let cubin = tessera_cuda::compile_cubin(source, "sm_90").unwrap_or_else(|e| panic!("{source} does not compile: {e}"));
         for k in kernels {
