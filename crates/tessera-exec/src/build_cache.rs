@@ -167,6 +167,7 @@ impl<T> BuildCache<T> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn key(table: &str, version: u64, source: &str, literals: &[i64]) -> Arc<Fingerprinted> {
