@@ -116,7 +116,7 @@ impl<T> BuildCache<T> {
     pub fn insert(&mut self, key: Arc<Fingerprinted>, table: Arc<T>, bytes: usize, cap: usize) -> bool {
         let k = &key.key;
         self.remove_where(|e| e.key.key.table == k.table && e.key.key.version < k.version);
-        if bytes > cap || self.entries.iter().any(|e| e.key.same(&key)) {
+        if bytes > cap || self.contains(&key) {
             return false;
         }
         while self.bytes + bytes > cap {

@@ -1097,7 +1097,7 @@ impl GpuRuntime {
         let every_sink = ExecExperiments::get().query_fill == 1;
         // A build whose table the cache keeps needs no arrays (should the table be
         // evicted before the build runs, its run allocates them).
-        let kept = |k: &GpuPipeline| ExecExperiments::get().build_cache && k.build_key().is_some_and(|key| self.builds.lock().is_ok_and(|c| c.contains(key)));
+        let kept = |k: &GpuPipeline| self.build_cache_key(k).is_some_and(|key| self.builds.lock().is_ok_and(|c| c.contains(key)));
         let presets: Vec<&GpuPipeline> = kernels
             .iter()
             .copied()
@@ -1619,12 +1619,15 @@ impl GpuRuntime {
     }
 
     /// The build cache's key for `gp`'s table ([`GpuPipeline::build_key`]) when the cache
-    /// is on and `table` is the version and size the key names.
+    /// is on.
+    fn build_cache_key<'g>(&self, gp: &'g GpuPipeline) -> Option<&'g Arc<Fingerprinted>> {
+        ExecExperiments::get().build_cache.then(|| gp.build_key()).flatten()
+    }
+
+    /// As [`GpuRuntime::build_cache_key`], when `table` is the version and size the key
+    /// names.
     fn cached_build_key<'g>(&self, gp: &'g GpuPipeline, table: &LoadedTable) -> Option<&'g Arc<Fingerprinted>> {
-        if !ExecExperiments::get().build_cache {
-            return None;
-        }
-        gp.build_key().filter(|k| k.key().version == table.version && k.key().rows == table.rows as u64)
+        self.build_cache_key(gp).filter(|k| k.key().version == table.version && k.key().rows == table.rows as u64)
     }
 
     /// Bytes and tables in the build cache.
@@ -3248,13 +3251,11 @@ mod tests {
         }
     }
 
-    /// Compiles a module the runtime loads (no GPU needed) and checks that it has the
-    /// kernels the runtime looks up by name.
     /// `SELECT ... FROM t JOIN d ON k = dk WHERE d.v < {limit}`'s build: d's rows with
     /// `v < limit` into a dense table of keys 1..=1000, payload v, over `rows` rows.
     fn build_of_d(limit: i64, rows: u64) -> GpuPipeline {
         use tessera_ir::{BuildStrategy, CmpOp, Device, Field, HashBuild, Scan};
-        let fields = vec![tessera_ir::Field::new("dk", Type::Int32, false), Field::new("v", Type::Int64, false)];
+        let fields = vec![Field::new("dk", Type::Int32, false), Field::new("v", Type::Int64, false)];
         let pipeline = Pipeline {
             id: 0,
             source: Source::Scan(Scan { table: "d".into(), version: 3, columns: vec![0, 1], fields, dictionary: vec![false, false], rows, kept_permille: 1000 }),
@@ -3311,6 +3312,8 @@ mod tests {
         assert_eq!(key(&aggregate), None);
     }
 
+    /// Compiles a module the runtime loads (no GPU needed) and checks that it has the
+    /// kernels the runtime looks up by name.
     fn compiles_with_kernels(source: &str, kernels: &[&str]) {
         let cubin = tessera_cuda::compile_cubin(source, "sm_90").unwrap_or_else(|e| panic!("{source} does not compile: {e}"));
         for k in kernels {
