@@ -8,7 +8,8 @@
 // for large group domains and GPU sorts: tessera_count_seen and tessera_compact_records_ordered turn the groups seen into
 // records in group-number order, tessera_gather_records copies each accumulator's words
 // into them, tessera_rank_records orders them for an ORDER BY (after tessera_select_top,
-// tessera_keep_top and tessera_seal_top have kept only those a LIMIT may take); before them,
+// tessera_keep_top and tessera_seal_top have kept only those a LIMIT may take), or
+// tessera_small_sorted_records does all of that in one launch for a small domain; before them,
 // tessera_having drops the groups a HAVING rejects; tessera_result_column turns them
 // into the columns of a result kept on the GPU for the pipelines reading it there. Not
 // included by tessera.cuh: its __global__ kernels would be compiled into every generated
@@ -262,6 +263,90 @@ extern "C" __global__ void tessera_rank_records(const unsigned long long* rec, l
             }
             if (before != 0) atomicAdd(&rank, before);
         }
+        __syncthreads();
+        for (long long w = threadIdx.x; w < width; w += blockDim.x) dst[1 + (long long)rank * width + w] = x[w];
+        __syncthreads();
+    }
+}
+// The chain after an aggregation over a small group domain feeding an ORDER BY, in one
+// launch (tessera-exec, gpu.rs: `fetch_groups`, domains of at most
+// SMALL_SORT_MAX_GROUPS slots): what tessera_count_seen, tessera_compact_records_ordered,
+// tessera_gather_many and tessera_rank_records do one after the other. Every block finds
+// the seen groups of the whole domain by itself (a thread a run of consecutive slots, one
+// block-wide scan of their counts), makes their records (group number, then each array's
+// words, as tessera_small_records does) in its dynamic shared memory (`cap` records of
+// `width` words) in group-number order, and then ranks records blockIdx.x,
+// blockIdx.x + gridDim.x, ... against all of them as tessera_rank_records does, writing
+// each to its rank's place in dst (dst[0]: the count, from block 0). A block reads the
+// whole domain's flags (at most 64 KB, from L2) rather than wait for the other blocks'
+// counts: no grid-wide step and no second launch. Every block makes the records in the
+// same order, so record i is the same group in each. With more than `cap` records,
+// block 0 writes them all in group-number order, unranked, and the host (seeing a count
+// over `cap`) sorts them. blockDim.x a multiple of 32, at most 1024.
+extern "C" __global__ void tessera_small_sorted_records(const unsigned int* seen, long long n, const TesseraGathers g, long long width, const TesseraSortKeys keys, int nkeys, long long cap, unsigned long long* dst) {
+    extern __shared__ unsigned long long recs[];
+    __shared__ unsigned int warp_counts[32];
+    __shared__ unsigned long long rank;
+    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const long long per = (n + blockDim.x - 1) / blockDim.x;
+    const long long lo = (long long)threadIdx.x * per < n ? (long long)threadIdx.x * per : n;
+    const long long hi = lo + per < n ? lo + per : n;
+    unsigned int mine = 0u;
+    // Unrolled: the loads of a run are in flight together.
+#pragma unroll 8
+    for (long long s = lo; s < hi; ++s) mine += seen[s] != 0u ? 1u : 0u;
+    // Inclusive scan of the counts in the warp, then across the warps.
+    unsigned int v = mine;
+    for (unsigned int o = 1; o < 32u; o <<= 1) {
+        const unsigned int t = __shfl_up_sync(0xffffffffu, v, o);
+        if (lane >= o) v += t;
+    }
+    if (lane == 31u) warp_counts[warp] = v;
+    __syncthreads();
+    unsigned long long before = 0ull, total = 0ull;
+    for (unsigned int w = 0; w < warps; ++w) {
+        const unsigned int c = warp_counts[w];
+        before += w < warp ? c : 0u;
+        total += c;
+    }
+    before += v - mine;
+    // This thread's groups' records, from index `before`, into `out` (records of `width`
+    // words).
+    auto make = [&](unsigned long long* out) {
+        unsigned long long i = before;
+        for (long long s = lo; s < hi; ++s) {
+            if (seen[s] == 0u) continue;
+            unsigned long long* r = out + i * width;
+            r[0] = (unsigned long long)s;
+            long long off = 1;
+            for (int k = 0; k < g.n; ++k) {
+                const unsigned long long* a = (const unsigned long long*)g.ptr[k] + s * g.words[k];
+                for (long long w = 0; w < g.words[k]; ++w) r[off + w] = a[w];
+                off += g.words[k];
+            }
+            ++i;
+        }
+    };
+    if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = total;
+    if (total > (unsigned long long)cap) {
+        if (blockIdx.x == 0) make(dst + 1);
+        return;
+    }
+    make(recs);
+    __syncthreads();
+    for (unsigned long long i = blockIdx.x; i < total; i += gridDim.x) {
+        const unsigned long long* x = recs + i * width;
+        if (threadIdx.x == 0) rank = 0ull;
+        __syncthreads();
+        unsigned long long b = 0ull;
+        for (unsigned long long j = threadIdx.x; j < total; j += blockDim.x) {
+            const unsigned long long* y = recs + j * width;
+            int c = 0;
+            for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys.d + 4 * k);
+            if (c < 0 || (c == 0 && y[0] < x[0])) ++b;
+        }
+        b = tessera::tessera_warp_sum(b);
+        if (lane == 0u && b != 0ull) atomicAdd(&rank, b);
         __syncthreads();
         for (long long w = threadIdx.x; w < width; w += blockDim.x) dst[1 + (long long)rank * width + w] = x[w];
         __syncthreads();

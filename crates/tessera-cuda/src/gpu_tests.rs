@@ -309,6 +309,58 @@ fn gpu_group_records_come_in_group_order() {
     device.synchronize().unwrap();
 }
 
+/// A small domain's chain in one launch (`tessera_small_sorted_records`): the seen
+/// groups' records (group number, then each array's words) in the order of the sort keys
+/// and then the group number, as a stable sort of them on the host gives, from grids of
+/// one and many blocks; over a domain with more records than the shared memory holds
+/// (`cap`), every record unranked in group-number order. Keys: a signed 64-bit value with
+/// many ties, descending, then a group key's slot `(g / 7) % 13` (slot 0 NULL) ascending
+/// with NULLs first.
+#[test]
+fn gpu_small_sorted_records_match_a_stable_sort() {
+    use cudarc::driver::DevicePtr;
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_small_sorted_records_match_a_stable_sort") else {
+        return;
+    };
+    let module = KernelCache::new(None).load(&device, crate::library::RECORDS_SOURCE).unwrap_or_else(|e| panic!("{e}"));
+    let sorted_records = module.load_function("tessera_small_sorted_records").unwrap();
+    let stream = device.stream().clone();
+    let mut rng = Rng(41);
+    let keys = crate::library::SortKeys::new(&[3, 1, 0, 1, 0, 7, 13, 2]).unwrap();
+    let nkeys = 2i32;
+    let order = |a: &[u64], g: u64| -> (i128, u64, u64) {
+        // Descending value, then the slot with NULL (0) first, then the group number.
+        let slot = (g / 7) % 13;
+        (-i128::from(a[g as usize] as i64), slot, g)
+    };
+    for (n, share, cap, blocks) in [(1usize, 100, 1280i64, 1u32), (300, 50, 1280, 132), (5_000, 20, 1280, 7), (16_384, 5, 1280, 132), (16_384, 90, 1024, 132), (64, 100, 10, 3), (8_000, 0, 1280, 16)] {
+        let seen: Vec<u32> = (0..n).map(|_| u32::from(rng.range(0, 100) < share)).collect();
+        let a: Vec<u64> = (0..n).map(|_| (rng.range(0, 9) - 4) as u64).collect();
+        let b: Vec<u64> = (0..2 * n as u64).map(|x| x ^ 0x5a5a).collect();
+        let (d_seen, d_a, d_b) = (device.upload(&seen).unwrap(), device.upload(&a).unwrap(), device.upload(&b).unwrap());
+        let list = crate::library::GatherList::new(&[(d_a.device_ptr(&stream).0, 1), (d_b.device_ptr(&stream).0, 2)]).unwrap();
+        let width = 4i64;
+        let mut dst = device.upload(&vec![u64::MAX; 1 + n * width as usize]).unwrap();
+        let n_arg = n as i64;
+        let mut l = stream.launch_builder(&sorted_records);
+        l.arg(&d_seen).arg(&n_arg).arg(&list).arg(&width).arg(&keys).arg(&nkeys).arg(&cap).arg(&mut dst);
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (512, 1, 1), shared_mem_bytes: (cap * width * 8) as u32 };
+        unsafe { l.launch(cfg) }.unwrap();
+        let got = device.download(&dst).unwrap();
+        let mut want: Vec<u64> = (0..n as u64).filter(|&g| seen[g as usize] != 0).collect();
+        let what = format!("{n} groups, {share}% seen, cap {cap}, {blocks} blocks");
+        assert_eq!(got[0], want.len() as u64, "{what}: count");
+        if want.len() as i64 <= cap {
+            want.sort_by_key(|&g| order(&a, g));
+        }
+        for (i, &g) in want.iter().enumerate() {
+            let r = &got[1 + i * 4..5 + i * 4];
+            assert_eq!(r, [g, a[g as usize], b[2 * g as usize], b[2 * g as usize + 1]], "{what}: record {i}");
+        }
+    }
+    device.synchronize().unwrap();
+}
+
 /// ORDER BY ... LIMIT's selection (`tessera_select_top`, `tessera_keep_top`,
 /// `tessera_seal_top`): the records kept are every record at or below the threshold, at
 /// least the LIMIT's and at most `TESSERA_TOP_ENOUGH` (1024) of them when the values

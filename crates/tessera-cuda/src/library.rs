@@ -8,7 +8,8 @@
 /// The group-record kernels (`records.cuh`): `tessera_fill_many`,
 /// `tessera_having`, `tessera_count_seen`, `tessera_compact_records_ordered`,
 /// `tessera_gather_records`, `tessera_gather_many`, `tessera_small_records`,
-/// `tessera_rank_records`.
+/// `tessera_rank_records`, `tessera_small_sorted_records`, and those of a LIMIT's
+/// selection.
 pub const RECORDS_SOURCE: &str = "#include \"records.cuh\"\n";
 
 /// The bandwidth-measuring kernel (`bandwidth.cuh`): `tessera_read`.

@@ -308,27 +308,36 @@ impl GpuStream {
     /// buffer and waited for once. Regions that together exceed one staging chunk are
     /// downloaded one by one instead.
     pub fn download_regions(&self, regions: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
+        self.download_regions_then(regions, || Ok(()))
+    }
+
+    /// As [`GpuStream::download_regions`], calling `then` once the copies are queued and
+    /// before waiting for them: work it queues on this stream runs after the copies (it
+    /// may overwrite what they read) while the host waits anyway.
+    pub fn download_regions_then(&self, regions: &[(u64, usize)], then: impl FnOnce() -> Result<()>) -> Result<Vec<Vec<u8>>> {
         let total: usize = regions.iter().map(|r| r.1).sum();
         let stream = self.stream().clone();
         let mut staging = self.staging.lock().map_err(|_| poisoned())?;
         if total > staging.chunk_bytes {
-            return regions
+            let got = regions
                 .iter()
                 .map(|&(src, bytes)| {
                     let mut out = vec![0u8; bytes];
                     staging.download_bytes(&stream, src, &mut out)?;
                     Ok(out)
                 })
-                .collect();
+                .collect::<Result<Vec<_>>>()?;
+            then()?;
+            return Ok(got);
         }
-        staging.download_gathered(&stream, regions, total)
+        staging.download_gathered(&stream, regions, total, then)
     }
 }
 
 impl Staging {
     /// Queues the copies of `regions` (`total` bytes, at most one chunk) into one download
     /// buffer, waits once, and returns their bytes.
-    fn download_gathered(&mut self, stream: &Arc<CudaStream>, regions: &[(u64, usize)], total: usize) -> Result<Vec<Vec<u8>>> {
+    fn download_gathered(&mut self, stream: &Arc<CudaStream>, regions: &[(u64, usize)], total: usize, then: impl FnOnce() -> Result<()>) -> Result<Vec<Vec<u8>>> {
         if self.down.is_none() {
             self.down = Some(BufferPair::new(stream.context(), self.chunk_bytes, 0)?);
         }
@@ -351,6 +360,7 @@ impl Staging {
         }
         debug_assert_eq!(at, total);
         pair.copied[0].record(stream).map_err(|e| driver_err("copying from the GPU", e))?;
+        then()?;
         let host = pair.wait_and_get(0)?;
         let mut out = Vec::with_capacity(regions.len());
         let mut at = 0usize;

@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use crate::gpu::{GPU_MIN_ROWS, SMALL_RECORDS_MAX_GROUPS};
+use crate::gpu::{GPU_MIN_ROWS, SMALL_RECORDS_MAX_GROUPS, SMALL_SORT_MAX_GROUPS};
 
 /// The switches, each with what it changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +83,10 @@ pub struct ExecExperiments {
     /// `TESSERA_EXP_SMALL_RECORDS_MAX=N`: [`SMALL_RECORDS_MAX_GROUPS`] or another bound
     /// (0: never one block).
     pub small_records_max_groups: usize,
+    /// `TESSERA_EXP_SMALL_SORT_MAX=N`: [`SMALL_SORT_MAX_GROUPS`] or another bound on the
+    /// domains whose chain to an ORDER BY is one launch (0: never; the chain then takes
+    /// its launches one after the other, as before 2026-11-28e).
+    pub small_sort_max_groups: usize,
     /// The most group slots of an aggregation feeding an ORDER BY whose arrays come back
     /// whole and are sorted by the CPU backend, rather than compacted and ranked on the
     /// GPU (`fetch_groups`). `TESSERA_EXP_HOST_SORT_MAX_GROUPS`, default 0: never (the
@@ -106,6 +110,12 @@ pub struct ExecExperiments {
     /// `TESSERA_EXP_BUILD_CACHE=0` builds every table in every run, as before
     /// 2026-11-28d.
     pub build_cache: bool,
+    /// Whether an aggregation's pipeline keeps its sink arrays between runs, set again
+    /// behind the copies that read them (`gpu::SpareSink`; the default), so that a warm
+    /// run launches its kernel with no allocation or fill before it;
+    /// `TESSERA_EXP_SPARE_SINKS=0` allocates and fills them every run, as before
+    /// 2026-11-28e.
+    pub spare_sinks: bool,
 }
 
 impl Default for ExecExperiments {
@@ -121,9 +131,11 @@ impl Default for ExecExperiments {
             short_chain: true,
             gather_many: true,
             small_records_max_groups: SMALL_RECORDS_MAX_GROUPS,
+            small_sort_max_groups: SMALL_SORT_MAX_GROUPS,
             host_sort_max_groups: 0,
             query_fill: 2,
             build_cache: true,
+            spare_sinks: true,
         }
     }
 }
@@ -152,9 +164,11 @@ impl ExecExperiments {
             short_chain: on("TESSERA_EXP_SHORT_CHAIN", d.short_chain),
             gather_many: on("TESSERA_EXP_GATHER_MANY", d.gather_many),
             small_records_max_groups: num("TESSERA_EXP_SMALL_RECORDS_MAX").map_or(d.small_records_max_groups, |n: u64| n as usize),
+            small_sort_max_groups: num("TESSERA_EXP_SMALL_SORT_MAX").map_or(d.small_sort_max_groups, |n: u64| n as usize),
             host_sort_max_groups: num("TESSERA_EXP_HOST_SORT_MAX_GROUPS").map_or(d.host_sort_max_groups, |n: u64| n as usize),
             query_fill: num("TESSERA_EXP_QUERY_FILL").map_or(d.query_fill, |n: u64| n.min(2) as u8),
             build_cache: on("TESSERA_EXP_BUILD_CACHE", d.build_cache),
+            spare_sinks: on("TESSERA_EXP_SPARE_SINKS", d.spare_sinks),
         }
     }
 }
@@ -175,12 +189,14 @@ mod tests {
             ("TESSERA_EXP_GATHER_MANY", "yes"),
             ("TESSERA_EXP_MANY_GROUPS_ON_GPU", "true"),
             ("TESSERA_EXP_SMALL_RECORDS_MAX", "0"),
+            ("TESSERA_EXP_SMALL_SORT_MAX", "0"),
             ("TESSERA_EXP_GPU_MIN_ROWS", "many"),
             ("TESSERA_EXP_NARROW_BITS", "32"),
             ("TESSERA_EXP_QUERY_FILL", "0"),
             ("TESSERA_EXP_BUILD_CACHE", "0"),
+            ("TESSERA_EXP_SPARE_SINKS", "0"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache);
-        assert_eq!((set.small_records_max_groups, set.gpu_min_rows, set.narrow_bits), (0, GPU_MIN_ROWS, 32));
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks);
+        assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits), (0, 0, GPU_MIN_ROWS, 32));
     }
 }

@@ -23,6 +23,7 @@
 //! same build take instead of building again.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -90,6 +91,26 @@ pub const ADMISSION_WAIT: std::time::Duration = std::time::Duration::from_secs(5
 /// block's passes cost more than the launches they save. The experiment variable
 /// `TESSERA_EXP_SMALL_RECORDS_MAX=N` sets another bound (0: never).
 pub const SMALL_RECORDS_MAX_GROUPS: usize = 2048;
+
+/// The most group slots of an aggregation feeding an ORDER BY whose whole chain (the
+/// records made and ranked) is one launch of `tessera_small_sorted_records`, in which
+/// every block scans the whole domain's seen flags itself and ranks its share of the records in shared memory, instead of the
+/// compaction's, gathers' and rank's launches one after the other (11–23 µs of GPU time
+/// for SSB's grouped queries on the H200, 2026-11-28d: each launch waits for the one
+/// before). 16,384 slots are 64 KB of flags a block, read from L2; SSB q2.2's and q2.3's
+/// domains are 4,000–8,000 slots (2026-11-28's runs), q4.3's 2 M.
+/// `TESSERA_EXP_SMALL_SORT_MAX=N` sets another bound (0: never).
+pub const SMALL_SORT_MAX_GROUPS: usize = 16384;
+
+/// Shared memory a block of `tessera_small_sorted_records` holds its records in: 40 KiB,
+/// within the 48 KiB a block takes without opting in, with the kernel's own few words
+/// (1,706 records of three words; SSB's results have at most 800). More records than fit
+/// come back in group-number order for the host's sort.
+const SMALL_SORT_SHARED_BYTES: usize = 40 << 10;
+
+/// Threads a block of `tessera_small_sorted_records`: 32 slots each over the largest
+/// domain it takes.
+const SMALL_SORT_THREADS: u32 = 512;
 
 /// The build cache (`crate::build_cache`) keeps at most 1/`BUILD_CACHE_SHARE` of the GPU
 /// memory limit: enough for every SSB and TPC-H build of SF 10–20 that repeats, while
@@ -344,6 +365,10 @@ pub struct GpuRuntime {
     /// Hash tables built from stored tables, kept for later runs of the same builds
     /// (`crate::build_cache`).
     builds: Mutex<BuildCache<GpuHashTable>>,
+    /// Bytes of the spare sink arrays pipelines keep ([`SpareSink`]).
+    spare_bytes: Arc<AtomicUsize>,
+    /// The slots that have held spare sink arrays, for [`GpuRuntime::make_room`] to empty.
+    spare_slots: Mutex<Vec<std::sync::Weak<Mutex<Option<SpareSink>>>>>,
 }
 
 impl std::fmt::Debug for GpuRuntime {
@@ -359,7 +384,7 @@ impl std::fmt::Debug for GpuRuntime {
 /// 1.16 ms a round of SSB SF 20's 49 pipeline runs spent before their launches, 3.5
 /// arrays a run (2026-11-27e run 1); with one launch, SSB SF 20 took 8.7-8.9 ms against
 /// 9.6-10.3 (run 2, in turns).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Fills(Vec<(u64, u64, u64)>);
 
 impl Fills {
@@ -393,6 +418,74 @@ struct SinkArrays {
     /// runs, none for arrays set up at admission, unless they are large enough to be
     /// timed with the kernel ([`TIMED_FILL_MIN_BYTES`]).
     fills: Fills,
+}
+
+impl SinkArrays {
+    /// No arrays.
+    fn empty() -> SinkArrays {
+        SinkArrays { out_bufs: Vec::new(), build: None, accs: Vec::new(), acc_words: Vec::new(), seen: None, marks_buf: None, out_ptrs: Vec::new(), build_seen: None, fills: Fills::default() }
+    }
+
+    /// Device bytes of the arrays.
+    fn bytes(&self) -> usize {
+        self.accs.iter().map(|a| a.num_bytes()).sum::<usize>() + self.seen.as_ref().map_or(0, |s| s.num_bytes())
+    }
+}
+
+/// An aggregation's sink arrays kept for its pipeline's next run ([`GpuPipeline::spare`]),
+/// set to their start values again: that run takes them and launches its kernel with no
+/// allocation and no fill before it. The fill that sets them again (`refill`) is queued
+/// behind the copies that bring the run's groups back, while the host waits for those
+/// anyway (see [`GpuRuntime::finish`]); they go back to the pipeline when the query has
+/// finished without error and its stream is done (see [`Lane`]'s drop). Before this, the
+/// probe of each warm SSB SF 20 query spent ~4.5 µs of host time queuing its fill and
+/// ~1.4 µs allocating its arrays just before its launch, with the GPU idle (2026-11-28d
+/// run 4's traces). Only arrays of at most [`SPARE_SINK_MAX_BYTES`] are kept, and at most
+/// 1/[`SPARE_SINKS_SHARE`] of the memory limit in all; `TESSERA_EXP_SPARE_SINKS=0` turns
+/// it off.
+pub struct SpareSink {
+    arrays: SinkArrays,
+    /// What sets the arrays (and `flags`) to their start values.
+    refill: Fills,
+    /// Error flags, clear, for a query whose first GPU pipeline this is.
+    flags: Option<DeviceBuffer<u64>>,
+    bytes: usize,
+    /// The bytes of every spare kept ([`GpuRuntime::spare_bytes`]), less these when dropped.
+    count: Arc<AtomicUsize>,
+}
+
+impl std::fmt::Debug for SpareSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpareSink").field("bytes", &self.bytes).finish()
+    }
+}
+
+impl Drop for SpareSink {
+    fn drop(&mut self) {
+        self.count.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+/// Where a pipeline keeps its spare sink arrays: shared with the runs that take them.
+pub type SpareSlot = Arc<Mutex<Option<SpareSink>>>;
+
+/// The largest sink arrays (with the query's flags) a pipeline keeps between runs: every
+/// SSB aggregation's (q4.3's 2 M slots of a seen flag and a two-word sum are 40 MB, whose
+/// fill is ~13 µs of GPU time before its probe), not a hash aggregation's over millions
+/// of groups (TPC-H q18's 15 M slots).
+const SPARE_SINK_MAX_BYTES: usize = 64 << 20;
+
+/// Spare sink arrays take at most 1/`SPARE_SINKS_SHARE` of the GPU memory limit in all.
+/// Admission counts them as pinned; an allocation that needs their room drops them all
+/// first ([`GpuRuntime::make_room`]): they cost a fill to make again.
+const SPARE_SINKS_SHARE: usize = 32;
+
+/// A run's sink arrays on their way back to their pipeline once the query is done.
+struct PendingSpare {
+    slot: SpareSlot,
+    spare: SpareSink,
+    /// The query's flags go back with them (the pipeline's run took or made them).
+    with_flags: bool,
 }
 
 /// How a query's preset sink arrays are found again: the pipeline's address (the
@@ -567,6 +660,9 @@ pub struct GpuQueryState {
     /// Sink arrays set up at admission, by pipeline ([`preset_key`]), each taken by the
     /// pipeline's run.
     preset: HashMap<usize, SinkArrays>,
+    /// The fill that sets a running aggregation's arrays for its pipeline's next run,
+    /// queued by the next [`GpuRuntime::finish`] behind its copies ([`SpareSink`]).
+    refill: Option<Fills>,
     /// The query's stream and the cached columns its kernels read (last: the tables
     /// above are freed first).
     lane: Lane,
@@ -580,6 +676,11 @@ struct Lane {
     /// Tables taken from the build cache: freed, once evicted, on the stream that built
     /// them, so this query's kernels must be done with them first, as with `held`.
     tables: Vec<Arc<GpuHashTable>>,
+    /// Sink arrays to give back to their pipelines ([`SpareSink`]) once the stream is
+    /// done (their fills may still be running), if the query finished without error
+    /// (`done`, [`GpuQueryState::complete`]).
+    spares: Vec<PendingSpare>,
+    done: bool,
 }
 
 impl Drop for Lane {
@@ -587,8 +688,17 @@ impl Drop for Lane {
         // A cached column that no query holds may be evicted, and its memory freed on the
         // stream that uploaded it: this query's kernels must be done with it first.
         if let Some(stream) = &self.stream {
-            if !self.held.is_empty() || !self.tables.is_empty() {
-                let _ = stream.synchronize();
+            if !self.held.is_empty() || !self.tables.is_empty() || !self.spares.is_empty() {
+                let synchronized = stream.synchronize().is_ok();
+                if synchronized && self.done {
+                    for p in self.spares.drain(..) {
+                        if let Ok(mut slot) = p.slot.lock()
+                            && slot.is_none()
+                        {
+                            *slot = Some(p.spare);
+                        }
+                    }
+                }
             }
         }
     }
@@ -599,6 +709,18 @@ impl GpuQueryState {
     /// strings to be found again by row number when rows come back.
     pub fn hold_result(&mut self, id: usize, table: Arc<LoadedTable>) {
         self.result_tables.insert(id, table);
+    }
+
+    /// The query finished without error: its pipelines' spare sink arrays (with its
+    /// error flags, clear again after their last read) go back once its stream is done.
+    pub fn complete(&mut self) {
+        if let Some(p) = self.lane.spares.iter_mut().find(|p| p.with_flags) {
+            p.spare.flags = self.flags.take();
+            if p.spare.flags.is_none() {
+                return;
+            }
+        }
+        self.lane.done = true;
     }
 
     /// The query's stream: an error before [`GpuRuntime::admit`].
@@ -824,6 +946,8 @@ impl GpuRuntime {
             helper_fns: Mutex::new(HashMap::new()),
             events: Arc::new(Mutex::new(Vec::new())),
             builds: Mutex::new(BuildCache::default()),
+            spare_bytes: Arc::new(AtomicUsize::new(0)),
+            spare_slots: Mutex::new(Vec::new()),
         })
     }
 
@@ -902,6 +1026,10 @@ impl GpuRuntime {
     /// until `bytes` more fit under the memory limit (or nothing more can be evicted).
     fn make_room(&self, bytes: usize) {
         let pool = self.device.memory();
+        // Spare sink arrays go first: each costs a fill to make again.
+        if pool.used().saturating_add(bytes) > pool.limit() && self.spare_bytes.load(Ordering::Relaxed) > 0 {
+            self.drop_spares();
+        }
         // Kept hash tables go first: one costs a build of microseconds to make again, a
         // column an upload of milliseconds.
         if pool.used().saturating_add(bytes) > pool.limit()
@@ -1135,7 +1263,7 @@ impl GpuRuntime {
     /// cannot be evicted).
     fn pinned_bytes(&self) -> usize {
         let columns: usize = self.columns.lock().map(|c| c.map.values().filter(|e| Arc::strong_count(&e.buf) > 1).map(|e| e.buf.bytes()).sum()).unwrap_or(0);
-        columns + self.builds.lock().map(|b| b.held_bytes()).unwrap_or(0)
+        columns + self.builds.lock().map(|b| b.held_bytes()).unwrap_or(0) + self.spare_bytes.load(Ordering::Relaxed)
     }
 
     /// Runs a planned GPU pipeline. Aggregations return their result chunk; builds
@@ -1274,14 +1402,34 @@ impl GpuRuntime {
         // The sink's arrays: set up with the query's others at admission (one fill for
         // them all, see `GpuRuntime::preset_sinks`), or here.
         let preset = state.preset.remove(&preset_key(gp));
-        let SinkArrays { out_bufs, build, accs, acc_words, seen, marks_buf, out_ptrs, build_seen, mut fills } = match preset {
-            Some(sink) => sink,
-            None => self.sink_arrays(&gs, kernel, rows)?,
+        // An aggregation whose arrays its pipeline keeps between runs: the arrays its
+        // last run left set (none the first time), and what sets them again.
+        let keeps_spare = preset.is_none() && self.keeps_spare(gp, state);
+        let spare = if keeps_spare { gp.spare.lock().ok().and_then(|mut s| s.take()) } else { None };
+        let mut spare_flags = false;
+        let (sink, mut refill) = match (preset, spare) {
+            (Some(sink), _) => (sink, None),
+            (None, Some(mut spare)) => {
+                if state.flags.is_none() {
+                    state.flags = spare.flags.take();
+                    spare_flags = state.flags.is_some();
+                }
+                let SpareSink { arrays, refill, .. } = &mut spare;
+                let (arrays, refill) = (std::mem::replace(arrays, SinkArrays::empty()), std::mem::take(refill));
+                (arrays, Some(refill))
+            }
+            (None, None) => (self.sink_arrays(&gs, kernel, rows)?, None),
         };
+        let SinkArrays { out_bufs, build, accs, acc_words, seen, marks_buf, out_ptrs, build_seen, mut fills } = sink;
         let allocated = Instant::now();
         tessera_common::trace::mark("outputs allocated");
+        if keeps_spare && refill.is_none() {
+            // Made here: set again as they were set now.
+            refill = Some(fills.clone());
+        }
         if state.flags.is_none() {
             state.flags = Some(self.alloc_set::<u64>(&gs, 4, 0, &mut fills)?);
+            spare_flags = true;
         }
         let flags_ptr = state.flags.as_ref().map_or(0, |f| f.as_slice().device_ptr(dev.stream()).0);
         // The kernel's parameters, each one 64-bit value, filled from its list of them.
@@ -1453,7 +1601,20 @@ impl GpuRuntime {
                         return Ok(None);
                     }
                 }
-                let groups = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, sort)?;
+                // The arrays kept for the next run are set again behind the copies that
+                // read them (the query's flags too, when this run took or made them).
+                let spare_refill = if keeps_spare { refill.take() } else { None };
+                if let Some(r) = &spare_refill {
+                    let mut all = r.clone();
+                    if let (true, Some(f)) = (spare_flags, &state.flags) {
+                        all.0.push((f.as_slice().device_ptr(dev.stream()).0, (f.num_bytes() / 4) as u64, 0));
+                    }
+                    state.refill = Some(all);
+                }
+                let fetched = self.fetch_groups(state, &seen, &accs, &acc_words, *groups, scalar, sort);
+                // Queued by `finish` or not at all: never after this run's arrays are gone.
+                let refilled = state.refill.take().is_none();
+                let groups = fetched?;
                 report.phases.extend(groups.marks.iter().map(|&(name, at)| (name, ms(at))));
                 if groups.sorted {
                     if let Some(s) = state.sorts.get(&p.id) {
@@ -1559,6 +1720,13 @@ impl GpuRuntime {
                     Some(reorder) => reorder.iter().map(|&k| columns.get(k).cloned().ok_or_else(|| TesseraError::Internal("reduced aggregation column".into()))).collect::<Result<Vec<_>>>()?,
                     None => columns,
                 };
+                if let (Some(refill), true) = (spare_refill, refilled) {
+                    let arrays = SinkArrays { accs, acc_words, seen: Some(seen), out_ptrs, ..SinkArrays::empty() };
+                    let bytes = arrays.bytes() + if spare_flags { 32 } else { 0 };
+                    self.spare_bytes.fetch_add(bytes, Ordering::Relaxed);
+                    let spare = SpareSink { arrays, refill, flags: None, bytes, count: Arc::clone(&self.spare_bytes) };
+                    self.keep_spare(gp, state, spare, spare_flags);
+                }
                 report.rows_out = rows as u64;
                 self.report(report, started);
                 Ok(Some(Chunk::new(columns, rows)))
@@ -1616,6 +1784,45 @@ impl GpuRuntime {
             }
             _ => Err(TesseraError::Internal("kernel and sink disagree".into())),
         }
+    }
+
+    /// Drops every spare sink array no run holds (a run that took them gives them back
+    /// only to an empty slot).
+    fn drop_spares(&self) {
+        let slots: Vec<_> = self.spare_slots.lock().map(|mut s| std::mem::take(&mut *s)).unwrap_or_default();
+        for slot in slots.iter().filter_map(std::sync::Weak::upgrade) {
+            let spare = slot.lock().ok().and_then(|mut s| s.take());
+            drop(spare);
+        }
+    }
+
+    /// Keeps `spare` for `gp`'s next run once this query is done, within the spares'
+    /// share of the memory limit.
+    fn keep_spare(&self, gp: &GpuPipeline, state: &mut GpuQueryState, spare: SpareSink, with_flags: bool) {
+        let cap = self.device.memory().limit() / SPARE_SINKS_SHARE;
+        if self.spare_bytes.load(Ordering::Relaxed) > cap {
+            return;
+        }
+        if let Ok(mut slots) = self.spare_slots.lock() {
+            slots.retain(|w| w.strong_count() > 0);
+            if !slots.iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&gp.spare))) {
+                slots.push(Arc::downgrade(&gp.spare));
+            }
+        }
+        state.lane.spares.push(PendingSpare { slot: Arc::clone(&gp.spare), spare, with_flags });
+    }
+
+    /// Whether `gp`'s run keeps its sink arrays for the next ([`SpareSink`]): an
+    /// aggregation whose result comes back to the host (one kept on the GPU is read from
+    /// its arrays after they come back), whose arrays are small enough.
+    fn keeps_spare(&self, gp: &GpuPipeline, state: &GpuQueryState) -> bool {
+        let (SinkLayout::Aggregate { groups, accumulators, hashed, .. }, Sink::Aggregate(a)) = (&gp.kernel.sink, &gp.pipeline.sink) else {
+            return false;
+        };
+        let kept_on_gpu = state.kept.contains_key(&a.result) || a.reduced_form().is_some_and(|(r, _)| state.kept.contains_key(&r.result));
+        let words: usize = accumulators.iter().flat_map(|acc| acc.arrays()).map(|(w, _)| w).sum::<usize>() + usize::from(hashed.is_some());
+        let bytes = groups.saturating_mul(4 + 8 * words);
+        ExecExperiments::get().spare_sinks && !kept_on_gpu && !gp.kernel.params.contains(&Param::Out(Out::BuildSeen)) && bytes <= SPARE_SINK_MAX_BYTES
     }
 
     /// The build cache's key for `gp`'s table ([`GpuPipeline::build_key`]) when the cache
@@ -1856,7 +2063,13 @@ impl GpuRuntime {
         }
         all.extend_from_slice(regions);
         tessera_common::trace::mark("download");
-        let mut got = state.lane()?.download_regions(&all)?;
+        // A spare's fill goes behind the copies, while the host waits for them.
+        let refill = state.refill.take();
+        let lane = state.lane()?;
+        let mut got = lane.download_regions_then(&all, || match refill {
+            Some(r) => self.apply_fills(&lane, r),
+            None => Ok(()),
+        })?;
         tessera_common::trace::mark("downloaded");
         if state.flags.is_some() && got.remove(0).iter().any(|&b| b != 0) {
             return Err(TesseraError::RetryOnCpu("a kernel raised an error flag (arithmetic overflow or build keys the plan did not expect)".into()));
@@ -1946,7 +2159,22 @@ impl GpuRuntime {
         // domain's records made by one (see `SMALL_RECORDS_MAX_GROUPS`).
         let arrays: Vec<(u64, usize)> = accs.iter().zip(words).map(|(b, &aw)| (b.as_slice().device_ptr(stream).0, aw)).collect();
         let list = GatherList::new(&arrays).filter(|_| ExecExperiments::get().gather_many);
-        if let Some(list) = list.filter(|_| groups <= ExecExperiments::get().small_records_max_groups) {
+        // A small domain's whole chain, its rank included, in one launch (see
+        // `SMALL_SORT_MAX_GROUPS`): the records it ranks at most, by its shared memory.
+        let fused_cap = (SMALL_SORT_SHARED_BYTES / (8 * width)).min(GPU_SORT_MAX_ROWS);
+        let fused = match (&sort, list) {
+            (Some((_, keys, _)), Some(list)) if groups <= ExecExperiments::get().small_sort_max_groups && fused_cap > 0 => Some((list, keys)),
+            _ => None,
+        };
+        if let Some((list, keys)) = fused {
+            let by_value = SortKeys::new(keys).ok_or_else(|| TesseraError::Internal(format!("{} sort key words, more than a rank sort takes", keys.len())))?;
+            let (n, nkeys, cap) = (groups as i64, (keys.len() / 4) as i32, fused_cap as i64);
+            let sorted_records = self.helper("tessera_small_sorted_records")?;
+            let mut l = stream.launch_builder(&sorted_records);
+            l.arg(seen.as_slice()).arg(&n).arg(&list).arg(&w).arg(&by_value).arg(&nkeys).arg(&cap).arg(&rec_ptr);
+            let grid = LaunchConfig { grid_dim: (self.device.sm_count(), 1, 1), block_dim: (SMALL_SORT_THREADS, 1, 1), shared_mem_bytes: (fused_cap * width * 8) as u32 };
+            unsafe { l.launch(grid) }.map_err(|e| TesseraError::Internal(format!("small sorted records: {e:?}")))?;
+        } else if let Some(list) = list.filter(|_| groups <= ExecExperiments::get().small_records_max_groups) {
             let records = self.helper("tessera_small_records")?;
             let n = groups as i64;
             let mut l = stream.launch_builder(&records);
@@ -1976,7 +2204,12 @@ impl GpuRuntime {
         // Under a LIMIT, of more groups than the rank sort takes only those the LIMIT can
         // keep are ranked (see `GpuSort::limit`): their count, to see whether they fit.
         let mut top: Option<DeviceBuffer<u64>> = None;
-        if let Some((pipeline, keys, limit)) = &sort {
+        if let (Some((pipeline, _, _)), true) = (&sort, fused.is_some()) {
+            // (Recorded above whenever there is a sort.)
+            let before = chain_start.ok_or_else(|| TesseraError::Internal("a GPU sort's chain has no start event".into()))?;
+            let after = self.event(stream)?;
+            state.pending.push((GpuRun::new(*pipeline), before, after));
+        } else if let Some((pipeline, keys, limit)) = &sort {
             // By value to the rank kernel; uploaded only for a LIMIT's selection below.
             let by_value = SortKeys::new(keys).ok_or_else(|| TesseraError::Internal(format!("{} sort key words, more than a rank sort takes", keys.len())))?;
             // As before 2026-11-27j (`TESSERA_EXP_SHORT_CHAIN=0`): the keys uploaded for the rank.
@@ -2034,7 +2267,10 @@ impl GpuRuntime {
         let mut bytes = got.remove(0);
         let mut marks = vec![("kernels waited for", Instant::now())];
         let mut present = if bytes.len() >= 8 { word_at(&bytes, 0) as usize } else { 0 };
-        let mut ranked_all = ranked.is_some();
+        // Ranked by the rank sort, or by the one launch of a small domain when its records
+        // fit (more come back in group-number order).
+        let mut ranked_all = ranked.is_some() || fused.is_some();
+        let rank_max = if fused.is_some() { fused_cap } else { GPU_SORT_MAX_ROWS };
         if top.is_some() {
             // `got` is now [count of candidates, rec's count].
             let (candidates, all) = (got.first().map_or(0, |b| word_at(b, 0)) as usize, got.get(1).map_or(0, |b| word_at(b, 0)) as usize);
@@ -2059,7 +2295,7 @@ impl GpuRuntime {
         if bytes.len() < 8 * (1 + present * width) {
             return Err(TesseraError::Internal(format!("{present} group records, {} bytes downloaded", bytes.len())));
         }
-        let sorted = ranked_all && present <= GPU_SORT_MAX_ROWS;
+        let sorted = ranked_all && present <= rank_max;
         if let (Some((pipeline, _, _)), Ok(mut runs)) = (&sort, self.last_runs.lock()) {
             // The rank kernel's report (waited for above, with the query's other kernels).
             if let Some(r) = runs.iter_mut().rev().find(|r| r.pipeline == *pipeline) {
@@ -2676,6 +2912,8 @@ pub struct GpuPipeline {
     /// What the build cache keys its table by, from its first run on (None: not a build
     /// the cache keeps, see [`GpuPipeline::build_key`]).
     pub build_key: std::sync::OnceLock<Option<Arc<Fingerprinted>>>,
+    /// An aggregation's sink arrays as its last run left them, set again ([`SpareSink`]).
+    pub spare: SpareSlot,
 }
 
 /// A generated kernel ready to launch: its function and how many of its blocks an SM
@@ -3106,7 +3344,7 @@ fn finish_plan(
             {
                 state.result_layouts.insert(a.result, layout);
             }
-            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new(), build_key: std::sync::OnceLock::new() })
+            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new(), build_key: std::sync::OnceLock::new(), spare: SpareSlot::default() })
         }
         Ok(_) => Err(reasons),
         Err(more) => Err(reasons.into_iter().chain(more).collect()),
@@ -3280,7 +3518,7 @@ mod tests {
         };
         let columns = vec![GpuColumn::plain(Width::I32, None), GpuColumn::plain(Width::I64, None)];
         let kernel = codegen::generate(&pipeline, &columns, &[]).unwrap_or_else(|e| panic!("{e:?}"));
-        GpuPipeline { pipeline, columns, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new(), build_key: std::sync::OnceLock::new() }
+        GpuPipeline { pipeline, columns, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new(), build_key: std::sync::OnceLock::new(), spare: SpareSlot::default() }
     }
 
     /// The build cache keys a build over a stored table by everything its table depends
@@ -3335,6 +3573,7 @@ mod tests {
                     "tessera_small_records",
                     "tessera_gather_many",
                     "tessera_rank_records",
+                    "tessera_small_sorted_records",
                     "tessera_select_top",
                     "tessera_keep_top",
                     "tessera_seal_top",

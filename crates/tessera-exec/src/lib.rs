@@ -528,6 +528,10 @@ impl Executor {
         tessera_common::trace::mark("steps done");
         let batches = to_batches(&out, schema);
         tessera_common::trace::mark("batches made");
+        if let (Ok(_), Some((_, placement))) = (&batches, gpu.as_mut()) {
+            // Its pipelines' spare sink arrays may go back for their next runs.
+            placement.state.complete();
+        }
         // The GPU state (the query's stream, its buffers) is dropped on return.
         drop(gpu);
         tessera_common::trace::mark("GPU state dropped");
