@@ -173,21 +173,22 @@ struct TesseraGathers {
 // tessera_gather_records an array make them. For domains of a few thousand groups
 // (SSB's ORDER BY over its group domains), where each of those launches is a step of
 // its own on the GPU after the aggregation. blockDim.x a multiple of 32, at most 1024.
+// Group `group`'s record at r: its number, then its words of each of the `g.n` arrays.
+__device__ __forceinline__ void tessera_make_record(const TesseraGathers& g, long long group, unsigned long long* r) {
+    r[0] = (unsigned long long)group;
+    long long off = 1;
+    for (int k = 0; k < g.n; ++k) {
+        const unsigned long long* a = (const unsigned long long*)g.ptr[k] + group * g.words[k];
+        for (long long w = 0; w < g.words[k]; ++w) r[off + w] = a[w];
+        off += g.words[k];
+    }
+}
 extern "C" __global__ void tessera_small_records(const unsigned int* seen, long long n, const TesseraGathers g, unsigned long long* rec, long long width) {
     __shared__ unsigned long long base;
     __shared__ unsigned int warp_counts[32];
     if (threadIdx.x == 0) base = 0ull;
     __syncthreads();
-    tessera_place_seen(seen, 0, n, base, warp_counts, [&](long long group, unsigned long long i) {
-        unsigned long long* r = rec + 1 + (long long)i * width;
-        r[0] = (unsigned long long)group;
-        long long off = 1;
-        for (int k = 0; k < g.n; ++k) {
-            const unsigned long long* a = (const unsigned long long*)g.ptr[k] + group * g.words[k];
-            for (long long w = 0; w < g.words[k]; ++w) r[off + w] = a[w];
-            off += g.words[k];
-        }
-    });
+    tessera_place_seen(seen, 0, n, base, warp_counts, [&](long long group, unsigned long long i) { tessera_make_record(g, group, rec + 1 + (long long)i * width); });
     if (threadIdx.x == 0) rec[0] = base;
 }
 // Copies every recorded group's words of the `g.n` arrays into its record after the
@@ -315,16 +316,7 @@ extern "C" __global__ void tessera_small_sorted_records(const unsigned int* seen
     auto make = [&](unsigned long long* out) {
         unsigned long long i = before;
         for (long long s = lo; s < hi; ++s) {
-            if (seen[s] == 0u) continue;
-            unsigned long long* r = out + i * width;
-            r[0] = (unsigned long long)s;
-            long long off = 1;
-            for (int k = 0; k < g.n; ++k) {
-                const unsigned long long* a = (const unsigned long long*)g.ptr[k] + s * g.words[k];
-                for (long long w = 0; w < g.words[k]; ++w) r[off + w] = a[w];
-                off += g.words[k];
-            }
-            ++i;
+            if (seen[s] != 0u) tessera_make_record(g, s, out + (i++) * width);
         }
     };
     if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = total;
