@@ -98,7 +98,9 @@ pub const SMALL_RECORDS_MAX_GROUPS: usize = 2048;
 /// compaction's, gathers' and rank's launches one after the other (11–23 µs of GPU time
 /// for SSB's grouped queries on the H200, 2026-11-28d: each launch waits for the one
 /// before). 16,384 slots are 64 KB of flags a block, read from L2; SSB q2.2's and q2.3's
-/// domains are 4,000–8,000 slots (2026-11-28's runs), q4.3's 2 M.
+/// domains are 4,000–8,000 slots (2026-11-28's runs), q4.3's 2 M. On an H200
+/// (2026-11-28e runs 2 and 5, EXPLAIN ANALYZE) SSB SF 20's chains took 12 against 22 µs
+/// (q3.1), 11 against 20 (q4.2), 17 against 23 (q2.1), 6–7 against 11 (q4.1).
 /// `TESSERA_EXP_SMALL_SORT_MAX=N` sets another bound (0: never).
 pub const SMALL_SORT_MAX_GROUPS: usize = 16384;
 
@@ -440,7 +442,10 @@ impl SinkArrays {
 /// finished without error and its stream is done (see [`Lane`]'s drop). Before this, the
 /// probe of each warm SSB SF 20 query spent ~4.5 µs of host time queuing its fill and
 /// ~1.4 µs allocating its arrays just before its launch, with the GPU idle (2026-11-28d
-/// run 4's traces). Only arrays of at most [`SPARE_SINK_MAX_BYTES`] are kept, and at most
+/// run 4's traces). With spares and the one-launch sort chain ([`SMALL_SORT_MAX_GROUPS`]),
+/// SSB SF 20 took 5.33 against 5.50 ms on an H200, lower in
+/// 17 of 20 rounds in turns (2026-11-28e run 10; the traced fills before the probes 2.5
+/// against 76 µs in all, run 8). Only arrays of at most [`SPARE_SINK_MAX_BYTES`] are kept, and at most
 /// 1/[`SPARE_SINKS_SHARE`] of the memory limit in all; `TESSERA_EXP_SPARE_SINKS=0` turns
 /// it off.
 pub struct SpareSink {
