@@ -1824,7 +1824,8 @@ impl GpuRuntime {
         let (SinkLayout::Aggregate { groups, accumulators, hashed, .. }, Sink::Aggregate(a)) = (&gp.kernel.sink, &gp.pipeline.sink) else {
             return false;
         };
-        let kept_on_gpu = state.kept.contains_key(&a.result) || a.reduced_form().is_some_and(|(r, _)| state.kept.contains_key(&r.result));
+        // (An aggregation's reduced form, which its run reads, keeps its result id.)
+        let kept_on_gpu = state.kept.contains_key(&a.result);
         let words: usize = accumulators.iter().flat_map(|acc| acc.arrays()).map(|(w, _)| w).sum::<usize>() + usize::from(hashed.is_some());
         let bytes = groups.saturating_mul(4 + 8 * words);
         ExecExperiments::get().spare_sinks && !kept_on_gpu && !gp.kernel.params.contains(&Param::Out(Out::BuildSeen)) && bytes <= SPARE_SINK_MAX_BYTES
