@@ -42,6 +42,9 @@ pub struct Executor {
     pipelines: AtomicU64,
     /// Placements of the plans run so far (see [`PlacementCache`]).
     placements: PlacementCache,
+    /// The placements of cached plans' runs, by the plan's number (see
+    /// [`Executor::placement_of`]).
+    by_plan: Mutex<HashMap<u64, PlanPlacement>>,
     /// The last query's steps run on the CPU and DataFusion, for EXPLAIN ANALYZE.
     last_runs: Mutex<Vec<StepRun>>,
 }
@@ -60,14 +63,18 @@ pub struct StepRun {
 /// GPU placements (kernels generated, reasons, the GPU sorts) by plan, so that a query
 /// run again skips placement and code generation: 0.1–0.3 ms a query on the H200's host
 /// for SSB (2026-11-23; q1.1 0.2 → 0.05 ms, SSB SF 1 in total 7.8 → 4.6 ms). Keyed by the plan's full text (its scans name table versions, so a
-/// write makes a new key), the device setting and the kernel options; and again by the
-/// plan's number ([`PlannedQuery::id`]) with the same setting and options, which a
-/// cached plan's runs look up (see [`Executor::placement_of`]).
+/// write makes a new key), the device setting and the kernel options; a cached plan's
+/// runs find theirs by the plan's number ([`PlannedQuery::id`], see [`PlanPlacement`]).
 type PlacementCache = tessera_common::TextCache<Arc<Placement>>;
 
-/// Entries kept at most (two a plan run: by text and by number); the cache is cleared
-/// when full (as the session's plan cache).
+/// Entries kept at most in each of the two caches (by text, by plan number); a cache is
+/// cleared when full (as the session's plan cache).
 const PLACEMENT_CACHE_ENTRIES: usize = 512;
+
+/// A cached plan's placement with the device setting and kernel options it was made
+/// under, which a run compares with its own rather than formatting them into a text key
+/// (the options' Debug text took microseconds of each warm query).
+type PlanPlacement = (DevicePref, KernelOptions, Arc<Placement>);
 
 impl Executor {
     /// An executor over `store` using every core.
@@ -79,6 +86,7 @@ impl Executor {
             fallbacks: AtomicU64::new(0),
             pipelines: AtomicU64::new(0),
             placements: PlacementCache::new(PLACEMENT_CACHE_ENTRIES),
+            by_plan: Mutex::new(HashMap::new()),
             last_runs: Mutex::new(Vec::new()),
         }
     }
@@ -295,12 +303,20 @@ impl Executor {
         if !ExecExperiments::get().short_lookups {
             return self.cached_placement(gpu, &planned.plan, Some(planned.plan_text()), device);
         }
-        let by_id = format!("#{} {device:?} {:?}", planned.id(), gpu.kernel_options());
-        if let Some(cached) = self.placements.get(&by_id) {
+        let options = gpu.kernel_options();
+        let found = self.by_plan.lock().ok().and_then(|m| {
+            m.get(&planned.id()).filter(|(d, o, _)| *d == device && *o == options).map(|(_, _, p)| Arc::clone(p))
+        });
+        if let Some(cached) = found {
             return Ok(cached.for_run());
         }
         let placement = self.cached_placement(gpu, &planned.plan, Some(planned.plan_text()), device)?;
-        self.placements.insert(by_id, Arc::new(placement.for_run()));
+        if let Ok(mut m) = self.by_plan.lock() {
+            if m.len() >= PLACEMENT_CACHE_ENTRIES {
+                m.clear();
+            }
+            m.insert(planned.id(), (device, options, Arc::new(placement.for_run())));
+        }
         Ok(placement)
     }
 
@@ -528,13 +544,16 @@ impl Executor {
         tessera_common::trace::mark("steps done");
         let batches = to_batches(&out, schema);
         tessera_common::trace::mark("batches made");
-        if let (Ok(_), Some((_, placement))) = (&batches, gpu.as_mut()) {
-            // Its pipelines' spare sink arrays may go back for their next runs.
-            placement.state.complete();
+        if let Some((rt, mut placement)) = gpu {
+            if batches.is_ok() {
+                // Its pipelines' spare sink arrays may go back for their next runs.
+                placement.state.complete();
+            }
+            // The GPU state (the query's stream, its buffers) is let go of off the
+            // query's path; the next admission waits for it (`GpuRuntime::retire`).
+            rt.retire(placement.state);
         }
-        // The GPU state (the query's stream, its buffers) is dropped on return.
-        drop(gpu);
-        tessera_common::trace::mark("GPU state dropped");
+        tessera_common::trace::mark("GPU state retired");
         batches
     }
 
