@@ -149,8 +149,6 @@ impl GpuDevice {
         // readers wait for with an event recorded after the upload, and which are freed
         // only once no query holds them — after each holder synchronized its stream.
         unsafe { ctx.disable_event_tracking() };
-        // Best effort: an experiment's scheduling policy (the default leaves the driver's).
-        let _ = set_wait_policy(&ctx);
         // Best effort: a device without memory pools allocates synchronously anyway.
         let _ = keep_pool_memory(&ctx);
         let facts = Self::read_facts(&ctx).map_err(|e| driver_err("querying the GPU", e))?;
@@ -282,23 +280,6 @@ fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverErr
         )
     }
     .result()
-}
-
-/// How a host thread waits for the GPU (`TESSERA_EXP_CTX_SCHED`, an experiment): `spin`,
-/// `yield` or `blocking` set the context's scheduling flag; unset (or `auto`) leaves the
-/// driver's default, which spins while the process has no more contexts than cores. A
-/// warm SSB SF 20 query spends 40–135 µs of host time beside its kernels, some of it
-/// after waits: this measures whether the waiting policy is part of that.
-fn set_wait_policy(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverError> {
-    use cudarc::driver::sys::CUctx_flags as F;
-    let flags = match std::env::var("TESSERA_EXP_CTX_SCHED").as_deref() {
-        Ok("spin") => F::CU_CTX_SCHED_SPIN,
-        Ok("yield") => F::CU_CTX_SCHED_YIELD,
-        Ok("blocking") => F::CU_CTX_SCHED_BLOCKING_SYNC,
-        _ => return Ok(()),
-    };
-    ctx.bind_to_thread()?;
-    cudarc::driver::result::ctx::set_flags(flags)
 }
 
 /// Driver errors that mean "there is no usable GPU here" rather than "something broke".

@@ -116,10 +116,11 @@ pub struct ExecExperiments {
     /// `TESSERA_EXP_SPARE_SINKS=0` allocates and fills them every run, as before
     /// 2026-11-28e.
     pub spare_sinks: bool,
-    /// Whether a finished query's GPU state is dropped on a thread of its own after its
-    /// result is returned (`gpu::Teardown`; the default); `TESSERA_EXP_TEARDOWN=0` drops
-    /// it before returning, as before 2026-11-28f.
-    pub background_teardown: bool,
+    /// Whether a query takes the tables its builds find in the build cache at admission,
+    /// and skips those builds' runs (`GpuRuntime::take_cached_builds`; the default);
+    /// `TESSERA_EXP_ADMISSION_BUILDS=0` takes each in its build's run, as before
+    /// 2026-11-28f.
+    pub admission_builds: bool,
 }
 
 impl Default for ExecExperiments {
@@ -140,7 +141,7 @@ impl Default for ExecExperiments {
             query_fill: 2,
             build_cache: true,
             spare_sinks: true,
-            background_teardown: true,
+            admission_builds: true,
         }
     }
 }
@@ -174,7 +175,7 @@ impl ExecExperiments {
             query_fill: num("TESSERA_EXP_QUERY_FILL").map_or(d.query_fill, |n: u64| n.min(2) as u8),
             build_cache: on("TESSERA_EXP_BUILD_CACHE", d.build_cache),
             spare_sinks: on("TESSERA_EXP_SPARE_SINKS", d.spare_sinks),
-            background_teardown: on("TESSERA_EXP_TEARDOWN", d.background_teardown),
+            admission_builds: on("TESSERA_EXP_ADMISSION_BUILDS", d.admission_builds),
         }
     }
 }
@@ -201,9 +202,9 @@ mod tests {
             ("TESSERA_EXP_QUERY_FILL", "0"),
             ("TESSERA_EXP_BUILD_CACHE", "0"),
             ("TESSERA_EXP_SPARE_SINKS", "0"),
-            ("TESSERA_EXP_TEARDOWN", "0"),
+            ("TESSERA_EXP_ADMISSION_BUILDS", "0"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.background_teardown);
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds);
         assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits), (0, 0, GPU_MIN_ROWS, 32));
     }
 }

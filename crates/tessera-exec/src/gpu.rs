@@ -371,8 +371,6 @@ pub struct GpuRuntime {
     spare_bytes: Arc<AtomicUsize>,
     /// The slots that have held spare sink arrays, for [`GpuRuntime::make_room`] to empty.
     spare_slots: Mutex<Vec<std::sync::Weak<Mutex<Option<SpareSink>>>>>,
-    /// Finished queries' GPU state being dropped off the query's path ([`Teardown`]).
-    teardown: Teardown,
 }
 
 impl std::fmt::Debug for GpuRuntime {
@@ -667,6 +665,9 @@ pub struct GpuQueryState {
     /// Sink arrays set up at admission, by pipeline ([`preset_key`]), each taken by the
     /// pipeline's run.
     preset: HashMap<usize, SinkArrays>,
+    /// Hash-table builds whose tables were taken from the build cache at admission, by
+    /// pipeline: the executor skips their runs ([`GpuQueryState::took_build`]).
+    taken: HashSet<usize>,
     /// The fill that sets a running aggregation's arrays for its pipeline's next run,
     /// queued by the next [`GpuRuntime::finish`] behind its copies ([`SpareSink`]).
     refill: Option<Fills>,
@@ -711,90 +712,17 @@ impl Drop for Lane {
     }
 }
 
-/// Drops finished queries' GPU state on a thread of its own.
-///
-/// Dropping a warm SSB SF 20 query's state took 2.6–6.2 µs of its host time after its
-/// result had come back (2026-11-28e run 8; 2026-11-28f run 1: 65 µs over the 13
-/// queries): waiting for its stream (the spare arrays' fill queued behind the download),
-/// giving spare arrays back, freeing buffers, returning the stream and its reservation.
-/// None of it is needed for the result. The next admission ([`GpuRuntime::admit`]), and
-/// a change of the memory limit, first wait until every retired state is dropped
-/// ([`Teardown::settle`]), so a query finds the streams, memory and spare arrays the
-/// queries before it left exactly as if they had dropped their state before returning;
-/// only the time moves, to while the caller reads the result.
-#[derive(Default)]
-struct Teardown {
-    /// The thread's queue, made on first use.
-    queue: Mutex<Option<std::sync::mpsc::Sender<GpuQueryState>>>,
-    /// States retired and not dropped yet, and its change.
-    pending: Arc<(Mutex<usize>, std::sync::Condvar)>,
-}
-
-impl Teardown {
-    /// Queues `state` to be dropped on the teardown thread (dropped here if the thread
-    /// cannot be had).
-    fn retire(&self, device: &Arc<GpuDevice>, state: GpuQueryState) {
-        let Ok(mut queue) = self.queue.lock() else { return drop(state) };
-        if queue.is_none() {
-            *queue = self.start(device);
-        }
-        let Some(sender) = queue.as_ref() else { return drop(state) };
-        self.count(1);
-        if let Err(std::sync::mpsc::SendError(state)) = sender.send(state) {
-            *queue = None;
-            drop(state);
-            self.count(-1);
-        }
-    }
-
-    /// The teardown thread, bound to the device's context (its drops free device memory
-    /// and wait for streams).
-    fn start(&self, device: &Arc<GpuDevice>) -> Option<std::sync::mpsc::Sender<GpuQueryState>> {
-        let (sender, receiver) = std::sync::mpsc::channel::<GpuQueryState>();
-        let (ctx, pending) = (Arc::clone(device.context()), Arc::clone(&self.pending));
-        std::thread::Builder::new()
-            .name("tessera-gpu-teardown".into())
-            .spawn(move || {
-                let _ = ctx.bind_to_thread();
-                for state in receiver {
-                    drop(state);
-                    let (count, changed) = &*pending;
-                    if let Ok(mut n) = count.lock() {
-                        *n = n.saturating_sub(1);
-                    }
-                    changed.notify_all();
-                }
-            })
-            .ok()?;
-        Some(sender)
-    }
-
-    fn count(&self, by: isize) {
-        let (count, changed) = &*self.pending;
-        if let Ok(mut n) = count.lock() {
-            *n = n.saturating_add_signed(by);
-        }
-        changed.notify_all();
-    }
-
-    /// Waits until every retired state has been dropped.
-    fn settle(&self) {
-        let (count, changed) = &*self.pending;
-        let Ok(mut n) = count.lock() else { return };
-        while *n > 0 {
-            match changed.wait(n) {
-                Ok(next) => n = next,
-                Err(_) => return,
-            }
-        }
-    }
-}
-
 impl GpuQueryState {
     /// Holds result `id`, on the host, as the table a GPU pipeline reads it as, for its
     /// strings to be found again by row number when rows come back.
     pub fn hold_result(&mut self, id: usize, table: Arc<LoadedTable>) {
         self.result_tables.insert(id, table);
+    }
+
+    /// Whether pipeline `id` is a build whose table was taken from the build cache at
+    /// admission (its run has nothing to do).
+    pub fn took_build(&self, id: usize) -> bool {
+        self.taken.contains(&id)
     }
 
     /// The query finished without error: its pipelines' spare sink arrays (with its
@@ -1034,7 +962,6 @@ impl GpuRuntime {
             builds: Mutex::new(BuildCache::default()),
             spare_bytes: Arc::new(AtomicUsize::new(0)),
             spare_slots: Mutex::new(Vec::new()),
-            teardown: Teardown::default(),
         })
     }
 
@@ -1097,28 +1024,11 @@ impl GpuRuntime {
     /// evicting cached columns, least recently used first, until the bytes in use fit.
     pub fn set_memory_limit(&self, limit: Option<usize>) {
         let limit = limit.unwrap_or(self.default_limit);
-        // What finished queries still hold is let go first, as if they had dropped it.
-        self.teardown.settle();
         let pool = self.device.memory();
         if pool.limit() != limit {
             pool.set_limit(limit);
             self.make_room(0);
         }
-    }
-
-    /// Lets go of a finished query's GPU state: on the teardown thread once the result is
-    /// on its way ([`Teardown`]), or here under `TESSERA_EXP_TEARDOWN=0`.
-    pub fn retire(&self, state: GpuQueryState) {
-        if ExecExperiments::get().background_teardown {
-            self.teardown.retire(&self.device, state);
-        } else {
-            drop(state);
-        }
-    }
-
-    /// Waits until the GPU state of every finished query is dropped.
-    pub fn settle(&self) {
-        self.teardown.settle();
     }
 
     /// Bytes of columns cached on the GPU, and how many columns.
@@ -1272,15 +1182,13 @@ impl GpuRuntime {
     /// [`ADMISSION_WAIT`] while running queries leave too little room.
     pub fn admit<'k>(&self, state: &mut GpuQueryState, kernels: impl Iterator<Item = &'k GpuPipeline>) -> Result<()> {
         let started = Instant::now();
-        // The queries before this one have given back their streams, reservations, holds
-        // and spare arrays, as when their state was dropped before they returned.
-        self.teardown.settle();
         let kernels: Vec<&GpuPipeline> = kernels.collect();
+        self.take_cached_builds(state, &kernels);
         let mut bytes = 0usize;
         let mut counted: HashSet<(&str, u64, usize, bool)> = HashSet::new();
         // One lock for all the lookups (a query reads 4–15 columns).
         let cache = self.columns.lock().map_err(|_| TesseraError::Internal("GPU column cache poisoned".into()))?;
-        for &k in &kernels {
+        for &k in kernels.iter().filter(|k| !state.taken.contains(&k.pipeline.id)) {
             bytes = bytes.saturating_add(k.work_memory());
             let Source::Scan(scan) = &k.pipeline.source else { continue };
             for (i, (&c, gc)) in scan.columns.iter().zip(&k.columns).enumerate() {
@@ -1310,6 +1218,30 @@ impl GpuRuntime {
             *a = (bytes, started.elapsed().as_secs_f64() * 1e3);
         }
         Ok(())
+    }
+
+    /// Takes the tables of the query's builds that the build cache holds (complete: kept
+    /// only once their flags came back clean) into `state`, held until its stream is done
+    /// as if its run had taken them: those builds then read no columns, reserve no memory
+    /// and are skipped by the run ([`GpuQueryState::took_build`]). A cached build had cost
+    /// a warm SSB SF 20 query 2–5 µs of host time each before its probe, looking its
+    /// stored table up (2026-11-28e run 8: 3–4 of them in q2.x–q4.x).
+    fn take_cached_builds(&self, state: &mut GpuQueryState, kernels: &[&GpuPipeline]) {
+        if !ExecExperiments::get().admission_builds {
+            return;
+        }
+        let Ok(mut cache) = self.builds.lock() else { return };
+        for &k in kernels {
+            let (Some(key), Sink::HashBuild(b)) = (self.build_cache_key(k), &k.pipeline.sink) else { continue };
+            let Some(t) = cache.get(key) else { continue };
+            let started = Instant::now();
+            let mut report = GpuRun { rows_out: t.shape.slots as u64, ..GpuRun::new(k.pipeline.id) };
+            report.phases.push(("table taken from the build cache", 0.0));
+            state.lane.tables.push(Arc::clone(&t));
+            state.tables.insert(b.table, t);
+            state.taken.insert(k.pipeline.id);
+            self.report(report, started);
+        }
     }
 
     /// Sets up the sink arrays of the query's hash-table builds (under

@@ -406,6 +406,14 @@ impl Executor {
     /// call of a statement: its pipelines check their tables against one manifest, the
     /// store's state when it started (each read is a `stat` of the manifest file).
     fn load_seen(&self, scan: &tessera_ir::Scan, seen: &mut Option<Arc<tessera_storage::Manifest>>) -> Result<Arc<tessera_storage::LoadedTable>> {
+        let manifest = self.check_seen(scan, seen)?;
+        let meta = manifest.table(&scan.table).ok_or_else(|| TesseraError::StalePlan(format!("table '{}' was dropped", scan.table)))?;
+        self.store.load(meta)
+    }
+
+    /// Checks, as [`Executor::load_seen`] does, that table `scan.table` is at the version
+    /// the plan was made for, without loading it; returns the manifest checked against.
+    fn check_seen(&self, scan: &tessera_ir::Scan, seen: &mut Option<Arc<tessera_storage::Manifest>>) -> Result<Arc<tessera_storage::Manifest>> {
         let table = &scan.table;
         let manifest = match seen {
             Some(m) if ExecExperiments::get().short_lookups => Arc::clone(m),
@@ -421,7 +429,7 @@ impl Executor {
         if meta.version != scan.version {
             return Err(TesseraError::StalePlan(format!("table '{table}' is at version {}, planned at {}", meta.version, scan.version)));
         }
-        self.store.load(meta)
+        Ok(manifest)
     }
 
     async fn run_steps(
@@ -457,6 +465,16 @@ impl Executor {
                     };
                     let on_gpu = gpu.as_mut().and_then(|(rt, pl)| pl.kernels.get(&p.id).map(|k| (*rt, Arc::clone(k), &mut pl.state)));
                     if let Some((rt, k, gstate)) = on_gpu {
+                        if gstate.took_build(p.id) {
+                            // Its table was taken from the build cache at admission: the
+                            // stored table it was built from need only still be the one
+                            // planned (`GpuRuntime::admit`).
+                            if let Source::Scan(scan) = &p.source {
+                                self.check_seen(scan, &mut manifest)?;
+                            }
+                            self.pipelines.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
                         let table = match &p.source {
                             Source::Scan(scan) => self.load_seen(scan, &mut manifest)?,
                             // Kept on the GPU: the kernel reads it there (see `gpu::result_layout`).
@@ -544,16 +562,16 @@ impl Executor {
         tessera_common::trace::mark("steps done");
         let batches = to_batches(&out, schema);
         tessera_common::trace::mark("batches made");
-        if let Some((rt, mut placement)) = gpu {
-            if batches.is_ok() {
-                // Its pipelines' spare sink arrays may go back for their next runs.
-                placement.state.complete();
-            }
-            // The GPU state (the query's stream, its buffers) is let go of off the
-            // query's path; the next admission waits for it (`GpuRuntime::retire`).
-            rt.retire(placement.state);
+        if let (Ok(_), Some((_, placement))) = (&batches, gpu.as_mut()) {
+            // Its pipelines' spare sink arrays may go back for their next runs.
+            placement.state.complete();
         }
-        tessera_common::trace::mark("GPU state retired");
+        // The GPU state (the query's stream, its buffers) is dropped on return. (Dropped
+        // on a thread of its own instead, after the result was returned, SSB SF 20 was
+        // slower: 5.90 against 5.55 ms, every host step of the next query slower while
+        // that thread ran, 2026-11-28f run 2.)
+        drop(gpu);
+        tessera_common::trace::mark("GPU state dropped");
         batches
     }
 

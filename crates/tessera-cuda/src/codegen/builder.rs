@@ -61,9 +61,6 @@ pub struct Builder<'a> {
     pub strings: Vec<usize>,
     /// Comparisons of two 32-bit values are made in 32 bits ([`super::Experiments`]).
     pub compares_32: bool,
-    /// The largest bitmap looked up before earlier probes' tests filter
-    /// ([`super::probe::BATCHED_BITMAP_MAX_BYTES`] unless an experiment sets another).
-    pub batched_bitmap_bytes: usize,
     /// Whether columns load through `tessera_col` (`Experiments::column_loads` set).
     pub column_policy: bool,
     tmp: usize,
@@ -111,7 +108,6 @@ impl<'a> Builder<'a> {
             expanded: false,
             strings: Vec::new(),
             compares_32: true,
-            batched_bitmap_bytes: super::probe::BATCHED_BITMAP_MAX_BYTES,
             column_policy: false,
             tmp: 0,
         }

@@ -238,7 +238,6 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     }
     let mut b = Builder::new(cols, options.literals == Literals::Parameters);
     b.compares_32 = options.experiments.compares_32;
-    b.batched_bitmap_bytes = options.experiments.batched_bitmap_kib << 10;
     b.column_policy = options.experiments.column_loads != 0;
     for &c in eager {
         if let Err(r) = scan::load(&mut b, c) {
@@ -251,7 +250,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     let mut fields = fields0;
     let mut hoisted = probe::hoistable(pipeline, cols, tables);
     // Far more selective probes are tested before the filters (see `probe::early`).
-    let early = probe::early(pipeline, &hoisted, tables, options.experiments.early_probes, b.batched_bitmap_bytes);
+    let early = probe::early(pipeline, &hoisted, tables, options.experiments.early_probes);
     hoisted.retain(|h| !early.contains(h));
     let mut hoisted_slots = match probe::hoist(&mut b, &early, tables, true) {
         Ok(slots) => slots,

@@ -121,16 +121,11 @@ pub struct Experiments {
     /// [`ITEMS_PER_THREAD_LEAN`], the default); 0 gives them the single-probe
     /// pipelines' items, as before.
     pub lean_items: u32,
-    /// `TESSERA_EXP_BATCHED_BITMAP_KIB=N`: the largest membership bitmap, KiB, looked up
-    /// for rows an earlier probe's test has not filtered yet (see
-    /// [`super::probe::BATCHED_BITMAP_MAX_BYTES`], the default). SSB q3.1's customer
-    /// bitmap is 75 KiB at SF 20, just over it.
-    pub batched_bitmap_kib: usize,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, batched_bitmap_kib: super::probe::BATCHED_BITMAP_MAX_BYTES >> 10 }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN }
     }
 }
 
@@ -163,7 +158,6 @@ impl Experiments {
             single_items: var("TESSERA_EXP_SINGLE_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.single_items),
             lean_items: var("TESSERA_EXP_LEAN_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.lean_items),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
-            batched_bitmap_kib: var("TESSERA_EXP_BATCHED_BITMAP_KIB").and_then(|v| v.parse().ok()).unwrap_or(d.batched_bitmap_kib),
         }
     }
 }

@@ -119,7 +119,7 @@ pub const EARLY_MAX_SHARE: f64 = 0.25;
 /// that cannot fail ([`tessera_ir::Expr::cannot_fail`]): a test that drops a row first
 /// must not hide an error the filter would raise for it, so that every backend and
 /// test order gives the same outcome.
-pub fn early(pipeline: &Pipeline, hoisted: &[Hoisted], tables: &[GpuTable], enabled: bool, batched_max_bytes: usize) -> Vec<Hoisted> {
+pub fn early(pipeline: &Pipeline, hoisted: &[Hoisted], tables: &[GpuTable], enabled: bool) -> Vec<Hoisted> {
     let Source::Scan(scan) = &pipeline.source else { return Vec::new() };
     if !enabled {
         return Vec::new();
@@ -141,7 +141,7 @@ pub fn early(pipeline: &Pipeline, hoisted: &[Hoisted], tables: &[GpuTable], enab
         .filter(|h| {
             let t = &tables[h.probe];
             let share = if h.anti { 1.0 - pass_rate(t) } else { pass_rate(t) };
-            t.slots.div_ceil(8) <= batched_max_bytes && share <= kept * EARLY_MAX_SHARE
+            t.slots.div_ceil(8) <= BATCHED_BITMAP_MAX_BYTES && share <= kept * EARLY_MAX_SHARE
         })
         .copied()
         .collect()
@@ -178,7 +178,7 @@ pub fn hoist(b: &mut Builder<'_>, hoisted: &[Hoisted], tables: &[GpuTable], alon
         }
     };
     for h in order {
-        let large = tables[h.probe].slots.div_ceil(8) > b.batched_bitmap_bytes;
+        let large = tables[h.probe].slots.div_ceil(8) > BATCHED_BITMAP_MAX_BYTES;
         if !b.loaded.contains(&h.column) || (large && !pending.is_empty()) {
             // The key is loaded here, or the bitmap is too large to read for every row:
             // only the items the tests so far let through go on.
