@@ -698,6 +698,7 @@ impl Drop for Lane {
         if let Some(stream) = &self.stream {
             if !self.held.is_empty() || !self.tables.is_empty() || !self.spares.is_empty() {
                 let synchronized = stream.synchronize().is_ok();
+                tessera_common::trace::mark("stream synchronized");
                 if synchronized && self.done {
                     for p in self.spares.drain(..) {
                         if let Ok(mut slot) = p.slot.lock()
@@ -1184,6 +1185,7 @@ impl GpuRuntime {
         let started = Instant::now();
         let kernels: Vec<&GpuPipeline> = kernels.collect();
         self.take_cached_builds(state, &kernels);
+        tessera_common::trace::mark("cached builds taken");
         let mut bytes = 0usize;
         let mut counted: HashSet<(&str, u64, usize, bool)> = HashSet::new();
         // One lock for all the lookups (a query reads 4–15 columns).
@@ -1209,8 +1211,10 @@ impl GpuRuntime {
             }
         }
         drop(cache);
+        tessera_common::trace::mark("columns counted");
         let pinned = || self.pinned_bytes();
         state.lane.stream = Some(Arc::new(self.device.admit(bytes, ADMISSION_WAIT, &pinned)?));
+        tessera_common::trace::mark("stream admitted");
         if ExecExperiments::get().query_fill > 0 {
             self.preset_sinks(state, &kernels)?;
         }
@@ -1747,10 +1751,18 @@ impl GpuRuntime {
                 // A thread per column pays off only for many groups: starting threads
                 // costs tens of µs each, and SSB SF 20 q2.1's 280 groups took 0.38 ms
                 // that way on the H200 host (2026-11-25e) against microseconds on this one.
+                tessera_common::trace::mark("column builds made");
                 let columns = if order.len() >= PARALLEL_COLUMN_BUILD_MIN_GROUPS {
                     tessera_cpu::parallel::on_threads(builds, |b| b())?
                 } else {
-                    builds.into_iter().map(|b| b()).collect::<Result<Vec<_>>>()?
+                    builds
+                        .into_iter()
+                        .map(|b| {
+                            let c = b();
+                            tessera_common::trace::mark("column built");
+                            c
+                        })
+                        .collect::<Result<Vec<_>>>()?
                 };
                 report.phases.push(("columns built", ms(Instant::now())));
                 tessera_common::trace::mark("columns built");

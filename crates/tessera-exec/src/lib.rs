@@ -527,6 +527,7 @@ impl Executor {
                             }
                         }
                         state.results.insert(sort.result, Arc::new(out));
+                        tessera_common::trace::mark("ranked groups limited");
                     } else {
                         let input = self.source(&p.source, &p.operators, &state, &mut manifest)?;
                         let run = self.cpu.run(p, &input, &mut state)?;
@@ -898,11 +899,13 @@ pub fn to_batches(chunks: &[Chunk], schema: &SchemaRef) -> Result<Vec<RecordBatc
                 .iter()
                 .zip(schema.fields())
                 .map(|(a, f)| {
-                    if a.data_type() == f.data_type() {
+                    let c = if a.data_type() == f.data_type() {
                         Ok(Arc::clone(a))
                     } else {
                         arrow::compute::cast_with_options(a, f.data_type(), &STRICT).map_err(arrow_err)
-                    }
+                    };
+                    tessera_common::trace::mark(if a.data_type() == f.data_type() { "batch column kept" } else { "batch column cast" });
+                    c
                 })
                 .collect::<Result<_>>()?;
             let options = RecordBatchOptions::new().with_row_count(Some(c.rows));
