@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use crate::gpu::{GPU_MIN_ROWS, SMALL_RECORDS_MAX_GROUPS, SMALL_SORT_MAX_GROUPS};
+use crate::gpu::{GPU_MIN_ROWS, PLAIN_STRINGS_MAX_ROWS, SMALL_RECORDS_MAX_GROUPS, SMALL_SORT_MAX_GROUPS};
 
 /// The switches, each with what it changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +123,10 @@ pub struct ExecExperiments {
     /// (2026-11-28f runs 5–6): 5.119 against 5.206 ms pooled over 20 rounds, 5.213
     /// against 5.252 over 14; TPC-H SF 10's kernels unchanged.
     pub admission_builds: bool,
+    /// `TESSERA_EXP_PLAIN_STRINGS_MAX=N`: [`PLAIN_STRINGS_MAX_ROWS`] or another bound on
+    /// the rows of a stored dictionary's codes made plain strings when they come back from
+    /// the GPU (0: always a dictionary array, as before 2026-11-28f).
+    pub plain_strings_max_rows: usize,
 }
 
 impl Default for ExecExperiments {
@@ -144,6 +148,7 @@ impl Default for ExecExperiments {
             build_cache: true,
             spare_sinks: true,
             admission_builds: true,
+            plain_strings_max_rows: PLAIN_STRINGS_MAX_ROWS,
         }
     }
 }
@@ -178,6 +183,7 @@ impl ExecExperiments {
             build_cache: on("TESSERA_EXP_BUILD_CACHE", d.build_cache),
             spare_sinks: on("TESSERA_EXP_SPARE_SINKS", d.spare_sinks),
             admission_builds: on("TESSERA_EXP_ADMISSION_BUILDS", d.admission_builds),
+            plain_strings_max_rows: num("TESSERA_EXP_PLAIN_STRINGS_MAX").map_or(d.plain_strings_max_rows, |n: u64| n as usize),
         }
     }
 }
@@ -205,8 +211,9 @@ mod tests {
             ("TESSERA_EXP_BUILD_CACHE", "0"),
             ("TESSERA_EXP_SPARE_SINKS", "0"),
             ("TESSERA_EXP_ADMISSION_BUILDS", "0"),
+            ("TESSERA_EXP_PLAIN_STRINGS_MAX", "0"),
         ]));
         assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds);
-        assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits), (0, 0, GPU_MIN_ROWS, 32));
+        assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits, set.plain_strings_max_rows), (0, 0, GPU_MIN_ROWS, 32, 0));
     }
 }

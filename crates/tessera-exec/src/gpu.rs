@@ -1272,6 +1272,7 @@ impl GpuRuntime {
         let presets: Vec<&GpuPipeline> = kernels
             .iter()
             .copied()
+            .filter(|k| !state.taken.contains(&k.pipeline.id))
             .filter(|&k| {
                 let sized = match k.kernel.sink {
                     SinkLayout::Build { .. } => !kept(k),
@@ -2714,6 +2715,11 @@ fn string_column(table: &LoadedTable, c: usize) -> Result<(Vec<i64>, Vec<u8>)> {
 /// that a large result is not a copy of the strings.
 fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Result<ArrayRef> {
     let (table, c) = match state.dictionaries.get(d.id) {
+        // A few rows (an aggregation's groups, mostly) are made plain strings at once; a
+        // dictionary array would be validated here and cast to the query's output type
+        // anyway (SSB SF 20: about 9 µs a string column of 600–800 groups that way,
+        // 2026-11-28f run 7).
+        Some(DictValues::Values(v)) if codes.len() <= ExecExperiments::get().plain_strings_max_rows => return arrow::compute::take(v.as_ref(), &codes, None).map_err(arrow_err),
         Some(DictValues::Values(v)) => return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, Arc::clone(v)).map_err(arrow_err)?)),
         Some(DictValues::Rows(table, c)) => (table, *c),
         Some(DictValues::ResultRows(id, c)) => {
@@ -2732,6 +2738,13 @@ fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Re
         None => picked,
     })
 }
+
+/// The most rows of a stored dictionary's codes coming back from the GPU that are made
+/// a plain string array (their strings copied) rather than a dictionary array over the
+/// dictionary's values (see [`dictionary_column`]): up to here the copy is cheaper than
+/// the dictionary's validation and the cast the output needs later; beyond, a
+/// dictionary spares copying many repeated strings.
+pub const PLAIN_STRINGS_MAX_ROWS: usize = 1 << 16;
 
 /// The share of a table's rows from which a string column's rows coming back from the
 /// GPU are a dictionary array over the whole column rather than a copy of the strings

@@ -453,6 +453,18 @@ impl Executor {
             match step {
                 Step::Pipeline(p) => {
                     tessera_common::trace::mark("pipeline");
+                    if let Some((_, pl)) = gpu.as_ref()
+                        && pl.state.took_build(p.id)
+                    {
+                        // Its table was taken from the build cache at admission: the
+                        // stored table it was built from need only still be the one
+                        // planned (`GpuRuntime::admit`).
+                        if let Source::Scan(scan) = &p.source {
+                            self.check_seen(scan, &mut manifest)?;
+                        }
+                        self.pipelines.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
                     // The values of the scalar subqueries it reads: GPU kernels take them as
                     // parameters, the CPU backend as literals.
                     let subqueries = subquery_values(p, &state)?;
@@ -465,16 +477,6 @@ impl Executor {
                     };
                     let on_gpu = gpu.as_mut().and_then(|(rt, pl)| pl.kernels.get(&p.id).map(|k| (*rt, Arc::clone(k), &mut pl.state)));
                     if let Some((rt, k, gstate)) = on_gpu {
-                        if gstate.took_build(p.id) {
-                            // Its table was taken from the build cache at admission: the
-                            // stored table it was built from need only still be the one
-                            // planned (`GpuRuntime::admit`).
-                            if let Source::Scan(scan) = &p.source {
-                                self.check_seen(scan, &mut manifest)?;
-                            }
-                            self.pipelines.fetch_add(1, Ordering::Relaxed);
-                            continue;
-                        }
                         let table = match &p.source {
                             Source::Scan(scan) => self.load_seen(scan, &mut manifest)?,
                             // Kept on the GPU: the kernel reads it there (see `gpu::result_layout`).
