@@ -3497,6 +3497,27 @@ mod tests {
         assert!(!holds_nulls(&table, 1));
     }
 
+    /// A stored dictionary's codes coming back for a few rows are plain strings at once
+    /// (NULL codes NULL); for more rows than `PLAIN_STRINGS_MAX_ROWS`, a dictionary array
+    /// over the same values.
+    #[test]
+    fn few_dictionary_codes_come_back_as_plain_strings() {
+        use arrow::array::StringArray;
+        let mut state = GpuQueryState::default();
+        state.dictionaries.push(DictValues::Values(Arc::new(StringArray::from(vec!["ASIA", "EUROPE", "AMERICA"]))));
+        let d = DictRef { size: 3, id: 0, by_row: false };
+        let few = dictionary_column(&state, d, Int32Array::from(vec![Some(2), None, Some(0), Some(2)])).unwrap();
+        assert_eq!(few.data_type(), &DataType::Utf8);
+        assert_eq!(few.as_string::<i32>().iter().collect::<Vec<_>>(), vec![Some("AMERICA"), None, Some("ASIA"), Some("AMERICA")]);
+        let n = PLAIN_STRINGS_MAX_ROWS + 1;
+        let many = dictionary_column(&state, d, Int32Array::from_iter_values((0..n).map(|i| (i % 3) as i32))).unwrap();
+        assert!(matches!(many.data_type(), DataType::Dictionary(..)));
+        let plain = arrow::compute::cast(&many, &DataType::Utf8).unwrap();
+        assert_eq!((plain.as_string::<i32>().value(0), plain.as_string::<i32>().value(n - 1)), ("ASIA", ["ASIA", "EUROPE", "AMERICA"][(n - 1) % 3]));
+        // Codes outside the dictionary are an error either way, never a wrong string.
+        assert!(dictionary_column(&state, d, Int32Array::from(vec![3])).is_err());
+    }
+
     /// A SUM whose inputs may be NULL is NULL for a group that took none (its count 0).
     #[test]
     fn sums_of_nothing_but_nulls_are_null() {
