@@ -2719,7 +2719,11 @@ fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Re
         // dictionary array would be validated here and cast to the query's output type
         // anyway (SSB SF 20: about 9 µs a string column of 600–800 groups that way,
         // 2026-11-28f run 7).
-        Some(DictValues::Values(v)) if codes.len() <= ExecExperiments::get().plain_strings_max_rows => return arrow::compute::take(v.as_ref(), &codes, None).map_err(arrow_err),
+        // Bounds checked: arrow's string `take` would panic on a code past the values.
+        Some(DictValues::Values(v)) if codes.len() <= ExecExperiments::get().plain_strings_max_rows => {
+            let checked = arrow::compute::TakeOptions { check_bounds: true };
+            return arrow::compute::take(v.as_ref(), &codes, Some(checked)).map_err(arrow_err);
+        }
         Some(DictValues::Values(v)) => return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(codes, Arc::clone(v)).map_err(arrow_err)?)),
         Some(DictValues::Rows(table, c)) => (table, *c),
         Some(DictValues::ResultRows(id, c)) => {

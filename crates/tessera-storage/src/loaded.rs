@@ -411,7 +411,9 @@ impl LoadedTable {
         let err = |e: arrow::error::ArrowError| TesseraError::Internal(format!("gathering rows: {e}"));
         if let Some(whole) = self.whole.get(c).and_then(|w| w.get()) {
             let idx = arrow::array::UInt64Array::from_iter_values(rows.iter().map(|&r| r as u64));
-            return arrow::compute::take(whole, &idx, None).map_err(err);
+            // Checked as the batches' path below checks: a row past the end is an error,
+            // not a panic (arrow's string `take` does not check).
+            return arrow::compute::take(whole, &idx, Some(arrow::compute::TakeOptions { check_bounds: true })).map_err(err);
         }
         let mut starts = Vec::with_capacity(self.batch_rows.len());
         let mut at = 0usize;
@@ -549,6 +551,8 @@ mod tests {
         assert!(t.gather(0, &[5]).is_err());
         assert_eq!(t.whole_column(0).unwrap().len(), 5);
         assert_eq!(strings(t.gather(0, &[3, 1]).unwrap()), ["d", "b"]);
+        // Past the end from the whole column too: an error, not a panic.
+        assert!(t.gather(0, &[5]).is_err());
         assert!(t.is_unique(0) == false, "strings are not checked");
     }
 
