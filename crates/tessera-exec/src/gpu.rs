@@ -1238,14 +1238,21 @@ impl GpuRuntime {
         for &k in kernels {
             let (Some(key), Sink::HashBuild(b)) = (self.build_cache_key(k), &k.pipeline.sink) else { continue };
             let Some(t) = cache.get(key) else { continue };
-            let started = Instant::now();
-            let mut report = GpuRun { rows_out: t.shape.slots as u64, ..GpuRun::new(k.pipeline.id) };
-            report.phases.push(("table taken from the build cache", 0.0));
-            state.lane.tables.push(Arc::clone(&t));
-            state.tables.insert(b.table, t);
+            self.take_cached_table(state, k, b.table, t, Instant::now());
             state.taken.insert(k.pipeline.id);
-            self.report(report, started);
         }
+    }
+
+    /// Build `gp`'s table `t`, complete in the build cache, becomes hash table `id` of the
+    /// query, held until its stream is done, and the build's run is reported (from
+    /// `started`) with nothing queued.
+    fn take_cached_table(&self, state: &mut GpuQueryState, gp: &GpuPipeline, id: HashTableId, t: Arc<GpuHashTable>, started: Instant) {
+        state.preset.remove(&preset_key(gp));
+        state.lane.tables.push(Arc::clone(&t));
+        let mut report = GpuRun { rows_out: t.shape.slots as u64, ..GpuRun::new(gp.pipeline.id) };
+        report.phases.push(("table taken from the build cache", started.elapsed().as_secs_f64() * 1e3));
+        state.tables.insert(id, t);
+        self.report(report, started);
     }
 
     /// Sets up the sink arrays of the query's hash-table builds (under
@@ -1328,13 +1335,8 @@ impl GpuRuntime {
             if let (Some(t), Sink::HashBuild(b)) = (kept, &p.sink) {
                 // Built by an earlier query and complete (kept only after its flags came
                 // back), so nothing is queued: the probes read it as it lies.
-                state.preset.remove(&preset_key(gp));
-                state.lane.tables.push(Arc::clone(&t));
-                let mut report = GpuRun { rows_out: t.shape.slots as u64, ..GpuRun::new(p.id) };
-                report.phases.push(("table taken from the build cache", started.elapsed().as_secs_f64() * 1e3));
-                state.tables.insert(b.table, t);
+                self.take_cached_table(state, gp, b.table, t, started);
                 tessera_common::trace::mark("build cache hit");
-                self.report(report, started);
                 return Ok(None);
             }
         }

@@ -406,30 +406,26 @@ impl Executor {
     /// call of a statement: its pipelines check their tables against one manifest, the
     /// store's state when it started (each read is a `stat` of the manifest file).
     fn load_seen(&self, scan: &tessera_ir::Scan, seen: &mut Option<Arc<tessera_storage::Manifest>>) -> Result<Arc<tessera_storage::LoadedTable>> {
-        let manifest = self.check_seen(scan, seen)?;
-        let meta = manifest.table(&scan.table).ok_or_else(|| TesseraError::StalePlan(format!("table '{}' was dropped", scan.table)))?;
-        self.store.load(meta)
+        let manifest = self.manifest_seen(seen)?;
+        self.store.load(planned_meta(&manifest, scan)?)
     }
 
     /// Checks, as [`Executor::load_seen`] does, that table `scan.table` is at the version
-    /// the plan was made for, without loading it; returns the manifest checked against.
-    fn check_seen(&self, scan: &tessera_ir::Scan, seen: &mut Option<Arc<tessera_storage::Manifest>>) -> Result<Arc<tessera_storage::Manifest>> {
-        let table = &scan.table;
-        let manifest = match seen {
+    /// the plan was made for, without loading it.
+    fn check_seen(&self, scan: &tessera_ir::Scan, seen: &mut Option<Arc<tessera_storage::Manifest>>) -> Result<()> {
+        planned_meta(&*self.manifest_seen(seen)?, scan).map(|_| ())
+    }
+
+    /// The manifest in `seen`, read into it by the statement's first call.
+    fn manifest_seen(&self, seen: &mut Option<Arc<tessera_storage::Manifest>>) -> Result<Arc<tessera_storage::Manifest>> {
+        Ok(match seen {
             Some(m) if ExecExperiments::get().short_lookups => Arc::clone(m),
             _ => {
                 let m = self.store.manifest()?;
                 *seen = Some(Arc::clone(&m));
                 m
             }
-        };
-        let meta = manifest
-            .table(table)
-            .ok_or_else(|| TesseraError::StalePlan(format!("table '{table}' was dropped")))?;
-        if meta.version != scan.version {
-            return Err(TesseraError::StalePlan(format!("table '{table}' is at version {}, planned at {}", meta.version, scan.version)));
-        }
-        Ok(manifest)
+        })
     }
 
     async fn run_steps(
@@ -712,6 +708,17 @@ impl Placement {
     }
 }
 
+/// Table `scan.table` in `manifest`, at the version the plan was made for (else a stale
+/// plan: dropped, or written since).
+fn planned_meta<'m>(manifest: &'m tessera_storage::Manifest, scan: &tessera_ir::Scan) -> Result<&'m tessera_storage::TableMeta> {
+    let table = &scan.table;
+    let meta = manifest.table(table).ok_or_else(|| TesseraError::StalePlan(format!("table '{table}' was dropped")))?;
+    if meta.version != scan.version {
+        return Err(TesseraError::StalePlan(format!("table '{table}' is at version {}, planned at {}", meta.version, scan.version)));
+    }
+    Ok(meta)
+}
+
 /// The pipeline whose sink marks the rows of table `table` ([`tessera_ir::MarkBuild`]).
 fn marker(plan: &QueryPlan, table: HashTableId) -> Option<&Pipeline> {
     plan.pipelines().find(|q| matches!(&q.sink, Sink::MarkBuild(m) if m.table == table))
@@ -901,13 +908,13 @@ pub fn to_batches(chunks: &[Chunk], schema: &SchemaRef) -> Result<Vec<RecordBatc
                 .iter()
                 .zip(schema.fields())
                 .map(|(a, f)| {
-                    let c = if a.data_type() == f.data_type() {
-                        Ok(Arc::clone(a))
-                    } else {
-                        arrow::compute::cast_with_options(a, f.data_type(), &STRICT).map_err(arrow_err)
-                    };
-                    tessera_common::trace::mark(if a.data_type() == f.data_type() { "batch column kept" } else { "batch column cast" });
-                    c
+                    if a.data_type() == f.data_type() {
+                        tessera_common::trace::mark("batch column kept");
+                        return Ok(Arc::clone(a));
+                    }
+                    let cast = arrow::compute::cast_with_options(a, f.data_type(), &STRICT).map_err(arrow_err);
+                    tessera_common::trace::mark("batch column cast");
+                    cast
                 })
                 .collect::<Result<_>>()?;
             let options = RecordBatchOptions::new().with_row_count(Some(c.rows));
