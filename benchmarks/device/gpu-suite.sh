@@ -46,6 +46,10 @@
 #   tpch1   — TPC-H SF1 Tessera with the GPU and with tessera.device = 'cpu' in one process,
 #             (taking turns run by run) beside DuckDB, all answers checked; then in a
 #             process with the GPU off
+#   answers — SSB and TPC-H SF1 with every answer checked (the last of 3 runs; lines
+#             without a check mark only), then gpu_repeats.slt in two processes a backend
+#             (split at its overflow: `tessera sql` stops at the first error) and
+#             gpu_build_cache.slt on the GPU and the CPU backend, answers compared
 #   results — the queries of $SLTS (default tests/slt/gpu_results, gpu_nulls, mark_joins, floats, decimal_division, gpu_top, gpu_host_results, distinct_aggregates, gpu_split_sorts, semi_joins planned for the CPU's shapes)
 #             on the GPU and the CPU backend, answers compared, and EXPLAIN ANALYZE of each
 #   joins   — `tessera bench joins`: the no-partition hash join against radix-partitioned
@@ -445,6 +449,29 @@ for section in "$@"; do
     $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs ${TPCH1_RUNS:-7} --engine tessera --engine tessera-cpu --engine duckdb --json $OUT/tpch1.json 2>&1 | grep -v '^\s*$'
     echo "== TPC-H SF1 in a process without the GPU (TESSERA_DISABLE_GPU=1)"
     TESSERA_DISABLE_GPU=1 $X --data-dir /tmp/tdh1 bench tpch --sf 1 --runs 3 --engine tessera --json $OUT/tpch1-cpu.json 2>&1 | grep -v '^\s*$'
+    ;;
+  answers)
+    for s in ssb tpch; do
+      $X --data-dir /tmp/td${s}1 bench $s --sf 1 --runs 3 --engine tessera 2>&1 | grep -E "^│ (q|total)" | grep -vE "✓" | head -8
+    done
+    # An slt file's statements and queries, one a line, without its device settings.
+    slt_sql() { awk '/^(statement|query)/{on=1; buf=""; next} on&&(/^----$/||/^$/){if(buf!="") print buf ";"; on=0; next} on{buf=buf (buf==""?"":" ") $0} END{if(on&&buf!="") print buf ";"}' tests/slt/$1.slt | grep -v "^SET tessera.device"; }
+    slt_sql gpu_repeats > /tmp/rep.sql
+    n=$(grep -n "SELECT sum(x) FROM o" /tmp/rep.sql | head -1 | cut -d: -f1)
+    head -n $((n - 1)) /tmp/rep.sql > /tmp/rep-a.sql; tail -n +$((n + 2)) /tmp/rep.sql > /tmp/rep-b.sql
+    slt_sql gpu_build_cache > /tmp/rep-c.sql
+    for dev in gpu cpu; do
+      rm -rf /tmp/tdrep-$dev /tmp/tdcache-$dev
+      for part in a b c; do
+        d=/tmp/tdrep-$dev; [ $part = c ] && d=/tmp/tdcache-$dev
+        (echo "SET tessera.device = '$dev';"; cat /tmp/rep-$part.sql) > /tmp/rep-$part-$dev.sql
+        $X --format csv --data-dir $d sql /tmp/rep-$part-$dev.sql > /tmp/rep-$part-$dev.txt 2>&1
+      done
+    done
+    for part in a b c; do
+      name="gpu_repeats part $part"; [ $part = c ] && name=gpu_build_cache
+      cmp /tmp/rep-$part-gpu.txt /tmp/rep-$part-cpu.txt && echo "$name: GPU and CPU answers identical ($(wc -l < /tmp/rep-$part-gpu.txt) lines, $(grep -ci rror /tmp/rep-$part-gpu.txt) errors)"
+    done
     ;;
   results)
     # Pipelines over aggregations' results, over NULLs and mark joins: each of $SLTS'

@@ -144,7 +144,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// What the GPU pipelines of the query `session` just ran did, for [`gpu_figures`]:
 /// (kernel ms, host ms, bytes, pipelines), None without a GPU.
 fn last_gpu_run(session: &Session) -> Option<(f64, f64, u64, usize)> {
-    let runs = session.executor().gpu()?.last_runs.lock().ok()?.clone();
+    let runs = session.executor().gpu()?.last_runs();
     Some((runs.iter().map(|r| r.kernel_ms).sum(), runs.iter().map(|r| r.host_ms).sum(), runs.iter().map(|r| r.bytes).sum(), runs.len()))
 }
 
@@ -322,11 +322,15 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
             }
             EngineKind::Tessera => {
                 let peak = session.executor().gpu().and_then(|g| g.bandwidth_gbs());
+                // `TESSERA_EXP_REPORT_TIMED=1`: a run's time ends after its GPU report is
+                // read, as before 2026-11-28g (to compare figures with earlier ones).
+                let report_timed = std::env::var("TESSERA_EXP_REPORT_TIMED").is_ok_and(|v| v == "1");
                 for q in &queries {
                     // Per run: what the GPU pipelines of the query did.
                     let per_run = std::sync::Mutex::new(Vec::new());
                     let mut run = time_query(q, *engine, opts.runs, || async {
                         let out = session.execute(q.sql.trim().trim_end_matches(';')).await;
+                        let end = Instant::now();
                         if tessera_common::trace::enabled() {
                             // `TESSERA_TRACE_HOST=1`: where the run's host time went.
                             eprintln!("trace {} {}", q.name, tessera_common::trace::render(&tessera_common::trace::take()));
@@ -335,7 +339,7 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                         if let (Some(run), Ok(mut v)) = (last_gpu_run(&session), per_run.lock()) {
                             v.push(run);
                         }
-                        Ok(out.batches)
+                        Ok((out.batches, if report_timed { Instant::now() } else { end }))
                     })
                     .await;
                     run.gpu = per_run.lock().ok().and_then(|v| gpu_figures(&v, peak));
@@ -351,7 +355,7 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                 for q in &queries {
                     results.push(time_query(q, *engine, opts.runs, || async {
                         let out = session.execute(q.sql.trim().trim_end_matches(';')).await?;
-                        Ok(out.batches)
+                        Ok((out.batches, Instant::now()))
                     }).await);
                 }
                 session.execute("SET tessera.device = 'auto'").await?;
@@ -361,7 +365,7 @@ pub async fn run(opts: &BenchOptions, progress: &(dyn Fn(u64) + Sync)) -> Result
                 for q in &queries {
                     results.push(time_query(q, *engine, opts.runs, || async {
                         let df = ctx.sql(q.sql).await.map_err(tessera_engine::error::from_df)?;
-                        df.collect().await.map_err(tessera_engine::error::from_df)
+                        Ok((df.collect().await.map_err(tessera_engine::error::from_df)?, Instant::now()))
                     }).await);
                 }
             }
@@ -428,13 +432,13 @@ async fn time_alternating<'a>(q: &Query, runs: usize, engines: &[(EngineKind, &d
 }
 
 /// Times `runs` + 1 runs of `q` (the first cold) on one engine. A run's time ends when the
-/// engine hands back its result batches; rendering them as text for the check comes
-/// after, as it does in `time_alternating`'s runs (it is the harness's work, not the
-/// engine's).
+/// engine hands back its result batches (`run` returns them with that instant); reading
+/// the run's GPU report and rendering the batches as text for the check come after, as
+/// they do in `time_alternating`'s runs (they are the harness's work, not the engine's).
 async fn time_query<F, Fut>(q: &Query, engine: EngineKind, runs: usize, run: F) -> QueryRun
 where
     F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<Vec<arrow::record_batch::RecordBatch>>>,
+    Fut: std::future::Future<Output = Result<(Vec<arrow::record_batch::RecordBatch>, Instant)>>,
 {
     let mut times = Vec::with_capacity(runs + 1);
     let mut answer = None;
@@ -442,9 +446,8 @@ where
     for _ in 0..=runs {
         let start = Instant::now();
         let got = run().await;
-        let ms = start.elapsed().as_secs_f64() * 1e3;
-        match got.and_then(|batches| check::to_rows(&batches)) {
-            Ok(rows) => {
+        match got.and_then(|(batches, end)| Ok((check::to_rows(&batches)?, end.duration_since(start).as_secs_f64() * 1e3))) {
+            Ok((rows, ms)) => {
                 times.push(ms);
                 answer = Some(rows);
             }

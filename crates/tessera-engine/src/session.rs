@@ -525,7 +525,7 @@ impl Session {
                 gpu.device().name(),
                 peak.map(|p| format!("{p:.0} GB/s")).unwrap_or_else(|| "unknown".into())
             ));
-            let runs = gpu.last_runs.lock().map(|r| r.clone()).unwrap_or_default();
+            let runs = gpu.last_runs();
             let mut model_ms = 0.0;
             for r in &runs {
                 let gbs = if r.kernel_ms > 0.0 { r.bytes as f64 / (r.kernel_ms / 1e3) / 1e9 } else { 0.0 };

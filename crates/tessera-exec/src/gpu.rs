@@ -343,6 +343,18 @@ impl GpuRun {
     }
 }
 
+/// The CUDA events recorded before and after a pipeline's GPU work.
+type Timing = (TimingEvent, TimingEvent);
+
+/// A run's report and the events its kernel time is read from when the report is asked
+/// for ([`GpuRuntime::last_runs`]), not while the query waits: reading an event's time
+/// is a driver call of 1–3 µs on the H200's host, and a query of SSB SF 20 read one to
+/// three (2026-11-28f run 8's traces: 39 µs of the 13 queries' ~5.2 ms).
+struct PendingRun {
+    run: GpuRun,
+    timing: Option<Timing>,
+}
+
 /// The GPU side of the executor: device, kernel cache and column cache.
 pub struct GpuRuntime {
     device: Arc<GpuDevice>,
@@ -350,8 +362,9 @@ pub struct GpuRuntime {
     columns: Mutex<ColumnCache>,
     /// The memory limit when no `tessera.gpu_memory_limit` is set.
     default_limit: usize,
-    /// Runs of the last query.
-    pub last_runs: Mutex<Vec<GpuRun>>,
+    /// Runs of the last query, their kernel times still to be read from their events
+    /// ([`GpuRuntime::last_runs`]).
+    last_runs: Mutex<Vec<PendingRun>>,
     /// Host time the last query spent deciding placement and generating (and finding
     /// in the kernel cache) its kernels, ms.
     pub last_placement_ms: Mutex<f64>,
@@ -1539,9 +1552,10 @@ impl GpuRuntime {
         };
         let function = &launch.function;
         if rows as u64 > kernel.rows_limit {
-            // The kernel was generated for the planned table version's rows; its sums'
-            // representations are exact only up to `rows_limit`.
-            return Err(TesseraError::Internal(format!("pipeline {} reads {} rows; its kernel's sums are exact for at most {}", p.id, rows, kernel.rows_limit)));
+            // The kernel was generated for the planned table version's rows: its sums'
+            // representations are exact, and its rows counted in 32 bits where it was
+            // made so, only up to `rows_limit`.
+            return Err(TesseraError::Internal(format!("pipeline {} reads {} rows; its kernel was made for at most {}", p.id, rows, kernel.rows_limit)));
         }
         if let SinkLayout::Build { table: GpuTable { chain: Some(chain_rows), .. } } = &kernel.sink {
             // A chained table's arrays are indexed by source row: sized for the planned rows.
@@ -1611,10 +1625,7 @@ impl GpuRuntime {
         }
         // The result comes back: its arrays are downloaded together with the query's
         // error flags in one wait (a kernel fault surfaces there too).
-        let kernel_ms = |report: &mut GpuRun| -> Result<()> {
-            report.kernel_ms = elapsed_ms(&before, &after)?;
-            Ok(())
-        };
+        let timing = Some((before, after));
         match (&kernel.sink, &p.sink) {
             (SinkLayout::Aggregate { groups, accumulators, keys, hashed, value_dicts, .. }, Sink::Aggregate(a)) => {
                 // The kernel grouped by the independent keys when the planner found
@@ -1642,8 +1653,7 @@ impl GpuRuntime {
                     report.rows_out = kept.rows as u64;
                     state.kept_results.insert(a.result, kept);
                     if !host_too {
-                        kernel_ms(&mut report)?;
-                        self.report(report, started);
+                        self.report_timed(report, started, timing);
                         return Ok(None);
                     }
                 }
@@ -1667,8 +1677,6 @@ impl GpuRuntime {
                         state.sorted.insert(s.pipeline);
                     }
                 }
-                kernel_ms(&mut report)?;
-                tessera_common::trace::mark("kernel time read");
                 let order = &groups.order;
                 let st: &GpuQueryState = state;
                 // A scalar aggregate has its one row even over no input; its SUM/MIN/MAX
@@ -1782,7 +1790,7 @@ impl GpuRuntime {
                     self.keep_spare(gp, state, spare, spare_flags);
                 }
                 report.rows_out = rows as u64;
-                self.report(report, started);
+                self.report_timed(report, started, timing);
                 Ok(Some(Chunk::new(columns, rows)))
             }
             (SinkLayout::Marks { rows }, Sink::MarkBuild(_)) => {
@@ -1790,17 +1798,15 @@ impl GpuRuntime {
                 // they pick (`tessera_cpu::marked_rows`).
                 let marks = marks_buf.ok_or_else(|| TesseraError::Internal("marks".into()))?;
                 let got = self.finish(state, &[(marks.as_slice().device_ptr(dev.stream()).0, rows * 4)])?;
-                kernel_ms(&mut report)?;
                 let marks: Vec<u32> = got[0].chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
                 let matched = marks.iter().filter(|&&m| m != 0).count();
                 report.rows_out = matched as u64;
-                self.report(report, started);
+                self.report_timed(report, started, timing);
                 Ok(Some(Chunk::new(vec![Arc::new(arrow::array::UInt32Array::from(marks)) as ArrayRef], *rows)))
             }
             (SinkLayout::Materialize { columns: layout }, Sink::Materialize { .. }) => {
                 let count = accs.first().ok_or_else(|| TesseraError::Internal("materialized row count".into()))?;
                 let got = self.finish(state, &[(count.as_slice().device_ptr(dev.stream()).0, 8)])?;
-                kernel_ms(&mut report)?;
                 let rows = words_of(&got[0]).first().copied().unwrap_or(0) as usize;
                 let fields = p.sink_input_fields();
                 // Every column's rows (and the validity bits of those that may be NULL,
@@ -1833,7 +1839,7 @@ impl GpuRuntime {
                     columns.push(col);
                 }
                 report.rows_out = rows as u64;
-                self.report(report, started);
+                self.report_timed(report, started, timing);
                 Ok(Some(Chunk::new(columns, rows)))
             }
             _ => Err(TesseraError::Internal("kernel and sink disagree".into())),
@@ -1898,10 +1904,34 @@ impl GpuRuntime {
     }
 
     /// Records a finished pipeline run for EXPLAIN ANALYZE.
-    fn report(&self, mut run: GpuRun, started: Instant) {
+    fn report(&self, run: GpuRun, started: Instant) {
+        self.report_timed(run, started, None);
+    }
+
+    /// [`GpuRuntime::report`] of a run whose kernel time `timing`'s events hold.
+    fn report_timed(&self, mut run: GpuRun, started: Instant, timing: Option<Timing>) {
         run.host_ms = started.elapsed().as_secs_f64() * 1e3;
         if let Ok(mut r) = self.last_runs.lock() {
-            r.push(run);
+            r.push(PendingRun { run, timing });
+        }
+    }
+
+    /// The reports of the last query's GPU runs, their kernel times read from their
+    /// events now (NaN where an event cannot be read: the query has not finished).
+    pub fn last_runs(&self) -> Vec<GpuRun> {
+        let Ok(mut runs) = self.last_runs.lock() else { return Vec::new() };
+        for p in runs.iter_mut() {
+            if let Some((before, after)) = p.timing.take() {
+                p.run.kernel_ms = elapsed_ms(&before, &after).unwrap_or(f64::NAN);
+            }
+        }
+        runs.iter().map(|p| p.run.clone()).collect()
+    }
+
+    /// Forgets the last query's runs (a query starts).
+    pub fn clear_last_runs(&self) {
+        if let Ok(mut r) = self.last_runs.lock() {
+            r.clear();
         }
     }
 
@@ -2139,13 +2169,11 @@ impl GpuRuntime {
                 }
             }
         }
-        for (mut run, b, a) in state.pending.drain(..) {
-            run.kernel_ms = elapsed_ms(&b, &a)?;
-            if let Ok(mut r) = self.last_runs.lock() {
-                r.push(run);
-            }
+        // Their times are read when asked for (`PendingRun`).
+        if let Ok(mut r) = self.last_runs.lock() {
+            r.extend(state.pending.drain(..).map(|(run, b, a)| PendingRun { run, timing: Some((b, a)) }));
         }
-        tessera_common::trace::mark("builds' times read");
+        tessera_common::trace::mark("builds' reports kept");
         Ok(got)
     }
 
@@ -2353,7 +2381,7 @@ impl GpuRuntime {
         let sorted = ranked_all && present <= rank_max;
         if let (Some((pipeline, _, _)), Ok(mut runs)) = (&sort, self.last_runs.lock()) {
             // The rank kernel's report (waited for above, with the query's other kernels).
-            if let Some(r) = runs.iter_mut().rev().find(|r| r.pipeline == *pipeline) {
+            if let Some(r) = runs.iter_mut().rev().map(|p| &mut p.run).find(|r| r.pipeline == *pipeline) {
                 (r.rows, r.rows_out, r.bytes) = (present as u64, present as u64, (present * width * 8) as u64);
             }
         }

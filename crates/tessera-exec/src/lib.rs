@@ -115,9 +115,7 @@ impl Executor {
     /// query).
     pub async fn run(&self, planned: &PlannedQuery, ctx: &SessionContext, schema: &SchemaRef, device: DevicePref) -> Result<Vec<RecordBatch>> {
         if let (false, Some(gpu)) = (device == DevicePref::Cpu, self.gpu()) {
-            if let Ok(mut r) = gpu.last_runs.lock() {
-                r.clear();
-            }
+            gpu.clear_last_runs();
             let started = std::time::Instant::now();
             let mut placement = self.placement_of(gpu, planned, device)?;
             if let Ok(mut t) = gpu.last_placement_ms.lock() {

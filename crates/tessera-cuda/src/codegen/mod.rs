@@ -64,7 +64,7 @@ pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
 pub use aggregate::{Accumulator, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, SumRepr, group_table, magnitude, table_copies};
 pub use hash::{KeyPack, KeyPart};
 pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, pack_bits, unpack_bit, width_of};
-pub use options::{BLOCK_THREADS, Experiments, ITEMS_PER_THREAD, ITEMS_PER_THREAD_LEAN, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
+pub use options::{BLOCK_THREADS, Experiments, INDEX32_MAX_ROWS, ITEMS_PER_THREAD, ITEMS_PER_THREAD_LEAN, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 pub use probe::{MAX_TABLE_SLOTS, bitmap_words};
 pub use unsupported::{Reason, Site, Unsupported};
 
@@ -182,8 +182,10 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         warp_skip: options.experiments.warp_skip,
         sel_bool: options.experiments.sel_bool,
         column_loads: options.experiments.column_loads,
+        index32: index32(pipeline, options),
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
+    let rows_limit = if shape.index32 { lowered.rows_limit.min(INDEX32_MAX_ROWS) } else { lowered.rows_limit };
     let kernel = Kernel {
         source,
         params: lowered.params,
@@ -192,7 +194,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         consts: lowered.consts,
         sink: lowered.sink,
         items_per_thread: items,
-        rows_limit: lowered.rows_limit,
+        rows_limit,
         strings: lowered.strings,
     };
     Ok((kernel, lowered.ir))
@@ -357,6 +359,12 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
 /// stages made some kernels faster where nothing is skipped (TPC-H SF 10 q03, q12, q20),
 /// but given to every scan's kernel it made SSB SF 20's 6.59-6.61 -> 7.04-7.06 ms and
 /// TPC-H SF 10's 62.3 -> 63.7 (H200, 2026-11-26f run 9).
+/// Whether the kernel counts rows in 32 bits (see [`INDEX32_MAX_ROWS`]): a scan of a
+/// table that small, whose rows are known when the kernel is made.
+fn index32(pipeline: &Pipeline, options: &KernelOptions) -> bool {
+    options.experiments.index32 && matches!(&pipeline.source, Source::Scan(scan) if scan.rows <= INDEX32_MAX_ROWS)
+}
+
 fn zone_pruned(pipeline: &Pipeline, options: &KernelOptions) -> bool {
     options.experiments.zones && matches!(pipeline.source, Source::Scan(_)) && !tessera_ir::zone_bounds(&pipeline.operators).is_empty()
 }

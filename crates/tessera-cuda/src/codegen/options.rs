@@ -35,6 +35,16 @@ pub const ITEMS_PER_THREAD_LEAN: u32 = 8;
 /// The most items per thread a kernel may hold (their variables live in registers).
 pub const MAX_ITEMS_PER_THREAD: u32 = 16;
 
+/// The most rows a scan's kernel counts in 32-bit integers (`Experiments::index32`):
+/// its tile loop then steps, compares and addresses rows with one instruction where 64
+/// bits take two or three (SSB q3.1's probe loop: 232 → 215 SASS instructions). The
+/// largest row a loop computes is a tile past the last plus a grid's stride (at most
+/// `16 × 132 SMs × 2,048` rows ≈ 4.3 M), so 2^30 leaves room below 2^31. Kernels over
+/// more rows, or over an intermediate result (whose rows are only estimated), count in
+/// 64 bits; the executor refuses to run a 32-bit kernel over more rows
+/// (`Kernel::rows_limit`).
+pub const INDEX32_MAX_ROWS: u64 = 1 << 30;
+
 /// How the query's literals reach a kernel.
 ///
 /// Inlined literals let NVRTC fold them into compares and ranges, but every distinct
@@ -121,11 +131,15 @@ pub struct Experiments {
     /// [`ITEMS_PER_THREAD_LEAN`], the default); 0 gives them the single-probe
     /// pipelines' items, as before.
     pub lean_items: u32,
+    /// Tiles and rows counted in 32-bit integers in kernels over a table of at most
+    /// [`INDEX32_MAX_ROWS`] rows (`print.rs`); `TESSERA_EXP_INDEX32=0` counts them in 64
+    /// bits everywhere, as before.
+    pub index32: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true }
     }
 }
 
@@ -157,6 +171,7 @@ impl Experiments {
             sel_bool: var("TESSERA_EXP_SEL_BOOL").map_or(d.sel_bool, |v| v == "1"),
             single_items: var("TESSERA_EXP_SINGLE_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.single_items),
             lean_items: var("TESSERA_EXP_LEAN_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.lean_items),
+            index32: var("TESSERA_EXP_INDEX32").map_or(d.index32, |v| v != "0"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

@@ -84,6 +84,10 @@ pub struct Shape<'a> {
     /// `Experiments::column_loads`: 0, or the cache policy of the column loads
     /// (`TESSERA_COLUMN_LOADS`, defined before the header is included).
     pub column_loads: u32,
+    /// Whether tiles and rows are counted in 32 bits (`int` tiles, `unsigned` rows,
+    /// compared with `nrows`; see `options::INDEX32_MAX_ROWS`). Each row's number `r`
+    /// stays a `long long` for the stages: the same value, zero-extended.
+    pub index32: bool,
 }
 
 /// Which tiles a tile loop's body is written for.
@@ -113,8 +117,14 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let tile_items = BLOCK_THREADS * items;
     let _ = writeln!(src, "    constexpr int ITEMS = {items};");
     src.push_str(&ir.prologue);
-    let row = |tile: &str| format!("{tile} + threadIdx.x + (long long)i * {BLOCK_THREADS}");
-    let stride = format!("(long long)gridDim.x * {tile_items}LL");
+    // The tile loop's integers: `tile` and `next` of type `tt`, literals with suffix
+    // `ll`, and the rows they are compared with.
+    let (tt, ll, nrows) = if shape.index32 { ("int", "", "nrows") } else { ("long long", "LL", "rows") };
+    if shape.index32 {
+        let _ = writeln!(src, "    const int nrows = (int)rows;");
+    }
+    let row = |tile: &str| if shape.index32 { format!("{tile} + threadIdx.x + i * {BLOCK_THREADS}u") } else { format!("{tile} + threadIdx.x + (long long)i * {BLOCK_THREADS}") };
+    let stride = format!("({tt})gridDim.x * {tile_items}{ll}");
     if let Some(d) = deferral {
         let warps = BLOCK_THREADS / 32;
         for v in &d.live {
@@ -214,7 +224,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             .iter()
             .flat_map(|(n, c, per, w, _)| {
                 (0..items / per).map(move |k| {
-                    let r = format!("{tile} + {}LL + tessera_word_row<{per}, {BLOCK_THREADS}>()", k * per * BLOCK_THREADS);
+                    let r = format!("{tile} + {}{ll} + tessera_word_row<{per}, {BLOCK_THREADS}>()", k * per * BLOCK_THREADS);
                     if guard {
                         format!(" {{ const long long r = {r}; nw{n}[{k}] = r < rows ? tessera_word_load<{w}>(col{c}, r, rows) : 0u; }}")
                     } else {
@@ -245,7 +255,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         let loads: String = headed.iter().map(|c| format!(" tessera_tile_prefetch(col{c}, {at});")).collect();
         format!("{indent}if ({at} < rows) {{{loads} }}\n")
     };
-    let _ = writeln!(src, "    long long tile = (long long)blockIdx.x * {tile_items}LL;");
+    let _ = writeln!(src, "    {tt} tile = ({tt})blockIdx.x * {tile_items}{ll};");
     if !headed.is_empty() {
         src.push_str(&header_prefetch("    ", &format!("tile + {stride}")));
     }
@@ -297,10 +307,10 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         if kind == TileKind::Whole {
             let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = true;");
         } else {
-            let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = {} < rows;", row("tile"));
+            let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) sel[i] = {} < {nrows};", row("tile"));
         }
         if kind != TileKind::Last && !shape.prefetch && !headed.is_empty() {
-            let _ = writeln!(src, "        const long long next = tile + {stride};");
+            let _ = writeln!(src, "        const {tt} next = tile + {stride};");
             src.push_str(&header_prefetch("        ", &format!("next + {stride}")));
         }
         if shape.prefetch {
@@ -334,7 +344,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             }
             let guarded = format!("        {}", guarded_loads("next"));
             if kind != TileKind::Last {
-                let _ = writeln!(src, "        const long long next = tile + {stride};");
+                let _ = writeln!(src, "        const {tt} next = tile + {stride};");
                 if shape.zones && registers {
                     let _ = writeln!(src, "        const bool zn = {};", zone_test("next"));
                 }
@@ -353,7 +363,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                     let _ = writeln!(src, "{guarded}");
                 }
                 TileKind::Whole => {
-                    let _ = writeln!(src, "        if (next + {tile_items}LL <= rows) {{");
+                    let _ = writeln!(src, "        if (next + {tile_items}{ll} <= {nrows}) {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let plain = if shape.zones && !prefetch_loads.is_empty() { format!(" if (zn) {{{prefetch_loads} }}") } else { prefetch_loads.clone() };
                     let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}{}", row("next"), word_loads("true"), lane_words("next", false));
@@ -416,15 +426,15 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         }
     };
     if shape.whole_tiles {
-        let _ = writeln!(src, "    for (; tile + {tile_items}LL <= rows; tile += {stride}) {{");
+        let _ = writeln!(src, "    for (; tile + {tile_items}{ll} <= {nrows}; tile += {stride}) {{");
         tile_body(&mut src, TileKind::Whole);
         src.push_str("    }\n");
         let _ = writeln!(src, "    // The last tile, partial: no tile follows it.");
-        let _ = writeln!(src, "    if (tile < rows) {{");
+        let _ = writeln!(src, "    if (tile < {nrows}) {{");
         tile_body(&mut src, TileKind::Last);
         src.push_str("    }\n");
     } else {
-        let _ = writeln!(src, "    for (; tile < rows; tile += {stride}) {{");
+        let _ = writeln!(src, "    for (; tile < {nrows}; tile += {stride}) {{");
         tile_body(&mut src, TileKind::Any);
         src.push_str("    }\n");
     }

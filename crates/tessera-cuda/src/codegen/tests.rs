@@ -119,14 +119,14 @@ fn grouped_sums_add_with_fire_and_forget_atomics() {
     let mut p = grouped(9, AggFunc::Sum);
     let Source::Scan(scan) = &mut p.source else { unreachable!() };
     scan.fields[1].ty = Type::Int32;
-    let k = generate(&p, &[int_col(), int_col()], &[]).unwrap();
+    let k = wide_rows(&p, &[int_col(), int_col()], &[]);
     assert!(k.source.contains("__shared__ long long sh_a0[352]"), "{}", k.source);
     assert!(k.source.contains("atomicAdd((unsigned long long*)&sh_a0["), "{}", k.source);
     assert!(k.source.contains("atomicAdd((unsigned long long*)&out_a0[grp], (unsigned long long)m_a0)"), "{}", k.source);
     assert!(!k.source.contains("atomic_add_i128"), "{}", k.source);
     assert_eq!(k.rows_limit, (1 << 32) - 1);
     // A large domain (global arrays) of int64 values: split halves, below 2^32 rows.
-    let k = generate(&grouped(99_999, AggFunc::Sum), &cols(), &[]).unwrap();
+    let k = wide_rows(&grouped(99_999, AggFunc::Sum), &cols(), &[]);
     assert!(k.source.contains("atomic_add_split(&out_a0["), "{}", k.source);
     assert!(k.source.contains("SplitSum* __restrict__ out_a0"), "{}", k.source);
     assert_eq!(k.rows_limit, (1 << 32) - 1);
@@ -327,7 +327,7 @@ fn materialization_compacts_with_one_atomic_per_warp() {
 #[test]
 fn kernels_walk_tiles_grid_stride() {
     let k = generate(&grouped(9, AggFunc::Sum), &cols(), &[]).unwrap();
-    assert!(k.source.contains("tile += (long long)gridDim.x * 512LL"), "{}", k.source);
+    assert!(k.source.contains("tile += (int)gridDim.x * 512"), "{}", k.source);
 }
 
 #[test]
@@ -410,6 +410,39 @@ fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
 }
 
 /// The loop over a kernel's whole tiles (the body every tile but a partial last one runs).
+/// `p`'s kernel with rows counted in 64 bits (`Experiments::index32` off): its
+/// `rows_limit` is then its sums' alone.
+fn wide_rows(p: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) -> Kernel {
+    let experiments = Experiments { index32: false, ..Experiments::default() };
+    generate_with(p, cols, tables, KernelOptions { experiments, ..KernelOptions::default() }).unwrap()
+}
+
+/// Kernels over a table of at most `INDEX32_MAX_ROWS` rows count tiles and rows in 32
+/// bits and refuse more rows; over more rows in 64 bits.
+#[test]
+fn small_tables_are_walked_with_32_bit_rows() {
+    let mut p = grouped(9, AggFunc::Sum);
+    let k = generate(&p, &cols(), &[]).unwrap();
+    assert!(k.source.contains("const int nrows = (int)rows;") && k.source.contains("int tile = (int)blockIdx.x * 512;"), "{}", k.source);
+    assert!(k.source.contains("for (; tile + 512 <= nrows; tile += (int)gridDim.x * 512) {"), "{}", k.source);
+    assert!(k.source.contains("if (tile < nrows) {") && !k.source.contains("long long tile"), "{}", k.source);
+    assert_eq!(k.rows_limit, INDEX32_MAX_ROWS);
+    let wide = wide_rows(&p, &cols(), &[]);
+    assert!(wide.source.contains("long long tile = (long long)blockIdx.x * 512LL;") && !wide.source.contains("nrows"), "{}", wide.source);
+    assert!(wide.rows_limit > INDEX32_MAX_ROWS);
+    // One row more than a 32-bit kernel may walk: 64 bits.
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.rows = INDEX32_MAX_ROWS + 1;
+    let big = generate(&p, &cols(), &[]).unwrap();
+    assert!(big.source.contains("long long tile = (long long)blockIdx.x * 512LL;") && !big.source.contains("nrows"), "{}", big.source);
+    assert!(big.rows_limit > INDEX32_MAX_ROWS);
+    if crate::test_support::nvrtc_or_skip("32- and 64-bit row kernels compile with NVRTC") {
+        for k in [&k, &big] {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
+    }
+}
+
 fn whole_tile_loop(source: &str) -> &str {
     let start = source.find("for (; tile + ").unwrap_or_else(|| panic!("no whole-tile loop in {source}"));
     let end = source[start..].find("// The last tile").map_or(source.len(), |e| start + e);
@@ -594,7 +627,7 @@ fn rows_of_selective_pipelines_finish_in_full_warps() {
     let test = body.rfind("{ sel[i] = false; continue; }").unwrap();
     let push = body.find("const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);").expect("queueing");
     assert!(test < push, "{src}");
-    assert!(body[push..].contains("tq_row[tq_w][at] = tile + threadIdx.x + (long long)i * 128;"), "{src}");
+    assert!(body[push..].contains("tq_row[tq_w][at] = tile + threadIdx.x + i * 128u;"), "{src}");
     // ...and the payload gather, the value load and the aggregation run on 32 queued
     // rows at a time, one a lane, and on what is left after the last tile.
     let drain = body.find("while (tq_n >= 32) {").unwrap();
@@ -628,8 +661,8 @@ fn columns_mostly_read_anyway_are_loaded_up_front_and_probed_together() {
     assert_eq!(src.matches(loads).count(), 2, "{src}");
     // ...and not for a whole next tile.
     let body = whole_tile_loop(src);
-    assert!(body.contains("if (next + 256LL <= rows) {"), "{src}");
-    assert!(body.contains("{ const long long r = next + threadIdx.x + (long long)i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }"), "{src}");
+    assert!(body.contains("if (next + 256 <= nrows) {"), "{src}");
+    assert!(body.contains("{ const long long r = next + threadIdx.x + i * 128u; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }"), "{src}");
     assert!(src.contains("{ c1[i] = nc1[i]; c0[i] = nc0[i]; c2[i] = nc2[i]; }"), "{src}");
     // Both membership bitmaps are read in one stage, tested in the next.
     let first = stage_of(src, "h1_bits[s");
@@ -683,7 +716,7 @@ fn tile_shape_follows_the_options() {
     let (p, cols, tables) = star();
     let k = generate_with(&p, &cols, &tables, KernelOptions { literals: Literals::Parameters, items_per_thread: Some(8), ..KernelOptions::default() }).unwrap();
     assert_eq!(k.items_per_thread, 8);
-    assert!(k.source.contains("constexpr int ITEMS = 8;") && k.source.contains("gridDim.x * 1024LL"), "{}", k.source);
+    assert!(k.source.contains("constexpr int ITEMS = 8;") && k.source.contains("gridDim.x * 1024"), "{}", k.source);
     assert!(generate_with(&p, &cols, &tables, KernelOptions { literals: Literals::Parameters, items_per_thread: Some(0), ..KernelOptions::default() }).is_err());
     // By default: two probes, two items; no probe, four.
     assert_eq!(generate(&p, &cols, &tables).unwrap().items_per_thread, ITEMS_PER_THREAD_MANY_PROBES);
@@ -927,7 +960,7 @@ fn narrow_columns_loaded_up_front_load_a_word_a_lane() {
     let src = &k.source;
     // Four items a thread: one 4-byte word of u8 distances, two of u16 ones.
     assert!(src.contains("unsigned int nwc1[1] = {};") && src.contains("unsigned int nwc0[2] = {};"), "{src}");
-    assert!(src.contains("nwc0[1] = (unsigned int)__ldg((const unsigned int*)(col0 + next + 256LL + tessera_word_row<2, 128>()));"), "{src}");
+    assert!(src.contains("nwc0[1] = (unsigned int)__ldg((const unsigned int*)(col0 + next + 256 + tessera_word_row<2, 128>()));"), "{src}");
     assert!(src.contains("nwc1[0] = r < rows ? tessera_word_load<unsigned int>(col1, r, rows) : 0u;"), "{src}");
     assert!(src.contains("c1[i] = (int32_t)((uint32_t)col1_ref + (uint32_t)tessera_word_pick<uint8_t, 4>(nwc1[i / 4], i % 4));"), "{src}");
     assert!(src.contains("c0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_word_pick<uint16_t, 2>(nwc0[i / 2], i % 2));"), "{src}");
@@ -989,7 +1022,7 @@ fn column_loads_take_the_cache_policy_asked_for() {
                 assert!(!src.contains(&format!("col{c}[")), "column {c} indexed:\n{src}");
             }
             if eager == 0.0 {
-                assert!(src.contains("(unsigned int)tessera_col((const unsigned int*)(col0 + next + 256LL + tessera_word_row<2, 128>()))"), "{src}");
+                assert!(src.contains("(unsigned int)tessera_col((const unsigned int*)(col0 + next + 256 + tessera_word_row<2, 128>()))"), "{src}");
                 assert!(src.contains("nc2[i] = tessera_col(col2 + r);"), "{src}");
             } else {
                 assert!(src.contains("tessera_col(col2 + r)"), "{src}");
@@ -1451,7 +1484,7 @@ fn chained_probe_pipeline(kind: JoinKind, residual: bool) -> (Pipeline, Vec<GpuC
 #[test]
 fn probes_of_chained_tables_expand_or_walk_their_matches() {
     let (p, cols, tables) = chained_probe_pipeline(JoinKind::Inner, true);
-    let k = generate(&p, &cols, &tables).unwrap();
+    let k = wide_rows(&p, &cols, &tables);
     assert!(k.params.contains(&Param::Heads { probe: 0 }) && k.params.contains(&Param::Next { probe: 0 }), "{:?}", k.params);
     let body = whole_tile_loop(&k.source);
     assert!(body.contains("const unsigned int m = __ballot_sync(0xffffffffu, tq_m >= 0);"), "{}", k.source);

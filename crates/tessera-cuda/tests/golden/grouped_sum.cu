@@ -8,15 +8,16 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __shared__ unsigned int sh_seen[352];
     for (int s = threadIdx.x; s < 352; s += 128) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_seen[s] = 0u; }
     __syncthreads();
-    long long tile = (long long)blockIdx.x * 512LL;
+    const int nrows = (int)rows;
+    int tile = (int)blockIdx.x * 512;
     int64_t nc1[ITEMS] = {};
     int32_t nc0[ITEMS] = {};
     {
     const bool zn = tessera_zone_pass<512>(zones, tile, rows);
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; if (r < rows && zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
+    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + i * 128u; if (r < rows && zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
     }
-    for (; tile + 512LL <= rows; tile += (long long)gridDim.x * 512LL) {
+    for (; tile + 512 <= nrows; tile += (int)gridDim.x * 512) {
         int sel[ITEMS];
         int64_t c1[ITEMS];
         int32_t c0[ITEMS];
@@ -27,14 +28,14 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) sel[i] = true;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { c1[i] = nc1[i]; c0[i] = nc0[i]; }
-        const long long next = tile + (long long)gridDim.x * 512LL;
+        const int next = tile + (int)gridDim.x * 512;
         const bool zn = tessera_zone_pass<512>(zones, next, rows);
-        if (next + 512LL <= rows) {
+        if (next + 512 <= nrows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; if (zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + i * 128u; if (zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; if (r < rows && zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + i * 128u; if (r < rows && zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
         }
         if (tessera_zone_pass<512>(zones, tile, rows)) {
         #pragma unroll
@@ -49,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         }
     }
     // The last tile, partial: no tile follows it.
-    if (tile < rows) {
+    if (tile < nrows) {
         int sel[ITEMS];
         int64_t c1[ITEMS];
         int32_t c0[ITEMS];
@@ -57,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v0[ITEMS];
         int sl2[ITEMS];
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
+        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + i * 128u < nrows;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { c1[i] = nc1[i]; c0[i] = nc0[i]; }
         if (tessera_zone_pass<512>(zones, tile, rows)) {

@@ -8,13 +8,14 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __shared__ unsigned int sh_seen[256];
     for (int s = threadIdx.x; s < 256; s += 128) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_seen[s] = 0u; }
     __syncthreads();
-    long long tile = (long long)blockIdx.x * 256LL;
+    const int nrows = (int)rows;
+    int tile = (int)blockIdx.x * 256;
     int32_t nc0[ITEMS] = {};
     int64_t nc2[ITEMS] = {};
     int32_t nc1[ITEMS] = {};
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; if (r < rows) { nc0[i] = col0[r]; nc2[i] = col2[r]; nc1[i] = col1[r]; } }
-    for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
+    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + i * 128u; if (r < rows) { nc0[i] = col0[r]; nc2[i] = col2[r]; nc1[i] = col1[r]; } }
+    for (; tile + 256 <= nrows; tile += (int)gridDim.x * 256) {
         int sel[ITEMS];
         int32_t c0[ITEMS];
         int64_t c2[ITEMS];
@@ -31,13 +32,13 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) sel[i] = true;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { c0[i] = nc0[i]; c2[i] = nc2[i]; c1[i] = nc1[i]; }
-        const long long next = tile + (long long)gridDim.x * 256LL;
-        if (next + 256LL <= rows) {
+        const int next = tile + (int)gridDim.x * 256;
+        if (next + 256 <= nrows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; nc0[i] = col0[r]; nc2[i] = col2[r]; nc1[i] = col1[r]; }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + i * 128u; nc0[i] = col0[r]; nc2[i] = col2[r]; nc1[i] = col1[r]; }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; if (r < rows) { nc0[i] = col0[r]; nc2[i] = col2[r]; nc1[i] = col1[r]; } }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + i * 128u; if (r < rows) { nc0[i] = col0[r]; nc2[i] = col2[r]; nc1[i] = col1[r]; } }
         }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
@@ -69,7 +70,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         }
     }
     // The last tile, partial: no tile follows it.
-    if (tile < rows) {
+    if (tile < nrows) {
         int sel[ITEMS];
         int32_t c0[ITEMS];
         int64_t c2[ITEMS];
@@ -83,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v0[ITEMS];
         int sl8[ITEMS];
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
+        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + i * 128u < nrows;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { c0[i] = nc0[i]; c2[i] = nc2[i]; c1[i] = nc1[i]; }
         #pragma unroll

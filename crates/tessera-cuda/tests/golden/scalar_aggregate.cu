@@ -10,8 +10,9 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     long long t3 = (-9223372036854775807LL - 1);
     Int128 t4 = make_int128(0ull, 0ull); unsigned long long n4 = 0;
     bool any = false;
-    long long tile = (long long)blockIdx.x * 1024LL;
-    for (; tile + 1024LL <= rows; tile += (long long)gridDim.x * 1024LL) {
+    const int nrows = (int)rows;
+    int tile = (int)blockIdx.x * 1024;
+    for (; tile + 1024 <= nrows; tile += (int)gridDim.x * 1024) {
         int sel[ITEMS];
         int64_t c1[ITEMS];
         long long v0[ITEMS];
@@ -25,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + (long long)i * 128;
+            const long long r = tile + threadIdx.x + i * 128u;
             c1[i] = col1[r];
         }
         #pragma unroll
@@ -47,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         }
     }
     // The last tile, partial: no tile follows it.
-    if (tile < rows) {
+    if (tile < nrows) {
         int sel[ITEMS];
         int64_t c1[ITEMS];
         long long v0[ITEMS];
@@ -56,12 +57,12 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v3[ITEMS];
         long long v4[ITEMS];
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
+        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + i * 128u < nrows;
         if (tessera_zone_pass<1024>(zones, tile, rows)) {
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + (long long)i * 128;
+            const long long r = tile + threadIdx.x + i * 128u;
             c1[i] = col1[r];
         }
         #pragma unroll

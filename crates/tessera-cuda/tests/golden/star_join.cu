@@ -8,13 +8,14 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __shared__ unsigned int sh_seen[256];
     for (int s = threadIdx.x; s < 256; s += 128) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_seen[s] = 0u; }
     __syncthreads();
+    const int nrows = (int)rows;
     __shared__ int tq_s3[4][96];
     __shared__ long long tq_row[4][96];
     int tq_n = 0;  // rows in this warp's queue (the same in every lane)
     const int tq_w = threadIdx.x >> 5;
     const unsigned int tq_lane = threadIdx.x & 31u;
-    long long tile = (long long)blockIdx.x * 256LL;
-    for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
+    int tile = (int)blockIdx.x * 256;
+    for (; tile + 256 <= nrows; tile += (int)gridDim.x * 256) {
         int sel[ITEMS];
         int32_t c1[ITEMS];
         int s1[ITEMS];
@@ -32,7 +33,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + (long long)i * 128;
+            const long long r = tile + threadIdx.x + i * 128u;
             c1[i] = col1[r];
         }
         #pragma unroll
@@ -44,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + (long long)i * 128;
+            const long long r = tile + threadIdx.x + i * 128u;
             if (!f2[i]) { sel[i] = false; continue; }
             c0[i] = col0[r];
         }
@@ -64,7 +65,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);
-            if (sel[i]) { const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u)); tq_s3[tq_w][at] = s3[i]; tq_row[tq_w][at] = tile + threadIdx.x + (long long)i * 128; }
+            if (sel[i]) { const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u)); tq_s3[tq_w][at] = s3[i]; tq_row[tq_w][at] = tile + threadIdx.x + i * 128u; }
             tq_n += __popc(m);
         }
         while (tq_n >= 32) {
@@ -107,7 +108,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         }
     }
     // The last tile, partial: no tile follows it.
-    if (tile < rows) {
+    if (tile < nrows) {
         int sel[ITEMS];
         int32_t c1[ITEMS];
         int s1[ITEMS];
@@ -121,11 +122,11 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v0[ITEMS];
         int sl7[ITEMS];
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
+        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + i * 128u < nrows;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + (long long)i * 128;
+            const long long r = tile + threadIdx.x + i * 128u;
             c1[i] = col1[r];
         }
         #pragma unroll
@@ -137,7 +138,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + (long long)i * 128;
+            const long long r = tile + threadIdx.x + i * 128u;
             if (!f2[i]) { sel[i] = false; continue; }
             c0[i] = col0[r];
         }
@@ -157,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);
-            if (sel[i]) { const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u)); tq_s3[tq_w][at] = s3[i]; tq_row[tq_w][at] = tile + threadIdx.x + (long long)i * 128; }
+            if (sel[i]) { const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u)); tq_s3[tq_w][at] = s3[i]; tq_row[tq_w][at] = tile + threadIdx.x + i * 128u; }
             tq_n += __popc(m);
         }
         while (tq_n >= 32) {

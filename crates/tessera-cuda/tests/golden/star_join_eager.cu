@@ -8,18 +8,19 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __shared__ unsigned int sh_seen[256];
     for (int s = threadIdx.x; s < 256; s += 128) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_seen[s] = 0u; }
     __syncthreads();
+    const int nrows = (int)rows;
     __shared__ int64_t tq_c2[4][96];
     __shared__ int tq_s3[4][96];
     int tq_n = 0;  // rows in this warp's queue (the same in every lane)
     const int tq_w = threadIdx.x >> 5;
     const unsigned int tq_lane = threadIdx.x & 31u;
-    long long tile = (long long)blockIdx.x * 256LL;
+    int tile = (int)blockIdx.x * 256;
     int32_t nc1[ITEMS] = {};
     int32_t nc0[ITEMS] = {};
     int64_t nc2[ITEMS] = {};
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + (long long)i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; } }
-    for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
+    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + threadIdx.x + i * 128u; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; } }
+    for (; tile + 256 <= nrows; tile += (int)gridDim.x * 256) {
         int sel[ITEMS];
         int32_t c1[ITEMS];
         int32_t c0[ITEMS];
@@ -36,13 +37,13 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) sel[i] = true;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { c1[i] = nc1[i]; c0[i] = nc0[i]; c2[i] = nc2[i]; }
-        const long long next = tile + (long long)gridDim.x * 256LL;
-        if (next + 256LL <= rows) {
+        const int next = tile + (int)gridDim.x * 256;
+        if (next + 256 <= nrows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + i * 128u; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + (long long)i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; } }
+            for (int i = 0; i < ITEMS; ++i) { const long long r = next + threadIdx.x + i * 128u; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; } }
         }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
@@ -101,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         }
     }
     // The last tile, partial: no tile follows it.
-    if (tile < rows) {
+    if (tile < nrows) {
         int sel[ITEMS];
         int32_t c1[ITEMS];
         int32_t c0[ITEMS];
@@ -115,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v0[ITEMS];
         int sl7[ITEMS];
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
+        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + i * 128u < nrows;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { c1[i] = nc1[i]; c0[i] = nc0[i]; c2[i] = nc2[i]; }
         #pragma unroll

@@ -8,19 +8,20 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __shared__ unsigned int sh_seen[256];
     for (int s = threadIdx.x; s < 256; s += 128) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_seen[s] = 0u; }
     __syncthreads();
+    const int nrows = (int)rows;
     __shared__ int64_t tq_c2[4][96];
     __shared__ int tq_s3[4][96];
     int tq_n = 0;  // rows in this warp's queue (the same in every lane)
     const int tq_w = threadIdx.x >> 5;
     const unsigned int tq_lane = threadIdx.x & 31u;
-    long long tile = (long long)blockIdx.x * 256LL;
+    int tile = (int)blockIdx.x * 256;
     __shared__ __align__(16) unsigned long long st1[2][tessera_stage_words(256, 32)];
     __shared__ __align__(16) unsigned long long st0[2][tessera_stage_words(256, 32)];
     __shared__ __align__(16) unsigned long long st2[2][tessera_stage_words(256, 64)];
     int sb = 0;  // the staging buffer of this tile (the next tile's: sb ^ 1)
     if (tile < rows) { tessera_stage<256>(col1, tile, rows, st1[0], 0u); tessera_stage<256>(col0, tile, rows, st0[0], 1u); tessera_stage<256>(col2, tile, rows, st2[0], 2u); }
     tessera_stage_commit();
-    for (; tile + 256LL <= rows; tile += (long long)gridDim.x * 256LL) {
+    for (; tile + 256 <= nrows; tile += (int)gridDim.x * 256) {
         int sel[ITEMS];
         int32_t c1[ITEMS];
         int32_t c0[ITEMS];
@@ -37,7 +38,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) sel[i] = true;
         tessera_stage_wait();
         __syncthreads();
-        const long long next = tile + (long long)gridDim.x * 256LL;
+        const int next = tile + (int)gridDim.x * 256;
         if (next < rows) { tessera_stage<256>(col1, next, rows, st1[sb ^ 1], 0u); tessera_stage<256>(col0, next, rows, st0[sb ^ 1], 1u); tessera_stage<256>(col2, next, rows, st2[sb ^ 1], 2u); }
         tessera_stage_commit();
         {
@@ -127,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         }
     }
     // The last tile, partial: no tile follows it.
-    if (tile < rows) {
+    if (tile < nrows) {
         int sel[ITEMS];
         int32_t c1[ITEMS];
         int32_t c0[ITEMS];
@@ -141,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v0[ITEMS];
         int sl7[ITEMS];
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
+        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + i * 128u < nrows;
         tessera_stage_wait();
         __syncthreads();
         {
