@@ -84,9 +84,12 @@ pub struct Shape<'a> {
     /// `Experiments::column_loads`: 0, or the cache policy of the column loads
     /// (`TESSERA_COLUMN_LOADS`, defined before the header is included).
     pub column_loads: u32,
-    /// Whether tiles and rows are counted in 32 bits (`int` tiles, `unsigned` rows,
-    /// compared with `nrows`; see `options::INDEX32_MAX_ROWS`). Each row's number `r`
-    /// stays a `long long` for the stages: the same value, zero-extended.
+    /// Whether tiles and rows are counted in 32 bits (`int` tiles and rows, compared
+    /// with `nrows`; see `options::INDEX32_MAX_ROWS`). Each row's number `r` stays a
+    /// `long long` for the stages: the same value. Signed, not `unsigned`: an `int`
+    /// cannot wrap, so NVRTC folds item `i`'s offset into its loads' addresses, where
+    /// `unsigned` rows made SSB q1.3's probe loop 558 → 672 SASS instructions and its
+    /// kernel 0.140 → 0.185 ms on the H200 (2026-11-28g run 1).
     pub index32: bool,
 }
 
@@ -123,7 +126,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     if shape.index32 {
         let _ = writeln!(src, "    const int nrows = (int)rows;");
     }
-    let row = |tile: &str| if shape.index32 { format!("{tile} + threadIdx.x + i * {BLOCK_THREADS}u") } else { format!("{tile} + threadIdx.x + (long long)i * {BLOCK_THREADS}") };
+    let row = |tile: &str| if shape.index32 { format!("{tile} + (int)threadIdx.x + i * {BLOCK_THREADS}") } else { format!("{tile} + threadIdx.x + (long long)i * {BLOCK_THREADS}") };
     let stride = format!("({tt})gridDim.x * {tile_items}{ll}");
     if let Some(d) = deferral {
         let warps = BLOCK_THREADS / 32;

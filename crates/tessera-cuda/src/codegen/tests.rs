@@ -627,7 +627,7 @@ fn rows_of_selective_pipelines_finish_in_full_warps() {
     let test = body.rfind("{ sel[i] = false; continue; }").unwrap();
     let push = body.find("const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);").expect("queueing");
     assert!(test < push, "{src}");
-    assert!(body[push..].contains("tq_row[tq_w][at] = tile + threadIdx.x + i * 128u;"), "{src}");
+    assert!(body[push..].contains("tq_row[tq_w][at] = tile + (int)threadIdx.x + i * 128;"), "{src}");
     // ...and the payload gather, the value load and the aggregation run on 32 queued
     // rows at a time, one a lane, and on what is left after the last tile.
     let drain = body.find("while (tq_n >= 32) {").unwrap();
@@ -662,7 +662,7 @@ fn columns_mostly_read_anyway_are_loaded_up_front_and_probed_together() {
     // ...and not for a whole next tile.
     let body = whole_tile_loop(src);
     assert!(body.contains("if (next + 256 <= nrows) {"), "{src}");
-    assert!(body.contains("{ const long long r = next + threadIdx.x + i * 128u; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }"), "{src}");
+    assert!(body.contains("{ const long long r = next + (int)threadIdx.x + i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }"), "{src}");
     assert!(src.contains("{ c1[i] = nc1[i]; c0[i] = nc0[i]; c2[i] = nc2[i]; }"), "{src}");
     // Both membership bitmaps are read in one stage, tested in the next.
     let first = stage_of(src, "h1_bits[s");

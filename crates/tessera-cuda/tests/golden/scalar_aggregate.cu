@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + i * 128u;
+            const long long r = tile + (int)threadIdx.x + i * 128;
             c1[i] = col1[r];
         }
         #pragma unroll
@@ -57,12 +57,12 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v3[ITEMS];
         long long v4[ITEMS];
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + i * 128u < nrows;
+        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + (int)threadIdx.x + i * 128 < nrows;
         if (tessera_zone_pass<1024>(zones, tile, rows)) {
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + i * 128u;
+            const long long r = tile + (int)threadIdx.x + i * 128;
             c1[i] = col1[r];
         }
         #pragma unroll

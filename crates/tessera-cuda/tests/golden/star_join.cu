@@ -33,7 +33,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + i * 128u;
+            const long long r = tile + (int)threadIdx.x + i * 128;
             c1[i] = col1[r];
         }
         #pragma unroll
@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + i * 128u;
+            const long long r = tile + (int)threadIdx.x + i * 128;
             if (!f2[i]) { sel[i] = false; continue; }
             c0[i] = col0[r];
         }
@@ -65,7 +65,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);
-            if (sel[i]) { const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u)); tq_s3[tq_w][at] = s3[i]; tq_row[tq_w][at] = tile + threadIdx.x + i * 128u; }
+            if (sel[i]) { const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u)); tq_s3[tq_w][at] = s3[i]; tq_row[tq_w][at] = tile + (int)threadIdx.x + i * 128; }
             tq_n += __popc(m);
         }
         while (tq_n >= 32) {
@@ -122,11 +122,11 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v0[ITEMS];
         int sl7[ITEMS];
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + i * 128u < nrows;
+        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + (int)threadIdx.x + i * 128 < nrows;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + i * 128u;
+            const long long r = tile + (int)threadIdx.x + i * 128;
             c1[i] = col1[r];
         }
         #pragma unroll
@@ -138,7 +138,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + threadIdx.x + i * 128u;
+            const long long r = tile + (int)threadIdx.x + i * 128;
             if (!f2[i]) { sel[i] = false; continue; }
             c0[i] = col0[r];
         }
@@ -158,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);
-            if (sel[i]) { const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u)); tq_s3[tq_w][at] = s3[i]; tq_row[tq_w][at] = tile + threadIdx.x + i * 128u; }
+            if (sel[i]) { const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u)); tq_s3[tq_w][at] = s3[i]; tq_row[tq_w][at] = tile + (int)threadIdx.x + i * 128; }
             tq_n += __popc(m);
         }
         while (tq_n >= 32) {

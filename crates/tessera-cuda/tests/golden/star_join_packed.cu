@@ -142,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v0[ITEMS];
         int sl7[ITEMS];
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + i * 128u < nrows;
+        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + (int)threadIdx.x + i * 128 < nrows;
         tessera_stage_wait();
         __syncthreads();
         {
