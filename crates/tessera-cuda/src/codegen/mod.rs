@@ -125,11 +125,17 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // 0.257-0.259 → 0.264-0.268 ms, 2026-11-27i run 1).
     let (mut kernel, mut ir) = assemble(pipeline, cols, tables, &options, items, &[])?;
     // A lean pipeline (see [`ITEMS_PER_THREAD_LEAN`]), known once lowered, is lowered
-    // again with its items (should that fail, the first kernel stays).
+    // again with its items (should that fail, the first kernel stays), and with its rows
+    // counted in 64 bits: SSB's lean q1.x probes ran 4–12% slower with 32-bit rows on the
+    // H200 (q1.3 0.139 → 0.156 ms, q1.1 0.269 → 0.287; 2026-11-28g run 2), where every
+    // other SSB query's kernels ran as fast or faster but q3.2's (see `INDEX32_MAX_ROWS`).
+    let mut options = options;
     let lean = options.experiments.lean_items;
     if options.items_per_thread.is_none() && lean > 0 && lean != items && probes <= 1 && lean <= MAX_ITEMS_PER_THREAD && is_lean(pipeline, &ir) {
-        if let Ok(again) = assemble(pipeline, cols, tables, &options, lean, &[]) {
+        let wide = KernelOptions { experiments: Experiments { index32: false, ..options.experiments }, ..options };
+        if let Ok(again) = assemble(pipeline, cols, tables, &wide, lean, &[]) {
             (kernel, ir) = again;
+            options = wide;
         }
     }
     let items = kernel.items_per_thread;

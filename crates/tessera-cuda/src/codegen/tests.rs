@@ -436,6 +436,16 @@ fn small_tables_are_walked_with_32_bit_rows() {
     let big = generate(&p, &cols(), &[]).unwrap();
     assert!(big.source.contains("long long tile = (long long)blockIdx.x * 512LL;") && !big.source.contains("nrows"), "{}", big.source);
     assert!(big.rows_limit > INDEX32_MAX_ROWS);
+    // A lean pipeline (one group, nothing but its columns loaded) keeps 64-bit rows.
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.rows = 1000;
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.strategy = GroupStrategy::Scalar;
+    a.group_by.clear();
+    a.fields.remove(0);
+    let lean = generate(&p, &cols(), &[]).unwrap();
+    assert_eq!(lean.items_per_thread, ITEMS_PER_THREAD_LEAN);
+    assert!(lean.source.contains("long long tile = (long long)blockIdx.x * 1024LL;") && !lean.source.contains("nrows"), "{}", lean.source);
     if crate::test_support::nvrtc_or_skip("32- and 64-bit row kernels compile with NVRTC") {
         for k in [&k, &big] {
             crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));

@@ -10,9 +10,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     long long t3 = (-9223372036854775807LL - 1);
     Int128 t4 = make_int128(0ull, 0ull); unsigned long long n4 = 0;
     bool any = false;
-    const int nrows = (int)rows;
-    int tile = (int)blockIdx.x * 1024;
-    for (; tile + 1024 <= nrows; tile += (int)gridDim.x * 1024) {
+    long long tile = (long long)blockIdx.x * 1024LL;
+    for (; tile + 1024LL <= rows; tile += (long long)gridDim.x * 1024LL) {
         int sel[ITEMS];
         int64_t c1[ITEMS];
         long long v0[ITEMS];
@@ -26,7 +25,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + (int)threadIdx.x + i * 128;
+            const long long r = tile + threadIdx.x + (long long)i * 128;
             c1[i] = col1[r];
         }
         #pragma unroll
@@ -48,7 +47,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         }
     }
     // The last tile, partial: no tile follows it.
-    if (tile < nrows) {
+    if (tile < rows) {
         int sel[ITEMS];
         int64_t c1[ITEMS];
         long long v0[ITEMS];
@@ -57,12 +56,12 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v3[ITEMS];
         long long v4[ITEMS];
         #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + (int)threadIdx.x + i * 128 < nrows;
+        for (int i = 0; i < ITEMS; ++i) sel[i] = tile + threadIdx.x + (long long)i * 128 < rows;
         if (tessera_zone_pass<1024>(zones, tile, rows)) {
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + (int)threadIdx.x + i * 128;
+            const long long r = tile + threadIdx.x + (long long)i * 128;
             c1[i] = col1[r];
         }
         #pragma unroll
