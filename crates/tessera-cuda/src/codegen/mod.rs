@@ -360,17 +360,17 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     }
 }
 
-/// Whether the kernel skips tiles by a zone bitmap ([`Param::Zones`]): a scan whose
-/// leading filters have bounds zone maps can decide. Only those: the block around the
-/// stages made some kernels faster where nothing is skipped (TPC-H SF 10 q03, q12, q20),
-/// but given to every scan's kernel it made SSB SF 20's 6.59-6.61 -> 7.04-7.06 ms and
-/// TPC-H SF 10's 62.3 -> 63.7 (H200, 2026-11-26f run 9).
 /// Whether the kernel counts rows in 32 bits (see [`INDEX32_MAX_ROWS`]): a scan of a
 /// table that small, whose rows are known when the kernel is made.
 fn index32(pipeline: &Pipeline, options: &KernelOptions) -> bool {
     options.experiments.index32 && matches!(&pipeline.source, Source::Scan(scan) if scan.rows <= INDEX32_MAX_ROWS)
 }
 
+/// Whether the kernel skips tiles by a zone bitmap ([`Param::Zones`]): a scan whose
+/// leading filters have bounds zone maps can decide. Only those: the block around the
+/// stages made some kernels faster where nothing is skipped (TPC-H SF 10 q03, q12, q20),
+/// but given to every scan's kernel it made SSB SF 20's 6.59-6.61 -> 7.04-7.06 ms and
+/// TPC-H SF 10's 62.3 -> 63.7 (H200, 2026-11-26f run 9).
 fn zone_pruned(pipeline: &Pipeline, options: &KernelOptions) -> bool {
     options.experiments.zones && matches!(pipeline.source, Source::Scan(_)) && !tessera_ir::zone_bounds(&pipeline.operators).is_empty()
 }

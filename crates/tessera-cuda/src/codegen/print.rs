@@ -6,6 +6,8 @@
 //! BLOCK_THREADS`, so a warp's loads are coalesced), with a selection flag each; every
 //! stage is one unrolled loop over the items still selected.
 //!
+//! Over a stored table of at most 2^30 rows, tiles and rows are `int`s (`Shape::index32`).
+//!
 //! Whole tiles run in a loop of their own without per-item row tests: every flag starts
 //! `true`, the tests fold away and the first stage needs no branch; the partial last
 //! tile runs in a copy of the body after it. On an H200 this made the 13 SSB SF 20

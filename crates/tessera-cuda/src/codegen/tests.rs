@@ -409,7 +409,6 @@ fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
     (p, cols, tables)
 }
 
-/// The loop over a kernel's whole tiles (the body every tile but a partial last one runs).
 /// `p`'s kernel with rows counted in 64 bits (`Experiments::index32` off): its
 /// `rows_limit` is then its sums' alone.
 fn wide_rows(p: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) -> Kernel {
@@ -453,6 +452,7 @@ fn small_tables_are_walked_with_32_bit_rows() {
     }
 }
 
+/// The loop over a kernel's whole tiles (the body every tile but a partial last one runs).
 fn whole_tile_loop(source: &str) -> &str {
     let start = source.find("for (; tile + ").unwrap_or_else(|| panic!("no whole-tile loop in {source}"));
     let end = source[start..].find("// The last tile").map_or(source.len(), |e| start + e);
