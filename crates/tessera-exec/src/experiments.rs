@@ -130,6 +130,12 @@ pub struct ExecExperiments {
     /// 5.252 with 0 (lower in 7 of 10 rounds), and 5.367 with 0 and
     /// `TESSERA_EXP_ADMISSION_BUILDS=0` (lower in 9 of 10).
     pub plain_strings_max_rows: usize,
+    /// `TESSERA_EXP_BLOCKS_PER_SM=N`: a pipeline kernel's grid is at most N blocks an SM
+    /// (fewer resident blocks, each walking more tiles); 0, the default, one wave of as
+    /// many as the occupancy calculator allows (`GpuRuntime::grid`). To measure whether a
+    /// probe kernel is slowed by its lookups' cache traffic at high occupancy (SSB q3.2's
+    /// with 32 registers a thread, 2026-11-28g).
+    pub blocks_per_sm: u32,
 }
 
 impl Default for ExecExperiments {
@@ -152,6 +158,7 @@ impl Default for ExecExperiments {
             spare_sinks: true,
             admission_builds: true,
             plain_strings_max_rows: PLAIN_STRINGS_MAX_ROWS,
+            blocks_per_sm: 0,
         }
     }
 }
@@ -187,6 +194,7 @@ impl ExecExperiments {
             spare_sinks: on("TESSERA_EXP_SPARE_SINKS", d.spare_sinks),
             admission_builds: on("TESSERA_EXP_ADMISSION_BUILDS", d.admission_builds),
             plain_strings_max_rows: num("TESSERA_EXP_PLAIN_STRINGS_MAX").map_or(d.plain_strings_max_rows, |n: u64| n as usize),
+            blocks_per_sm: num("TESSERA_EXP_BLOCKS_PER_SM").map_or(d.blocks_per_sm, |n: u64| n.min(64) as u32),
         }
     }
 }

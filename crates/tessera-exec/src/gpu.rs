@@ -2050,6 +2050,10 @@ impl GpuRuntime {
     /// Blocks for a pipeline kernel over `rows` rows: one wave of resident blocks (the
     /// kernel walks tiles grid-stride), fewer for small inputs.
     fn grid(&self, per_sm: u32, rows: u64, items_per_thread: u32) -> u32 {
+        let per_sm = match ExecExperiments::get().blocks_per_sm {
+            0 => per_sm,
+            cap => per_sm.min(cap),
+        };
         let tiles = rows.div_ceil(u64::from(codegen::BLOCK_THREADS * items_per_thread)).max(1);
         let wave = self.device.sm_count() as u64 * u64::from(per_sm);
         tiles.min(wave) as u32
