@@ -133,8 +133,10 @@ pub struct ExecExperiments {
     /// `TESSERA_EXP_BLOCKS_PER_SM=N`: a pipeline kernel's grid is at most N blocks an SM
     /// (fewer resident blocks, each walking more tiles); 0, the default, one wave of as
     /// many as the occupancy calculator allows (`GpuRuntime::grid`). To measure whether a
-    /// probe kernel is slowed by its lookups' cache traffic at high occupancy (SSB q3.2's
-    /// with 32 registers a thread, 2026-11-28g).
+    /// probe kernel is slowed by its lookups' cache traffic at high occupancy: SSB q3.2's
+    /// probe (32 registers a thread with 32-bit rows, 16 blocks an SM) was not, 0.353 ms at
+    /// 12 blocks an SM against 0.357 at 16, while q2.2, q3.3 and q3.4 slowed by a fifth
+    /// and every query at 8 (H200, SSB SF 20, 2026-11-28g run 5).
     pub blocks_per_sm: u32,
 }
 

@@ -40,7 +40,8 @@ pub const MAX_ITEMS_PER_THREAD: u32 = 16;
 /// two or three, and holds them in one register instead of two. On the H200 (SSB SF 20,
 /// 2026-11-28g run 2, 10 rounds in turns) the 13 queries' kernels took 4.25 against
 /// 4.30 ms: q4.3's probe 0.430 → 0.350 ms (NVRTC's 48 registers a thread → 40), q4.2
-/// 0.482 → 0.458, q2.1 0.397 → 0.390, but q3.2 0.316 → 0.354 and the lean q1.x probes
+/// 0.482 → 0.458, q2.1 0.397 → 0.390, but q3.2 0.316 → 0.354 (not for its occupancy:
+/// `TESSERA_EXP_BLOCKS_PER_SM`, run 5) and the lean q1.x probes
 /// slower (those keep 64 bits: `generate_with`); TPC-H SF 10's kernels about 0.2 ms
 /// fewer (q15 0.62 → 0.52, q03 3.41 → 3.34; q09 6.99 → 7.13). The largest row a loop
 /// computes is a tile past the last plus a grid's stride (at most `16 × 132 SMs × 2,048`
