@@ -656,7 +656,7 @@ pub struct GpuQueryState {
     flags: Option<DeviceBuffer<u64>>,
     /// Pipelines launched but not yet waited for (hash-table builds): their reports and
     /// the CUDA events around their kernels.
-    pending: Vec<(GpuRun, TimingEvent, TimingEvent)>,
+    pending: Vec<PendingRun>,
     /// Sorts run with an aggregation, by the aggregation's pipeline.
     pub sorts: HashMap<usize, GpuSort>,
     /// HAVINGs applied to an aggregation's groups on the GPU, by the aggregation's
@@ -1620,7 +1620,7 @@ impl GpuRuntime {
             state.tables.insert(b.table, built);
             report.rows_out = shape.slots as u64;
             report.host_ms = started.elapsed().as_secs_f64() * 1e3;
-            state.pending.push((report, before, after));
+            state.pending.push(PendingRun { run: report, timing: Some((before, after)) });
             return Ok(None);
         }
         // The result comes back: its arrays are downloaded together with the query's
@@ -2175,7 +2175,7 @@ impl GpuRuntime {
         }
         // Their times are read when asked for (`PendingRun`).
         if let Ok(mut r) = self.last_runs.lock() {
-            r.extend(state.pending.drain(..).map(|(run, b, a)| PendingRun { run, timing: Some((b, a)) }));
+            r.append(&mut state.pending);
         }
         tessera_common::trace::mark("builds' reports kept");
         Ok(got)
@@ -2295,7 +2295,7 @@ impl GpuRuntime {
             // (Recorded above whenever there is a sort.)
             let before = chain_start.ok_or_else(|| TesseraError::Internal("a GPU sort's chain has no start event".into()))?;
             let after = self.event(stream)?;
-            state.pending.push((GpuRun::new(*pipeline), before, after));
+            state.pending.push(PendingRun { run: GpuRun::new(*pipeline), timing: Some((before, after)) });
         } else if let Some((pipeline, keys, limit)) = &sort {
             // By value to the rank kernel; uploaded only for a LIMIT's selection below.
             let by_value = SortKeys::new(keys).ok_or_else(|| TesseraError::Internal(format!("{} sort key words, more than a rank sort takes", keys.len())))?;
@@ -2340,7 +2340,7 @@ impl GpuRuntime {
             unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("rank: {e:?}")))?;
             let after = self.event(stream)?;
             let run = GpuRun::new(*pipeline);
-            state.pending.push((run, before, after));
+            state.pending.push(PendingRun { run, timing: Some((before, after)) });
             ranked = Some(dst);
         }
         let mut out_ptr = ranked.as_ref().map_or(rec_ptr, |d| d.as_slice().device_ptr(stream).0);
