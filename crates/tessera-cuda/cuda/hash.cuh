@@ -69,28 +69,6 @@ __device__ __forceinline__ long long tessera_hash_find_or_insert(unsigned long l
     return tessera_hash_find_or_insert_from(keys, mask, key, tessera_hash_slot(key, mask));
 }
 
-// The slot of group `grp` (a group number, at least 0) in a block's shared hash table
-// of group slots (codegen/aggregate.rs, `GroupTable::Hashed`): `keys` holds `mask + 1`
-// group numbers, -1 where empty, claimed by atomicCAS like the global tables above. The
-// first slot is the top bits of a multiplicative hash (`shift` = 32 - log2 of the slots),
-// so that a domain's groups, however they are numbered, spread over the table. Looks at
-// most `TESSERA_SHARED_PROBES` slots and gives -1 past them (the row then adds into the
-// global arrays): a block never waits long on a full table.
-#define TESSERA_SHARED_PROBES 8
-__device__ __forceinline__ int tessera_shared_slot(int* keys, unsigned mask, unsigned shift, int grp) {
-    unsigned s = ((unsigned)grp * 2654435761u) >> shift;
-    for (int n = 0; n < TESSERA_SHARED_PROBES; ++n) {
-        const int seen = keys[s];
-        if (seen == grp) return (int)s;
-        if (seen == -1) {
-            const int old = atomicCAS(&keys[s], -1, grp);
-            if (old == -1 || old == grp) return (int)s;
-        }
-        s = (s + 1) & mask;
-    }
-    return -1;
-}
-
 // The slot of `key` in a table no thread writes any more (built by an earlier kernel),
 // looking from the slot after `s` on (generated probes test the first slot themselves,
 // see codegen/probe.rs), or -1 when it is not there.

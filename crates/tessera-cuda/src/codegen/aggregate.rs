@@ -29,7 +29,9 @@ pub const MAX_GROUP_SLOTS: usize = i32::MAX as usize;
 /// grid-stride, about one wave of them, so merges are few). A shared open-addressing
 /// table for larger domains, and spreading global atomics over 32 copies of the arrays,
 /// were both measured slower on an H200 than plain global atomics
-/// (`benchmarks/results/README.md`, "Group tables").
+/// (`benchmarks/results/README.md`, "Group tables"); so was, again, a shared hash table of
+/// group numbers (128–1,024 slots) with the warp queue on (2026-11-28h: SSB q2.1 0.38 →
+/// 0.66–2.1 ms, q3.1 0.50 → 0.53–0.92).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupTable {
     /// Per-row atomics on the global arrays (the group slots' accumulators do not fit
@@ -42,14 +44,6 @@ pub enum GroupTable {
         /// Copies of the table (a power of two, at most [`MAX_TABLE_COPIES`]): lane `l`
         /// of a warp adds into copy `l % copies` (see [`table_copies`]).
         copies: usize,
-    },
-    /// A shared open-addressing table of group numbers (`Experiments::shared_hash`, off
-    /// by default): a domain too large for a direct table whose groups present are few
-    /// (SSB q3.1: 150 of 4,375). A row whose group finds no slot within a few probes adds
-    /// into the global arrays instead (`tessera_shared_slot`, `hash.cuh`).
-    Hashed {
-        /// Slots (a power of two).
-        slots: usize,
     },
 }
 
@@ -404,11 +398,7 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         let nullable = accumulated(agg, fields).is_some_and(|e| super::filter::may_be_null(b, e));
         accumulators.push(Accumulator::of(agg.func, repr, nullable));
     }
-    let table = match (scalar, group_table(groups, &accumulators)) {
-        (true, _) => GroupTable::Global,
-        (false, GroupTable::Global) if b.shared_hash > 0 && b.shared_hash * (slot_bytes(&accumulators) + 4) <= SHARED_AGG_BYTES => GroupTable::Hashed { slots: b.shared_hash },
-        (false, table) => table,
-    };
+    let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators) };
     for (j, acc) in accumulators.iter().enumerate() {
         b.params.push(Param::Out(Out::Accumulators { aggregate: j, accumulator: *acc }));
         if acc.counted() {
@@ -664,9 +654,7 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
             return;
         }
         GroupTable::Direct { slots, copies } => (slots, copies),
-        GroupTable::Hashed { slots } => (slots, 1),
     };
-    let hashed = matches!(table, GroupTable::Hashed { .. });
     let cells = slots * copies;
     // Shared arrays and their initialization.
     let mut init = String::new();
@@ -695,59 +683,27 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
             }
         }
     }
-    if hashed {
-        // A claimed slot has seen its group: the keys are the seen flags.
-        let _ = writeln!(prologue, "    __shared__ int sh_key[{cells}];");
-        init.push_str("sh_key[s] = -1;");
-    } else {
-        let _ = writeln!(prologue, "    __shared__ unsigned int sh_seen[{cells}];");
-        init.push_str("sh_seen[s] = 0u;");
-    }
+    let _ = writeln!(prologue, "    __shared__ unsigned int sh_seen[{cells}];");
+    init.push_str("sh_seen[s] = 0u;");
     let _ = writeln!(prologue, "    for (int s = threadIdx.x; s < {cells}; s += {BLOCK_THREADS}) {{ {init} }}");
     let _ = writeln!(prologue, "    __syncthreads();");
-    if hashed {
-        // Per row: its group's shared slot, else the global arrays.
-        let shift = 32 - slots.trailing_zeros();
-        let hs = CExpr::text("hs");
-        let shared = accumulate(accumulators, values, valid, "sh_", &hs);
-        let global = accumulate(accumulators, values, valid, "out_", grp);
-        b.effect(cx![
-            format!("{{ const int hs = tessera_shared_slot(sh_key, {}u, {shift}u, (int)(", slots - 1),
-            grp,
-            ")); if (hs >= 0) { ",
-            shared,
-            "} else { ",
-            global,
-            "if (out_seen[",
-            grp,
-            "] == 0u) out_seen[",
-            grp,
-            "] = 1u; } }"
-        ]);
+    // Per row.
+    let sl = if copies == 1 {
+        b.var(CType::Int, "sl", cx!["(int)(", grp, ")"])
     } else {
-        // Per row: the group's slot (in its lane's copy).
-        let sl = if copies == 1 {
-            b.var(CType::Int, "sl", cx!["(int)(", grp, ")"])
-        } else {
-            b.var(CType::Int, "sl", cx!["(int)(", grp, format!(") * {copies} + (int)(threadIdx.x & {}u)", copies - 1)])
-        };
-        let shared = accumulate(accumulators, values, valid, "sh_", &sl);
-        b.effect(cx![shared, "sh_seen[", &sl, "] = 1u;"]);
-    }
+        b.var(CType::Int, "sl", cx!["(int)(", grp, format!(") * {copies} + (int)(threadIdx.x & {}u)", copies - 1)])
+    };
+    let shared = accumulate(accumulators, values, valid, "sh_", &sl);
+    b.effect(cx![shared, "sh_seen[", &sl, "] = 1u;"]);
     // Merge: a thread per slot folds the slot's copies (if several) into locals, then
     // adds them to the global arrays.
     let epilogue = &mut b.ir.epilogue;
     let _ = writeln!(epilogue, "    __syncthreads();");
     let _ = writeln!(epilogue, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{");
+    let _ = writeln!(epilogue, "        const int grp = s;");
     let add = |from: &str, to: &str| format!("{to} += {from};");
-    if hashed {
-        let _ = writeln!(epilogue, "        const int grp = sh_key[s];");
-        let _ = writeln!(epilogue, "        if (grp < 0) continue;");
-    } else {
-        let _ = writeln!(epilogue, "        const int grp = s;");
-        let seen = slot_value(epilogue, copies, "sh_seen", "unsigned int", &|from, to| format!("{to} |= {from};"));
-        let _ = writeln!(epilogue, "        if ({seen} == 0u) continue;");
-    }
+    let seen = slot_value(epilogue, copies, "sh_seen", "unsigned int", &|from, to| format!("{to} |= {from};"));
+    let _ = writeln!(epilogue, "        if ({seen} == 0u) continue;");
     for (j, acc) in accumulators.iter().enumerate() {
         match acc {
             Accumulator::Count => {

@@ -61,9 +61,6 @@ pub struct Builder<'a> {
     pub strings: Vec<usize>,
     /// Comparisons of two 32-bit values are made in 32 bits ([`super::Experiments`]).
     pub compares_32: bool,
-    /// Slots of a block's shared hash table for grouped aggregations too large for a
-    /// direct one (`Experiments::shared_hash`; 0: none).
-    pub shared_hash: usize,
     /// Whether columns load through `tessera_col` (`Experiments::column_loads` set).
     pub column_policy: bool,
     tmp: usize,
@@ -111,7 +108,6 @@ impl<'a> Builder<'a> {
             expanded: false,
             strings: Vec::new(),
             compares_32: true,
-            shared_hash: 0,
             column_policy: false,
             tmp: 0,
         }

@@ -9,7 +9,7 @@
 //! one a lane: one round trip for 32 rows. What is left in a queue runs after the last
 //! tile.
 //!
-//! Only for sinks that aggregate into a shared table (`GroupTable::Direct` or `Hashed`): with global atomics
+//! Only for sinks that aggregate into a shared `GroupTable::Direct`: with global atomics
 //! the 32 lanes' atomics on a few hot L2 lines made it slower (measured on an H200,
 //! `benchmarks/results/README.md`, "Warp queues").
 //!
@@ -116,7 +116,7 @@ pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u
             _ => None,
         })
         .last()?;
-    if !matches!(table, Some(GroupTable::Direct { .. } | GroupTable::Hashed { .. })) || pass > max_pass {
+    if !matches!(table, Some(GroupTable::Direct { .. })) || pass > max_pass {
         return None;
     }
     let mut head: Vec<Stage> = stages[..at_stage].to_vec();

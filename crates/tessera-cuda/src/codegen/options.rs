@@ -140,17 +140,11 @@ pub struct Experiments {
     /// [`INDEX32_MAX_ROWS`] rows (`print.rs`); `TESSERA_EXP_INDEX32=0` counts them in 64
     /// bits everywhere, as before.
     pub index32: bool,
-    /// `TESSERA_EXP_SHARED_HASH=N`: grouped aggregations whose domain is too large for a
-    /// direct shared table (`GroupTable::Global`) add into a block's shared hash table of
-    /// `N` group slots (a power of two, [`super::aggregate::GroupTable::Hashed`]) instead
-    /// of global atomics, spilling to them only where a row's group finds no slot; 0, the
-    /// default, keeps global atomics.
-    pub shared_hash: u32,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, shared_hash: 0 }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true }
     }
 }
 
@@ -183,7 +177,6 @@ impl Experiments {
             single_items: var("TESSERA_EXP_SINGLE_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.single_items),
             lean_items: var("TESSERA_EXP_LEAN_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.lean_items),
             index32: var("TESSERA_EXP_INDEX32").map_or(d.index32, |v| v != "0"),
-            shared_hash: var("TESSERA_EXP_SHARED_HASH").and_then(|v| v.parse::<u32>().ok()).filter(|n| n.is_power_of_two() && (64..=4096).contains(n)).unwrap_or(d.shared_hash),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

@@ -362,35 +362,6 @@ fn large_domains_aggregate_with_global_atomics() {
     assert!(k.source.contains("atomicMin(&out_a0[grp1[i]], v0[i]); if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;"), "{}", k.source);
 }
 
-/// With `Experiments::shared_hash`, a domain too large for a direct table adds into a
-/// block's shared hash table of group numbers, and into the global arrays where a row's
-/// group finds no slot; each block merges the groups it claimed.
-#[test]
-fn large_domains_aggregate_in_a_shared_hash_table_when_asked() {
-    let experiments = Experiments { shared_hash: 512, ..Experiments::default() };
-    let options = KernelOptions { experiments, ..KernelOptions::default() };
-    let k = generate_with(&grouped(99_999, AggFunc::Min), &cols(), &[], options).unwrap();
-    let SinkLayout::Aggregate { table, .. } = &k.sink else { panic!("not an aggregate") };
-    assert_eq!(*table, GroupTable::Hashed { slots: 512 });
-    assert!(k.source.contains("__shared__ int sh_key[512];") && k.source.contains("sh_key[s] = -1;"), "{}", k.source);
-    assert!(
-        k.source.contains("{ const int hs = tessera_shared_slot(sh_key, 511u, 23u, (int)(grp1[i])); if (hs >= 0) { atomicMin(&sh_a0[hs], v0[i]); } else { atomicMin(&out_a0[grp1[i]], v0[i]); if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u; } }"),
-        "{}",
-        k.source
-    );
-    assert!(k.source.contains("const int grp = sh_key[s];") && k.source.contains("if (grp < 0) continue;"), "{}", k.source);
-    assert!(k.source.contains("if (sh_a0[s] != 9223372036854775807LL) atomicMin(&out_a0[grp], sh_a0[s]);"), "{}", k.source);
-    if crate::test_support::nvrtc_or_skip("shared hash tables compile with NVRTC") {
-        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    }
-    // A table that would not fit the shared budget stays global.
-    let experiments = Experiments { shared_hash: 4096, ..Experiments::default() };
-    let options = KernelOptions { experiments, ..KernelOptions::default() };
-    let k = generate_with(&grouped(99_999, AggFunc::Min), &cols(), &[], options).unwrap();
-    let SinkLayout::Aggregate { table, .. } = &k.sink else { panic!("not an aggregate") };
-    assert_eq!(*table, GroupTable::Global);
-}
-
 /// A star join's probe pipeline: `SELECT d.year, sum(f.v) FROM f JOIN d ON f.dk = d.k
 /// JOIN s ON f.sk = s.k GROUP BY d.year` over fact columns (dk, sk, v), with table 1
 /// (s) more selective than table 0 (d).
