@@ -32,8 +32,9 @@
 #             packed, each in its own process
 #   ab      — SSB SF20 and TPC-H SF10 with the defaults and with the variable in $AB (e.g.
 #             AB=TESSERA_EXP_ZONES=0 or AB=TESSERA_EXP_NARROW=0), each in its own process,
-#             in turns, $ROUNDS rounds (default 2); then SSB SF1 and TPC-H SF1 both ways,
-#             answers checked
+#             in turns (the first setting alternating by round), $ROUNDS rounds (default
+#             2), $SSB_RUNS warm SSB runs (default 5); each setting's runs pooled over the
+#             rounds (ab_json.py); then SSB SF1 and TPC-H SF1 both ways, answers checked
 #   ncutpch — Nsight Compute (duration, throughput, occupancy, launch statistics) on every
 #             generated kernel of TPC-H SF10 $QUERIES (default q12), with the defaults and
 #             with $AB (e.g. AB=TESSERA_EXP_ZONES=0)
@@ -281,15 +282,24 @@ for section in "$@"; do
     done
     ;;
   ab)
+    # Each setting in its own process, in turns; the first setting alternates by round (a
+    # machine's state drifts over a run). JSON as ab-SUITE-rROUND-eSETTING.json (d: the
+    # defaults, x: $AB), pooled per setting by ab_json.py.
     for r in $(seq 1 ${ROUNDS:-2}); do
-      for mode in default $AB; do
-        for suite in "ssb --sf 20 --runs 5" "tpch --sf 10 --runs 3"; do
+      order="d x"; [ $((r % 2)) = 0 ] && order="x d"
+      for e in $order; do
+        for suite in "ssb --sf 20 --runs ${SSB_RUNS:-5}" "tpch --sf 10 --runs 3"; do
           set -- $suite; name=$1$3
+          mode=default; [ $e = x ] && mode=$AB
           echo "== $name, $mode, round $r"
-          ( [ $mode = default ] || export $mode
-            $X --data-dir /tmp/td$name bench $suite --engine tessera --json $OUT/$name-${mode//[^a-zA-Z0-9]/_}-r$r.json 2>&1 | grep -E "^│ total" )
+          ( [ $e = d ] || export $AB
+            $X --data-dir /tmp/td$name bench $suite --engine tessera --json $OUT/ab-$name-r$r-e$e.json 2>&1 | grep -E "^│ total" )
         done
       done
+    done
+    for name in ssb20 tpch10; do
+      echo "== $name pooled (d: defaults, x: $AB)"
+      python3 benchmarks/results/gpu-2026-11-27j/ab_json.py $OUT ab-$name
     done
     for mode in default $AB; do
       echo "== SSB SF1 and TPC-H SF1, $mode (answers checked)"
