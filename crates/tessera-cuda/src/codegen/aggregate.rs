@@ -398,7 +398,11 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         let nullable = accumulated(agg, fields).is_some_and(|e| super::filter::may_be_null(b, e));
         accumulators.push(Accumulator::of(agg.func, repr, nullable));
     }
-    let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators) };
+    let table = match (scalar, group_table(groups, &accumulators)) {
+        (true, _) => GroupTable::Global,
+        (false, GroupTable::Direct { slots, copies }) if b.direct_max_bytes > 0 && slots * copies * slot_bytes(&accumulators) > b.direct_max_bytes => GroupTable::Global,
+        (false, table) => table,
+    };
     for (j, acc) in accumulators.iter().enumerate() {
         b.params.push(Param::Out(Out::Accumulators { aggregate: j, accumulator: *acc }));
         if acc.counted() {

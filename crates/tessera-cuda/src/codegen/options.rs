@@ -140,11 +140,18 @@ pub struct Experiments {
     /// [`INDEX32_MAX_ROWS`] rows (`print.rs`); `TESSERA_EXP_INDEX32=0` counts them in 64
     /// bits everywhere, as before.
     pub index32: bool,
+    /// `TESSERA_EXP_DIRECT_MAX_BYTES=N`: the most shared memory a block's direct group
+    /// table may take (its slots × copies × bytes a slot); a larger domain aggregates
+    /// with global atomics. 0, the default, leaves [`super::SHARED_AGG_BYTES`]. To
+    /// measure whether a direct table (and the warp queue it brings) costs a probe
+    /// pipeline the L1 its bitmaps need: SSB q3.1 grouped by `c_nation, s_nation` (625
+    /// slots, 7.5 KiB) took 0.92 ms against 0.47 grouped by 150 slots (2026-11-28h).
+    pub direct_max_bytes: u32,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0 }
     }
 }
 
@@ -177,6 +184,7 @@ impl Experiments {
             single_items: var("TESSERA_EXP_SINGLE_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.single_items),
             lean_items: var("TESSERA_EXP_LEAN_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.lean_items),
             index32: var("TESSERA_EXP_INDEX32").map_or(d.index32, |v| v != "0"),
+            direct_max_bytes: var("TESSERA_EXP_DIRECT_MAX_BYTES").and_then(|v| v.parse().ok()).unwrap_or(d.direct_max_bytes),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

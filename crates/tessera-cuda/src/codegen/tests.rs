@@ -362,6 +362,22 @@ fn large_domains_aggregate_with_global_atomics() {
     assert!(k.source.contains("atomicMin(&out_a0[grp1[i]], v0[i]); if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;"), "{}", k.source);
 }
 
+/// `Experiments::direct_max_bytes` sends domains whose direct table would take more
+/// shared memory than it allows to global atomics.
+#[test]
+fn direct_tables_can_be_capped() {
+    let cap = |bytes| {
+        let experiments = Experiments { direct_max_bytes: bytes, ..Experiments::default() };
+        let k = generate_with(&grouped(40, AggFunc::Sum), &cols(), &[], KernelOptions { experiments, ..KernelOptions::default() }).unwrap();
+        let SinkLayout::Aggregate { table, .. } = k.sink else { panic!("not an aggregate") };
+        table
+    };
+    // 42 slots of a split sum and a seen flag: 840 bytes.
+    assert_eq!(cap(0), GroupTable::Direct { slots: 42, copies: 1 });
+    assert_eq!(cap(840), GroupTable::Direct { slots: 42, copies: 1 });
+    assert_eq!(cap(839), GroupTable::Global);
+}
+
 /// A star join's probe pipeline: `SELECT d.year, sum(f.v) FROM f JOIN d ON f.dk = d.k
 /// JOIN s ON f.sk = s.k GROUP BY d.year` over fact columns (dk, sk, v), with table 1
 /// (s) more selective than table 0 (d).
