@@ -52,7 +52,8 @@ pub const MAX_TABLE_COPIES: usize = 32;
 
 /// Copies of a direct table of `slots` slots of `per_slot` bytes each: one unless the
 /// domain has fewer slots than a warp has lanes, else as many (a power of two, at most
-/// [`MAX_TABLE_COPIES`]) as fit in [`SHARED_AGG_BYTES`].
+/// [`MAX_TABLE_COPIES`]) as fit in `budget` bytes ([`SHARED_AGG_BYTES`] unless an experiment
+/// says otherwise).
 ///
 /// Shared atomics on one address serialize, and with fewer slots than lanes the rows of
 /// a warp land on the same few addresses: TPC-H q1 (4 groups present among 6 slots, 8
@@ -63,12 +64,12 @@ pub const MAX_TABLE_COPIES: usize = 32;
 /// global arrays. Domains of a warp's lanes or more (every SSB
 /// aggregation) keep one copy: their rows spread over the slots already, and a larger
 /// table takes L1 from the probes' bitmaps (`benchmarks/results/README.md`, "Seen flags").
-pub fn table_copies(slots: usize, per_slot: usize) -> usize {
+pub fn table_copies(slots: usize, per_slot: usize, budget: usize) -> usize {
     if slots >= MAX_TABLE_COPIES {
         return 1;
     }
     let mut copies = MAX_TABLE_COPIES;
-    while copies > 1 && slots.saturating_mul(per_slot).saturating_mul(copies) > SHARED_AGG_BYTES {
+    while copies > 1 && slots.saturating_mul(per_slot).saturating_mul(copies) > budget {
         copies /= 2;
     }
     copies
@@ -92,11 +93,13 @@ fn slot_bytes(accumulators: &[Accumulator]) -> usize {
         .sum::<usize>()
 }
 
-/// The block-level table for `groups` group slots (see [`GroupTable`]).
-pub fn group_table(groups: usize, accumulators: &[Accumulator]) -> GroupTable {
+/// The block-level table for `groups` group slots (see [`GroupTable`]) whose shared
+/// arrays take at most `budget` bytes ([`SHARED_AGG_BYTES`] unless an experiment says
+/// otherwise, `Experiments::direct_max_bytes`).
+pub fn group_table(groups: usize, accumulators: &[Accumulator], budget: usize) -> GroupTable {
     let per_slot = slot_bytes(accumulators);
-    if groups.saturating_mul(per_slot) <= SHARED_AGG_BYTES {
-        GroupTable::Direct { slots: groups, copies: table_copies(groups, per_slot) }
+    if groups.saturating_mul(per_slot) <= budget {
+        GroupTable::Direct { slots: groups, copies: table_copies(groups, per_slot, budget) }
     } else {
         GroupTable::Global
     }
@@ -398,11 +401,7 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         let nullable = accumulated(agg, fields).is_some_and(|e| super::filter::may_be_null(b, e));
         accumulators.push(Accumulator::of(agg.func, repr, nullable));
     }
-    let table = match (scalar, group_table(groups, &accumulators)) {
-        (true, _) => GroupTable::Global,
-        (false, GroupTable::Direct { slots, copies }) if b.direct_max_bytes > 0 && slots * copies * slot_bytes(&accumulators) > b.direct_max_bytes => GroupTable::Global,
-        (false, table) => table,
-    };
+    let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators, b.group_table_bytes) };
     for (j, acc) in accumulators.iter().enumerate() {
         b.params.push(Param::Out(Out::Accumulators { aggregate: j, accumulator: *acc }));
         if acc.counted() {

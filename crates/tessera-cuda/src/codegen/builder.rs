@@ -61,9 +61,9 @@ pub struct Builder<'a> {
     pub strings: Vec<usize>,
     /// Comparisons of two 32-bit values are made in 32 bits ([`super::Experiments`]).
     pub compares_32: bool,
-    /// The most bytes a block's direct group table may take (`Experiments::direct_max_bytes`;
-    /// 0: [`super::SHARED_AGG_BYTES`]).
-    pub direct_max_bytes: usize,
+    /// The most shared memory a block's direct group table may take
+    /// ([`super::SHARED_AGG_BYTES`] unless `Experiments::direct_max_bytes` says otherwise).
+    pub group_table_bytes: usize,
     /// Whether columns load through `tessera_col` (`Experiments::column_loads` set).
     pub column_policy: bool,
     tmp: usize,
@@ -111,7 +111,7 @@ impl<'a> Builder<'a> {
             expanded: false,
             strings: Vec::new(),
             compares_32: true,
-            direct_max_bytes: 0,
+            group_table_bytes: super::SHARED_AGG_BYTES,
             column_policy: false,
             tmp: 0,
         }

@@ -246,7 +246,9 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     }
     let mut b = Builder::new(cols, options.literals == Literals::Parameters);
     b.compares_32 = options.experiments.compares_32;
-    b.direct_max_bytes = options.experiments.direct_max_bytes as usize;
+    if options.experiments.direct_max_bytes > 0 {
+        b.group_table_bytes = options.experiments.direct_max_bytes as usize;
+    }
     b.column_policy = options.experiments.column_loads != 0;
     for &c in eager {
         if let Err(r) = scan::load(&mut b, c) {

@@ -141,8 +141,9 @@ pub struct Experiments {
     /// bits everywhere, as before.
     pub index32: bool,
     /// `TESSERA_EXP_DIRECT_MAX_BYTES=N`: the most shared memory a block's direct group
-    /// table may take (its slots × copies × bytes a slot); a larger domain aggregates
-    /// with global atomics. 0, the default, leaves [`super::SHARED_AGG_BYTES`]. To
+    /// table may take (its slots × copies × bytes a slot): fewer copies of a small domain's
+    /// table, and a larger domain aggregates with global atomics. 0, the default, leaves
+    /// [`super::SHARED_AGG_BYTES`]. To
     /// measure whether a direct table (and the warp queue it brings) costs a probe
     /// pipeline the L1 its bitmaps need: SSB q3.1 grouped by `c_nation, s_nation` (625
     /// slots, 7.5 KiB) took 0.92 ms against 0.47 grouped by 150 slots (2026-11-28h).

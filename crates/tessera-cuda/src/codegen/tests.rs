@@ -53,29 +53,29 @@ fn cols() -> Vec<GpuColumn> {
 fn group_table_choice_follows_the_shared_budget() {
     let sum = [Accumulator::Sum(SumRepr::I128)];
     // 20 bytes a slot: 819 slots fit in 16 KiB directly.
-    assert_eq!(group_table(800, &sum), GroupTable::Direct { slots: 800, copies: 1 });
+    assert_eq!(group_table(800, &sum, SHARED_AGG_BYTES), GroupTable::Direct { slots: 800, copies: 1 });
     // A 64-bit sum: 12 bytes a slot.
-    assert_eq!(group_table(1300, &[Accumulator::Sum(SumRepr::I64)]), GroupTable::Direct { slots: 1300, copies: 1 });
+    assert_eq!(group_table(1300, &[Accumulator::Sum(SumRepr::I64)], SHARED_AGG_BYTES), GroupTable::Direct { slots: 1300, copies: 1 });
     // Fewer slots than a warp has lanes: a copy per lane where the budget allows (6
     // slots x 32 copies x 20 bytes = 3 840), fewer for wider slots (TPC-H q1's shape: 6
     // slots of 8 aggregates, 124 bytes, 16 copies), one from 32 slots on.
-    assert_eq!(group_table(6, &sum), GroupTable::Direct { slots: 6, copies: 32 });
+    assert_eq!(group_table(6, &sum, SHARED_AGG_BYTES), GroupTable::Direct { slots: 6, copies: 32 });
     let q1 = [
         [Accumulator::Sum(SumRepr::Split); 4].as_slice(),
         &[Accumulator::SumCount(SumRepr::I64); 3],
         &[Accumulator::Count],
     ]
     .concat();
-    assert_eq!(group_table(6, &q1), GroupTable::Direct { slots: 6, copies: 16 });
-    assert_eq!(group_table(31, &q1), GroupTable::Direct { slots: 31, copies: 4 });
-    assert_eq!(group_table(32, &sum), GroupTable::Direct { slots: 32, copies: 1 });
-    assert_eq!(table_copies(1, 16 << 10), 1);
+    assert_eq!(group_table(6, &q1, SHARED_AGG_BYTES), GroupTable::Direct { slots: 6, copies: 16 });
+    assert_eq!(group_table(31, &q1, SHARED_AGG_BYTES), GroupTable::Direct { slots: 31, copies: 4 });
+    assert_eq!(group_table(32, &sum, SHARED_AGG_BYTES), GroupTable::Direct { slots: 32, copies: 1 });
+    assert_eq!(table_copies(1, 16 << 10, SHARED_AGG_BYTES), 1);
     // SSB q2.1's 8 008-slot domain: global atomics (measured faster than a shared
     // hash table).
-    assert_eq!(group_table(8008, &sum), GroupTable::Global);
+    assert_eq!(group_table(8008, &sum, SHARED_AGG_BYTES), GroupTable::Global);
     // Many wide accumulators leave too few slots to be worth it.
     let wide = [Accumulator::SumCount(SumRepr::Split); 8];
-    assert_eq!(group_table(100_000, &wide), GroupTable::Global);
+    assert_eq!(group_table(100_000, &wide, SHARED_AGG_BYTES), GroupTable::Global);
 }
 
 #[test]
@@ -362,20 +362,25 @@ fn large_domains_aggregate_with_global_atomics() {
     assert!(k.source.contains("atomicMin(&out_a0[grp1[i]], v0[i]); if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;"), "{}", k.source);
 }
 
-/// `Experiments::direct_max_bytes` sends domains whose direct table would take more
-/// shared memory than it allows to global atomics.
+/// `Experiments::direct_max_bytes` is the direct table's budget: a small domain keeps as
+/// many copies as fit it, a domain whose one copy exceeds it uses global atomics.
 #[test]
 fn direct_tables_can_be_capped() {
-    let cap = |bytes| {
+    let cap_of = |domain, bytes| {
         let experiments = Experiments { direct_max_bytes: bytes, ..Experiments::default() };
-        let k = generate_with(&grouped(40, AggFunc::Sum), &cols(), &[], KernelOptions { experiments, ..KernelOptions::default() }).unwrap();
+        let k = generate_with(&grouped(domain, AggFunc::Sum), &cols(), &[], KernelOptions { experiments, ..KernelOptions::default() }).unwrap();
         let SinkLayout::Aggregate { table, .. } = k.sink else { panic!("not an aggregate") };
         table
     };
+    let cap = |bytes| cap_of(40, bytes);
     // 42 slots of a split sum and a seen flag: 840 bytes.
     assert_eq!(cap(0), GroupTable::Direct { slots: 42, copies: 1 });
     assert_eq!(cap(840), GroupTable::Direct { slots: 42, copies: 1 });
     assert_eq!(cap(839), GroupTable::Global);
+    // A small domain keeps fewer copies within the cap: 11 slots of 20 bytes, 32 copies
+    // by default (7,040 bytes), 16 within 4 KiB.
+    assert_eq!(cap_of(9, 0), GroupTable::Direct { slots: 11, copies: 32 });
+    assert_eq!(cap_of(9, 4096), GroupTable::Direct { slots: 11, copies: 16 });
 }
 
 /// A star join's probe pipeline: `SELECT d.year, sum(f.v) FROM f JOIN d ON f.dk = d.k
