@@ -118,4 +118,28 @@ __device__ __forceinline__ long long tessera_warp_max(long long v) {
     return v;
 }
 
+// Combining within a warp's lanes that add into one group (`peers`, from
+// `__match_any_sync`; every lane of `peers` calls with the same mask and so loops as
+// often): each lane gets the total of its peers' values, read one peer a shuffle.
+__device__ __forceinline__ long long tessera_peer_sum(unsigned int peers, long long v) {
+    unsigned int rest = peers & ~(1u << (threadIdx.x & 31u));
+    long long t = v;
+    while (rest != 0u) { const int src = __ffs(rest) - 1; rest &= rest - 1u; t += __shfl_sync(peers, v, src); }
+    return t;
+}
+
+__device__ __forceinline__ long long tessera_peer_min(unsigned int peers, long long v) {
+    unsigned int rest = peers & ~(1u << (threadIdx.x & 31u));
+    long long t = v;
+    while (rest != 0u) { const int src = __ffs(rest) - 1; rest &= rest - 1u; const long long o = __shfl_sync(peers, v, src); t = o < t ? o : t; }
+    return t;
+}
+
+__device__ __forceinline__ long long tessera_peer_max(unsigned int peers, long long v) {
+    unsigned int rest = peers & ~(1u << (threadIdx.x & 31u));
+    long long t = v;
+    while (rest != 0u) { const int src = __ffs(rest) - 1; rest &= rest - 1u; const long long o = __shfl_sync(peers, v, src); t = o > t ? o : t; }
+    return t;
+}
+
 }  // namespace tessera

@@ -643,6 +643,42 @@ fn accumulate(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CE
     s
 }
 
+/// Statements adding the row's `values` to accumulators `{prefix}a{j}[index]` once per
+/// group present among the warp's lanes here (`Experiments::warp_combine`): the lanes
+/// with the same `index` (`__match_any_sync`) combine their values by shuffles and the
+/// first of them adds the totals and runs `seen`. None where an accumulator cannot be
+/// combined so (128-bit, split and floating-point sums) or an input may be NULL.
+///
+/// An `I64` sum's partial totals cannot overflow: each is a sum of some of the rows
+/// whose whole total was bounded below 2^63 ([`SumRepr::for_rows`]).
+fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr, seen: &CExpr) -> Option<CExpr> {
+    if valid.iter().any(Option::is_some) {
+        return None;
+    }
+    let mut totals = CExpr::default();
+    let mut adds = CExpr::default();
+    for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
+        let at = cx![format!("{prefix}a{j}["), index, "]"];
+        let count = cx![format!(" atomicAdd(&{prefix}c{j}["), index, "], (unsigned long long)__popc(wc_m));"];
+        let total = CExpr::text(format!("wc{j}"));
+        match acc {
+            Accumulator::Count => adds = cx![adds, format!("atomicAdd(&{prefix}a{j}["), index, "], (unsigned long long)__popc(wc_m)); "],
+            Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) => {
+                totals = cx![totals, format!("const long long wc{j} = tessera_peer_sum(wc_m, "), v, "); "];
+                adds = cx![adds, SumRepr::I64.add(at, &total), if acc.counted() { count } else { CExpr::default() }, " "];
+            }
+            Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => {
+                let (f, _, _, _) = min_max(*acc);
+                let peer = if matches!(acc, Accumulator::Min | Accumulator::MinCount) { "tessera_peer_min" } else { "tessera_peer_max" };
+                totals = cx![totals, format!("const long long wc{j} = {peer}(wc_m, "), v, "); "];
+                adds = cx![adds, format!("{f}(&{prefix}a{j}["), index, format!("], wc{j});"), if acc.counted() { count } else { CExpr::default() }, " "];
+            }
+            Accumulator::Sum(_) | Accumulator::SumCount(_) => return None,
+        }
+    }
+    Some(cx!["{ const unsigned int wc_m = __match_any_sync(__activemask(), (int)(", index, ")); ", totals, "if ((int)(threadIdx.x & 31u) == __ffs(wc_m) - 1) { ", adds, seen, " } }"])
+}
+
 /// Grouped aggregates: per row into the block's shared table (or the global arrays, see
 /// [`GroupTable`]); at the end each block merges its table into the global arrays.
 fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable) {
@@ -652,8 +688,11 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
             // queue on the few hot addresses in L2 like an atomic. An `atomicOr` from
             // every row, and flags in shared memory merged at the end, were both measured
             // slower (`benchmarks/results/README.md`, "Seen flags").
-            let seen = cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"];
-            b.effect(cx![accumulate(accumulators, values, valid, "out_", grp), seen]);
+            let seen = if b.seen_store { cx!["out_seen[", grp, "] = 1u;"] } else { cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"] };
+            match combined(accumulators, values, valid, "out_", grp, &seen).filter(|_| b.warp_combine) {
+                Some(c) => b.effect(c),
+                None => b.effect(cx![accumulate(accumulators, values, valid, "out_", grp), seen]),
+            }
             return;
         }
         GroupTable::Direct { slots, copies } => (slots, copies),
@@ -696,8 +735,12 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
     } else {
         b.var(CType::Int, "sl", cx!["(int)(", grp, format!(") * {copies} + (int)(threadIdx.x & {}u)", copies - 1)])
     };
-    let shared = accumulate(accumulators, values, valid, "sh_", &sl);
-    b.effect(cx![shared, "sh_seen[", &sl, "] = 1u;"]);
+    let seen = cx!["sh_seen[", &sl, "] = 1u;"];
+    // With copies a warp's lanes add into distinct addresses already.
+    match combined(accumulators, values, valid, "sh_", &sl, &seen).filter(|_| b.warp_combine && copies == 1) {
+        Some(c) => b.effect(c),
+        None => b.effect(cx![accumulate(accumulators, values, valid, "sh_", &sl), seen]),
+    }
     // Merge: a thread per slot folds the slot's copies (if several) into locals, then
     // adds them to the global arrays.
     let epilogue = &mut b.ir.epilogue;

@@ -66,6 +66,10 @@ pub struct Builder<'a> {
     pub group_table_bytes: usize,
     /// Whether columns load through `tessera_col` (`Experiments::column_loads` set).
     pub column_policy: bool,
+    /// Lanes adding into one group combine first (`Experiments::warp_combine`).
+    pub warp_combine: bool,
+    /// Global seen flags set by plain stores (`Experiments::seen_store`).
+    pub seen_store: bool,
     tmp: usize,
 }
 
@@ -113,6 +117,8 @@ impl<'a> Builder<'a> {
             compares_32: true,
             group_table_bytes: super::SHARED_AGG_BYTES,
             column_policy: false,
+            warp_combine: false,
+            seen_store: false,
             tmp: 0,
         }
     }

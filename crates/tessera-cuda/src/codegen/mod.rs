@@ -168,7 +168,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
     let planned = match defer::expansion(&lowered.ir, &stages) {
         Some(Ok(expanded)) => Some(expanded),
         Some(Err(r)) => return Err(vec![Unsupported::new(Site::Kernel, r)]),
-        None => defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass),
+        None => defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass, options.experiments.defer_global),
     };
     let (deferral, head, tail) = match planned {
         Some((d, head, tail)) => (Some(d), head, tail),
@@ -250,6 +250,8 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         b.group_table_bytes = options.experiments.direct_max_bytes as usize;
     }
     b.column_policy = options.experiments.column_loads != 0;
+    b.warp_combine = options.experiments.warp_combine;
+    b.seen_store = options.experiments.seen_store;
     for &c in eager {
         if let Err(r) = scan::load(&mut b, c) {
             reasons.push(Unsupported::new(Site::Source, r));

@@ -383,6 +383,47 @@ fn direct_tables_can_be_capped() {
     assert_eq!(cap_of(9, 4096), GroupTable::Direct { slots: 11, copies: 16 });
 }
 
+/// `Experiments::warp_combine`: lanes adding into one group combine their values and one
+/// of them adds the total, into a direct table (one copy) or the global arrays; sums that
+/// need more than 64 bits, and tables with a copy per lane, add per row as before.
+#[test]
+fn warp_combined_aggregation() {
+    let experiments = Experiments { warp_combine: true, ..Experiments::default() };
+    let options = KernelOptions { experiments, ..KernelOptions::default() };
+    let int32_value = |domain, func| {
+        let mut p = grouped(domain, func);
+        let Source::Scan(scan) = &mut p.source else { unreachable!() };
+        scan.fields[1].ty = Type::Int32;
+        p
+    };
+    let mut kernels = Vec::new();
+    // A direct table of 42 slots, int32 values (64-bit sums): combined.
+    let k = generate_with(&int32_value(40, AggFunc::Sum), &[int_col(), int_col()], &[], options).unwrap();
+    assert!(k.source.contains("const unsigned int wc_m = __match_any_sync(__activemask(), (int)(sl"), "{}", k.source);
+    assert!(k.source.contains("const long long wc0 = tessera_peer_sum(wc_m, v0[i]);"), "{}", k.source);
+    assert!(k.source.contains("if ((int)(threadIdx.x & 31u) == __ffs(wc_m) - 1) { atomicAdd((unsigned long long*)&sh_a0[sl"), "{}", k.source);
+    kernels.push(k);
+    // Global arrays: MIN combined, the seen flag set by the lane that adds.
+    let k = generate_with(&grouped(99_999, AggFunc::Min), &cols(), &[], options).unwrap();
+    assert!(k.source.contains("const long long wc0 = tessera_peer_min(wc_m, v0[i]); if ((int)(threadIdx.x & 31u) == __ffs(wc_m) - 1) { atomicMin(&out_a0[grp1[i]], wc0);"), "{}", k.source);
+    assert!(k.source.contains("if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u; } }"), "{}", k.source);
+    kernels.push(k);
+    // COUNT adds the number of lanes.
+    let k = generate_with(&grouped(99_999, AggFunc::CountStar), &cols(), &[], options).unwrap();
+    assert!(k.source.contains("atomicAdd(&out_a0[grp1[i]], (unsigned long long)__popc(wc_m));"), "{}", k.source);
+    kernels.push(k);
+    // Split sums (int64 values) and a copy per lane: per row.
+    let k = generate_with(&grouped(99_999, AggFunc::Sum), &cols(), &[], options).unwrap();
+    assert!(!k.source.contains("__match_any_sync"), "{}", k.source);
+    let k = generate_with(&int32_value(9, AggFunc::Sum), &[int_col(), int_col()], &[], options).unwrap();
+    assert!(!k.source.contains("__match_any_sync"), "{}", k.source);
+    if crate::test_support::nvrtc_or_skip("warp-combined aggregations compile with NVRTC") {
+        for k in &kernels {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
+    }
+}
+
 /// A star join's probe pipeline: `SELECT d.year, sum(f.v) FROM f JOIN d ON f.dk = d.k
 /// JOIN s ON f.sk = s.k GROUP BY d.year` over fact columns (dk, sk, v), with table 1
 /// (s) more selective than table 0 (d).
