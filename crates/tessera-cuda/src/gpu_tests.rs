@@ -207,6 +207,26 @@ fn gpu_device_library_kernels_match_the_cpu() {
     let got = (words[1] as i64 as i128) * (1i128 << 32) + words[0] as i128;
     assert_eq!(got, values.iter().map(|v| *v as i128).sum::<i128>());
 
+    // Shared group tables added by 32-bit word atomics (`tessera_shared_add64`), with
+    // and without warp combining: signed values whose low words carry both ways, few
+    // groups (every lane of a warp contends) and more.
+    for (groups, combine) in [(3i32, 0i32), (3, 1), (64, 0), (64, 1)] {
+        let mut sums = device.upload(&vec![0u64; groups as usize]).unwrap();
+        let mut counts = device.upload(&vec![0u64; groups as usize]).unwrap();
+        let kernel = f("shared_group_sums");
+        let mut launch = stream.launch_builder(&kernel);
+        launch.arg(&d_keys).arg(&d_values).arg(&n_arg).arg(&groups).arg(&combine).arg(&mut sums).arg(&mut counts);
+        unsafe { launch.launch(LaunchConfig { grid_dim: (64, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
+        let (mut want_sums, mut want_counts) = (vec![0i64; groups as usize], vec![0u64; groups as usize]);
+        for (k, v) in keys.iter().zip(&values) {
+            want_sums[(*k % groups) as usize] += v;
+            want_counts[(*k % groups) as usize] += 1;
+        }
+        let got_sums: Vec<i64> = device.download(&sums).unwrap().into_iter().map(|w| w as i64).collect();
+        assert_eq!(got_sums, want_sums, "{groups} groups, combine {combine}");
+        assert_eq!(device.download(&counts).unwrap(), want_counts, "{groups} groups, combine {combine}");
+    }
+
     // Warp-level append (generated materializations): every selected index once.
     let threshold = 250i32;
     let mut appended = device.memory().alloc::<i64>(n).unwrap();

@@ -19,6 +19,34 @@ extern "C" __global__ void atomic_sum_split(const int64_t* values, int64_t n, Sp
     if (i < n) atomic_add_split(total, values[i]);
 }
 
+// Per-group sums and counts of signed 64-bit values through a shared table of `groups`
+// (at most 64) slots added by 32-bit word atomics (tessera_shared_add64,
+// tessera_shared_count), with the warp's lanes of one group combined first when `combine`
+// (tessera_peer_sum); each block merges its table into `sums` and `counts`.
+extern "C" __global__ void shared_group_sums(const int32_t* keys, const int64_t* values, int64_t n, int groups, int combine,
+                                             unsigned long long* sums, unsigned long long* counts) {
+    __shared__ long long sh_sum[64];
+    __shared__ unsigned long long sh_count[64];
+    for (int s = threadIdx.x; s < 64; s += blockDim.x) { sh_sum[s] = 0; sh_count[s] = 0; }
+    __syncthreads();
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const int g = keys[i] % groups;
+        if (combine) {
+            const unsigned int m = __match_any_sync(__activemask(), g);
+            const long long t = tessera_peer_sum(m, values[i]);
+            if ((int)(threadIdx.x & 31u) == __ffs(m) - 1) { tessera_shared_add64(&sh_sum[g], t); tessera_shared_add64(&sh_count[g], (unsigned long long)__popc(m)); }
+        } else {
+            tessera_shared_add64(&sh_sum[g], values[i]);
+            tessera_shared_count(&sh_count[g]);
+        }
+    }
+    __syncthreads();
+    for (int s = threadIdx.x; s < groups; s += blockDim.x) {
+        atomicAdd(&sums[s], (unsigned long long)sh_sum[s]);
+        atomicAdd(&counts[s], sh_count[s]);
+    }
+}
+
 // The indexes of rows whose key is below `threshold`, appended with warp_append (each
 // thread decides alone, as in generated kernels): every such index exactly once.
 extern "C" __global__ void append_where_lt(const int32_t* keys, int64_t n, int32_t threshold,

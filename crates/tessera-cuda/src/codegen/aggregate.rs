@@ -625,14 +625,32 @@ fn min_max(acc: Accumulator) -> (&'static str, &'static str, &'static str, &'sta
 /// Statements adding the row's `values` to accumulators `{prefix}a{j}[index]` (and
 /// `{prefix}c{j}` for counts of non-NULL inputs), with atomics (shared or global alike);
 /// an input that may be NULL (`valid`) only where it is not.
-fn accumulate(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr) -> CExpr {
+///
+/// With `words32` (a shared table, `Experiments::shared_add32`) 64-bit sums and counts add
+/// by 32-bit atomics on their words (`tessera_shared_add64`, `atomics.cuh`): shared memory
+/// has no 64-bit atomic addition, which NVRTC makes a compare-and-swap loop.
+fn accumulate(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr, words32: bool) -> CExpr {
     let mut s = CExpr::default();
     for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
         let at = cx![format!("{prefix}a{j}["), index, "]"];
+        let count = |name: &str| {
+            if words32 {
+                cx![format!("tessera_shared_count(&{prefix}{name}{j}["), index, "]);"]
+            } else {
+                cx![format!("atomicAdd(&{prefix}{name}{j}["), index, "], 1ull);"]
+            }
+        };
+        let sum = |r: &SumRepr| {
+            if words32 && *r == SumRepr::I64 {
+                cx![format!("tessera_shared_add64(&{prefix}a{j}["), index, "], ", v, ");"]
+            } else {
+                r.add(at.clone(), v)
+            }
+        };
         let add = match acc {
-            Accumulator::Count => cx![format!("atomicAdd(&{prefix}a{j}["), index, "], 1ull);"],
-            Accumulator::Sum(r) => r.add(at, v),
-            Accumulator::SumCount(r) => cx![r.add(at, v), format!(" atomicAdd(&{prefix}c{j}["), index, "], 1ull);"],
+            Accumulator::Count => count("a"),
+            Accumulator::Sum(r) => sum(r),
+            Accumulator::SumCount(r) => cx![sum(r), " ", count("c")],
             Accumulator::Min | Accumulator::Max => cx![format!("{}(&{prefix}a{j}[", min_max(*acc).0), index, "], ", v, ");"],
             Accumulator::MinCount | Accumulator::MaxCount => {
                 cx![format!("{}(&{prefix}a{j}[", min_max(*acc).0), index, "], ", v, format!("); atomicAdd(&{prefix}c{j}["), index, "], 1ull);"]
@@ -651,7 +669,7 @@ fn accumulate(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CE
 ///
 /// An `I64` sum's partial totals cannot overflow: each is a sum of some of the rows
 /// whose whole total was bounded below 2^63 ([`SumRepr::for_rows`]).
-fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr, seen: &CExpr) -> Option<CExpr> {
+fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr, seen: &CExpr, words32: bool) -> Option<CExpr> {
     if valid.iter().any(Option::is_some) {
         return None;
     }
@@ -659,13 +677,15 @@ fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExp
     let mut adds = CExpr::default();
     for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
         let at = cx![format!("{prefix}a{j}["), index, "]"];
-        let count = cx![format!(" atomicAdd(&{prefix}c{j}["), index, "], (unsigned long long)__popc(wc_m));"];
+        let add = if words32 { "tessera_shared_add64" } else { "atomicAdd" };
+        let count = cx![format!(" {add}(&{prefix}c{j}["), index, "], (unsigned long long)__popc(wc_m));"];
         let total = CExpr::text(format!("wc{j}"));
         match acc {
-            Accumulator::Count => adds = cx![adds, format!("atomicAdd(&{prefix}a{j}["), index, "], (unsigned long long)__popc(wc_m)); "],
+            Accumulator::Count => adds = cx![adds, format!("{add}(&{prefix}a{j}["), index, "], (unsigned long long)__popc(wc_m)); "],
             Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) => {
                 totals = cx![totals, format!("const long long wc{j} = tessera_peer_sum(wc_m, "), v, "); "];
-                adds = cx![adds, SumRepr::I64.add(at, &total), if acc.counted() { count } else { CExpr::default() }, " "];
+                let sum = if words32 { cx![format!("tessera_shared_add64(&{prefix}a{j}["), index, "], ", &total, ");"] } else { SumRepr::I64.add(at, &total) };
+                adds = cx![adds, sum, if acc.counted() { count } else { CExpr::default() }, " "];
             }
             Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => {
                 let (f, _, _, _) = min_max(*acc);
@@ -689,9 +709,9 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
             // every row, and flags in shared memory merged at the end, were both measured
             // slower (`benchmarks/results/README.md`, "Seen flags").
             let seen = if b.seen_store { cx!["out_seen[", grp, "] = 1u;"] } else { cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"] };
-            match combined(accumulators, values, valid, "out_", grp, &seen).filter(|_| b.warp_combine) {
+            match combined(accumulators, values, valid, "out_", grp, &seen, false).filter(|_| b.warp_combine) {
                 Some(c) => b.effect(c),
-                None => b.effect(cx![accumulate(accumulators, values, valid, "out_", grp), seen]),
+                None => b.effect(cx![accumulate(accumulators, values, valid, "out_", grp, false), seen]),
             }
             return;
         }
@@ -737,9 +757,9 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
     };
     let seen = cx!["sh_seen[", &sl, "] = 1u;"];
     // With copies a warp's lanes add into distinct addresses already.
-    match combined(accumulators, values, valid, "sh_", &sl, &seen).filter(|_| b.warp_combine && copies == 1) {
+    match combined(accumulators, values, valid, "sh_", &sl, &seen, b.shared_add32).filter(|_| b.warp_combine && copies == 1) {
         Some(c) => b.effect(c),
-        None => b.effect(cx![accumulate(accumulators, values, valid, "sh_", &sl), seen]),
+        None => b.effect(cx![accumulate(accumulators, values, valid, "sh_", &sl, b.shared_add32), seen]),
     }
     // Merge: a thread per slot folds the slot's copies (if several) into locals, then
     // adds them to the global arrays.

@@ -70,6 +70,8 @@ pub struct Builder<'a> {
     pub warp_combine: bool,
     /// Global seen flags set by plain stores (`Experiments::seen_store`).
     pub seen_store: bool,
+    /// Shared 64-bit sums and counts add by 32-bit atomics (`Experiments::shared_add32`).
+    pub shared_add32: bool,
     tmp: usize,
 }
 
@@ -119,6 +121,7 @@ impl<'a> Builder<'a> {
             column_policy: false,
             warp_combine: false,
             seen_store: false,
+            shared_add32: false,
             tmp: 0,
         }
     }

@@ -252,6 +252,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     b.column_policy = options.experiments.column_loads != 0;
     b.warp_combine = options.experiments.warp_combine;
     b.seen_store = options.experiments.seen_store;
+    b.shared_add32 = options.experiments.shared_add32;
     for &c in eager {
         if let Err(r) = scan::load(&mut b, c) {
             reasons.push(Unsupported::new(Site::Source, r));

@@ -160,11 +160,15 @@ pub struct Experiments {
     /// per warp ([`super::defer`]) for sinks with global atomics too, not only for direct
     /// shared tables.
     pub defer_global: bool,
+    /// `TESSERA_EXP_SHARED_ADD32=1`: a direct shared table's 64-bit sums and counts add by
+    /// 32-bit atomics on their two words (`tessera_shared_add64`, `atomics.cuh`) instead
+    /// of 64-bit atomics, which shared memory lacks (a compare-and-swap loop).
+    pub shared_add32: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, warp_combine: false, seen_store: false, defer_global: false }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, warp_combine: false, seen_store: false, defer_global: false, shared_add32: false }
     }
 }
 
@@ -201,6 +205,7 @@ impl Experiments {
             warp_combine: var("TESSERA_EXP_WARP_COMBINE").map_or(d.warp_combine, |v| v == "1"),
             seen_store: var("TESSERA_EXP_SEEN_STORE").map_or(d.seen_store, |v| v == "1"),
             defer_global: var("TESSERA_EXP_DEFER_GLOBAL").map_or(d.defer_global, |v| v == "1"),
+            shared_add32: var("TESSERA_EXP_SHARED_ADD32").map_or(d.shared_add32, |v| v == "1"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

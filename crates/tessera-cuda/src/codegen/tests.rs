@@ -424,6 +424,36 @@ fn warp_combined_aggregation() {
     }
 }
 
+/// `Experiments::shared_add32`: a direct table's 64-bit sums and counts add by 32-bit
+/// shared atomics on their words; global arrays and split sums as before.
+#[test]
+fn shared_sums_can_add_by_words() {
+    let experiments = Experiments { shared_add32: true, ..Experiments::default() };
+    let options = KernelOptions { experiments, ..KernelOptions::default() };
+    let mut p = grouped(40, AggFunc::Sum);
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.fields[1].ty = Type::Int32;
+    let sum = generate_with(&p, &[int_col(), int_col()], &[], options).unwrap();
+    assert!(sum.source.contains("tessera_shared_add64(&sh_a0[sl"), "{}", sum.source);
+    // The merge reads the pair as one 64-bit word.
+    assert!(sum.source.contains("atomicAdd((unsigned long long*)&out_a0[grp], (unsigned long long)sh_a0[s])"), "{}", sum.source);
+    let count = generate_with(&grouped(40, AggFunc::CountStar), &cols(), &[], options).unwrap();
+    assert!(count.source.contains("tessera_shared_count(&sh_a0[sl"), "{}", count.source);
+    let split = generate_with(&grouped(40, AggFunc::Sum), &cols(), &[], options).unwrap();
+    assert!(split.source.contains("atomic_add_split(&sh_a0[sl"), "{}", split.source);
+    let global = generate_with(&grouped(99_999, AggFunc::CountStar), &cols(), &[], options).unwrap();
+    assert!(global.source.contains("atomicAdd(&out_a0[grp1[i]], 1ull);"), "{}", global.source);
+    // With warp combining too.
+    let both = Experiments { warp_combine: true, ..experiments };
+    let combined = generate_with(&p, &[int_col(), int_col()], &[], KernelOptions { experiments: both, ..options }).unwrap();
+    assert!(combined.source.contains("{ tessera_shared_add64(&sh_a0[sl"), "{}", combined.source);
+    if crate::test_support::nvrtc_or_skip("word-wise shared sums compile with NVRTC") {
+        for k in [&sum, &count, &combined] {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
+    }
+}
+
 /// A star join's probe pipeline: `SELECT d.year, sum(f.v) FROM f JOIN d ON f.dk = d.k
 /// JOIN s ON f.sk = s.k GROUP BY d.year` over fact columns (dk, sk, v), with table 1
 /// (s) more selective than table 0 (d).
