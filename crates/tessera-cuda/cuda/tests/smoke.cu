@@ -22,7 +22,8 @@ extern "C" __global__ void atomic_sum_split(const int64_t* values, int64_t n, Sp
 // Per-group sums and counts of signed 64-bit values through a shared table of `groups`
 // (at most 64) slots added by 32-bit word atomics (tessera_shared_add64,
 // tessera_shared_count), with the warp's lanes of one group combined first when `combine`
-// (tessera_peer_sum); each block merges its table into `sums` and `counts`.
+// (tessera_peer_sum; with 2 the values' bits above 22, below 2^42, by
+// tessera_peer_sum_halves); each block merges its table into `sums` and `counts`.
 extern "C" __global__ void shared_group_sums(const int32_t* keys, const int64_t* values, int64_t n, int groups, int combine,
                                              unsigned long long* sums, unsigned long long* counts) {
     __shared__ long long sh_sum[64];
@@ -33,7 +34,7 @@ extern "C" __global__ void shared_group_sums(const int32_t* keys, const int64_t*
         const int g = keys[i] % groups;
         if (combine) {
             const unsigned int m = __match_any_sync(__activemask(), g);
-            const long long t = tessera_peer_sum(m, values[i]);
+            const long long t = combine == 2 ? tessera_peer_sum_halves(m, values[i] >> 22) * 4194304LL + tessera_peer_sum(m, values[i] & 4194303LL) : tessera_peer_sum(m, values[i]);
             if ((int)(threadIdx.x & 31u) == __ffs(m) - 1) { tessera_shared_add64(&sh_sum[g], t); tessera_shared_add64(&sh_count[g], (unsigned long long)__popc(m)); }
         } else {
             tessera_shared_add64(&sh_sum[g], values[i]);

@@ -446,9 +446,12 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         values.push(b.def(CType::LongLong, format!("v{j}"), cx!["(long long)(", value, ")"], None));
         valid.push(ok.map(|ok| b.var(CType::Bool, "vn", ok)));
     }
+    // Values below 2^42 combine across a warp's lanes by reductions of their 16-bit halves
+    // (`combined`).
+    let small: Vec<bool> = a.aggregates.iter().map(|agg| accumulated(agg, fields).is_some_and(|e| e.ty(fields) != Type::Float64 && magnitude(e, fields) < 1u128 << 42)).collect();
     match grp {
         None => scalar_aggregate(b, &accumulators, &values, &valid),
-        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table),
+        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &small, &grp, table),
     }
     if hashed.is_some() {
         b.params.push(Param::Out(Out::Keys));
@@ -668,8 +671,10 @@ fn accumulate(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CE
 /// combined so (128-bit, split and floating-point sums) or an input may be NULL.
 ///
 /// An `I64` sum's partial totals cannot overflow: each is a sum of some of the rows
-/// whose whole total was bounded below 2^63 ([`SumRepr::for_rows`]).
-fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr, seen: &CExpr, words32: bool) -> Option<CExpr> {
+/// whose whole total was bounded below 2^63 ([`SumRepr::for_rows`]). Where `halves[j]`
+/// (values below 2^42), aggregate `j` combines by two `__reduce_add_sync` of its values'
+/// 16-bit halves (`tessera_peer_sum_halves`) instead of a shuffle a peer.
+fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr, seen: &CExpr, words32: bool, halves: &[bool]) -> Option<CExpr> {
     if valid.iter().any(Option::is_some) {
         return None;
     }
@@ -683,7 +688,11 @@ fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExp
         match acc {
             Accumulator::Count => adds = cx![adds, format!("{add}(&{prefix}a{j}["), index, "], (unsigned long long)__popc(wc_m)); "],
             Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) => {
-                totals = cx![totals, format!("const long long wc{j} = tessera_peer_sum(wc_m, "), v, "); "];
+                totals = if halves.get(j).copied().unwrap_or(false) {
+                    cx![totals, format!("const long long wc{j} = tessera_peer_sum_halves(wc_m, "), v, "); "]
+                } else {
+                    cx![totals, format!("const long long wc{j} = tessera_peer_sum(wc_m, "), v, "); "]
+                };
                 let sum = if words32 { cx![format!("tessera_shared_add64(&{prefix}a{j}["), index, "], ", &total, ");"] } else { SumRepr::I64.add(at, &total) };
                 adds = cx![adds, sum, if acc.counted() { count } else { CExpr::default() }, " "];
             }
@@ -701,7 +710,7 @@ fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExp
 
 /// Grouped aggregates: per row into the block's shared table (or the global arrays, see
 /// [`GroupTable`]); at the end each block merges its table into the global arrays.
-fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable) {
+fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], small: &[bool], grp: &CExpr, table: GroupTable) {
     let (slots, copies) = match table {
         GroupTable::Global => {
             // The seen flag is read before it is written: a store from every row would
@@ -709,7 +718,8 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
             // every row, and flags in shared memory merged at the end, were both measured
             // slower (`benchmarks/results/README.md`, "Seen flags").
             let seen = if b.seen_store { cx!["out_seen[", grp, "] = 1u;"] } else { cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"] };
-            match combined(accumulators, values, valid, "out_", grp, &seen, false).filter(|_| b.warp_combine) {
+            let halves: Vec<bool> = small.iter().map(|&s| s && b.warp_combine == 2).collect();
+            match combined(accumulators, values, valid, "out_", grp, &seen, false, &halves).filter(|_| b.warp_combine > 0) {
                 Some(c) => b.effect(c),
                 None => b.effect(cx![accumulate(accumulators, values, valid, "out_", grp, false), seen]),
             }
@@ -757,7 +767,8 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
     };
     let seen = cx!["sh_seen[", &sl, "] = 1u;"];
     // With copies a warp's lanes add into distinct addresses already.
-    match combined(accumulators, values, valid, "sh_", &sl, &seen, b.shared_add32).filter(|_| b.warp_combine && copies == 1) {
+    let halves: Vec<bool> = small.iter().map(|&s| s && b.warp_combine == 2).collect();
+    match combined(accumulators, values, valid, "sh_", &sl, &seen, b.shared_add32, &halves).filter(|_| b.warp_combine > 0 && copies == 1) {
         Some(c) => b.effect(c),
         None => b.effect(cx![accumulate(accumulators, values, valid, "sh_", &sl, b.shared_add32), seen]),
     }

@@ -67,7 +67,7 @@ pub struct Builder<'a> {
     /// Whether columns load through `tessera_col` (`Experiments::column_loads` set).
     pub column_policy: bool,
     /// Lanes adding into one group combine first (`Experiments::warp_combine`).
-    pub warp_combine: bool,
+    pub warp_combine: u32,
     /// Global seen flags set by plain stores (`Experiments::seen_store`).
     pub seen_store: bool,
     /// Shared 64-bit sums and counts add by 32-bit atomics (`Experiments::shared_add32`).
@@ -119,7 +119,7 @@ impl<'a> Builder<'a> {
             compares_32: true,
             group_table_bytes: super::SHARED_AGG_BYTES,
             column_policy: false,
-            warp_combine: false,
+            warp_combine: 0,
             seen_store: false,
             shared_add32: false,
             tmp: 0,

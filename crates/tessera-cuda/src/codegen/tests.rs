@@ -388,7 +388,7 @@ fn direct_tables_can_be_capped() {
 /// need more than 64 bits, and tables with a copy per lane, add per row as before.
 #[test]
 fn warp_combined_aggregation() {
-    let experiments = Experiments { warp_combine: true, ..Experiments::default() };
+    let experiments = Experiments { warp_combine: 1, ..Experiments::default() };
     let options = KernelOptions { experiments, ..KernelOptions::default() };
     let int32_value = |domain, func| {
         let mut p = grouped(domain, func);
@@ -411,6 +411,11 @@ fn warp_combined_aggregation() {
     // COUNT adds the number of lanes.
     let k = generate_with(&grouped(99_999, AggFunc::CountStar), &cols(), &[], options).unwrap();
     assert!(k.source.contains("atomicAdd(&out_a0[grp1[i]], (unsigned long long)__popc(wc_m));"), "{}", k.source);
+    kernels.push(k);
+    // `=2`: int32 values below 2^42 combine by halves.
+    let halves = KernelOptions { experiments: Experiments { warp_combine: 2, ..Experiments::default() }, ..KernelOptions::default() };
+    let k = generate_with(&int32_value(40, AggFunc::Sum), &[int_col(), int_col()], &[], halves).unwrap();
+    assert!(k.source.contains("const long long wc0 = tessera_peer_sum_halves(wc_m, v0[i]);"), "{}", k.source);
     kernels.push(k);
     // Split sums (int64 values) and a copy per lane: per row.
     let k = generate_with(&grouped(99_999, AggFunc::Sum), &cols(), &[], options).unwrap();
@@ -444,7 +449,7 @@ fn shared_sums_can_add_by_words() {
     let global = generate_with(&grouped(99_999, AggFunc::CountStar), &cols(), &[], options).unwrap();
     assert!(global.source.contains("atomicAdd(&out_a0[grp1[i]], 1ull);"), "{}", global.source);
     // With warp combining too.
-    let both = Experiments { warp_combine: true, ..experiments };
+    let both = Experiments { warp_combine: 1, ..experiments };
     let combined = generate_with(&p, &[int_col(), int_col()], &[], KernelOptions { experiments: both, ..options }).unwrap();
     assert!(combined.source.contains("{ tessera_shared_add64(&sh_a0[sl"), "{}", combined.source);
     if crate::test_support::nvrtc_or_skip("word-wise shared sums compile with NVRTC") {
