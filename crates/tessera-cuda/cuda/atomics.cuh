@@ -58,27 +58,4 @@ __device__ __forceinline__ void atomic_add_split(SplitSum* addr, int64_t value) 
     if (hi != 0) atomicAdd((unsigned long long*)&addr->hi, (unsigned long long)hi);
 }
 
-/// *addr += value in shared memory, as 32-bit atomics on the two words of a 64-bit
-/// accumulator (little-endian: low word first). Shared memory adds only 32-bit words
-/// atomically (a 64-bit atomicAdd there is a compare-and-swap loop, slow where lanes
-/// contend); the low word's carry goes into the high word as in atomic_add_i128, and the
-/// pair read after the block's barrier is the exact total mod 2^64.
-__device__ __forceinline__ void tessera_shared_add64(long long* addr, long long value) {
-    unsigned int* w = reinterpret_cast<unsigned int*>(addr);
-    const unsigned int lo = (unsigned int)value;
-    const unsigned int old = atomicAdd(&w[0], lo);
-    const unsigned int hi = (unsigned int)((unsigned long long)value >> 32) + (old + lo < old ? 1u : 0u);
-    if (hi != 0u) atomicAdd(&w[1], hi);
-}
-
-__device__ __forceinline__ void tessera_shared_add64(unsigned long long* addr, unsigned long long value) {
-    tessera_shared_add64(reinterpret_cast<long long*>(addr), (long long)value);
-}
-
-/// *addr += 1 in shared memory (see tessera_shared_add64).
-__device__ __forceinline__ void tessera_shared_count(unsigned long long* addr) {
-    unsigned int* w = reinterpret_cast<unsigned int*>(addr);
-    if (atomicAdd(&w[0], 1u) == 0xffffffffu) atomicAdd(&w[1], 1u);
-}
-
 }  // namespace tessera

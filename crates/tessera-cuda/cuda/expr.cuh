@@ -128,15 +128,6 @@ __device__ __forceinline__ long long tessera_peer_sum(unsigned int peers, long l
     return t;
 }
 
-// The same for values of magnitude below 2^42, by two warp reductions (`redux.sync`, one
-// instruction each) of their low 16 bits and of the rest: each sum of at most 32 parts
-// fits 32 bits (the low parts' below 2^21, the high ones' within +-2^31).
-__device__ __forceinline__ long long tessera_peer_sum_halves(unsigned int peers, long long v) {
-    const unsigned int lo = __reduce_add_sync(peers, (unsigned int)(v & 0xffffLL));
-    const unsigned int hi = __reduce_add_sync(peers, (unsigned int)(v >> 16));
-    return (long long)(int)hi * 65536LL + (long long)lo;
-}
-
 __device__ __forceinline__ long long tessera_peer_min(unsigned int peers, long long v) {
     unsigned int rest = peers & ~(1u << (threadIdx.x & 31u));
     long long t = v;

@@ -20,13 +20,12 @@ extern "C" __global__ void atomic_sum_split(const int64_t* values, int64_t n, Sp
 }
 
 // Per-group sums and counts of signed 64-bit values through a shared table of `groups`
-// (at most 64) slots added by 32-bit word atomics (tessera_shared_add64,
-// tessera_shared_count), with the warp's lanes of one group combined first when `combine`
-// (tessera_peer_sum; with 2 the values' bits above 22, below 2^42, by
-// tessera_peer_sum_halves); each block merges its table into `sums` and `counts`.
+// (at most 64) slots, with the warp's lanes of one group combined first when `combine`
+// (__match_any_sync, tessera_peer_sum: one atomic a group); each block merges its table
+// into `sums` and `counts`.
 extern "C" __global__ void shared_group_sums(const int32_t* keys, const int64_t* values, int64_t n, int groups, int combine,
                                              unsigned long long* sums, unsigned long long* counts) {
-    __shared__ long long sh_sum[64];
+    __shared__ unsigned long long sh_sum[64];
     __shared__ unsigned long long sh_count[64];
     for (int s = threadIdx.x; s < 64; s += blockDim.x) { sh_sum[s] = 0; sh_count[s] = 0; }
     __syncthreads();
@@ -34,16 +33,16 @@ extern "C" __global__ void shared_group_sums(const int32_t* keys, const int64_t*
         const int g = keys[i] % groups;
         if (combine) {
             const unsigned int m = __match_any_sync(__activemask(), g);
-            const long long t = combine == 2 ? tessera_peer_sum_halves(m, values[i] >> 22) * 4194304LL + tessera_peer_sum(m, values[i] & 4194303LL) : tessera_peer_sum(m, values[i]);
-            if ((int)(threadIdx.x & 31u) == __ffs(m) - 1) { tessera_shared_add64(&sh_sum[g], t); tessera_shared_add64(&sh_count[g], (unsigned long long)__popc(m)); }
+            const long long t = tessera_peer_sum(m, values[i]);
+            if ((int)(threadIdx.x & 31u) == __ffs(m) - 1) { atomicAdd(&sh_sum[g], (unsigned long long)t); atomicAdd(&sh_count[g], (unsigned long long)__popc(m)); }
         } else {
-            tessera_shared_add64(&sh_sum[g], values[i]);
-            tessera_shared_count(&sh_count[g]);
+            atomicAdd(&sh_sum[g], (unsigned long long)values[i]);
+            atomicAdd(&sh_count[g], 1ull);
         }
     }
     __syncthreads();
     for (int s = threadIdx.x; s < groups; s += blockDim.x) {
-        atomicAdd(&sums[s], (unsigned long long)sh_sum[s]);
+        atomicAdd(&sums[s], sh_sum[s]);
         atomicAdd(&counts[s], sh_count[s]);
     }
 }

@@ -93,12 +93,25 @@ fn slot_bytes(accumulators: &[Accumulator]) -> usize {
         .sum::<usize>()
 }
 
+/// The most shared memory a direct table of a warp's lanes or more slots takes (its one
+/// copy); larger domains aggregate with global atomics. Such a table and the warp queue
+/// that comes with it take L1 from the probes' bitmaps, which those pipelines look up
+/// row by row. On an H200 (SSB SF 20, `gpu-2026-11-28h` run 4, `gpu-2026-11-28i`): q2.1's
+/// joins grouped by `p_brand1` (1,001 slots, 12 KiB; a 125 KiB part bitmap) took
+/// 1.86–2.49 ms in a direct table against 0.70 with global atomics, while q3.1's and
+/// q4.1's joins grouped by `c_nation, s_nation` (625 slots, 7.5 KiB) took 0.90 and 0.65
+/// ms direct against 1.47 and 0.81 global (25 groups present: hot global atomics).
+/// 8 KiB keeps both at their faster table. `TESSERA_EXP_DIRECT_DOMAIN_BYTES=N` sets it.
+pub const DIRECT_DOMAIN_MAX_BYTES: usize = 8 << 10;
+
 /// The block-level table for `groups` group slots (see [`GroupTable`]) whose shared
 /// arrays take at most `budget` bytes ([`SHARED_AGG_BYTES`] unless an experiment says
-/// otherwise, `Experiments::direct_max_bytes`).
-pub fn group_table(groups: usize, accumulators: &[Accumulator], budget: usize) -> GroupTable {
+/// otherwise, `Experiments::direct_max_bytes`), and at most `domain_budget`
+/// ([`DIRECT_DOMAIN_MAX_BYTES`]) for a domain of a warp's lanes or more.
+pub fn group_table(groups: usize, accumulators: &[Accumulator], budget: usize, domain_budget: usize) -> GroupTable {
     let per_slot = slot_bytes(accumulators);
-    if groups.saturating_mul(per_slot) <= budget {
+    let limit = if groups >= MAX_TABLE_COPIES { budget.min(domain_budget) } else { budget };
+    if groups.saturating_mul(per_slot) <= limit {
         GroupTable::Direct { slots: groups, copies: table_copies(groups, per_slot, budget) }
     } else {
         GroupTable::Global
@@ -401,7 +414,7 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         let nullable = accumulated(agg, fields).is_some_and(|e| super::filter::may_be_null(b, e));
         accumulators.push(Accumulator::of(agg.func, repr, nullable));
     }
-    let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators, b.group_table_bytes) };
+    let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators, b.group_table_bytes, b.direct_domain_bytes) };
     for (j, acc) in accumulators.iter().enumerate() {
         b.params.push(Param::Out(Out::Accumulators { aggregate: j, accumulator: *acc }));
         if acc.counted() {
@@ -446,12 +459,9 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         values.push(b.def(CType::LongLong, format!("v{j}"), cx!["(long long)(", value, ")"], None));
         valid.push(ok.map(|ok| b.var(CType::Bool, "vn", ok)));
     }
-    // Values below 2^42 combine across a warp's lanes by reductions of their 16-bit halves
-    // (`combined`).
-    let small: Vec<bool> = a.aggregates.iter().map(|agg| accumulated(agg, fields).is_some_and(|e| e.ty(fields) != Type::Float64 && magnitude(e, fields) < 1u128 << 42)).collect();
     match grp {
         None => scalar_aggregate(b, &accumulators, &values, &valid),
-        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &small, &grp, table),
+        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table),
     }
     if hashed.is_some() {
         b.params.push(Param::Out(Out::Keys));
@@ -628,32 +638,14 @@ fn min_max(acc: Accumulator) -> (&'static str, &'static str, &'static str, &'sta
 /// Statements adding the row's `values` to accumulators `{prefix}a{j}[index]` (and
 /// `{prefix}c{j}` for counts of non-NULL inputs), with atomics (shared or global alike);
 /// an input that may be NULL (`valid`) only where it is not.
-///
-/// With `words32` (a shared table, `Experiments::shared_add32`) 64-bit sums and counts add
-/// by 32-bit atomics on their words (`tessera_shared_add64`, `atomics.cuh`): shared memory
-/// has no 64-bit atomic addition, which NVRTC makes a compare-and-swap loop.
-fn accumulate(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr, words32: bool) -> CExpr {
+fn accumulate(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr) -> CExpr {
     let mut s = CExpr::default();
     for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
         let at = cx![format!("{prefix}a{j}["), index, "]"];
-        let count = |name: &str| {
-            if words32 {
-                cx![format!("tessera_shared_count(&{prefix}{name}{j}["), index, "]);"]
-            } else {
-                cx![format!("atomicAdd(&{prefix}{name}{j}["), index, "], 1ull);"]
-            }
-        };
-        let sum = |r: &SumRepr| {
-            if words32 && *r == SumRepr::I64 {
-                cx![format!("tessera_shared_add64(&{prefix}a{j}["), index, "], ", v, ");"]
-            } else {
-                r.add(at.clone(), v)
-            }
-        };
         let add = match acc {
-            Accumulator::Count => count("a"),
-            Accumulator::Sum(r) => sum(r),
-            Accumulator::SumCount(r) => cx![sum(r), " ", count("c")],
+            Accumulator::Count => cx![format!("atomicAdd(&{prefix}a{j}["), index, "], 1ull);"],
+            Accumulator::Sum(r) => r.add(at, v),
+            Accumulator::SumCount(r) => cx![r.add(at, v), format!(" atomicAdd(&{prefix}c{j}["), index, "], 1ull);"],
             Accumulator::Min | Accumulator::Max => cx![format!("{}(&{prefix}a{j}[", min_max(*acc).0), index, "], ", v, ");"],
             Accumulator::MinCount | Accumulator::MaxCount => {
                 cx![format!("{}(&{prefix}a{j}[", min_max(*acc).0), index, "], ", v, format!("); atomicAdd(&{prefix}c{j}["), index, "], 1ull);"]
@@ -671,10 +663,8 @@ fn accumulate(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CE
 /// combined so (128-bit, split and floating-point sums) or an input may be NULL.
 ///
 /// An `I64` sum's partial totals cannot overflow: each is a sum of some of the rows
-/// whose whole total was bounded below 2^63 ([`SumRepr::for_rows`]). Where `halves[j]`
-/// (values below 2^42), aggregate `j` combines by two `__reduce_add_sync` of its values'
-/// 16-bit halves (`tessera_peer_sum_halves`) instead of a shuffle a peer.
-fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr, seen: &CExpr, words32: bool, halves: &[bool]) -> Option<CExpr> {
+/// whose whole total was bounded below 2^63 ([`SumRepr::for_rows`]).
+fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], prefix: &str, index: &CExpr, seen: &CExpr) -> Option<CExpr> {
     if valid.iter().any(Option::is_some) {
         return None;
     }
@@ -682,19 +672,13 @@ fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExp
     let mut adds = CExpr::default();
     for (j, (acc, v)) in accumulators.iter().zip(values).enumerate() {
         let at = cx![format!("{prefix}a{j}["), index, "]"];
-        let add = if words32 { "tessera_shared_add64" } else { "atomicAdd" };
-        let count = cx![format!(" {add}(&{prefix}c{j}["), index, "], (unsigned long long)__popc(wc_m));"];
+        let count = cx![format!(" atomicAdd(&{prefix}c{j}["), index, "], (unsigned long long)__popc(wc_m));"];
         let total = CExpr::text(format!("wc{j}"));
         match acc {
-            Accumulator::Count => adds = cx![adds, format!("{add}(&{prefix}a{j}["), index, "], (unsigned long long)__popc(wc_m)); "],
+            Accumulator::Count => adds = cx![adds, format!("atomicAdd(&{prefix}a{j}["), index, "], (unsigned long long)__popc(wc_m)); "],
             Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) => {
-                totals = if halves.get(j).copied().unwrap_or(false) {
-                    cx![totals, format!("const long long wc{j} = tessera_peer_sum_halves(wc_m, "), v, "); "]
-                } else {
-                    cx![totals, format!("const long long wc{j} = tessera_peer_sum(wc_m, "), v, "); "]
-                };
-                let sum = if words32 { cx![format!("tessera_shared_add64(&{prefix}a{j}["), index, "], ", &total, ");"] } else { SumRepr::I64.add(at, &total) };
-                adds = cx![adds, sum, if acc.counted() { count } else { CExpr::default() }, " "];
+                totals = cx![totals, format!("const long long wc{j} = tessera_peer_sum(wc_m, "), v, "); "];
+                adds = cx![adds, SumRepr::I64.add(at, &total), if acc.counted() { count } else { CExpr::default() }, " "];
             }
             Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => {
                 let (f, _, _, _) = min_max(*acc);
@@ -710,18 +694,17 @@ fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExp
 
 /// Grouped aggregates: per row into the block's shared table (or the global arrays, see
 /// [`GroupTable`]); at the end each block merges its table into the global arrays.
-fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], small: &[bool], grp: &CExpr, table: GroupTable) {
+fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable) {
     let (slots, copies) = match table {
         GroupTable::Global => {
             // The seen flag is read before it is written: a store from every row would
             // queue on the few hot addresses in L2 like an atomic. An `atomicOr` from
             // every row, and flags in shared memory merged at the end, were both measured
             // slower (`benchmarks/results/README.md`, "Seen flags").
-            let seen = if b.seen_store { cx!["out_seen[", grp, "] = 1u;"] } else { cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"] };
-            let halves: Vec<bool> = small.iter().map(|&s| s && b.warp_combine == 2).collect();
-            match combined(accumulators, values, valid, "out_", grp, &seen, false, &halves).filter(|_| b.warp_combine > 0) {
+            let seen = cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"];
+            match combined(accumulators, values, valid, "out_", grp, &seen).filter(|_| b.warp_combine) {
                 Some(c) => b.effect(c),
-                None => b.effect(cx![accumulate(accumulators, values, valid, "out_", grp, false), seen]),
+                None => b.effect(cx![accumulate(accumulators, values, valid, "out_", grp), seen]),
             }
             return;
         }
@@ -767,10 +750,9 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
     };
     let seen = cx!["sh_seen[", &sl, "] = 1u;"];
     // With copies a warp's lanes add into distinct addresses already.
-    let halves: Vec<bool> = small.iter().map(|&s| s && b.warp_combine == 2).collect();
-    match combined(accumulators, values, valid, "sh_", &sl, &seen, b.shared_add32, &halves).filter(|_| b.warp_combine > 0 && copies == 1) {
+    match combined(accumulators, values, valid, "sh_", &sl, &seen).filter(|_| b.warp_combine && copies == 1) {
         Some(c) => b.effect(c),
-        None => b.effect(cx![accumulate(accumulators, values, valid, "sh_", &sl, b.shared_add32), seen]),
+        None => b.effect(cx![accumulate(accumulators, values, valid, "sh_", &sl), seen]),
     }
     // Merge: a thread per slot folds the slot's copies (if several) into locals, then
     // adds them to the global arrays.

@@ -64,14 +64,14 @@ pub struct Builder<'a> {
     /// The most shared memory a block's direct group table may take
     /// ([`super::SHARED_AGG_BYTES`] unless `Experiments::direct_max_bytes` says otherwise).
     pub group_table_bytes: usize,
+    /// The most shared memory a direct table of a large domain takes
+    /// ([`super::aggregate::DIRECT_DOMAIN_MAX_BYTES`] unless
+    /// `Experiments::direct_domain_bytes` says otherwise).
+    pub direct_domain_bytes: usize,
     /// Whether columns load through `tessera_col` (`Experiments::column_loads` set).
     pub column_policy: bool,
     /// Lanes adding into one group combine first (`Experiments::warp_combine`).
-    pub warp_combine: u32,
-    /// Global seen flags set by plain stores (`Experiments::seen_store`).
-    pub seen_store: bool,
-    /// Shared 64-bit sums and counts add by 32-bit atomics (`Experiments::shared_add32`).
-    pub shared_add32: bool,
+    pub warp_combine: bool,
     tmp: usize,
 }
 
@@ -118,10 +118,9 @@ impl<'a> Builder<'a> {
             strings: Vec::new(),
             compares_32: true,
             group_table_bytes: super::SHARED_AGG_BYTES,
+            direct_domain_bytes: super::aggregate::DIRECT_DOMAIN_MAX_BYTES,
             column_policy: false,
-            warp_combine: 0,
-            seen_store: false,
-            shared_add32: false,
+            warp_combine: false,
             tmp: 0,
         }
     }

@@ -104,9 +104,8 @@ pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Ve
 
 /// Splits `stages` after the kernel's last row test when its passing rows are queued
 /// (see the module doc): the queue, the stages before, and the stages after (run on
-/// queued rows). None: the rows finish in place. `global`: sinks with global atomics
-/// queue too (`Experiments::defer_global`).
-pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, global: bool) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+/// queued rows). None: the rows finish in place.
+pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
     // The last row test: (stage, statement) and the estimated share passing it.
     let (at_stage, at_stmt, pass) = stages
         .iter()
@@ -117,8 +116,7 @@ pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u
             _ => None,
         })
         .last()?;
-    let queued_table = matches!(table, Some(GroupTable::Direct { .. })) || global && table == Some(GroupTable::Global);
-    if !queued_table || pass > max_pass {
+    if !matches!(table, Some(GroupTable::Direct { .. })) || pass > max_pass {
         return None;
     }
     let mut head: Vec<Stage> = stages[..at_stage].to_vec();

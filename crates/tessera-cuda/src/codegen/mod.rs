@@ -61,7 +61,7 @@ use std::collections::HashMap;
 use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source, Type};
 
 pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
-pub use aggregate::{Accumulator, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, SumRepr, group_table, magnitude, table_copies};
+pub use aggregate::{Accumulator, DIRECT_DOMAIN_MAX_BYTES, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, SumRepr, group_table, magnitude, table_copies};
 pub use hash::{KeyPack, KeyPart};
 pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, pack_bits, unpack_bit, width_of};
 pub use options::{BLOCK_THREADS, Experiments, INDEX32_MAX_ROWS, ITEMS_PER_THREAD, ITEMS_PER_THREAD_LEAN, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
@@ -168,7 +168,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
     let planned = match defer::expansion(&lowered.ir, &stages) {
         Some(Ok(expanded)) => Some(expanded),
         Some(Err(r)) => return Err(vec![Unsupported::new(Site::Kernel, r)]),
-        None => defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass, options.experiments.defer_global),
+        None => defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass),
     };
     let (deferral, head, tail) = match planned {
         Some((d, head, tail)) => (Some(d), head, tail),
@@ -249,10 +249,11 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     if options.experiments.direct_max_bytes > 0 {
         b.group_table_bytes = options.experiments.direct_max_bytes as usize;
     }
+    if options.experiments.direct_domain_bytes > 0 {
+        b.direct_domain_bytes = options.experiments.direct_domain_bytes as usize;
+    }
     b.column_policy = options.experiments.column_loads != 0;
     b.warp_combine = options.experiments.warp_combine;
-    b.seen_store = options.experiments.seen_store;
-    b.shared_add32 = options.experiments.shared_add32;
     for &c in eager {
         if let Err(r) = scan::load(&mut b, c) {
             reasons.push(Unsupported::new(Site::Source, r));

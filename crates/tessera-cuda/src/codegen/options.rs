@@ -148,29 +148,21 @@ pub struct Experiments {
     /// pipeline the L1 its bitmaps need: SSB q3.1 grouped by `c_nation, s_nation` (625
     /// slots, 7.5 KiB) took 0.92 ms against 0.47 grouped by 150 slots (2026-11-28h).
     pub direct_max_bytes: u32,
+    /// `TESSERA_EXP_DIRECT_DOMAIN_BYTES=N`: the most shared memory a direct table of a
+    /// domain of 32 slots or more may take; 0, the default, leaves
+    /// [`super::DIRECT_DOMAIN_MAX_BYTES`] (16384 gives the rule before it: the whole
+    /// [`super::SHARED_AGG_BYTES`]).
+    pub direct_domain_bytes: u32,
     /// `TESSERA_EXP_WARP_COMBINE=1`: a grouped aggregation's lanes that add into the same
     /// group (`__match_any_sync`) combine their values in registers, and one of them adds
     /// the total with one atomic (`aggregate::combined`). For groupings with few groups
-    /// present, whose atomics land on a few hot addresses. `=2`: sums of values below
-    /// 2^42 combine by two `__reduce_add_sync` of their 16-bit halves instead of a
-    /// shuffle a peer.
-    pub warp_combine: u32,
-    /// `TESSERA_EXP_SEEN_STORE=1`: a global group table's seen flag is set by a plain
-    /// store from every row instead of read and then written where it was not yet set.
-    pub seen_store: bool,
-    /// `TESSERA_EXP_DEFER_GLOBAL=1`: rows passing a selective pipeline's tests are queued
-    /// per warp ([`super::defer`]) for sinks with global atomics too, not only for direct
-    /// shared tables.
-    pub defer_global: bool,
-    /// `TESSERA_EXP_SHARED_ADD32=1`: a direct shared table's 64-bit sums and counts add by
-    /// 32-bit atomics on their two words (`tessera_shared_add64`, `atomics.cuh`) instead
-    /// of 64-bit atomics, which shared memory lacks (a compare-and-swap loop).
-    pub shared_add32: bool,
+    /// present, whose atomics land on a few hot addresses.
+    pub warp_combine: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, warp_combine: 0, seen_store: false, defer_global: false, shared_add32: false }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false }
     }
 }
 
@@ -204,10 +196,8 @@ impl Experiments {
             lean_items: var("TESSERA_EXP_LEAN_ITEMS").and_then(|v| v.parse().ok()).unwrap_or(d.lean_items),
             index32: var("TESSERA_EXP_INDEX32").map_or(d.index32, |v| v != "0"),
             direct_max_bytes: var("TESSERA_EXP_DIRECT_MAX_BYTES").and_then(|v| v.parse().ok()).unwrap_or(d.direct_max_bytes),
-            warp_combine: var("TESSERA_EXP_WARP_COMBINE").and_then(|v| v.parse().ok()).filter(|&n| n <= 2).unwrap_or(d.warp_combine),
-            seen_store: var("TESSERA_EXP_SEEN_STORE").map_or(d.seen_store, |v| v == "1"),
-            defer_global: var("TESSERA_EXP_DEFER_GLOBAL").map_or(d.defer_global, |v| v == "1"),
-            shared_add32: var("TESSERA_EXP_SHARED_ADD32").map_or(d.shared_add32, |v| v == "1"),
+            direct_domain_bytes: var("TESSERA_EXP_DIRECT_DOMAIN_BYTES").and_then(|v| v.parse().ok()).unwrap_or(d.direct_domain_bytes),
+            warp_combine: var("TESSERA_EXP_WARP_COMBINE").map_or(d.warp_combine, |v| v == "1"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

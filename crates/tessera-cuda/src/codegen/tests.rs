@@ -51,31 +51,38 @@ fn cols() -> Vec<GpuColumn> {
 
 #[test]
 fn group_table_choice_follows_the_shared_budget() {
+    let table = |groups, acc: &[Accumulator]| group_table(groups, acc, SHARED_AGG_BYTES, DIRECT_DOMAIN_MAX_BYTES);
     let sum = [Accumulator::Sum(SumRepr::I128)];
-    // 20 bytes a slot: 819 slots fit in 16 KiB directly.
-    assert_eq!(group_table(800, &sum, SHARED_AGG_BYTES), GroupTable::Direct { slots: 800, copies: 1 });
-    // A 64-bit sum: 12 bytes a slot.
-    assert_eq!(group_table(1300, &[Accumulator::Sum(SumRepr::I64)], SHARED_AGG_BYTES), GroupTable::Direct { slots: 1300, copies: 1 });
+    // 20 bytes a slot: 409 slots fit in the 8 KiB a large domain's direct table may take.
+    assert_eq!(table(400, &sum), GroupTable::Direct { slots: 400, copies: 1 });
+    assert_eq!(table(410, &sum), GroupTable::Global);
+    // A 64-bit sum: 12 bytes a slot. 625 slots (SSB's nation pairs) direct, 1,001 (its
+    // brands) global.
+    assert_eq!(table(625, &[Accumulator::Sum(SumRepr::I64)]), GroupTable::Direct { slots: 625, copies: 1 });
+    assert_eq!(table(1001, &[Accumulator::Sum(SumRepr::I64)]), GroupTable::Global);
+    // With the whole shared budget for large domains too (the rule before 2026-11-28i).
+    assert_eq!(group_table(1300, &[Accumulator::Sum(SumRepr::I64)], SHARED_AGG_BYTES, SHARED_AGG_BYTES), GroupTable::Direct { slots: 1300, copies: 1 });
     // Fewer slots than a warp has lanes: a copy per lane where the budget allows (6
     // slots x 32 copies x 20 bytes = 3 840), fewer for wider slots (TPC-H q1's shape: 6
-    // slots of 8 aggregates, 124 bytes, 16 copies), one from 32 slots on.
-    assert_eq!(group_table(6, &sum, SHARED_AGG_BYTES), GroupTable::Direct { slots: 6, copies: 32 });
+    // slots of 8 aggregates, 124 bytes, 16 copies), one from 32 slots on. The large
+    // domains' limit does not apply.
+    assert_eq!(table(6, &sum), GroupTable::Direct { slots: 6, copies: 32 });
     let q1 = [
         [Accumulator::Sum(SumRepr::Split); 4].as_slice(),
         &[Accumulator::SumCount(SumRepr::I64); 3],
         &[Accumulator::Count],
     ]
     .concat();
-    assert_eq!(group_table(6, &q1, SHARED_AGG_BYTES), GroupTable::Direct { slots: 6, copies: 16 });
-    assert_eq!(group_table(31, &q1, SHARED_AGG_BYTES), GroupTable::Direct { slots: 31, copies: 4 });
-    assert_eq!(group_table(32, &sum, SHARED_AGG_BYTES), GroupTable::Direct { slots: 32, copies: 1 });
+    assert_eq!(table(6, &q1), GroupTable::Direct { slots: 6, copies: 16 });
+    assert_eq!(table(31, &q1), GroupTable::Direct { slots: 31, copies: 4 });
+    assert_eq!(table(32, &sum), GroupTable::Direct { slots: 32, copies: 1 });
     assert_eq!(table_copies(1, 16 << 10, SHARED_AGG_BYTES), 1);
     // SSB q2.1's 8 008-slot domain: global atomics (measured faster than a shared
     // hash table).
-    assert_eq!(group_table(8008, &sum, SHARED_AGG_BYTES), GroupTable::Global);
+    assert_eq!(table(8008, &sum), GroupTable::Global);
     // Many wide accumulators leave too few slots to be worth it.
     let wide = [Accumulator::SumCount(SumRepr::Split); 8];
-    assert_eq!(group_table(100_000, &wide, SHARED_AGG_BYTES), GroupTable::Global);
+    assert_eq!(table(100_000, &wide), GroupTable::Global);
 }
 
 #[test]
@@ -388,7 +395,7 @@ fn direct_tables_can_be_capped() {
 /// need more than 64 bits, and tables with a copy per lane, add per row as before.
 #[test]
 fn warp_combined_aggregation() {
-    let experiments = Experiments { warp_combine: 1, ..Experiments::default() };
+    let experiments = Experiments { warp_combine: true, ..Experiments::default() };
     let options = KernelOptions { experiments, ..KernelOptions::default() };
     let int32_value = |domain, func| {
         let mut p = grouped(domain, func);
@@ -412,11 +419,6 @@ fn warp_combined_aggregation() {
     let k = generate_with(&grouped(99_999, AggFunc::CountStar), &cols(), &[], options).unwrap();
     assert!(k.source.contains("atomicAdd(&out_a0[grp1[i]], (unsigned long long)__popc(wc_m));"), "{}", k.source);
     kernels.push(k);
-    // `=2`: int32 values below 2^42 combine by halves.
-    let halves = KernelOptions { experiments: Experiments { warp_combine: 2, ..Experiments::default() }, ..KernelOptions::default() };
-    let k = generate_with(&int32_value(40, AggFunc::Sum), &[int_col(), int_col()], &[], halves).unwrap();
-    assert!(k.source.contains("const long long wc0 = tessera_peer_sum_halves(wc_m, v0[i]);"), "{}", k.source);
-    kernels.push(k);
     // Split sums (int64 values) and a copy per lane: per row.
     let k = generate_with(&grouped(99_999, AggFunc::Sum), &cols(), &[], options).unwrap();
     assert!(!k.source.contains("__match_any_sync"), "{}", k.source);
@@ -424,36 +426,6 @@ fn warp_combined_aggregation() {
     assert!(!k.source.contains("__match_any_sync"), "{}", k.source);
     if crate::test_support::nvrtc_or_skip("warp-combined aggregations compile with NVRTC") {
         for k in &kernels {
-            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
-        }
-    }
-}
-
-/// `Experiments::shared_add32`: a direct table's 64-bit sums and counts add by 32-bit
-/// shared atomics on their words; global arrays and split sums as before.
-#[test]
-fn shared_sums_can_add_by_words() {
-    let experiments = Experiments { shared_add32: true, ..Experiments::default() };
-    let options = KernelOptions { experiments, ..KernelOptions::default() };
-    let mut p = grouped(40, AggFunc::Sum);
-    let Source::Scan(scan) = &mut p.source else { unreachable!() };
-    scan.fields[1].ty = Type::Int32;
-    let sum = generate_with(&p, &[int_col(), int_col()], &[], options).unwrap();
-    assert!(sum.source.contains("tessera_shared_add64(&sh_a0[sl"), "{}", sum.source);
-    // The merge reads the pair as one 64-bit word.
-    assert!(sum.source.contains("atomicAdd((unsigned long long*)&out_a0[grp], (unsigned long long)sh_a0[s])"), "{}", sum.source);
-    let count = generate_with(&grouped(40, AggFunc::CountStar), &cols(), &[], options).unwrap();
-    assert!(count.source.contains("tessera_shared_count(&sh_a0[sl"), "{}", count.source);
-    let split = generate_with(&grouped(40, AggFunc::Sum), &cols(), &[], options).unwrap();
-    assert!(split.source.contains("atomic_add_split(&sh_a0[sl"), "{}", split.source);
-    let global = generate_with(&grouped(99_999, AggFunc::CountStar), &cols(), &[], options).unwrap();
-    assert!(global.source.contains("atomicAdd(&out_a0[grp1[i]], 1ull);"), "{}", global.source);
-    // With warp combining too.
-    let both = Experiments { warp_combine: 1, ..experiments };
-    let combined = generate_with(&p, &[int_col(), int_col()], &[], KernelOptions { experiments: both, ..options }).unwrap();
-    assert!(combined.source.contains("{ tessera_shared_add64(&sh_a0[sl"), "{}", combined.source);
-    if crate::test_support::nvrtc_or_skip("word-wise shared sums compile with NVRTC") {
-        for k in [&sum, &count, &combined] {
             crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
         }
     }
