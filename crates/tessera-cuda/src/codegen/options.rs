@@ -156,7 +156,11 @@ pub struct Experiments {
     /// `TESSERA_EXP_WARP_COMBINE=1`: a grouped aggregation's lanes that add into the same
     /// group (`__match_any_sync`) combine their values in registers, and one of them adds
     /// the total with one atomic (`aggregate::combined`). For groupings with few groups
-    /// present, whose atomics land on a few hot addresses.
+    /// present, whose atomics land on a few hot addresses: on an H200 (2026-11-28i, SSB
+    /// SF 20) q3.1's joins grouped by `c_nation, s_nation` (25 of 625 direct slots
+    /// present) 0.90 → 0.50–0.52 ms, but q3.1 0.49 → 0.55 and the 13 SSB probes 2.6%
+    /// slower in total (the match costs where lanes rarely share a group). Off until the
+    /// planner estimates the groups present.
     pub warp_combine: bool,
 }
 
