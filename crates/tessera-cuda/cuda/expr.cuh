@@ -120,26 +120,25 @@ __device__ __forceinline__ long long tessera_warp_max(long long v) {
 
 // Combining within a warp's lanes that add into one group (`peers`, from
 // `__match_any_sync`; every lane of `peers` calls with the same mask and so loops as
-// often): each lane gets the total of its peers' values, read one peer a shuffle.
-__device__ __forceinline__ long long tessera_peer_sum(unsigned int peers, long long v) {
+// often): each lane gets its peers' values folded by `combine`, read one peer a shuffle.
+template <typename Combine>
+__device__ __forceinline__ long long tessera_peer_fold(unsigned int peers, long long v, Combine combine) {
     unsigned int rest = peers & ~(1u << (threadIdx.x & 31u));
     long long t = v;
-    while (rest != 0u) { const int src = __ffs(rest) - 1; rest &= rest - 1u; t += __shfl_sync(peers, v, src); }
+    while (rest != 0u) { const int src = __ffs(rest) - 1; rest &= rest - 1u; t = combine(t, __shfl_sync(peers, v, src)); }
     return t;
+}
+
+__device__ __forceinline__ long long tessera_peer_sum(unsigned int peers, long long v) {
+    return tessera_peer_fold(peers, v, [](long long a, long long b) { return a + b; });
 }
 
 __device__ __forceinline__ long long tessera_peer_min(unsigned int peers, long long v) {
-    unsigned int rest = peers & ~(1u << (threadIdx.x & 31u));
-    long long t = v;
-    while (rest != 0u) { const int src = __ffs(rest) - 1; rest &= rest - 1u; const long long o = __shfl_sync(peers, v, src); t = o < t ? o : t; }
-    return t;
+    return tessera_peer_fold(peers, v, [](long long a, long long b) { return b < a ? b : a; });
 }
 
 __device__ __forceinline__ long long tessera_peer_max(unsigned int peers, long long v) {
-    unsigned int rest = peers & ~(1u << (threadIdx.x & 31u));
-    long long t = v;
-    while (rest != 0u) { const int src = __ffs(rest) - 1; rest &= rest - 1u; const long long o = __shfl_sync(peers, v, src); t = o > t ? o : t; }
-    return t;
+    return tessera_peer_fold(peers, v, [](long long a, long long b) { return b > a ? b : a; });
 }
 
 }  // namespace tessera

@@ -702,7 +702,8 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
             // every row, and flags in shared memory merged at the end, were both measured
             // slower (`benchmarks/results/README.md`, "Seen flags").
             let seen = cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"];
-            match combined(accumulators, values, valid, "out_", grp, &seen).filter(|_| b.warp_combine) {
+            let combined = if b.warp_combine { combined(accumulators, values, valid, "out_", grp, &seen) } else { None };
+            match combined {
                 Some(c) => b.effect(c),
                 None => b.effect(cx![accumulate(accumulators, values, valid, "out_", grp), seen]),
             }
@@ -750,7 +751,8 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
     };
     let seen = cx!["sh_seen[", &sl, "] = 1u;"];
     // With copies a warp's lanes add into distinct addresses already.
-    match combined(accumulators, values, valid, "sh_", &sl, &seen).filter(|_| b.warp_combine && copies == 1) {
+    let combined = if b.warp_combine && copies == 1 { combined(accumulators, values, valid, "sh_", &sl, &seen) } else { None };
+    match combined {
         Some(c) => b.effect(c),
         None => b.effect(cx![accumulate(accumulators, values, valid, "sh_", &sl), seen]),
     }
