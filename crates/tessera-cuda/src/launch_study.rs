@@ -12,7 +12,9 @@
 //! - **launches**: the launches alone;
 //! - **graph**: one launch of a graph captured once from the same launches;
 //! - **capture**: the graph captured and instantiated anew for every query (what a
-//!   changed parameter would cost without updating the graph).
+//!   changed parameter would cost without updating the graph);
+//! - **timed graphs**: each launch with its two events as one graph launch
+//!   ([`crate::graph::TimedKernel`], what a warm run of a cached plan's pipeline does).
 //!
 //! Each way is timed on the host: until its work is queued, and until the stream is
 //! waited for. The medians of `runs` queries are reported, after warm-up queries. The
@@ -59,6 +61,8 @@ pub struct LaunchStudy {
     pub graph: Way,
     /// The graph captured and instantiated for every query, then launched.
     pub capture: Way,
+    /// Each launch and its two timing events as one graph ([`crate::graph::TimedKernel`]).
+    pub timed_graphs: Way,
     /// Capturing and instantiating the graph once, µs.
     pub instantiate_us: f64,
 }
@@ -154,13 +158,26 @@ pub fn measure(device: &GpuDevice, cache: &KernelCache, kernels: usize, runs: us
     let capture = time(&stream, runs, || capture_once()?.launch().map_err(|e| driver("launching the graph", e)))?;
     launched += ((WARMUP + runs) * kernels) as u64;
 
+    // One graph of a launch between its events for each of the query's kernels, as the
+    // executor keeps one a pipeline.
+    let values: Vec<u64> = k.params.iter().map(|&p| p as u64).chain([k.counter]).collect();
+    let mut timed: Vec<crate::graph::TimedKernel> = (0..kernels).map(|_| crate::graph::TimedKernel::new(ctx, &k.function, config, &values)).collect::<Result<_>>()?;
+    let timed_graphs = time(&stream, runs, || {
+        for g in &mut timed {
+            g.launch(&stream, config, &values)?.ok_or_else(|| driver("a timed graph's launch", "its events are held"))?;
+        }
+        Ok(())
+    })?;
+    launched += ((WARMUP + runs) * kernels) as u64;
+    drop(timed);
+
     let got = stream.clone_dtoh(&counter_buf).map_err(|e| driver("reading the counter", e))?;
     let sum: u64 = k.params.iter().map(|&p| p as u64).sum();
     let want = launched.wrapping_mul(sum);
     if got.first() != Some(&want) {
         return Err(TesseraError::Internal(format!("launch study: the kernels counted {:?}, {launched} launches make {want}", got.first())));
     }
-    Ok(LaunchStudy { kernels, runs, events, launches, graph: graph_way, capture, instantiate_us })
+    Ok(LaunchStudy { kernels, runs, events, launches, graph: graph_way, capture, timed_graphs, instantiate_us })
 }
 
 #[cfg(test)]
@@ -189,7 +206,7 @@ mod tests {
         for kernels in [1, 5] {
             let s = measure(&device, &cache, kernels, 30).unwrap_or_else(|e| panic!("{kernels} kernels: {e}"));
             assert_eq!((s.kernels, s.runs), (kernels, 30));
-            for w in [s.events, s.launches, s.graph, s.capture] {
+            for w in [s.events, s.launches, s.graph, s.capture, s.timed_graphs] {
                 assert!(w.queued_us > 0.0 && w.done_us >= w.queued_us, "{kernels} kernels: {w:?}");
             }
         }

@@ -22,6 +22,7 @@
 pub mod codegen;
 pub mod compile;
 pub mod device;
+pub mod graph;
 pub mod join_study;
 pub mod launch_study;
 pub mod library;

@@ -138,6 +138,12 @@ pub struct ExecExperiments {
     /// 12 blocks an SM against 0.357 at 16, while q2.2, q3.3 and q3.4 slowed by a fifth
     /// and every query at 8 (H200, SSB SF 20, 2026-11-28g run 5).
     pub blocks_per_sm: u32,
+    /// Whether a warm run of a cached plan (an aggregation over the arrays its pipeline
+    /// kept, nothing to fill first) launches its kernel and the kernel's two timing events
+    /// as one CUDA graph (`tessera_cuda::graph::TimedKernel`; the default) instead of
+    /// three driver calls; `TESSERA_EXP_KERNEL_GRAPH=0` launches them one by one, as
+    /// before 2026-11-29.
+    pub kernel_graph: bool,
 }
 
 impl Default for ExecExperiments {
@@ -161,6 +167,7 @@ impl Default for ExecExperiments {
             admission_builds: true,
             plain_strings_max_rows: PLAIN_STRINGS_MAX_ROWS,
             blocks_per_sm: 0,
+            kernel_graph: true,
         }
     }
 }
@@ -197,6 +204,7 @@ impl ExecExperiments {
             admission_builds: on("TESSERA_EXP_ADMISSION_BUILDS", d.admission_builds),
             plain_strings_max_rows: num("TESSERA_EXP_PLAIN_STRINGS_MAX").map_or(d.plain_strings_max_rows, |n: u64| n as usize),
             blocks_per_sm: num("TESSERA_EXP_BLOCKS_PER_SM").map_or(d.blocks_per_sm, |n: u64| n.min(64) as u32),
+            kernel_graph: on("TESSERA_EXP_KERNEL_GRAPH", d.kernel_graph),
         }
     }
 }
@@ -225,8 +233,9 @@ mod tests {
             ("TESSERA_EXP_SPARE_SINKS", "0"),
             ("TESSERA_EXP_ADMISSION_BUILDS", "0"),
             ("TESSERA_EXP_PLAIN_STRINGS_MAX", "0"),
+            ("TESSERA_EXP_KERNEL_GRAPH", "0"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds);
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && !set.kernel_graph);
         assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits, set.plain_strings_max_rows), (0, 0, GPU_MIN_ROWS, 32, 0));
     }
 }

@@ -36,6 +36,7 @@ pub use tessera_cuda::codegen::having::{GpuHaving, plan_having};
 pub use tessera_cuda::codegen::sort::{GPU_SORT_MAX_ROWS, GpuSort, plan_sort};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
+use tessera_cuda::graph::TimedKernel;
 use tessera_cuda::library::{BANDWIDTH_SOURCE, FillList, GatherList, RECORDS_SOURCE, SortKeys};
 use tessera_cuda::{DeviceBuffer, GpuDevice, GpuStream, KernelCache, QueryStream};
 use tessera_ir::{AggFunc, Expr, HashTableId, MarkBuild, Operator, Pipeline, ResultId, Scalar, Sink, Source, Type};
@@ -524,19 +525,24 @@ const TIMED_FILL_MIN_BYTES: u64 = 64 << 20;
 /// result comes back; TPC-H's queries run up to 11 pipelines).
 const KEPT_EVENTS: usize = 64;
 
-/// A CUDA event timing a kernel (recorded before and after it), given back to the
-/// runtime's events when dropped: creating and destroying a pair cost four driver calls
-/// a launch.
-struct TimingEvent {
-    event: Option<CudaEvent>,
-    kept: Arc<Mutex<Vec<CudaEvent>>>,
+/// A CUDA event timing a kernel (recorded before and after it): one of the runtime's
+/// events, given back to them when dropped (creating and destroying a pair cost four
+/// driver calls a launch), or one of a pipeline's kernel graph
+/// ([`tessera_cuda::graph::TimedKernel`]), which the graph records again only once no
+/// report holds it.
+enum TimingEvent {
+    Kept { event: Option<CudaEvent>, kept: Arc<Mutex<Vec<CudaEvent>>> },
+    Graph(Arc<CudaEvent>),
 }
 
 impl std::ops::Deref for TimingEvent {
     type Target = CudaEvent;
     fn deref(&self) -> &CudaEvent {
-        // Taken only in `drop`.
-        self.event.as_ref().unwrap_or_else(|| unreachable!("a timing event read after its drop"))
+        match self {
+            // Taken only in `drop`.
+            TimingEvent::Kept { event, .. } => event.as_ref().unwrap_or_else(|| unreachable!("a timing event read after its drop")),
+            TimingEvent::Graph(e) => e,
+        }
     }
 }
 
@@ -544,10 +550,11 @@ impl Drop for TimingEvent {
     fn drop(&mut self) {
         // Recording it again later is safe whatever it still waits for: only the
         // latest recording counts, and nothing else holds it.
-        if let (Some(e), Ok(mut kept)) = (self.event.take(), self.kept.lock()) {
-            if kept.len() < KEPT_EVENTS {
-                kept.push(e);
-            }
+        if let TimingEvent::Kept { event, kept } = self
+            && let (Some(e), Ok(mut kept)) = (event.take(), kept.lock())
+            && kept.len() < KEPT_EVENTS
+        {
+            kept.push(e);
         }
     }
 }
@@ -1465,6 +1472,8 @@ impl GpuRuntime {
         // last run left set (none the first time), and what sets them again.
         let keeps_spare = preset.is_none() && self.keeps_spare(gp, state);
         let spare = if keeps_spare { gp.spare.lock().ok().and_then(|mut s| s.take()) } else { None };
+        // Its arrays are those its last run left: a warm run of a cached plan.
+        let reused = spare.is_some();
         let mut spare_flags = false;
         let (sink, mut refill) = match (preset, spare) {
             (Some(sink), _) => (sink, None),
@@ -1547,7 +1556,7 @@ impl GpuRuntime {
                     .occupancy_max_active_blocks_per_multiprocessor(codegen::BLOCK_THREADS, 0, None)
                     .map_err(|e| TesseraError::Internal(format!("occupancy: {e:?}")))?
                     .max(1);
-                gp.launch.get_or_init(|| Launch { _module: module, function, per_sm })
+                gp.launch.get_or_init(|| Launch { _module: module, function, per_sm, graph: Mutex::new(None) })
             }
         };
         let function = &launch.function;
@@ -1568,27 +1577,45 @@ impl GpuRuntime {
         let cfg = LaunchConfig { grid_dim: (self.grid(launch.per_sm, rows as u64, kernel.items_per_thread), 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = gs.stream();
-        let timed_fill = if fills.bytes() >= TIMED_FILL_MIN_BYTES { Some(self.event(stream)?) } else { None };
-        self.apply_fills(&gs, fills)?;
-        let filled = Instant::now();
-        tessera_common::trace::mark("fill queued");
-        let before = match timed_fill {
-            Some(e) => e,
-            None => self.event(stream)?,
+        // A warm run over the arrays its pipeline kept, with nothing to fill first: the
+        // kernel and its events as one launch of the pipeline's graph.
+        let graphed = if reused && rows > 0 && fills.0.is_empty() && ExecExperiments::get().kernel_graph {
+            self.launch_graph(launch, stream, cfg, &params)?
+        } else {
+            None
         };
-        let timed = Instant::now();
-        tessera_common::trace::mark("start event");
-        if rows > 0 {
-            let mut builder = stream.launch_builder(function);
-            for v in &params {
-                builder.arg(v);
+        let (before, after, filled, timed, kernel_queued) = match graphed {
+            Some((before, after)) => {
+                let queued = Instant::now();
+                // The plain way's last mark before the kernel runs (what `trace.py` reads).
+                tessera_common::trace::mark("kernel queued");
+                (before, after, queued, queued, queued)
             }
-            unsafe { builder.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
-        }
-        let kernel_queued = Instant::now();
-        tessera_common::trace::mark("kernel queued");
-        let after = self.event(stream)?;
-        tessera_common::trace::mark("end event");
+            None => {
+                let timed_fill = if fills.bytes() >= TIMED_FILL_MIN_BYTES { Some(self.event(stream)?) } else { None };
+                self.apply_fills(&gs, fills)?;
+                let filled = Instant::now();
+                tessera_common::trace::mark("fill queued");
+                let before = match timed_fill {
+                    Some(e) => e,
+                    None => self.event(stream)?,
+                };
+                let timed = Instant::now();
+                tessera_common::trace::mark("start event");
+                if rows > 0 {
+                    let mut builder = stream.launch_builder(function);
+                    for v in &params {
+                        builder.arg(v);
+                    }
+                    unsafe { builder.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
+                }
+                let kernel_queued = Instant::now();
+                tessera_common::trace::mark("kernel queued");
+                let after = self.event(stream)?;
+                tessera_common::trace::mark("end event");
+                (before, after, filled, timed, kernel_queued)
+            }
+        };
         // Freed in stream order: after the kernel has read it.
         drop(d_consts);
         drop(d_zones);
@@ -2080,6 +2107,24 @@ impl GpuRuntime {
         Ok(b)
     }
 
+    /// Queues `launch`'s kernel with `cfg` and `params` between its timing events as one
+    /// launch of the pipeline's graph (made on its first use; see
+    /// [`tessera_cuda::graph`]), and returns the events. None, with nothing queued, when
+    /// another run holds the graph or its events, or it cannot be made: the caller then
+    /// launches the plain way.
+    fn launch_graph(&self, launch: &Launch, stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, cfg: LaunchConfig, params: &[u64]) -> Result<Option<(TimingEvent, TimingEvent)>> {
+        let Ok(mut slot) = launch.graph.try_lock() else { return Ok(None) };
+        if slot.is_none() {
+            // A driver without graphs of event nodes: the plain way, every run.
+            match TimedKernel::new(self.device.context(), &launch.function, cfg, params) {
+                Ok(g) => *slot = Some(g),
+                Err(_) => return Ok(None),
+            }
+        }
+        let Some(graph) = slot.as_mut() else { return Ok(None) };
+        Ok(graph.launch(stream, cfg, params)?.map(|(b, a)| (TimingEvent::Graph(b), TimingEvent::Graph(a))))
+    }
+
     /// The launch shape of the runtime's helper kernels (`records.cuh`), grid-stride loops
     /// all: four blocks of 256 threads per SM.
     fn helper_launch(&self) -> LaunchConfig {
@@ -2095,7 +2140,7 @@ impl GpuRuntime {
             None => self.device.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| TesseraError::Internal(format!("event: {e:?}")))?,
         };
         event.record(stream).map_err(|e| TesseraError::Internal(format!("event: {e:?}")))?;
-        Ok(TimingEvent { event: Some(event), kept: Arc::clone(&self.events) })
+        Ok(TimingEvent::Kept { event: Some(event), kept: Arc::clone(&self.events) })
     }
 
     /// The helper kernel `name` (`records.cuh`), looked up once.
@@ -3029,6 +3074,9 @@ pub struct Launch {
     _module: Arc<tessera_cuda::cudarc::driver::CudaModule>,
     function: CudaFunction,
     per_sm: u32,
+    /// The kernel between its timing events as one graph, made by the first warm run
+    /// ([`GpuRuntime::launch_graph`]).
+    graph: Mutex<Option<TimedKernel>>,
 }
 
 /// The GPU table a mark sink reads ([`tessera_ir::MarkBuild`], `codegen::mark`): its build
