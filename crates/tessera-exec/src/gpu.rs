@@ -1556,7 +1556,7 @@ impl GpuRuntime {
                     .occupancy_max_active_blocks_per_multiprocessor(codegen::BLOCK_THREADS, 0, None)
                     .map_err(|e| TesseraError::Internal(format!("occupancy: {e:?}")))?
                     .max(1);
-                gp.launch.get_or_init(|| Launch { _module: module, function, per_sm, graph: Mutex::new(None) })
+                gp.launch.get_or_init(|| Launch { _module: module, function, per_sm, graph: Mutex::new(KernelGraph::Unmade) })
             }
         };
         let function = &launch.function;
@@ -2114,14 +2114,15 @@ impl GpuRuntime {
     /// launches the plain way.
     fn launch_graph(&self, launch: &Launch, stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, cfg: LaunchConfig, params: &[u64]) -> Result<Option<(TimingEvent, TimingEvent)>> {
         let Ok(mut slot) = launch.graph.try_lock() else { return Ok(None) };
-        if slot.is_none() {
-            // A driver without graphs of event nodes: the plain way, every run.
-            match TimedKernel::new(self.device.context(), &launch.function, cfg, params) {
-                Ok(g) => *slot = Some(g),
-                Err(_) => return Ok(None),
-            }
+        if matches!(*slot, KernelGraph::Unmade) {
+            // A driver without graphs of event nodes: the plain way, every run, without
+            // trying again.
+            *slot = match TimedKernel::new(self.device.context(), &launch.function, cfg, params) {
+                Ok(g) => KernelGraph::Made(g),
+                Err(_) => KernelGraph::Failed,
+            };
         }
-        let Some(graph) = slot.as_mut() else { return Ok(None) };
+        let KernelGraph::Made(graph) = &mut *slot else { return Ok(None) };
         Ok(graph.launch(stream, cfg, params)?.map(|(b, a)| (TimingEvent::Graph(b), TimingEvent::Graph(a))))
     }
 
@@ -3076,7 +3077,16 @@ pub struct Launch {
     per_sm: u32,
     /// The kernel between its timing events as one graph, made by the first warm run
     /// ([`GpuRuntime::launch_graph`]).
-    graph: Mutex<Option<TimedKernel>>,
+    graph: Mutex<KernelGraph>,
+}
+
+/// A pipeline's kernel graph ([`Launch::graph`]): not made yet, made, or failed to be
+/// made (then never tried again).
+#[derive(Debug)]
+enum KernelGraph {
+    Unmade,
+    Made(TimedKernel),
+    Failed,
 }
 
 /// The GPU table a mark sink reads ([`tessera_ir::MarkBuild`], `codegen::mark`): its build
