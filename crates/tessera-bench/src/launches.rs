@@ -34,9 +34,19 @@ fn cell(w: &Way) -> String {
 /// done, µs.
 pub fn table(studies: &[LaunchStudy]) -> String {
     let mut t = Table::new();
-    t.set_header(["kernels a query", "events + launches (µs queued / done)", "launches", "one graph", "capture + graph", "a timed graph a kernel", "capture once"]);
+    t.set_header(["kernels a query", "events + launches (µs queued / done)", "launches", "one graph", "capture + graph", "a timed graph a kernel", "launches + 1 copy back", "launches + 3 copies back", "capture once"]);
     for s in studies {
-        t.add_row([s.kernels.to_string(), cell(&s.events), cell(&s.launches), cell(&s.graph), cell(&s.capture), cell(&s.timed_graphs), format!("{:.1}", s.instantiate_us)]);
+        t.add_row([
+            s.kernels.to_string(),
+            cell(&s.events),
+            cell(&s.launches),
+            cell(&s.graph),
+            cell(&s.capture),
+            cell(&s.timed_graphs),
+            cell(&s.one_copy),
+            cell(&s.three_copies),
+            format!("{:.1}", s.instantiate_us),
+        ]);
     }
     format!("{t}\nmedians of {} queries a way; {} 64-bit parameters a kernel", studies.first().map_or(0, |s| s.runs), launch_study::PARAMS)
 }
@@ -58,6 +68,8 @@ pub fn write_json(studies: &[LaunchStudy], path: &Path) -> Result<()> {
                 "graph": way(&s.graph),
                 "capture": way(&s.capture),
                 "timed_graphs": way(&s.timed_graphs),
+                "one_copy": way(&s.one_copy),
+                "three_copies": way(&s.three_copies),
                 "instantiate_us": s.instantiate_us,
             })
         })
@@ -73,9 +85,9 @@ mod tests {
     #[test]
     fn the_table_shows_every_way() {
         let w = |q, d| Way { queued_us: q, done_us: d };
-        let s = LaunchStudy { kernels: 5, runs: 500, events: w(40.0, 60.0), launches: w(20.0, 41.0), graph: w(6.0, 30.0), capture: w(90.0, 120.0), timed_graphs: w(3.0, 25.0), instantiate_us: 80.0 };
+        let s = LaunchStudy { kernels: 5, runs: 500, events: w(40.0, 60.0), launches: w(20.0, 41.0), graph: w(6.0, 30.0), capture: w(90.0, 120.0), timed_graphs: w(3.0, 25.0), one_copy: w(21.0, 45.0), three_copies: w(24.0, 52.0), instantiate_us: 80.0 };
         let text = table(&[s]);
-        for want in ["kernels a query", "40.0 / 60.0", "20.0 / 41.0", "6.0 / 30.0", "90.0 / 120.0", "3.0 / 25.0", "80.0", "medians of 500 queries"] {
+        for want in ["kernels a query", "40.0 / 60.0", "20.0 / 41.0", "6.0 / 30.0", "90.0 / 120.0", "3.0 / 25.0", "21.0 / 45.0", "24.0 / 52.0", "80.0", "medians of 500 queries"] {
             assert!(text.contains(want), "{want} missing from\n{text}");
         }
     }

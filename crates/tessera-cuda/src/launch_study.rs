@@ -14,7 +14,10 @@
 //! - **capture**: the graph captured and instantiated anew for every query (what a
 //!   changed parameter would cost without updating the graph);
 //! - **timed graphs**: each launch with its two events as one graph launch
-//!   ([`crate::graph::TimedKernel`], what a warm run of a cached plan's pipeline does).
+//!   ([`crate::graph::TimedKernel`], what a warm run of a cached plan's pipeline does);
+//! - **copies back**: the launches, then one copy of 48 bytes to pinned host memory, or
+//!   three of 16 bytes (a scalar aggregation's error flags, seen flag and sums come back
+//!   as three): what each small copy adds before the host has the result.
 //!
 //! Each way is timed on the host: until its work is queued, and until the stream is
 //! waited for. The medians of `runs` queries are reported, after warm-up queries. The
@@ -63,6 +66,10 @@ pub struct LaunchStudy {
     pub capture: Way,
     /// Each launch and its two timing events as one graph ([`crate::graph::TimedKernel`]).
     pub timed_graphs: Way,
+    /// The launches, then one 48-byte copy to the host.
+    pub one_copy: Way,
+    /// The launches, then three 16-byte copies to the host.
+    pub three_copies: Way,
     /// Capturing and instantiating the graph once, µs.
     pub instantiate_us: f64,
 }
@@ -171,13 +178,40 @@ pub fn measure(device: &GpuDevice, cache: &KernelCache, kernels: usize, runs: us
     launched += ((WARMUP + runs) * kernels) as u64;
     drop(timed);
 
+    // Small copies back after the launches, into pinned memory as the executor's
+    // downloads go (`upload.rs`'s staging buffers).
+    // SAFETY: only written by the copies below and never read.
+    let mut pinned = unsafe { ctx.alloc_pinned_with_flags::<u8>(64, 0) }.map_err(|e| driver("allocating pinned memory", e))?;
+    let host = pinned.as_mut_ptr().map_err(|e| driver("allocating pinned memory", e))?;
+    let source_buf = stream.alloc_zeros::<u8>(64).map_err(|e| driver("allocating the copies' source", e))?;
+    let source = source_buf.device_ptr(&stream).0;
+    let copies = |pieces: usize, bytes: usize| -> Result<()> {
+        for _ in 0..kernels {
+            k.launch(&stream)?;
+        }
+        for i in 0..pieces {
+            // SAFETY: [16 i, 16 i + bytes) lies within the 64-byte buffer (at most 3
+            // pieces of at most 48 bytes, or one), whose only other users are these same
+            // copies, in stream order; the source's 64 bytes hold `bytes`.
+            let dst = unsafe { std::slice::from_raw_parts_mut(host.add(16 * i), bytes) };
+            unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, source, stream.cu_stream()) }.map_err(|e| driver("copying back", e))?;
+        }
+        Ok(())
+    };
+    let one_copy = time(&stream, runs, || copies(1, 48))?;
+    launched += ((WARMUP + runs) * kernels) as u64;
+    let three_copies = time(&stream, runs, || copies(3, 16))?;
+    launched += ((WARMUP + runs) * kernels) as u64;
+    drop(pinned);
+    drop(source_buf);
+
     let got = stream.clone_dtoh(&counter_buf).map_err(|e| driver("reading the counter", e))?;
     let sum: u64 = k.params.iter().map(|&p| p as u64).sum();
     let want = launched.wrapping_mul(sum);
     if got.first() != Some(&want) {
         return Err(TesseraError::Internal(format!("launch study: the kernels counted {:?}, {launched} launches make {want}", got.first())));
     }
-    Ok(LaunchStudy { kernels, runs, events, launches, graph: graph_way, capture, timed_graphs, instantiate_us })
+    Ok(LaunchStudy { kernels, runs, events, launches, graph: graph_way, capture, timed_graphs, one_copy, three_copies, instantiate_us })
 }
 
 #[cfg(test)]
@@ -206,7 +240,7 @@ mod tests {
         for kernels in [1, 5] {
             let s = measure(&device, &cache, kernels, 30).unwrap_or_else(|e| panic!("{kernels} kernels: {e}"));
             assert_eq!((s.kernels, s.runs), (kernels, 30));
-            for w in [s.events, s.launches, s.graph, s.capture, s.timed_graphs] {
+            for w in [s.events, s.launches, s.graph, s.capture, s.timed_graphs, s.one_copy, s.three_copies] {
                 assert!(w.queued_us > 0.0 && w.done_us >= w.queued_us, "{kernels} kernels: {w:?}");
             }
         }

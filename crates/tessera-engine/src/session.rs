@@ -415,10 +415,11 @@ impl Session {
         if parse_copy_to_stdout(statement)?.is_some() {
             return not_impl_err!("COPY … TO STDOUT needs a client that reads the rows (psql, a driver's COPY API) through `tessera serve`; here, name a file");
         }
-        let version = self.db.store.manifest()?.version;
+        let manifest = self.db.store.manifest()?;
+        let version = manifest.version;
         if let Some(hit) = self.plans.get(statement, version).filter(|_| params.is_none()) {
             tessera_common::trace::mark("cached plan found");
-            let batches = self.db.executor.run(&hit.planned, &self.ctx, &hit.schema, self.device()?).await?;
+            let batches = self.db.executor.run_at(&hit.planned, &self.ctx, &hit.schema, self.device()?, Some(manifest)).await?;
             tessera_common::trace::mark("executor returned");
             return Ok(QueryOutput { schema: hit.schema, batches });
         }

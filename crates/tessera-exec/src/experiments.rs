@@ -148,6 +148,12 @@ pub struct ExecExperiments {
     /// the kernel alone: the plain start event, recorded before the launch call, also
     /// counts the ~5-10 µs of queueing (SSB's probes 0.005-0.013 ms less with the graph).
     pub kernel_graph: bool,
+    /// Whether an aggregation's key and SUM columns are made directly from its groups'
+    /// slots and totals, and its string keys copied from their dictionary by code
+    /// (`crate::group_columns`; the default), or through Option iterators, a 64-bit
+    /// division a key a group, casts and arrow's `take`, as before 2026-11-29b
+    /// (`TESSERA_EXP_LEAN_RESULTS=0`).
+    pub lean_results: bool,
 }
 
 impl Default for ExecExperiments {
@@ -172,6 +178,7 @@ impl Default for ExecExperiments {
             plain_strings_max_rows: PLAIN_STRINGS_MAX_ROWS,
             blocks_per_sm: 0,
             kernel_graph: false,
+            lean_results: true,
         }
     }
 }
@@ -209,6 +216,7 @@ impl ExecExperiments {
             plain_strings_max_rows: num("TESSERA_EXP_PLAIN_STRINGS_MAX").map_or(d.plain_strings_max_rows, |n: u64| n as usize),
             blocks_per_sm: num("TESSERA_EXP_BLOCKS_PER_SM").map_or(d.blocks_per_sm, |n: u64| n.min(64) as u32),
             kernel_graph: on("TESSERA_EXP_KERNEL_GRAPH", d.kernel_graph),
+            lean_results: on("TESSERA_EXP_LEAN_RESULTS", d.lean_results),
         }
     }
 }
@@ -238,8 +246,9 @@ mod tests {
             ("TESSERA_EXP_ADMISSION_BUILDS", "0"),
             ("TESSERA_EXP_PLAIN_STRINGS_MAX", "0"),
             ("TESSERA_EXP_KERNEL_GRAPH", "1"),
+            ("TESSERA_EXP_LEAN_RESULTS", "0"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && set.kernel_graph);
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && set.kernel_graph && !set.lean_results);
         assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits, set.plain_strings_max_rows), (0, 0, GPU_MIN_ROWS, 32, 0));
     }
 }

@@ -44,6 +44,7 @@ use tessera_storage::LoadedTable;
 
 use crate::build_cache::{BuildCache, BuildKey, Fingerprinted};
 use crate::experiments::ExecExperiments;
+use crate::group_columns;
 
 /// Under `tessera.device = 'auto'`, smaller inputs stay on the CPU, where a pipeline
 /// over a few thousand rows takes less than a launch and the download of its result.
@@ -657,7 +658,10 @@ pub struct GpuQueryState {
     /// Tables this query built that the build cache may keep, once the query's error
     /// flags have come back clean ([`GpuRuntime::finish`]).
     built: Vec<(Arc<Fingerprinted>, Arc<GpuHashTable>)>,
-    dictionaries: Vec<DictValues>,
+    /// Shared by the placement and its runs' copies ([`GpuQueryState::planned_copy`]), as
+    /// are `sorts`, `havings`, `result_layouts` and `kept`: placement fills them, runs
+    /// only read them.
+    dictionaries: Arc<Vec<DictValues>>,
     /// The query's error flags (overflow, build key out of range, duplicate build key),
     /// shared by its kernels and read once, when a pipeline's result comes back.
     flags: Option<DeviceBuffer<u64>>,
@@ -665,18 +669,18 @@ pub struct GpuQueryState {
     /// the CUDA events around their kernels.
     pending: Vec<PendingRun>,
     /// Sorts run with an aggregation, by the aggregation's pipeline.
-    pub sorts: HashMap<usize, GpuSort>,
+    pub sorts: Arc<HashMap<usize, GpuSort>>,
     /// HAVINGs applied to an aggregation's groups on the GPU, by the aggregation's
     /// pipeline.
-    pub havings: HashMap<usize, GpuHaving>,
+    pub havings: Arc<HashMap<usize, GpuHaving>>,
     /// Sort pipelines whose input came back sorted from the GPU.
     pub sorted: std::collections::HashSet<usize>,
     /// How each GPU aggregation's result reads as device columns, by result, where it
     /// can ([`result_layout`]); a pipeline reading such a result is planned over them.
-    pub result_layouts: HashMap<usize, Vec<ResultColumn>>,
+    pub result_layouts: Arc<HashMap<usize, Vec<ResultColumn>>>,
     /// Results kept on the GPU for the pipelines reading them there, by result: whether
     /// the host needs them too (set by placement).
-    pub kept: HashMap<usize, bool>,
+    pub kept: Arc<HashMap<usize, bool>>,
     /// The results kept on the GPU so far in this run.
     kept_results: HashMap<usize, KeptResult>,
     /// The results on the host that GPU pipelines of this run read, by result: their
@@ -766,11 +770,11 @@ impl GpuQueryState {
     /// What placement put here (dictionaries, GPU sorts), without what a run added.
     pub fn planned_copy(&self) -> GpuQueryState {
         GpuQueryState {
-            dictionaries: self.dictionaries.clone(),
-            sorts: self.sorts.clone(),
-            havings: self.havings.clone(),
-            result_layouts: self.result_layouts.clone(),
-            kept: self.kept.clone(),
+            dictionaries: Arc::clone(&self.dictionaries),
+            sorts: Arc::clone(&self.sorts),
+            havings: Arc::clone(&self.havings),
+            result_layouts: Arc::clone(&self.result_layouts),
+            kept: Arc::clone(&self.kept),
             ..GpuQueryState::default()
         }
     }
@@ -1710,15 +1714,27 @@ impl GpuRuntime {
                 // are then NULL (`present` false), its COUNT 0.
                 let present = vec![!scalar || groups.any; order.len()];
                 let present = &present;
-                let input_fields = p.sink_input_fields();
-                let input_fields = &input_fields;
+                let input_fields = gp.sink_fields();
                 // Each output column is built on a thread of its own (15 M groups of q18
                 // make every column a pass over hundreds of MB).
                 type Build<'c> = Box<dyn FnOnce() -> Result<ArrayRef> + Send + 'c>;
                 let mut builds: Vec<Build<'_>> = Vec::new();
+                // Each key's slots, taken apart from the group numbers at once (see
+                // `group_columns`), or per key below as before 2026-11-29b.
+                let lean = ExecExperiments::get().lean_results;
+                let slots = if lean { group_columns::key_slots(order, &keys.iter().map(|k| k.slots).collect::<Vec<_>>()) } else { None };
+                let mut slots = slots.map(Vec::into_iter);
                 let mut stride = 1usize;
                 for (i, k) in keys.iter().enumerate() {
                     let (k, s, ty) = (k.clone(), stride, a.fields[i].ty);
+                    if let Some(key_slots) = slots.as_mut().and_then(|all| all.next()) {
+                        builds.push(Box::new(move || match k.dictionary {
+                            Some(d) => dictionary_column(st, d, group_columns::key_codes(&key_slots)),
+                            None => group_columns::int_key_column(&key_slots, k.min, ty),
+                        }));
+                        stride *= k.slots;
+                        continue;
+                    }
                     builds.push(Box::new(move || {
                         let slot = |g: usize| (g / s) % k.slots;
                         Ok(match k.dictionary {
@@ -1766,7 +1782,7 @@ impl GpuRuntime {
                                 }
                                 let sums: Vec<i128> = s.chunks_exact(r.words()).map(|w| r.total(w)).collect();
                                 let counts = counts.map(|c| c.iter().map(|&x| x as i64).collect::<Vec<_>>());
-                                finish_sum(&sums, counts.as_deref(), present, spec.func, arg_ty, ty)
+                                finish_sum(&sums, counts.as_deref(), present, spec.func, arg_ty, ty, lean)
                             }));
                         }
                         Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => {
@@ -1835,7 +1851,7 @@ impl GpuRuntime {
                 let count = accs.first().ok_or_else(|| TesseraError::Internal("materialized row count".into()))?;
                 let got = self.finish(state, &[(count.as_slice().device_ptr(dev.stream()).0, 8)])?;
                 let rows = words_of(&got[0]).first().copied().unwrap_or(0) as usize;
-                let fields = p.sink_input_fields();
+                let fields = gp.sink_fields();
                 // Every column's rows (and the validity bits of those that may be NULL,
                 // in Arrow's layout already) in one more round trip.
                 let mut regions: Vec<(u64, usize)> = out_bufs.iter().map(|b| (b.ptr(dev), rows * b.width_bytes())).collect();
@@ -1843,7 +1859,7 @@ impl GpuRuntime {
                 let data = if rows > 0 { gs.download_regions(&regions)? } else { vec![Vec::new(); regions.len()] };
                 let (data, mut validity) = data.split_at(out_bufs.len());
                 let mut columns: Vec<ArrayRef> = Vec::with_capacity(layout.len());
-                for (((buf, bytes), c), f) in out_bufs.iter().zip(data).zip(layout).zip(&fields) {
+                for (((buf, bytes), c), f) in out_bufs.iter().zip(data).zip(layout).zip(fields) {
                     let (values, nulls) = match buf {
                         GpuBuf::Nullable { values, .. } => {
                             let (bits, rest) = validity.split_first().ok_or_else(|| TesseraError::Internal("materialized validity".into()))?;
@@ -2801,6 +2817,9 @@ fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Re
         // 2026-11-28f run 7).
         // Bounds checked: arrow's string `take` would panic on a code past the values.
         Some(DictValues::Values(v)) if codes.len() <= ExecExperiments::get().plain_strings_max_rows => {
+            if let (true, Some(strings)) = (ExecExperiments::get().lean_results, v.as_string_opt::<i32>()) {
+                return group_columns::take_strings(strings, &codes);
+            }
             let checked = arrow::compute::TakeOptions { check_bounds: true };
             return arrow::compute::take(v.as_ref(), &codes, Some(checked)).map_err(arrow_err);
         }
@@ -2892,7 +2911,11 @@ fn finish_float_sum(totals: &[u64], counts: Option<&[u64]>, present: &[bool], fu
 /// SUM/AVG results from exact 128-bit sums, as the CPU backend computes them; `counts`
 /// (an AVG's, or a SUM's of values that may be NULL): the non-NULL values of each group,
 /// NULL where there are none.
-fn finish_sum(sums: &[i128], counts: Option<&[i64]>, present: &[bool], func: AggFunc, arg_ty: Option<Type>, ty: Type) -> Result<ArrayRef> {
+/// With `lean`, a SUM's column is made directly ([`group_columns::int_sums`],
+/// [`group_columns::decimal_sums`]); otherwise through Option iterators, as before
+/// 2026-11-29b.
+#[allow(clippy::too_many_arguments)]
+fn finish_sum(sums: &[i128], counts: Option<&[i64]>, present: &[bool], func: AggFunc, arg_ty: Option<Type>, ty: Type, lean: bool) -> Result<ArrayRef> {
     let has = |i: usize| present[i] && counts.is_none_or(|c| c[i] > 0);
     let in_scale = match arg_ty {
         Some(Type::Decimal { scale, .. }) => scale,
@@ -2918,6 +2941,7 @@ fn finish_sum(sums: &[i128], counts: Option<&[i64]>, present: &[bool], func: Agg
                 .collect();
             cast_to(&(Arc::new(v) as ArrayRef), ty)
         }
+        (_, Type::Decimal { precision, scale }) if lean => Ok(Arc::new(group_columns::decimal_sums(sums, has, precision, scale)?)),
         (_, Type::Decimal { precision, scale }) => {
             let a = Decimal128Array::from_iter((0..sums.len()).map(|i| has(i).then_some(sums[i])))
                 .with_precision_and_scale(precision, scale)
@@ -2925,6 +2949,7 @@ fn finish_sum(sums: &[i128], counts: Option<&[i64]>, present: &[bool], func: Agg
             a.validate_decimal_precision(precision).map_err(|e| TesseraError::Execution(format!("arithmetic overflow: {e}")))?;
             Ok(Arc::new(a))
         }
+        _ if lean => cast_to(&(Arc::new(group_columns::int_sums(sums, has)?) as ArrayRef), ty),
         _ => {
             let mut v = Vec::new();
             for i in 0..sums.len() {
@@ -3063,6 +3088,8 @@ pub struct GpuPipeline {
     pub build_key: std::sync::OnceLock<Option<Arc<Fingerprinted>>>,
     /// An aggregation's sink arrays as its last run left them, set again ([`SpareSink`]).
     pub spare: SpareSlot,
+    /// The fields its sink reads, from its first run on ([`GpuPipeline::sink_fields`]).
+    pub sink_fields: std::sync::OnceLock<Vec<tessera_ir::Field>>,
 }
 
 /// A generated kernel ready to launch: its function and how many of its blocks an SM
@@ -3113,6 +3140,13 @@ impl MarkTable {
 }
 
 impl GpuPipeline {
+    /// The fields its pipeline's sink reads (`Pipeline::sink_input_fields`), worked out
+    /// on its first run: a cached plan's later runs do not make them again (each a
+    /// vector of named fields per operator).
+    pub fn sink_fields(&self) -> &[tessera_ir::Field] {
+        self.sink_fields.get_or_init(|| self.pipeline.sink_input_fields())
+    }
+
     /// The build cache's key for this pipeline's table (`crate::build_cache`): only a
     /// hash-table build over a stored table, with no scalar subquery, makes the same table
     /// every time, and only one over at most [`BUILD_CACHE_MAX_ROWS`] rows is kept. Made
@@ -3498,14 +3532,14 @@ fn finish_plan(
     }
     match codegen::generate_with(&bound, &cols, &tables, options) {
         Ok(kernel) if reasons.is_empty() => {
-            state.dictionaries.extend(dict_values);
+            Arc::make_mut(&mut state.dictionaries).extend(dict_values);
             if let Sink::Aggregate(a) = &bound.sink
                 && ExecExperiments::get().keep_results
                 && let Some(layout) = result_layout(&bound, &kernel)
             {
-                state.result_layouts.insert(a.result, layout);
+                Arc::make_mut(&mut state.result_layouts).insert(a.result, layout);
             }
-            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new(), build_key: std::sync::OnceLock::new(), spare: SpareSlot::default() })
+            Ok(GpuPipeline { pipeline: bound, columns: cols, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new(), build_key: std::sync::OnceLock::new(), spare: SpareSlot::default(), sink_fields: std::sync::OnceLock::new() })
         }
         Ok(_) => Err(reasons),
         Err(more) => Err(reasons.into_iter().chain(more).collect()),
@@ -3600,7 +3634,7 @@ mod tests {
     fn few_dictionary_codes_come_back_as_plain_strings() {
         use arrow::array::StringArray;
         let mut state = GpuQueryState::default();
-        state.dictionaries.push(DictValues::Values(Arc::new(StringArray::from(vec!["ASIA", "EUROPE", "AMERICA"]))));
+        Arc::make_mut(&mut state.dictionaries).push(DictValues::Values(Arc::new(StringArray::from(vec!["ASIA", "EUROPE", "AMERICA"]))));
         let d = DictRef { size: 3, id: 0, by_row: false };
         let few = dictionary_column(&state, d, Int32Array::from(vec![Some(2), None, Some(0), Some(2)])).unwrap();
         assert_eq!(few.data_type(), &DataType::Utf8);
@@ -3617,12 +3651,35 @@ mod tests {
     /// A SUM whose inputs may be NULL is NULL for a group that took none (its count 0).
     #[test]
     fn sums_of_nothing_but_nulls_are_null() {
-        let a = finish_sum(&[5, 0, 7], Some(&[2, 0, 1]), &[true, true, false], AggFunc::Sum, Some(Type::Int64), Type::Int64).unwrap();
-        let a = a.as_primitive::<arrow::datatypes::Int64Type>();
-        assert_eq!(a.iter().collect::<Vec<_>>(), vec![Some(5), None, None]);
-        // Without counts (values that are never NULL) every group present has a sum.
-        let b = finish_sum(&[5, 0], None, &[true, true], AggFunc::Sum, Some(Type::Int64), Type::Int64).unwrap();
-        assert_eq!(b.null_count(), 0);
+        for lean in [true, false] {
+            let a = finish_sum(&[5, 0, 7], Some(&[2, 0, 1]), &[true, true, false], AggFunc::Sum, Some(Type::Int64), Type::Int64, lean).unwrap();
+            let a = a.as_primitive::<arrow::datatypes::Int64Type>();
+            assert_eq!(a.iter().collect::<Vec<_>>(), vec![Some(5), None, None]);
+            // Without counts (values that are never NULL) every group present has a sum.
+            let b = finish_sum(&[5, 0], None, &[true, true], AggFunc::Sum, Some(Type::Int64), Type::Int64, lean).unwrap();
+            assert_eq!(b.null_count(), 0);
+        }
+    }
+
+    /// Both ways of making a SUM's column give the same array, for each result type the
+    /// SUM path makes, and fail alike on overflow.
+    #[test]
+    fn lean_sums_match_the_old_way() {
+        let sums = [12_345i128, -7, 0, 99_999, -99_999];
+        let counts = [3i64, 1, 0, 2, 5];
+        let present = [true, true, true, true, false];
+        let decimal = Type::Decimal { precision: 5, scale: 2 };
+        for (arg, ty) in [(Some(Type::Int64), Type::Int64), (Some(Type::Int32), Type::Int64), (Some(decimal), decimal), (Some(Type::Int64), Type::Float64)] {
+            for counts in [None, Some(&counts[..])] {
+                let lean = finish_sum(&sums, counts, &present, AggFunc::Sum, arg, ty, true).unwrap();
+                let old = finish_sum(&sums, counts, &present, AggFunc::Sum, arg, ty, false).unwrap();
+                assert_eq!(lean.to_data(), old.to_data(), "{arg:?} -> {ty:?}, counts {counts:?}");
+            }
+        }
+        for lean in [true, false] {
+            assert!(finish_sum(&[100_000], None, &[true], AggFunc::Sum, Some(decimal), decimal, lean).is_err());
+            assert!(finish_sum(&[i128::from(i64::MAX) + 1], None, &[true], AggFunc::Sum, Some(Type::Int64), Type::Int64, lean).is_err());
+        }
     }
 
     /// SUM/AVG of doubles come back as each group's double total: an AVG divided by its
@@ -3700,7 +3757,7 @@ mod tests {
         };
         let columns = vec![GpuColumn::plain(Width::I32, None), GpuColumn::plain(Width::I64, None)];
         let kernel = codegen::generate(&pipeline, &columns, &[]).unwrap_or_else(|e| panic!("{e:?}"));
-        GpuPipeline { pipeline, columns, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new(), build_key: std::sync::OnceLock::new(), spare: SpareSlot::default() }
+        GpuPipeline { pipeline, columns, kernel, reads_kept: false, zones: None, marks: None, launch: std::sync::OnceLock::new(), build_key: std::sync::OnceLock::new(), spare: SpareSlot::default(), sink_fields: std::sync::OnceLock::new() }
     }
 
     /// The build cache keys a build over a stored table by everything its table depends

@@ -7,6 +7,7 @@
 mod build_cache;
 mod experiments;
 pub mod gpu;
+mod group_columns;
 mod zones;
 /// How literals reach GPU kernels (re-exported for the session settings).
 pub use tessera_cuda::codegen::{KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
@@ -114,6 +115,14 @@ impl Executor {
     /// Runs `planned` and returns its rows typed as `schema` (DataFusion's schema of the
     /// query).
     pub async fn run(&self, planned: &PlannedQuery, ctx: &SessionContext, schema: &SchemaRef, device: DevicePref) -> Result<Vec<RecordBatch>> {
+        self.run_at(planned, ctx, schema, device, None).await
+    }
+
+    /// [`Executor::run`] with the manifest the statement read already (`seen`; None: read
+    /// here), against which its pipelines check their tables: a warm statement then
+    /// reads the manifest (a `stat` of its file) once, not once in the session and again
+    /// here.
+    pub async fn run_at(&self, planned: &PlannedQuery, ctx: &SessionContext, schema: &SchemaRef, device: DevicePref, seen: Option<Arc<tessera_storage::Manifest>>) -> Result<Vec<RecordBatch>> {
         if let (false, Some(gpu)) = (device == DevicePref::Cpu, self.gpu()) {
             gpu.clear_last_runs();
             let started = std::time::Instant::now();
@@ -135,7 +144,7 @@ impl Executor {
             };
             tessera_common::trace::mark("admitted");
             if admitted {
-                match self.run_steps(planned, ctx, schema, Some((gpu, placement))).await {
+                match self.run_steps(planned, ctx, schema, Some((gpu, placement)), seen.clone()).await {
                     Err(TesseraError::RetryOnCpu(_)) => {}
                     // Over the GPU memory limit even after evicting cached columns: the
                     // CPU backend needs no GPU memory.
@@ -144,7 +153,7 @@ impl Executor {
                 }
             }
         }
-        self.run_steps(planned, ctx, schema, None).await
+        self.run_steps(planned, ctx, schema, None, seen).await
     }
 
     /// Sets the GPU memory limit (`tessera.gpu_memory_limit`; None: the default). Opens
@@ -241,13 +250,13 @@ impl Executor {
                         if let (Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table: shape }) = (&pipe.sink, &placed.kernel.sink) {
                             shapes.insert(b.table, shape.clone());
                         }
-                        p.kernels.insert(pipe.id, Arc::new(placed));
+                        Arc::make_mut(&mut p.kernels).insert(pipe.id, Arc::new(placed));
                         if split.is_some() {
-                            p.split_sorts.insert(pipe.id);
+                            Arc::make_mut(&mut p.split_sorts).insert(pipe.id);
                         }
                         if let Some(h) = having {
-                            p.fused_havings.insert(h.pipeline, pipe.id);
-                            p.state.havings.insert(pipe.id, h);
+                            Arc::make_mut(&mut p.fused_havings).insert(h.pipeline, pipe.id);
+                            Arc::make_mut(&mut p.state.havings).insert(pipe.id, h);
                         }
                         None
                     }
@@ -260,7 +269,7 @@ impl Executor {
                     }
                 };
                 if let Some(r) = reason {
-                    p.reasons.insert(pipe.id, r);
+                    Arc::make_mut(&mut p.reasons).insert(pipe.id, r);
                 }
             }
             // A table built on the GPU must be probed only on the GPU.
@@ -283,7 +292,7 @@ impl Executor {
                     if let Sink::HashBuild(b) = &pipe.sink
                         && marker(plan, b.table).is_some_and(|m| !p.kernels.contains_key(&m.id))
                     {
-                        p.reasons.insert(pipe.id, vec![Unsupported::new(Site::Placement, Reason::ProbedOnCpu)]);
+                        Arc::make_mut(&mut p.reasons).insert(pipe.id, vec![Unsupported::new(Site::Placement, Reason::ProbedOnCpu)]);
                     }
                 }
                 plan_gpu_sorts(plan, &mut p);
@@ -432,9 +441,10 @@ impl Executor {
         ctx: &SessionContext,
         schema: &SchemaRef,
         mut gpu: Option<(&GpuRuntime, Placement)>,
+        seen: Option<Arc<tessera_storage::Manifest>>,
     ) -> Result<Vec<RecordBatch>> {
         let mut state = CpuState::default();
-        let mut manifest = None;
+        let mut manifest = seen;
         if let Ok(mut r) = self.last_runs.lock() {
             r.clear();
         }
@@ -674,20 +684,23 @@ impl DevicePref {
 }
 
 /// Which pipelines run on the GPU, with their bound form and kernel.
+///
+/// The maps placement fills are shared (`Arc`) between a cached placement and each run's
+/// copy ([`Placement::for_run`]); only `state` is the run's own.
 #[derive(Default, Debug)]
 struct Placement {
-    kernels: HashMap<usize, Arc<GpuPipeline>>,
+    kernels: Arc<HashMap<usize, Arc<GpuPipeline>>>,
     /// Sort pipelines run on the GPU with the aggregation whose result they sort: sort
     /// pipeline → aggregation pipeline.
-    fused_sorts: HashMap<usize, usize>,
+    fused_sorts: Arc<HashMap<usize, usize>>,
     /// Pipelines whose leading filter (a HAVING) the GPU applies, in part or whole, to the
     /// groups of the aggregation they read: reading pipeline → aggregation pipeline.
-    fused_havings: HashMap<usize, usize>,
+    fused_havings: Arc<HashMap<usize, usize>>,
     /// Why the other pipelines run on the CPU (all the reasons of each).
-    reasons: HashMap<usize, Vec<Unsupported>>,
+    reasons: Arc<HashMap<usize, Vec<Unsupported>>>,
     /// Sort pipelines whose filter and projections run on the GPU, their rows sorted on
     /// the CPU after ([`gpu::split_sort`]).
-    split_sorts: HashSet<usize>,
+    split_sorts: Arc<HashSet<usize>>,
     state: GpuQueryState,
 }
 
@@ -696,11 +709,11 @@ impl Placement {
     /// left it (dictionaries, GPU sorts), before any run added tables or results.
     fn for_run(&self) -> Placement {
         Placement {
-            kernels: self.kernels.clone(),
-            fused_sorts: self.fused_sorts.clone(),
-            fused_havings: self.fused_havings.clone(),
-            reasons: self.reasons.clone(),
-            split_sorts: self.split_sorts.clone(),
+            kernels: Arc::clone(&self.kernels),
+            fused_sorts: Arc::clone(&self.fused_sorts),
+            fused_havings: Arc::clone(&self.fused_havings),
+            reasons: Arc::clone(&self.reasons),
+            split_sorts: Arc::clone(&self.split_sorts),
             state: self.state.planned_copy(),
         }
     }
@@ -811,7 +824,7 @@ fn keep_results_on_gpu(plan: &QueryPlan, p: &mut Placement) {
             || read_outside_pipelines(plan, r);
         kept.insert(r, host_too);
     }
-    p.state.kept = kept;
+    p.state.kept = Arc::new(kept);
 }
 
 /// The GPU's part of sort pipeline `pipe` ([`gpu::split_sort`]) when it reads an
@@ -843,11 +856,11 @@ fn plan_gpu_sorts(plan: &QueryPlan, p: &mut Placement) {
     for q in plan.pipelines().filter(|q| !p.split_sorts.contains(&q.id)) {
         match fused_sort(plan, q, p) {
             Some((agg, Ok(sort))) => {
-                p.state.sorts.insert(agg, sort);
-                p.fused_sorts.insert(q.id, agg);
+                Arc::make_mut(&mut p.state.sorts).insert(agg, sort);
+                Arc::make_mut(&mut p.fused_sorts).insert(q.id, agg);
             }
             Some((_, Err(reason))) => {
-                p.reasons.insert(q.id, vec![Unsupported::new(Site::Placement, reason)]);
+                Arc::make_mut(&mut p.reasons).insert(q.id, vec![Unsupported::new(Site::Placement, reason)]);
             }
             None => {}
         }
