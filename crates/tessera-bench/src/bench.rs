@@ -433,28 +433,45 @@ async fn time_alternating<'a>(q: &Query, runs: usize, engines: &[(EngineKind, &d
 
 /// Times `runs` + 1 runs of `q` (the first cold) on one engine. A run's time ends when the
 /// engine hands back its result batches (`run` returns them with that instant); reading
-/// the run's GPU report and rendering the batches as text for the check come after, as
-/// they do in `time_alternating`'s runs (they are the harness's work, not the engine's).
+/// the run's GPU report comes after, as in `time_alternating`'s runs (the harness's work,
+/// not the engine's). The batches of the last run are rendered as text for the check,
+/// once, after all the runs: rendered after each run (`TESSERA_EXP_ROWS_EACH_RUN=1`, as
+/// before 2026-11-29b), the harness's strings for hundreds of groups stood between one
+/// run and the next, in the caches the next run's host steps use.
 async fn time_query<F, Fut>(q: &Query, engine: EngineKind, runs: usize, run: F) -> QueryRun
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Result<(Vec<arrow::record_batch::RecordBatch>, Instant)>>,
 {
+    let each_run = std::env::var("TESSERA_EXP_ROWS_EACH_RUN").is_ok_and(|v| v == "1");
     let mut times = Vec::with_capacity(runs + 1);
+    let mut last = None;
     let mut answer = None;
     let mut error = None;
     for _ in 0..=runs {
         let start = Instant::now();
         let got = run().await;
-        match got.and_then(|(batches, end)| Ok((check::to_rows(&batches)?, end.duration_since(start).as_secs_f64() * 1e3))) {
-            Ok((rows, ms)) => {
-                times.push(ms);
-                answer = Some(rows);
+        let got = got.and_then(|(batches, end)| {
+            let ms = end.duration_since(start).as_secs_f64() * 1e3;
+            if each_run {
+                answer = Some(check::to_rows(&batches)?);
+            } else {
+                last = Some(batches);
             }
+            Ok(ms)
+        });
+        match got {
+            Ok(ms) => times.push(ms),
             Err(e) => {
                 error = Some(e.to_string());
                 break;
             }
+        }
+    }
+    if let Some(batches) = last {
+        match check::to_rows(&batches) {
+            Ok(rows) => answer = Some(rows),
+            Err(e) => error = Some(e.to_string()),
         }
     }
     query_run(q, engine, times, answer, error)
@@ -678,6 +695,33 @@ mod tests {
 
     fn run(query: &str, engine: EngineKind, warm: Vec<f64>, gpu: Option<GpuFigures>) -> QueryRun {
         QueryRun { query: query.into(), engine, rows: 1, cold_ms: 9.0, warm_ms: warm, check: Check::Pass, error: None, gpu, answer: None }
+    }
+
+    /// Every run is timed; the answer is the last run's rows, rendered once; a failing run
+    /// ends the runs with its error and keeps the times before it.
+    #[test]
+    fn time_query_times_every_run_and_keeps_the_last_answer() {
+        let q = Query { name: "q", sql: "SELECT 1", answer_sf1: "" };
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let calls = std::sync::atomic::AtomicI64::new(0);
+        let batch = |v: i64| {
+            let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("x", arrow::datatypes::DataType::Int64, false)]));
+            arrow::record_batch::RecordBatch::try_new(schema, vec![std::sync::Arc::new(arrow::array::Int64Array::from(vec![v]))]).unwrap()
+        };
+        let run = rt.block_on(time_query(&q, EngineKind::Tessera, 3, || {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            async move { Ok((vec![batch(n)], Instant::now())) }
+        }));
+        assert_eq!((run.warm_ms.len(), run.error.as_deref()), (3, None));
+        assert_eq!(run.answer, Some(vec![vec!["3".to_string()]]));
+        calls.store(0, std::sync::atomic::Ordering::Relaxed);
+        let failing = rt.block_on(time_query(&q, EngineKind::Tessera, 3, || {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            async move { if n == 2 { Err(tessera_common::TesseraError::Execution("boom".into())) } else { Ok((vec![batch(n)], Instant::now())) } }
+        }));
+        assert_eq!(failing.warm_ms.len(), 1);
+        assert!(failing.error.as_deref().is_some_and(|e| e.contains("boom")), "{:?}", failing.error);
+        assert_eq!(failing.answer, Some(vec![vec!["1".to_string()]]));
     }
 
     #[test]
