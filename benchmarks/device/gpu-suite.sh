@@ -35,6 +35,13 @@
 #             in turns (the first setting alternating by round), $ROUNDS rounds (default
 #             2), $SSB_RUNS warm SSB runs (default 5); each setting's runs pooled over the
 #             rounds (ab_json.py); then SSB SF1 and TPC-H SF1 both ways, answers checked
+#   turns   — SSB at SF $SF (default 20) alone under each setting of $SETTINGS, each run
+#             in its own process, $ROUNDS rounds (default 8) with the order rotating by
+#             round, $SSB_RUNS warm runs (default 15); each setting's runs pooled over
+#             the rounds (ab_json.py). A setting is NAME or NAME:VAR=value,VAR=value
+#             (NAME alone: the defaults); BIN_NAME=path runs that setting with another
+#             binary (e.g. one built at an earlier commit). Example:
+#             SETTINGS="d x:TESSERA_EXP_LEAN_RESULTS=0 o" BIN_o=/tmp/old-tessera
 #   ncutpch — Nsight Compute (duration, throughput, occupancy, launch statistics) on every
 #             generated kernel of TPC-H SF10 $QUERIES (default q12), with the defaults and
 #             with $AB (e.g. AB=TESSERA_EXP_ZONES=0)
@@ -306,6 +313,24 @@ for section in "$@"; do
       ( [ $mode = default ] || export $mode
         for suite in ssb tpch; do $X --data-dir /tmp/td${suite}1 bench $suite --sf 1 --runs 2 --engine tessera 2>&1 | grep -E "^│ (q|total)" | grep -vE "✓" | head -8; done )
     done
+    ;;
+  turns)
+    # The rounds' settings in turns: round r starts at the r-th setting (a machine's
+    # state drifts over a run, and the first process of a round finds its caches cold).
+    # JSON as turns-ssbSF-rROUND-eNAME.json.
+    sf=${SF:-20}; set -- ${SETTINGS:-d}; n=$#; names=("$@")
+    [ -d /tmp/tdturns$sf ] || $X --data-dir /tmp/tdturns$sf bench ssb --sf $sf --runs 1 --engine tessera --queries q1.1 > /dev/null 2>&1
+    for r in $(seq 1 ${ROUNDS:-8}); do
+      for k in $(seq 0 $((n - 1))); do
+        setting=${names[$(((r - 1 + k) % n))]}; name=${setting%%:*}
+        vars=""; [ "$setting" != "$name" ] && vars=${setting#*:}
+        bin_var=BIN_$name; B=${!bin_var:-$X}
+        total=$( ( for v in ${vars//,/ }; do export "$v"; done
+          $B --data-dir /tmp/tdturns$sf bench ssb --sf $sf --runs ${SSB_RUNS:-15} --engine tessera --json $OUT/turns-ssb$sf-r$r-e$name.json 2>&1 | grep -E "^│ total" ) )
+        echo "== $name (${vars:-defaults}${B:+, $B}) round $r: $total"
+      done
+    done
+    python3 benchmarks/results/gpu-2026-11-27j/ab_json.py $OUT turns-ssb$sf
     ;;
   ncutpch)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
