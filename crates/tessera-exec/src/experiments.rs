@@ -149,9 +149,8 @@ pub struct ExecExperiments {
     /// counts the ~5-10 µs of queueing (SSB's probes 0.005-0.013 ms less with the graph).
     pub kernel_graph: bool,
     /// Whether an aggregation's key and SUM columns are made directly from its groups'
-    /// slots and totals, and its string keys copied from their dictionary by code
-    /// (`crate::group_columns`; the default), or through Option iterators, a 64-bit
-    /// division a key a group, casts and arrow's `take`, as before 2026-11-29b
+    /// slots and totals (`crate::group_columns`; the default), or through Option
+    /// iterators, a 64-bit division a key a group and a cast, as before 2026-11-29b
     /// (`TESSERA_EXP_LEAN_RESULTS=0`).
     pub lean_results: bool,
 }

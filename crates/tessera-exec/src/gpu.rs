@@ -2817,9 +2817,6 @@ fn dictionary_column(state: &GpuQueryState, d: DictRef, codes: Int32Array) -> Re
         // 2026-11-28f run 7).
         // Bounds checked: arrow's string `take` would panic on a code past the values.
         Some(DictValues::Values(v)) if codes.len() <= ExecExperiments::get().plain_strings_max_rows => {
-            if let (true, Some(strings)) = (ExecExperiments::get().lean_results, v.as_string_opt::<i32>()) {
-                return group_columns::take_strings(strings, &codes);
-            }
             let checked = arrow::compute::TakeOptions { check_bounds: true };
             return arrow::compute::take(v.as_ref(), &codes, Some(checked)).map_err(arrow_err);
         }

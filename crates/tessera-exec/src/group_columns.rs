@@ -8,12 +8,16 @@
 //! of a warm SSB SF 20 query's 600–800 groups took 7–13 µs on the H200's host (2026-11-29
 //! run 1: Option iterators, the divisions, then a cast); on this project's 2-core build
 //! machine an 800-group key column took 5.1 µs that way, 3.1 of them the divisions.
-//! `TESSERA_EXP_LEAN_RESULTS=0` builds them the old way, to measure both.
+//! `TESSERA_EXP_LEAN_RESULTS=0` builds them the old way, to measure both. String keys
+//! stay arrow's `take` from their dictionary: a copy by code written here was a third
+//! faster on the build machine but no faster on the H200's host (2026-11-29b run 2), so
+//! it was taken out again.
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, Date32Array, Decimal128Array, Int16Array, Int32Array, Int64Array, Int8Array, StringArray};
-use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow::array::{ArrayRef, Date32Array, Decimal128Array, Int16Array, Int32Array, Int64Array, Int8Array};
+use arrow::buffer::{NullBuffer, ScalarBuffer};
+use arrow::datatypes::{is_validate_decimal_precision, validate_decimal_precision};
 use tessera_common::{Result, TesseraError};
 use tessera_cpu::{arrow_err, cast_to};
 use tessera_ir::Type;
@@ -107,44 +111,6 @@ pub fn int_key_column(slots: &[u32], min: i64, ty: Type) -> Result<ArrayRef> {
     }
 }
 
-/// The strings of `values` at `codes` (a NULL code a NULL string), as a new string
-/// array: arrow's `take` with its bounds check took 7.2 µs for 800 codes on the build
-/// machine, this 4.8. A code outside `values` is an error, never a wrong string.
-pub fn take_strings(values: &StringArray, codes: &Int32Array) -> Result<ArrayRef> {
-    let offsets = values.value_offsets();
-    let bytes = values.value_data();
-    let valid = |i: usize| codes.is_valid(i);
-    let mut total = 0usize;
-    for (i, &c) in codes.values().iter().enumerate() {
-        if !valid(i) {
-            continue;
-        }
-        if c < 0 || c as usize >= values.len() {
-            return Err(TesseraError::Internal(format!("dictionary code {c} outside its {} values", values.len())));
-        }
-        total += (offsets[c as usize + 1] - offsets[c as usize]) as usize;
-    }
-    let len = i32::try_from(total).map_err(|_| TesseraError::Internal(format!("{total} bytes of strings in one array")))?;
-    let mut data = Vec::with_capacity(total);
-    let mut ends = Vec::with_capacity(codes.len() + 1);
-    ends.push(0i32);
-    for (i, &c) in codes.values().iter().enumerate() {
-        if valid(i) {
-            let (from, to) = (offsets[c as usize] as usize, offsets[c as usize + 1] as usize);
-            data.extend_from_slice(&bytes[from..to]);
-        }
-        ends.push(data.len() as i32);
-    }
-    debug_assert_eq!(ends.last().copied(), Some(len));
-    // The values' NULLs (a dictionary of strings has none) stay NULL too.
-    let nulls = match (codes.nulls(), values.null_count() > 0) {
-        (n, false) => n.cloned(),
-        (_, true) => Some((0..codes.len()).map(|i| valid(i) && values.is_valid(codes.value(i) as usize)).collect()),
-    };
-    let offsets = OffsetBuffer::new(ScalarBuffer::from(ends));
-    Ok(Arc::new(StringArray::try_new(offsets, Buffer::from_vec(data), nulls).map_err(arrow_err)?))
-}
-
 /// The validity of groups where `has` holds: None when it holds for all.
 fn validity_where(n: usize, has: impl Fn(usize) -> bool) -> Option<NullBuffer> {
     if (0..n).all(&has) { None } else { Some((0..n).map(has).collect()) }
@@ -164,16 +130,17 @@ pub fn int_sums(sums: &[i128], has: impl Fn(usize) -> bool) -> Result<Int64Array
 /// A SUM's decimal column (`precision`, `scale`) from exact totals: NULL where `has`
 /// does not hold; a total with more digits than `precision` is an overflow error.
 pub fn decimal_sums(sums: &[i128], has: impl Fn(usize) -> bool, precision: u8, scale: i8) -> Result<Decimal128Array> {
-    // The largest magnitude of `precision` digits (at most 38: 10^38 − 1 fits i128).
-    let max = 10i128.checked_pow(u32::from(precision)).map_or(i128::MAX, |p| p - 1);
     let mut values = Vec::with_capacity(sums.len());
     for (i, &s) in sums.iter().enumerate() {
         if !has(i) {
             values.push(0);
             continue;
         }
-        if s > max || s < -max {
-            return Err(TesseraError::Execution(format!("arithmetic overflow: {s} needs more than the {precision} digits of its Decimal128({precision}, {scale})")));
+        // Arrow's bounds a value at a time (its whole-array check formats each value's
+        // bounds first); its message when one is out of them, as the old way gives it.
+        if !is_validate_decimal_precision(s, precision) {
+            let why = validate_decimal_precision(s, precision, scale).err().map_or_else(|| format!("{s} out of Decimal128({precision}, {scale})"), |e| e.to_string());
+            return Err(TesseraError::Execution(format!("arithmetic overflow: {why}")));
         }
         values.push(s);
     }
@@ -260,27 +227,6 @@ mod tests {
         assert_eq!(codes.iter().collect::<Vec<_>>(), vec![Some(2), Some(0), None, Some(6), Some(1)]);
         assert_eq!(codes.data_type(), &DataType::Int32);
         assert_eq!(key_codes(&[1, 2]).null_count(), 0);
-    }
-
-    /// Strings taken by code equal arrow's `take`, NULL codes and NULL values included;
-    /// a code outside the values is an error.
-    #[test]
-    fn strings_taken_by_code_match_arrows_take() {
-        let values = StringArray::from(vec![Some("ASIA"), Some(""), Some("MFGR#1221"), None, Some("UNITED KINGDOM")]);
-        let mut rng = Rng(42);
-        let codes: Int32Array = (0..300).map(|_| { let r = rng.next(); (r % 7 != 0).then(|| (r % 5) as i32) }).collect();
-        let want = arrow::compute::take(&values, &codes, None).unwrap();
-        let got = take_strings(&values, &codes).unwrap();
-        assert_eq!(got.to_data(), want.to_data());
-        let dense = StringArray::from(vec!["a", "bc"]);
-        let codes = Int32Array::from(vec![1, 0, 1]);
-        assert_eq!(take_strings(&dense, &codes).unwrap().to_data(), arrow::compute::take(&dense, &codes, None).unwrap().to_data());
-        assert!(take_strings(&dense, &codes).unwrap().nulls().is_none());
-        assert!(take_strings(&dense, &Int32Array::from(vec![2])).is_err());
-        assert!(take_strings(&dense, &Int32Array::from(vec![-1])).is_err());
-        // Under a NULL, any code is fine.
-        assert!(take_strings(&dense, &Int32Array::from(vec![Some(1), None])).is_ok());
-        assert_eq!(take_strings(&dense, &Int32Array::from(Vec::<i32>::new())).unwrap().len(), 0);
     }
 
     /// Sums: NULL where a group has none, an error past 64 bits or past the decimal's
