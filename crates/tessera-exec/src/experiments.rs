@@ -153,6 +153,12 @@ pub struct ExecExperiments {
     /// iterators, a 64-bit division a key a group and a cast, as before 2026-11-29b
     /// (`TESSERA_EXP_LEAN_RESULTS=0`).
     pub lean_results: bool,
+    /// Whether a warm query whose one kernel is an aggregation over cached columns and
+    /// tables, with the arrays its last run kept, launches that kernel as soon as its
+    /// stream is admitted (`GpuRuntime::admit`, [`crate::gpu`]'s `EarlyLaunch`), the
+    /// executor's per-pipeline steps running on the host while it does; off
+    /// (`TESSERA_EXP_EARLY_LAUNCH=0`), it launches when the executor reaches its pipeline.
+    pub early_launch: bool,
 }
 
 impl Default for ExecExperiments {
@@ -178,6 +184,7 @@ impl Default for ExecExperiments {
             blocks_per_sm: 0,
             kernel_graph: false,
             lean_results: true,
+            early_launch: true,
         }
     }
 }
@@ -216,6 +223,7 @@ impl ExecExperiments {
             blocks_per_sm: num("TESSERA_EXP_BLOCKS_PER_SM").map_or(d.blocks_per_sm, |n: u64| n.min(64) as u32),
             kernel_graph: on("TESSERA_EXP_KERNEL_GRAPH", d.kernel_graph),
             lean_results: on("TESSERA_EXP_LEAN_RESULTS", d.lean_results),
+            early_launch: on("TESSERA_EXP_EARLY_LAUNCH", d.early_launch),
         }
     }
 }
@@ -246,8 +254,9 @@ mod tests {
             ("TESSERA_EXP_PLAIN_STRINGS_MAX", "0"),
             ("TESSERA_EXP_KERNEL_GRAPH", "1"),
             ("TESSERA_EXP_LEAN_RESULTS", "0"),
+            ("TESSERA_EXP_EARLY_LAUNCH", "0"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && set.kernel_graph && !set.lean_results);
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && set.kernel_graph && !set.lean_results && !set.early_launch);
         assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits, set.plain_strings_max_rows), (0, 0, GPU_MIN_ROWS, 32, 0));
     }
 }
