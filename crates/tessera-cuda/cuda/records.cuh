@@ -344,6 +344,102 @@ extern "C" __global__ void tessera_small_sorted_records(const unsigned int* seen
         __syncthreads();
     }
 }
+// A large domain's chain to an ORDER BY in two launches (tessera-exec, gpu.rs:
+// `fetch_groups`, domains of more than SMALL_SORT_MAX_GROUPS slots: one block scanning
+// them all would take longer than the four launches of the compaction, gathers and rank).
+// The first, over a grid of blocks: block b lists the groups g of its `per_block` slots
+// from b * per_block with seen[g] != 0, in group-number order, at list[b * per_block ...]
+// and their number at counts[b]; no block waits for another. The second,
+// tessera_listed_sorted_records: every block finds where each list starts among all the
+// records (their order is group-number order), makes all of them in its dynamic shared
+// memory and ranks its share, as tessera_small_sorted_records does with the whole domain.
+// blockDim.x a multiple of 32, at most 1024.
+extern "C" __global__ void tessera_list_seen(const unsigned int* seen, long long n, long long per_block, unsigned int* counts, unsigned int* list) {
+    __shared__ unsigned long long base;
+    __shared__ unsigned int warp_counts[32];
+    if (threadIdx.x == 0) base = 0ull;
+    __syncthreads();
+    const long long lo = (long long)blockIdx.x * per_block < n ? (long long)blockIdx.x * per_block : n;
+    const long long hi = lo + per_block < n ? lo + per_block : n;
+    tessera_place_seen(seen, lo, hi, base, warp_counts, [&](long long g, unsigned long long i) { list[lo + (long long)i] = (unsigned int)g; });
+    if (threadIdx.x == 0) counts[blockIdx.x] = (unsigned int)base;
+}
+// The most lists tessera_listed_sorted_records takes (the first launch's blocks): their
+// starts are a __shared__ array.
+#define TESSERA_MAX_LISTS 1024
+// The second launch (see tessera_list_seen): `nlists` lists of `per_block` slots each.
+// Record i is list b's entry i - starts[b], b the last list starting at or before i, so
+// each thread makes its share of the records however the groups cluster. More than `cap`
+// records: block 0 writes them all in group-number order, unranked, for the host's sort
+// (dst[0] the count, from block 0, either way).
+extern "C" __global__ void tessera_listed_sorted_records(const unsigned int* list, const unsigned int* counts, long long nlists, long long per_block, const TesseraGathers g, long long width, const TesseraSortKeys keys, int nkeys, long long cap, unsigned long long* dst) {
+    extern __shared__ unsigned long long recs[];
+    __shared__ unsigned int starts[TESSERA_MAX_LISTS];
+    __shared__ unsigned int warp_counts[32];
+    __shared__ unsigned long long carry, rank;
+    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    if (threadIdx.x == 0) carry = 0ull;
+    __syncthreads();
+    // Exclusive scan of the counts, a block's threads' worth at a time.
+    for (long long s = 0; s < nlists; s += blockDim.x) {
+        const long long b = s + threadIdx.x;
+        const unsigned int mine = b < nlists ? counts[b] : 0u;
+        unsigned int v = mine;
+        for (unsigned int o = 1; o < 32u; o <<= 1) {
+            const unsigned int t = __shfl_up_sync(0xffffffffu, v, o);
+            if (lane >= o) v += t;
+        }
+        if (lane == 31u) warp_counts[warp] = v;
+        __syncthreads();
+        unsigned int before = 0u, all = 0u;
+        for (unsigned int w = 0; w < warps; ++w) {
+            const unsigned int c = warp_counts[w];
+            before += w < warp ? c : 0u;
+            all += c;
+        }
+        if (b < nlists) starts[b] = (unsigned int)carry + before + v - mine;
+        __syncthreads();
+        if (threadIdx.x == 0) carry += all;
+        __syncthreads();
+    }
+    const unsigned long long total = carry;
+    if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = total;
+    // Record i's group: in the last list that starts at or before i (lists before it
+    // that are empty start there too, and those after it start past i).
+    auto group_of = [&](unsigned long long i) {
+        long long lo = 0, hi = nlists - 1;
+        while (lo < hi) {
+            const long long mid = (lo + hi + 1) / 2;
+            if ((unsigned long long)starts[mid] <= i) lo = mid; else hi = mid - 1;
+        }
+        return (long long)list[lo * per_block + (long long)(i - starts[lo])];
+    };
+    if (total > (unsigned long long)cap) {
+        if (blockIdx.x == 0) {
+            for (unsigned long long i = threadIdx.x; i < total; i += blockDim.x) tessera_make_record(g, group_of(i), dst + 1 + i * width);
+        }
+        return;
+    }
+    for (unsigned long long i = threadIdx.x; i < total; i += blockDim.x) tessera_make_record(g, group_of(i), recs + i * width);
+    __syncthreads();
+    for (unsigned long long i = blockIdx.x; i < total; i += gridDim.x) {
+        const unsigned long long* x = recs + i * width;
+        if (threadIdx.x == 0) rank = 0ull;
+        __syncthreads();
+        unsigned long long b = 0ull;
+        for (unsigned long long j = threadIdx.x; j < total; j += blockDim.x) {
+            const unsigned long long* y = recs + j * width;
+            int c = 0;
+            for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys.d + 4 * k);
+            if (c < 0 || (c == 0 && y[0] < x[0])) ++b;
+        }
+        b = tessera::tessera_warp_sum(b);
+        if (lane == 0u && b != 0ull) atomicAdd(&rank, b);
+        __syncthreads();
+        for (long long w = threadIdx.x; w < width; w += blockDim.x) dst[1 + (long long)rank * width + w] = x[w];
+        __syncthreads();
+    }
+}
 // ORDER BY ... LIMIT over more groups than the rank sort takes (tessera-exec, gpu.rs:
 // `fetch_groups`): the records whose first sort key is at most the `want`-th smallest in
 // the key's order are the only ones the LIMIT can keep (a record ordered before a kept

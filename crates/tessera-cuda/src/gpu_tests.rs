@@ -380,6 +380,66 @@ fn gpu_small_sorted_records_match_a_stable_sort() {
     device.synchronize().unwrap();
 }
 
+/// A large domain's chain in two launches (`tessera_list_seen`, then
+/// `tessera_listed_sorted_records`): the same records in the same order as
+/// `gpu_small_sorted_records_match_a_stable_sort` wants, over domains whose seen groups
+/// are spread, clustered in one list, absent, or more than `cap` (then all of them,
+/// unranked, in group-number order), from grids of one and many lists.
+#[test]
+fn gpu_listed_sorted_records_match_a_stable_sort() {
+    use cudarc::driver::DevicePtr;
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_listed_sorted_records_match_a_stable_sort") else {
+        return;
+    };
+    let module = KernelCache::new(None).load(&device, crate::library::RECORDS_SOURCE).unwrap_or_else(|e| panic!("{e}"));
+    let (list_seen, listed_records) = (module.load_function("tessera_list_seen").unwrap(), module.load_function("tessera_listed_sorted_records").unwrap());
+    let stream = device.stream().clone();
+    let mut rng = Rng(43);
+    let keys = crate::library::SortKeys::new(&[3, 1, 0, 1, 0, 7, 13, 2]).unwrap();
+    let nkeys = 2i32;
+    let order = |a: &[u64], g: u64| -> (i128, u64, u64) { (-i128::from(a[g as usize] as i64), (g / 7) % 13, g) };
+    // (slots, share of them seen per 100 000, only the slots from `from` on, cap, lists)
+    for (n, share, from, cap, lists) in [
+        (600_000usize, 150, 0usize, 1280i64, 528u32),
+        (600_000, 150, 0, 1280, 1),
+        (2_000_000, 40, 0, 1280, 528),
+        (100_000, 2_000, 99_000, 1280, 528),
+        (100_000, 0, 0, 1280, 528),
+        (100_000, 5_000, 0, 1280, 528),
+        (50_000, 100_000, 49_990, 1280, 1024),
+    ] {
+        let seen: Vec<u32> = (0..n).map(|g| u32::from(g >= from && rng.range(0, 100_000) < share)).collect();
+        let a: Vec<u64> = (0..n).map(|_| (rng.range(0, 9) - 4) as u64).collect();
+        let b: Vec<u64> = (0..2 * n as u64).map(|x| x ^ 0x5a5a).collect();
+        let (d_seen, d_a, d_b) = (device.upload(&seen).unwrap(), device.upload(&a).unwrap(), device.upload(&b).unwrap());
+        let list = crate::library::GatherList::new(&[(d_a.device_ptr(&stream).0, 1), (d_b.device_ptr(&stream).0, 2)]).unwrap();
+        let width = 4i64;
+        let per_block = n.div_ceil(lists as usize);
+        let mut counts = device.upload(&vec![u32::MAX; lists as usize]).unwrap();
+        let mut entries = device.upload(&vec![u32::MAX; lists as usize * per_block]).unwrap();
+        let mut dst = device.upload(&vec![u64::MAX; 1 + n * width as usize]).unwrap();
+        let (n_arg, per, nlists) = (n as i64, per_block as i64, i64::from(lists));
+        let mut l = stream.launch_builder(&list_seen);
+        l.arg(&d_seen).arg(&n_arg).arg(&per).arg(&mut counts).arg(&mut entries);
+        unsafe { l.launch(LaunchConfig { grid_dim: (lists, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
+        let mut l = stream.launch_builder(&listed_records);
+        l.arg(&entries).arg(&counts).arg(&nlists).arg(&per).arg(&list).arg(&width).arg(&keys).arg(&nkeys).arg(&cap).arg(&mut dst);
+        unsafe { l.launch(LaunchConfig { grid_dim: (132, 1, 1), block_dim: (512, 1, 1), shared_mem_bytes: (cap * width * 8) as u32 }) }.unwrap();
+        let got = device.download(&dst).unwrap();
+        let mut want: Vec<u64> = (0..n as u64).filter(|&g| seen[g as usize] != 0).collect();
+        let what = format!("{n} groups, {} seen from {from}, cap {cap}, {lists} lists", want.len());
+        assert_eq!(got[0], want.len() as u64, "{what}: count");
+        if want.len() as i64 <= cap {
+            want.sort_by_key(|&g| order(&a, g));
+        }
+        for (i, &g) in want.iter().enumerate() {
+            let r = &got[1 + i * 4..5 + i * 4];
+            assert_eq!(r, [g, a[g as usize], b[2 * g as usize], b[2 * g as usize + 1]], "{what}: record {i}");
+        }
+    }
+    device.synchronize().unwrap();
+}
+
 /// ORDER BY ... LIMIT's selection (`tessera_select_top`, `tessera_keep_top`,
 /// `tessera_seal_top`): the records kept are every record at or below the threshold, at
 /// least the LIMIT's and at most `TESSERA_TOP_ENOUGH` (1024) of them when the values

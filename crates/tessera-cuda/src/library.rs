@@ -125,10 +125,23 @@ impl SortKeys {
 
 #[cfg(test)]
 mod tests {
-    use super::{FillList, GatherList, SortKeys};
+    use super::{FillList, GatherList, RECORDS_SOURCE, SortKeys};
 
     /// Passed by value: the size and alignment of the kernel's `TesseraGathers` (two
     /// arrays of sixteen 64-bit words and an int, padded to 8 bytes).
+    /// The runtime's record kernels compile with NVRTC alone (the GPU tests run them on
+    /// the device), each one present in the CUBIN.
+    #[test]
+    fn record_kernels_compile_with_nvrtc() {
+        if !crate::test_support::nvrtc_or_skip("record kernels compile with NVRTC") {
+            return;
+        }
+        let cubin = crate::compile_cubin(RECORDS_SOURCE, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+        for k in ["tessera_small_sorted_records", "tessera_list_seen", "tessera_listed_sorted_records", "tessera_rank_records", "tessera_compact_records_ordered"] {
+            assert!(cubin.windows(k.len()).any(|w| w == k.as_bytes()), "{k} missing");
+        }
+    }
+
     #[test]
     fn gather_lists_are_laid_out_as_the_kernel_reads_them() {
         assert_eq!((std::mem::size_of::<GatherList>(), std::mem::align_of::<GatherList>()), (264, 8));

@@ -159,6 +159,12 @@ pub struct ExecExperiments {
     /// executor's per-pipeline steps running on the host while it does; off
     /// (`TESSERA_EXP_EARLY_LAUNCH=0`), it launches when the executor reaches its pipeline.
     pub early_launch: bool,
+    /// Whether an aggregation over more group slots than `small_sort_max_groups` that
+    /// feeds a GPU sort (without a LIMIT) has its chain in two launches — its seen groups
+    /// listed by each block's range of slots (`tessera_list_seen`), then made and ranked
+    /// from those lists (`tessera_listed_sorted_records`) — instead of the compaction's
+    /// two, the gathers' and the rank's; `TESSERA_EXP_LISTED_CHAIN=0` the four.
+    pub listed_chain: bool,
 }
 
 impl Default for ExecExperiments {
@@ -185,6 +191,7 @@ impl Default for ExecExperiments {
             kernel_graph: false,
             lean_results: true,
             early_launch: true,
+            listed_chain: true,
         }
     }
 }
@@ -224,6 +231,7 @@ impl ExecExperiments {
             kernel_graph: on("TESSERA_EXP_KERNEL_GRAPH", d.kernel_graph),
             lean_results: on("TESSERA_EXP_LEAN_RESULTS", d.lean_results),
             early_launch: on("TESSERA_EXP_EARLY_LAUNCH", d.early_launch),
+            listed_chain: on("TESSERA_EXP_LISTED_CHAIN", d.listed_chain),
         }
     }
 }
@@ -255,8 +263,9 @@ mod tests {
             ("TESSERA_EXP_KERNEL_GRAPH", "1"),
             ("TESSERA_EXP_LEAN_RESULTS", "0"),
             ("TESSERA_EXP_EARLY_LAUNCH", "0"),
+            ("TESSERA_EXP_LISTED_CHAIN", "0"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && set.kernel_graph && !set.lean_results && !set.early_launch);
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && set.kernel_graph && !set.lean_results && !set.early_launch && !set.listed_chain);
         assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits, set.plain_strings_max_rows), (0, 0, GPU_MIN_ROWS, 32, 0));
     }
 }

@@ -116,6 +116,10 @@ const SMALL_SORT_SHARED_BYTES: usize = 40 << 10;
 /// domain it takes.
 const SMALL_SORT_THREADS: u32 = 512;
 
+/// The most lists (`tessera_list_seen`'s blocks) `tessera_listed_sorted_records` takes:
+/// `TESSERA_MAX_LISTS` in `records.cuh`, the starts it keeps in shared memory.
+const LISTED_CHAIN_MAX_LISTS: usize = 1024;
+
 /// The build cache (`crate::build_cache`) keeps at most 1/`BUILD_CACHE_SHARE` of the GPU
 /// memory limit: enough for every SSB and TPC-H build of SF 10–20 that repeats, while
 /// the cached columns, whose uploads cost far more to redo, keep the rest.
@@ -2437,7 +2441,10 @@ impl GpuRuntime {
     ///
     /// With a `sort` (keys as [`GpuSort::descriptors`] gives them), the records are also
     /// ranked on the GPU and come back in its order, when there are at most
-    /// [`GPU_SORT_MAX_ROWS`] of them.
+    /// [`GPU_SORT_MAX_ROWS`] of them: a domain of at most [`SMALL_SORT_MAX_GROUPS`] slots
+    /// in one launch, a larger one without a LIMIT in two (listed by ranges of slots,
+    /// then made and ranked from the lists: `ExecExperiments::listed_chain`), others by
+    /// the compaction, gathers and rank.
     #[allow(clippy::too_many_arguments)]
     fn fetch_groups(&self, state: &mut GpuQueryState, seen: &DeviceBuffer<u32>, accs: &[DeviceBuffer<u64>], words: &[usize], groups: usize, scalar: bool, sort: Option<(usize, Vec<i64>, Option<usize>)>) -> Result<FetchedGroups> {
         let gs = state.lane()?;
@@ -2479,18 +2486,42 @@ impl GpuRuntime {
         // A small domain's whole chain, its rank included, in one launch (see
         // `SMALL_SORT_MAX_GROUPS`): the records it ranks at most, by its shared memory.
         let fused_cap = (SMALL_SORT_SHARED_BYTES / (8 * width)).min(GPU_SORT_MAX_ROWS);
+        // A larger domain's in two (see `ExecExperiments::listed_chain`), its lists of
+        // seen groups by each block's range of slots.
+        let small = groups <= ExecExperiments::get().small_sort_max_groups;
+        let listed = !small && ExecExperiments::get().listed_chain && cfg.grid_dim.0 as usize <= LISTED_CHAIN_MAX_LISTS && sort.as_ref().is_some_and(|(_, _, limit)| limit.is_none());
         let fused = match (&sort, list) {
-            (Some((_, keys, _)), Some(list)) if groups <= ExecExperiments::get().small_sort_max_groups && fused_cap > 0 => Some((list, keys)),
+            (Some((_, keys, _)), Some(list)) if (small || listed) && fused_cap > 0 => Some((list, keys)),
             _ => None,
         };
         if let Some((list, keys)) = fused {
             let by_value = SortKeys::new(keys).ok_or_else(|| TesseraError::Internal(format!("{} sort key words, more than a rank sort takes", keys.len())))?;
             let (n, nkeys, cap) = (groups as i64, (keys.len() / 4) as i32, fused_cap as i64);
-            let sorted_records = self.helper("tessera_small_sorted_records")?;
-            let mut l = stream.launch_builder(&sorted_records);
-            l.arg(seen.as_slice()).arg(&n).arg(&list).arg(&w).arg(&by_value).arg(&nkeys).arg(&cap).arg(&rec_ptr);
             let grid = LaunchConfig { grid_dim: (self.device.sm_count(), 1, 1), block_dim: (SMALL_SORT_THREADS, 1, 1), shared_mem_bytes: (fused_cap * width * 8) as u32 };
-            unsafe { l.launch(grid) }.map_err(|e| TesseraError::Internal(format!("small sorted records: {e:?}")))?;
+            if small {
+                let sorted_records = self.helper("tessera_small_sorted_records")?;
+                let mut l = stream.launch_builder(&sorted_records);
+                l.arg(seen.as_slice()).arg(&n).arg(&list).arg(&w).arg(&by_value).arg(&nkeys).arg(&cap).arg(&rec_ptr);
+                unsafe { l.launch(grid) }.map_err(|e| TesseraError::Internal(format!("small sorted records: {e:?}")))?;
+            } else {
+                let lists = cfg.grid_dim.0 as usize;
+                let per_block = groups.div_ceil(lists);
+                // SAFETY: each block writes its count and the entries of its list that
+                // the second kernel reads (those below its count).
+                let counts = unsafe { self.alloc_uninit::<u32>(&gs, lists) }?;
+                let entries = unsafe { self.alloc_uninit::<u32>(&gs, lists * per_block) }?;
+                let (nlists, per) = (lists as i64, per_block as i64);
+                let list_seen = self.helper("tessera_list_seen")?;
+                let mut l = stream.launch_builder(&list_seen);
+                l.arg(seen.as_slice()).arg(&n).arg(&per).arg(counts.as_slice()).arg(entries.as_slice());
+                unsafe { l.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("list seen: {e:?}")))?;
+                let listed_records = self.helper("tessera_listed_sorted_records")?;
+                let mut l = stream.launch_builder(&listed_records);
+                l.arg(entries.as_slice()).arg(counts.as_slice()).arg(&nlists).arg(&per).arg(&list).arg(&w).arg(&by_value).arg(&nkeys).arg(&cap).arg(&rec_ptr);
+                unsafe { l.launch(grid) }.map_err(|e| TesseraError::Internal(format!("listed sorted records: {e:?}")))?;
+                // Freed in stream order, after the kernels.
+                drop((counts, entries));
+            }
         } else if let Some(list) = list.filter(|_| groups <= ExecExperiments::get().small_records_max_groups) {
             let records = self.helper("tessera_small_records")?;
             let n = groups as i64;
