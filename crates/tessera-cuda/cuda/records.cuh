@@ -370,8 +370,9 @@ extern "C" __global__ void tessera_list_seen(const unsigned int* seen, long long
 // The second launch (see tessera_list_seen): `nlists` lists of `per_block` slots each.
 // Record i is list b's entry i - starts[b], b the last list starting at or before i, so
 // each thread makes its share of the records however the groups cluster. More than `cap`
-// records: block 0 writes them all in group-number order, unranked, for the host's sort
-// (dst[0] the count, from block 0, either way).
+// records: every block writes its share of them at their places in group-number order,
+// unranked, for the host's sort, as the compaction and gathers would (dst[0] the count,
+// from block 0, either way).
 extern "C" __global__ void tessera_listed_sorted_records(const unsigned int* list, const unsigned int* counts, long long nlists, long long per_block, const TesseraGathers g, long long width, const TesseraSortKeys keys, int nkeys, long long cap, unsigned long long* dst) {
     extern __shared__ unsigned long long recs[];
     __shared__ unsigned int starts[TESSERA_MAX_LISTS];
@@ -415,9 +416,8 @@ extern "C" __global__ void tessera_listed_sorted_records(const unsigned int* lis
         return (long long)list[lo * per_block + (long long)(i - starts[lo])];
     };
     if (total > (unsigned long long)cap) {
-        if (blockIdx.x == 0) {
-            for (unsigned long long i = threadIdx.x; i < total; i += blockDim.x) tessera_make_record(g, group_of(i), dst + 1 + i * width);
-        }
+        const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+        for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) tessera_make_record(g, group_of(i), dst + 1 + i * width);
         return;
     }
     for (unsigned long long i = threadIdx.x; i < total; i += blockDim.x) tessera_make_record(g, group_of(i), recs + i * width);

@@ -163,7 +163,10 @@ pub struct ExecExperiments {
     /// feeds a GPU sort (without a LIMIT) has its chain in two launches — its seen groups
     /// listed by each block's range of slots (`tessera_list_seen`), then made and ranked
     /// from those lists (`tessera_listed_sorted_records`) — instead of the compaction's
-    /// two, the gathers' and the rank's; `TESSERA_EXP_LISTED_CHAIN=0` the four.
+    /// two, the gathers' and the rank's; `TESSERA_EXP_LISTED_CHAIN=0` the four. It ranks
+    /// only as many records as a block's shared memory holds (1,706 of three words); the
+    /// rank sort took up to `GPU_SORT_MAX_ROWS` (4,096), so between the two the host sorts
+    /// them now (SSB's results have at most 800 groups).
     pub listed_chain: bool,
 }
 
