@@ -269,6 +269,53 @@ extern "C" __global__ void tessera_rank_records(const unsigned long long* rec, l
         __syncthreads();
     }
 }
+// The exclusive prefix of `v` over the block's threads in thread order, and in `all` their
+// total; `warp_counts` a __shared__ word a warp. Every thread of the block calls it; it
+// ends on a barrier, so `warp_counts` may be used again at once.
+__device__ __forceinline__ unsigned int tessera_block_scan(unsigned int v, unsigned int* warp_counts, unsigned int& all) {
+    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) / 32;
+    unsigned int in = v;
+    for (unsigned int o = 1; o < 32u; o <<= 1) {
+        const unsigned int t = __shfl_up_sync(0xffffffffu, in, o);
+        if (lane >= o) in += t;
+    }
+    if (lane == 31u) warp_counts[warp] = in;
+    __syncthreads();
+    unsigned int before = 0u;
+    all = 0u;
+    for (unsigned int w = 0; w < warps; ++w) {
+        const unsigned int c = warp_counts[w];
+        before += w < warp ? c : 0u;
+        all += c;
+    }
+    __syncthreads();
+    return before + in - v;
+}
+// Ranks the `total` records of `width` words in the block's shared memory (`recs`, the
+// same records in the same order in every block) by the sort keys, then the group number
+// (word 0), and writes records blockIdx.x, blockIdx.x + gridDim.x, ... each to its
+// rank's place in dst (after dst[0]). Every thread of the block calls it.
+__device__ __forceinline__ void tessera_rank_shared(const unsigned long long* recs, unsigned long long total, long long width, const TesseraSortKeys& keys, int nkeys, unsigned long long* dst) {
+    __shared__ unsigned long long rank;
+    const unsigned int lane = threadIdx.x & 31u;
+    for (unsigned long long i = blockIdx.x; i < total; i += gridDim.x) {
+        const unsigned long long* x = recs + i * width;
+        if (threadIdx.x == 0) rank = 0ull;
+        __syncthreads();
+        unsigned long long b = 0ull;
+        for (unsigned long long j = threadIdx.x; j < total; j += blockDim.x) {
+            const unsigned long long* y = recs + j * width;
+            int c = 0;
+            for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys.d + 4 * k);
+            if (c < 0 || (c == 0 && y[0] < x[0])) ++b;
+        }
+        b = tessera::tessera_warp_sum(b);
+        if (lane == 0u && b != 0ull) atomicAdd(&rank, b);
+        __syncthreads();
+        for (long long w = threadIdx.x; w < width; w += blockDim.x) dst[1 + (long long)rank * width + w] = x[w];
+        __syncthreads();
+    }
+}
 // The chain after an aggregation over a small group domain feeding an ORDER BY, in one
 // launch (tessera-exec, gpu.rs: `fetch_groups`, domains of at most
 // SMALL_SORT_MAX_GROUPS slots): what tessera_count_seen, tessera_compact_records_ordered,
@@ -287,8 +334,6 @@ extern "C" __global__ void tessera_rank_records(const unsigned long long* rec, l
 extern "C" __global__ void tessera_small_sorted_records(const unsigned int* seen, long long n, const TesseraGathers g, long long width, const TesseraSortKeys keys, int nkeys, long long cap, unsigned long long* dst) {
     extern __shared__ unsigned long long recs[];
     __shared__ unsigned int warp_counts[32];
-    __shared__ unsigned long long rank;
-    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     const long long per = (n + blockDim.x - 1) / blockDim.x;
     const long long lo = (long long)threadIdx.x * per < n ? (long long)threadIdx.x * per : n;
     const long long hi = lo + per < n ? lo + per : n;
@@ -296,21 +341,8 @@ extern "C" __global__ void tessera_small_sorted_records(const unsigned int* seen
     // Unrolled: the loads of a run are in flight together.
 #pragma unroll 8
     for (long long s = lo; s < hi; ++s) mine += seen[s] != 0u ? 1u : 0u;
-    // Inclusive scan of the counts in the warp, then across the warps.
-    unsigned int v = mine;
-    for (unsigned int o = 1; o < 32u; o <<= 1) {
-        const unsigned int t = __shfl_up_sync(0xffffffffu, v, o);
-        if (lane >= o) v += t;
-    }
-    if (lane == 31u) warp_counts[warp] = v;
-    __syncthreads();
-    unsigned long long before = 0ull, total = 0ull;
-    for (unsigned int w = 0; w < warps; ++w) {
-        const unsigned int c = warp_counts[w];
-        before += w < warp ? c : 0u;
-        total += c;
-    }
-    before += v - mine;
+    unsigned int all;
+    const unsigned long long before = tessera_block_scan(mine, warp_counts, all), total = all;
     // This thread's groups' records, from index `before`, into `out` (records of `width`
     // words).
     auto make = [&](unsigned long long* out) {
@@ -326,23 +358,7 @@ extern "C" __global__ void tessera_small_sorted_records(const unsigned int* seen
     }
     make(recs);
     __syncthreads();
-    for (unsigned long long i = blockIdx.x; i < total; i += gridDim.x) {
-        const unsigned long long* x = recs + i * width;
-        if (threadIdx.x == 0) rank = 0ull;
-        __syncthreads();
-        unsigned long long b = 0ull;
-        for (unsigned long long j = threadIdx.x; j < total; j += blockDim.x) {
-            const unsigned long long* y = recs + j * width;
-            int c = 0;
-            for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys.d + 4 * k);
-            if (c < 0 || (c == 0 && y[0] < x[0])) ++b;
-        }
-        b = tessera::tessera_warp_sum(b);
-        if (lane == 0u && b != 0ull) atomicAdd(&rank, b);
-        __syncthreads();
-        for (long long w = threadIdx.x; w < width; w += blockDim.x) dst[1 + (long long)rank * width + w] = x[w];
-        __syncthreads();
-    }
+    tessera_rank_shared(recs, total, width, keys, nkeys, dst);
 }
 // A large domain's chain to an ORDER BY in two launches (tessera-exec, gpu.rs:
 // `fetch_groups`, domains of more than SMALL_SORT_MAX_GROUPS slots: one block scanning
@@ -377,33 +393,17 @@ extern "C" __global__ void tessera_listed_sorted_records(const unsigned int* lis
     extern __shared__ unsigned long long recs[];
     __shared__ unsigned int starts[TESSERA_MAX_LISTS];
     __shared__ unsigned int warp_counts[32];
-    __shared__ unsigned long long carry, rank;
-    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    if (threadIdx.x == 0) carry = 0ull;
-    __syncthreads();
-    // Exclusive scan of the counts, a block's threads' worth at a time.
+    // Exclusive scan of the counts, a block's threads' worth at a time (every thread
+    // keeps the running total).
+    unsigned long long total = 0ull;
     for (long long s = 0; s < nlists; s += blockDim.x) {
         const long long b = s + threadIdx.x;
-        const unsigned int mine = b < nlists ? counts[b] : 0u;
-        unsigned int v = mine;
-        for (unsigned int o = 1; o < 32u; o <<= 1) {
-            const unsigned int t = __shfl_up_sync(0xffffffffu, v, o);
-            if (lane >= o) v += t;
-        }
-        if (lane == 31u) warp_counts[warp] = v;
-        __syncthreads();
-        unsigned int before = 0u, all = 0u;
-        for (unsigned int w = 0; w < warps; ++w) {
-            const unsigned int c = warp_counts[w];
-            before += w < warp ? c : 0u;
-            all += c;
-        }
-        if (b < nlists) starts[b] = (unsigned int)carry + before + v - mine;
-        __syncthreads();
-        if (threadIdx.x == 0) carry += all;
-        __syncthreads();
+        unsigned int all;
+        const unsigned int before = tessera_block_scan(b < nlists ? counts[b] : 0u, warp_counts, all);
+        if (b < nlists) starts[b] = (unsigned int)total + before;
+        total += all;
     }
-    const unsigned long long total = carry;
+    __syncthreads();
     if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = total;
     // Record i's group: in the last list that starts at or before i (lists before it
     // that are empty start there too, and those after it start past i).
@@ -422,23 +422,7 @@ extern "C" __global__ void tessera_listed_sorted_records(const unsigned int* lis
     }
     for (unsigned long long i = threadIdx.x; i < total; i += blockDim.x) tessera_make_record(g, group_of(i), recs + i * width);
     __syncthreads();
-    for (unsigned long long i = blockIdx.x; i < total; i += gridDim.x) {
-        const unsigned long long* x = recs + i * width;
-        if (threadIdx.x == 0) rank = 0ull;
-        __syncthreads();
-        unsigned long long b = 0ull;
-        for (unsigned long long j = threadIdx.x; j < total; j += blockDim.x) {
-            const unsigned long long* y = recs + j * width;
-            int c = 0;
-            for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys.d + 4 * k);
-            if (c < 0 || (c == 0 && y[0] < x[0])) ++b;
-        }
-        b = tessera::tessera_warp_sum(b);
-        if (lane == 0u && b != 0ull) atomicAdd(&rank, b);
-        __syncthreads();
-        for (long long w = threadIdx.x; w < width; w += blockDim.x) dst[1 + (long long)rank * width + w] = x[w];
-        __syncthreads();
-    }
+    tessera_rank_shared(recs, total, width, keys, nkeys, dst);
 }
 // ORDER BY ... LIMIT over more groups than the rank sort takes (tessera-exec, gpu.rs:
 // `fetch_groups`): the records whose first sort key is at most the `want`-th smallest in

@@ -311,6 +311,25 @@ struct ColumnCache {
     tick: u64,
 }
 
+impl ColumnCache {
+    /// Column `key` in form `col` when cached, marked used now; a stream that may still
+    /// be uploading it (`ready` not complete) makes `gs` wait for it first.
+    fn hit(&mut self, key: &(String, u64, usize), col: &GpuColumn, gs: &GpuStream) -> Result<Option<Arc<GpuBuf>>> {
+        self.tick += 1;
+        let tick = self.tick;
+        let Some(e) = self.map.get_mut(key).filter(|e| e.buf.is_form_of(col)) else { return Ok(None) };
+        e.last_used = tick;
+        if let Some(ready) = &e.ready {
+            if ready.is_complete() {
+                e.ready = None;
+            } else {
+                gs.wait(ready)?;
+            }
+        }
+        Ok(Some(Arc::clone(&e.buf)))
+    }
+}
+
 struct CachedColumn {
     buf: Arc<GpuBuf>,
     last_used: u64,
@@ -542,6 +561,19 @@ pub struct SpareSink {
     bytes: usize,
     /// The bytes of every spare kept ([`GpuRuntime::spare_bytes`]), less these when dropped.
     count: Arc<AtomicUsize>,
+}
+
+impl SpareSink {
+    /// The arrays and what sets them again, for a run taking them; the query's `flags`
+    /// too, from these, when it has none yet (then true: they go back with the arrays).
+    fn take_for_run(mut self, flags: &mut Option<DeviceBuffer<u64>>) -> (SinkArrays, Fills, bool) {
+        let mut with_flags = false;
+        if flags.is_none() {
+            *flags = self.flags.take();
+            with_flags = flags.is_some();
+        }
+        (std::mem::replace(&mut self.arrays, SinkArrays::empty()), std::mem::take(&mut self.refill), with_flags)
+    }
 }
 
 impl std::fmt::Debug for SpareSink {
@@ -1173,18 +1205,8 @@ impl GpuRuntime {
         let (width, packed) = (col.width, col.packed);
         let key = (table.name.clone(), table.version, c);
         if let Ok(mut cache) = self.columns.lock() {
-            cache.tick += 1;
-            let tick = cache.tick;
-            if let Some(e) = cache.map.get_mut(&key).filter(|e| e.buf.is_form_of(col)) {
-                e.last_used = tick;
-                if let Some(ready) = &e.ready {
-                    if ready.is_complete() {
-                        e.ready = None;
-                    } else {
-                        gs.wait(ready)?;
-                    }
-                }
-                return Ok(Arc::clone(&e.buf));
+            if let Some(buf) = cache.hit(&key, col, gs)? {
+                return Ok(buf);
             }
             // Older versions of this column are dead: a write made a new version.
             cache.map.retain(|k, _| !(k.0 == key.0 && k.2 == key.2));
@@ -1350,34 +1372,20 @@ impl GpuRuntime {
         let mut col_bufs = Vec::with_capacity(scan.columns.len());
         {
             let Ok(mut cache) = self.columns.lock() else { return Ok(()) };
-            cache.tick += 1;
-            let tick = cache.tick;
             for (i, (&c, gc)) in scan.columns.iter().zip(&gp.columns).enumerate() {
                 if gc.width == Width::Str && !kernel.strings.contains(&i) {
                     col_bufs.push(None);
                     continue;
                 }
-                let Some(e) = cache.map.get_mut(&(scan.table.clone(), scan.version, c)).filter(|e| e.buf.is_form_of(gc)) else { return Ok(()) };
-                e.last_used = tick;
-                if let Some(ready) = &e.ready {
-                    if ready.is_complete() {
-                        e.ready = None;
-                    } else {
-                        gs.wait(ready)?;
-                    }
-                }
-                col_bufs.push(Some(Arc::clone(&e.buf)));
+                let Some(buf) = cache.hit(&(scan.table.clone(), scan.version, c), gc, &gs)? else { return Ok(()) };
+                col_bufs.push(Some(buf));
             }
         }
-        let Some(mut spare) = gp.spare.lock().ok().and_then(|mut s| s.take()) else { return Ok(()) };
+        let Some(spare) = gp.spare.lock().ok().and_then(|mut s| s.take()) else { return Ok(()) };
         let found = Instant::now();
         state.lane.held.extend(col_bufs.iter().flatten().cloned());
         // The arrays and flags as `launch` takes them from a spare.
-        state.flags = spare.flags.take();
-        let mut spare_flags = state.flags.is_some();
-        let SpareSink { arrays, refill, .. } = &mut spare;
-        let (sink, refill) = (std::mem::replace(arrays, SinkArrays::empty()), std::mem::take(refill));
-        drop(spare);
+        let (sink, refill, mut spare_flags) = spare.take_for_run(&mut state.flags);
         let mut fills = Fills::default();
         if state.flags.is_none() {
             state.flags = Some(self.alloc_set::<u64>(&gs, 4, 0, &mut fills)?);
@@ -1396,11 +1404,7 @@ impl GpuRuntime {
         let filled = Instant::now();
         let before = self.event(stream)?;
         let timed = Instant::now();
-        let mut builder = stream.launch_builder(&launch.function);
-        for v in &params {
-            builder.arg(v);
-        }
-        unsafe { builder.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
+        queue_kernel(stream, &launch.function, cfg, &params)?;
         let kernel_queued = Instant::now();
         tessera_common::trace::mark("kernel queued");
         let after = self.event(stream)?;
@@ -1971,13 +1975,9 @@ impl GpuRuntime {
         let mut spare_flags = false;
         let (sink, mut refill) = match (preset, spare) {
             (Some(sink), _) => (sink, None),
-            (None, Some(mut spare)) => {
-                if state.flags.is_none() {
-                    state.flags = spare.flags.take();
-                    spare_flags = state.flags.is_some();
-                }
-                let SpareSink { arrays, refill, .. } = &mut spare;
-                let (arrays, refill) = (std::mem::replace(arrays, SinkArrays::empty()), std::mem::take(refill));
+            (None, Some(spare)) => {
+                let (arrays, refill, with_flags) = spare.take_for_run(&mut state.flags);
+                spare_flags = with_flags;
                 (arrays, Some(refill))
             }
             (None, None) => (self.sink_arrays(&gs, kernel, rows)?, None),
@@ -2045,11 +2045,7 @@ impl GpuRuntime {
                 let timed = Instant::now();
                 tessera_common::trace::mark("start event");
                 if rows > 0 {
-                    let mut builder = stream.launch_builder(function);
-                    for v in &params {
-                        builder.arg(v);
-                    }
-                    unsafe { builder.launch(cfg) }.map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))?;
+                    queue_kernel(stream, function, cfg, &params)?;
                 }
                 let kernel_queued = Instant::now();
                 tessera_common::trace::mark("kernel queued");
@@ -3476,6 +3472,17 @@ kernel
             Param::Subquery(k) => subquery_values.get(*k).map(|&v| v as u64).ok_or_else(|| missing("subquery")),
         })
         .collect()
+}
+
+/// Queues generated kernel `function` on `stream` with `params`, each a 64-bit value.
+fn queue_kernel(stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, function: &CudaFunction, cfg: LaunchConfig, params: &[u64]) -> Result<()> {
+    let mut builder = stream.launch_builder(function);
+    for v in params {
+        builder.arg(v);
+    }
+    // SAFETY: `params` are the kernel's parameters in order (`kernel_params`), each a
+    // 64-bit value or a device address the query holds until its stream is done.
+    unsafe { builder.launch(cfg) }.map(drop).map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))
 }
 
 fn subquery_param(value: Option<&Scalar>, rid: usize, ty: Type) -> Result<i64> {
