@@ -10,6 +10,7 @@
 // into them, tessera_rank_records orders them for an ORDER BY (after tessera_select_top,
 // tessera_keep_top and tessera_seal_top have kept only those a LIMIT may take), or
 // tessera_small_sorted_records does all of that in one launch for a small domain; before them,
+// tessera_fold_copies folds a global group table's copies into one and
 // tessera_having drops the groups a HAVING rejects; tessera_result_column turns them
 // into the columns of a result kept on the GPU for the pipelines reading it there. Not
 // included by tessera.cuh: its __global__ kernels would be compiled into every generated
@@ -167,6 +168,23 @@ struct TesseraGathers {
     long long words[16];
     int n;
 };
+// Folds the copies of a grouped aggregation's global arrays (tessera_cuda::codegen::
+// aggregate::global_copies): array k holds `copies` copies of groups * words[k] 64-bit
+// words one after another, every one a plain 64-bit sum (COUNT, SUM in one word); each
+// word of the first copy becomes the sum of that word in all of them. Launched right
+// after the pipeline's kernel, before anything reads the arrays.
+extern "C" __global__ void tessera_fold_copies(TesseraGathers g, long long groups, int copies) {
+    const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x, step = (long long)gridDim.x * blockDim.x;
+    for (int k = 0; k < g.n; ++k) {
+        unsigned long long* a = (unsigned long long*)g.ptr[k];
+        const long long n = groups * g.words[k];
+        for (long long i = start; i < n; i += step) {
+            unsigned long long total = a[i];
+            for (int c = 1; c < copies; ++c) total += a[(long long)c * n + i];
+            a[i] = total;
+        }
+    }
+}
 // The records of a small domain in one launch, by one block: the groups g < n with
 // seen[g] != 0 in group-number order, each followed by its words of the `g.n` arrays
 // (rec[0] the count), as tessera_count_seen, tessera_compact_records_ordered and a

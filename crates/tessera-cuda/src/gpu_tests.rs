@@ -440,6 +440,44 @@ fn gpu_listed_sorted_records_match_a_stable_sort() {
     device.synchronize().unwrap();
 }
 
+/// A global group table's copies folded into the first (`tessera_fold_copies`): every
+/// word of the first copy the wrapping sum of that word in all copies, for arrays of one
+/// and two words a group, from grids smaller and larger than the arrays; the other
+/// copies are left as they were.
+#[test]
+fn gpu_fold_copies_sums_every_copy_into_the_first() {
+    use cudarc::driver::DevicePtr;
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_fold_copies_sums_every_copy_into_the_first") else {
+        return;
+    };
+    let module = KernelCache::new(None).load(&device, crate::library::RECORDS_SOURCE).unwrap_or_else(|e| panic!("{e}"));
+    let fold = module.load_function("tessera_fold_copies").unwrap();
+    let stream = device.stream().clone();
+    let mut rng = Rng(47);
+    for (groups, copies, blocks) in [(5408usize, 8i32, 22u32), (150, 2, 1), (1, 64, 1), (70_000, 4, 3)] {
+        let c = copies as usize;
+        let a: Vec<u64> = (0..groups * c).map(|_| rng.range(-1_000_000, 1_000_000) as u64).collect();
+        let mut b: Vec<u64> = (0..2 * groups * c).map(|_| rng.range(0, 1_000_000) as u64).collect();
+        b[0] = u64::MAX; // a sum that wraps, as a negative total's words do
+        let (d_a, d_b) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
+        let list = crate::library::GatherList::new(&[(d_a.device_ptr(&stream).0, 1), (d_b.device_ptr(&stream).0, 2)]).unwrap();
+        let n_arg = groups as i64;
+        let mut l = stream.launch_builder(&fold);
+        l.arg(&list).arg(&n_arg).arg(&copies);
+        unsafe { l.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
+        let (got_a, got_b) = (device.download(&d_a).unwrap(), device.download(&d_b).unwrap());
+        for (got, want, words) in [(&got_a, &a, 1usize), (&got_b, &b, 2)] {
+            let n = groups * words;
+            for i in 0..n {
+                let total = (0..c).fold(0u64, |t, k| t.wrapping_add(want[k * n + i]));
+                assert_eq!(got[i], total, "{groups} groups x {copies} copies, {words} words: word {i}");
+            }
+            assert_eq!(got[n..], want[n..], "{groups} groups x {copies} copies: the other copies changed");
+        }
+    }
+    device.synchronize().unwrap();
+}
+
 /// ORDER BY ... LIMIT's selection (`tessera_select_top`, `tessera_keep_top`,
 /// `tessera_seal_top`): the records kept are every record at or below the threshold, at
 /// least the LIMIT's and at most `TESSERA_TOP_ENOUGH` (1024) of them when the values

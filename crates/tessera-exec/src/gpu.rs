@@ -1405,6 +1405,7 @@ impl GpuRuntime {
         let before = self.event(stream)?;
         let timed = Instant::now();
         queue_kernel(stream, &launch.function, cfg, &params)?;
+        self.fold_copies(stream, kernel, &sink)?;
         let kernel_queued = Instant::now();
         tessera_common::trace::mark("kernel queued");
         let after = self.event(stream)?;
@@ -2021,7 +2022,8 @@ impl GpuRuntime {
         let stream = gs.stream();
         // A warm run over the arrays its pipeline kept, with nothing to fill first: the
         // kernel and its events as one launch of the pipeline's graph.
-        let graphed = if reused && rows > 0 && fills.0.is_empty() && ExecExperiments::get().kernel_graph {
+        let folds = matches!(kernel.sink, SinkLayout::Aggregate { global_copies, .. } if global_copies > 1);
+        let graphed = if reused && rows > 0 && fills.0.is_empty() && !folds && ExecExperiments::get().kernel_graph {
             self.launch_graph(launch, stream, cfg, &params)?
         } else {
             None
@@ -2046,6 +2048,7 @@ impl GpuRuntime {
                 tessera_common::trace::mark("start event");
                 if rows > 0 {
                     queue_kernel(stream, function, cfg, &params)?;
+                    self.fold_copies(stream, kernel, &sink)?;
                 }
                 let kernel_queued = Instant::now();
                 tessera_common::trace::mark("kernel queued");
@@ -2212,10 +2215,12 @@ impl GpuRuntime {
                     build = Some((Some(rows), TableIndex::Bitmap(bits)));
                 }
             }
-            SinkLayout::Aggregate { groups, accumulators, hashed, .. } => {
+            SinkLayout::Aggregate { groups, accumulators, hashed, global_copies, .. } => {
                 for (j, acc) in accumulators.iter().enumerate() {
                     for (k, (words, fill)) in acc.arrays().into_iter().enumerate() {
-                        let buf = self.alloc_set::<u64>(gs, words * groups, fill.unwrap_or(0) as u64, &mut fills)?;
+                        // Copies of the array one after another, folded into the first
+                        // after the kernel (`fold_copies`).
+                        let buf = self.alloc_set::<u64>(gs, words * groups * global_copies, fill.unwrap_or(0) as u64, &mut fills)?;
                         let slot = if k == 0 { OutSlot::Accumulators(j) } else { OutSlot::Counts(j) };
                         out_ptrs.push((slot, buf.as_slice().device_ptr(dev.stream()).0));
                         accs.push(buf);
@@ -2352,6 +2357,35 @@ impl GpuRuntime {
         let buf = unsafe { self.alloc_uninit::<T>(gs, len) }?;
         fills.0.push((buf.as_slice().device_ptr(gs.stream()).0, (len * size / 4) as u64, value));
         Ok(buf)
+    }
+
+    /// Folds the copies of an aggregation's global arrays into the first
+    /// (`codegen::aggregate::global_copies`): one launch of `tessera_fold_copies`, queued
+    /// right after the pipeline's kernel, inside its timing events. Nothing for other
+    /// sinks.
+    fn fold_copies(&self, stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, kernel: &Kernel, sink: &SinkArrays) -> Result<()> {
+        let SinkLayout::Aggregate { groups, global_copies, hashed, .. } = &kernel.sink else { return Ok(()) };
+        if *global_copies <= 1 {
+            return Ok(());
+        }
+        if hashed.is_some() || sink.accs.len() != sink.acc_words.len() {
+            return Err(TesseraError::Internal("copies of a hash table's group arrays".into()));
+        }
+        let dev = &self.device;
+        let arrays: Vec<(u64, usize)> = sink.accs.iter().zip(&sink.acc_words).map(|(a, &w)| (a.as_slice().device_ptr(dev.stream()).0, w)).collect();
+        let list = GatherList::new(&arrays).ok_or_else(|| TesseraError::Internal(format!("{} group arrays to fold in one launch", arrays.len())))?;
+        let words = groups * sink.acc_words.iter().copied().max().unwrap_or(1);
+        let blocks = words.div_ceil(256).clamp(1, self.device.sm_count() as usize * 4) as u32;
+        let f = self.helper("tessera_fold_copies")?;
+        let (groups, copies) = (*groups as i64, *global_copies as i32);
+        let mut l = stream.launch_builder(&f);
+        l.arg(&list);
+        l.arg(&groups);
+        l.arg(&copies);
+        // SAFETY: the arrays are the sink's, `copies` × `groups` × their words long, held
+        // by the query until its stream is done.
+        unsafe { l.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.map_err(|e| TesseraError::Internal(format!("folding group copies: {e:?}")))?;
+        Ok(())
     }
 
     /// Sets the arrays in `fills` on the query's stream, [`FillList::MAX`] to a launch
@@ -3408,9 +3442,9 @@ impl GpuPipeline {
                     None => {}
                 }
             }
-            SinkLayout::Aggregate { groups, accumulators, hashed, .. } => {
+            SinkLayout::Aggregate { groups, accumulators, hashed, global_copies, .. } => {
                 let words: usize = accumulators.iter().flat_map(|a| a.arrays()).map(|(w, _)| w).sum::<usize>() + usize::from(hashed.is_some());
-                add(groups.saturating_mul(8 * words + 4));
+                add(groups.saturating_mul(8 * words * global_copies + 4));
                 add(groups.saturating_mul(8 * (1 + words)).saturating_mul(2));
             }
             SinkLayout::Marks { rows } => {

@@ -118,6 +118,39 @@ pub fn group_table(groups: usize, accumulators: &[Accumulator], budget: usize, d
     }
 }
 
+/// Copies of a global group table's arrays that blocks add into by default (1: none;
+/// see [`global_copies`]). `TESSERA_EXP_GLOBAL_COPIES=N` sets it.
+pub const GLOBAL_COPIES: usize = 1;
+
+/// The most copies of a global group table ([`global_copies`]).
+pub const MAX_GLOBAL_COPIES: usize = 64;
+
+/// The most bytes a global group table's copies take together: filled before the kernel
+/// and folded after it, they cost a pass over that many bytes each.
+pub const GLOBAL_COPIES_MAX_BYTES: usize = 1 << 20;
+
+/// Copies of a grouped aggregation's global arrays that its blocks add into: block `b`
+/// adds into copy `b % copies`, and one launch after the kernel folds the copies into the
+/// first (`tessera_fold_copies`, `records.cuh`), so what reads the arrays afterwards sees
+/// one table. Per-row atomics on a few hot global addresses serialize in L2 (SSB q3.1:
+/// about 4 M rows into 150 groups of 4,375 slots); copies spread them over that many
+/// addresses. Only plain 64-bit adds fold so (COUNT and SUMs kept in one 64-bit word);
+/// a hash table's slots are claimed by keys, so it keeps one table. `wanted` (a power of
+/// two) is what the options ask for; fewer where the copies would take more than
+/// [`GLOBAL_COPIES_MAX_BYTES`].
+pub fn global_copies(groups: usize, accumulators: &[Accumulator], hashed: bool, table: GroupTable, wanted: usize) -> usize {
+    let plain = accumulators.iter().all(|a| matches!(a, Accumulator::Count | Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64)));
+    if wanted <= 1 || hashed || table != GroupTable::Global || !plain || accumulators.is_empty() {
+        return 1;
+    }
+    let words: usize = accumulators.iter().flat_map(|a| a.arrays()).map(|(w, _)| w).sum();
+    let mut copies = wanted;
+    while copies > 1 && groups.saturating_mul(words * 8).saturating_mul(copies) > GLOBAL_COPIES_MAX_BYTES {
+        copies /= 2;
+    }
+    copies
+}
+
 /// One aggregate's accumulator array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Accumulator {
@@ -415,6 +448,7 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         accumulators.push(Accumulator::of(agg.func, repr, nullable));
     }
     let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators, b.group_table_bytes, b.direct_domain_bytes) };
+    let global_copies = if scalar { 1 } else { global_copies(groups, &accumulators, hashed.is_some(), table, b.global_copies) };
     for (j, acc) in accumulators.iter().enumerate() {
         b.params.push(Param::Out(Out::Accumulators { aggregate: j, accumulator: *acc }));
         if acc.counted() {
@@ -461,12 +495,12 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
     }
     match grp {
         None => scalar_aggregate(b, &accumulators, &values, &valid),
-        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table),
+        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table, (global_copies, groups)),
     }
     if hashed.is_some() {
         b.params.push(Param::Out(Out::Keys));
     }
-    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table, value_dicts }, rows_limit })
+    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table, global_copies, value_dicts }, rows_limit })
 }
 
 /// The group slots, the keys' layouts (perfect hash) or packing (hash table), and the
@@ -694,9 +728,20 @@ fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExp
 
 /// Grouped aggregates: per row into the block's shared table (or the global arrays, see
 /// [`GroupTable`]); at the end each block merges its table into the global arrays.
-fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable) {
+/// `global` is the global arrays' copies ([`global_copies`]) and the groups of each.
+fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable, global: (usize, usize)) {
     let (slots, copies) = match table {
         GroupTable::Global => {
+            let (copies, groups) = global;
+            if copies > 1 {
+                // The block's copy: each array pointer moved to it once, up front.
+                for (j, acc) in accumulators.iter().enumerate() {
+                    for (k, (words, _)) in acc.arrays().into_iter().enumerate() {
+                        let name = if k == 0 { format!("out_a{j}") } else { format!("out_c{j}") };
+                        let _ = writeln!(b.ir.prologue, "    {name} += (size_t)(blockIdx.x & {}u) * {}ull;", copies - 1, words * groups);
+                    }
+                }
+            }
             // The seen flag is read before it is written: a store from every row would
             // queue on the few hot addresses in L2 like an atomic. An `atomicOr` from
             // every row, and flags in shared memory merged at the end, were both measured

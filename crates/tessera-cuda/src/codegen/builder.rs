@@ -72,6 +72,8 @@ pub struct Builder<'a> {
     pub column_policy: bool,
     /// Lanes adding into one group combine first (`Experiments::warp_combine`).
     pub warp_combine: bool,
+    /// Copies of a global group table's arrays (`aggregate::global_copies`).
+    pub global_copies: usize,
     tmp: usize,
 }
 
@@ -121,6 +123,7 @@ impl<'a> Builder<'a> {
             direct_domain_bytes: super::aggregate::DIRECT_DOMAIN_MAX_BYTES,
             column_policy: false,
             warp_combine: false,
+            global_copies: super::aggregate::GLOBAL_COPIES,
             tmp: 0,
         }
     }

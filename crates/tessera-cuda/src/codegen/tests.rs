@@ -369,6 +369,50 @@ fn large_domains_aggregate_with_global_atomics() {
     assert!(k.source.contains("atomicMin(&out_a0[grp1[i]], v0[i]); if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;"), "{}", k.source);
 }
 
+/// `Experiments::global_copies`: a global group table whose accumulators are plain
+/// 64-bit adds spreads its blocks over copies of its arrays (block b into copy b % N,
+/// each array pointer moved once), as many as fit `GLOBAL_COPIES_MAX_BYTES`; sums in two
+/// words, MIN/MAX and direct tables keep one.
+#[test]
+fn global_tables_can_spread_over_copies() {
+    let with = |domain, func, copies, int32: bool| {
+        let mut p = grouped(domain, func);
+        if int32 {
+            let Source::Scan(scan) = &mut p.source else { unreachable!() };
+            scan.fields[1].ty = Type::Int32;
+        }
+        let experiments = Experiments { global_copies: copies, ..Experiments::default() };
+        generate_with(&p, &[int_col(), int_col()], &[], KernelOptions { experiments, ..KernelOptions::default() }).unwrap()
+    };
+    let copies_of = |k: &Kernel| {
+        let SinkLayout::Aggregate { global_copies, .. } = &k.sink else { panic!("not an aggregate") };
+        *global_copies
+    };
+    let k = with(5000, AggFunc::Sum, 8, true);
+    let SinkLayout::Aggregate { groups, table, .. } = &k.sink else { panic!("not an aggregate") };
+    assert_eq!((*groups, *table, copies_of(&k)), (5002, GroupTable::Global, 8));
+    assert!(k.source.contains("out_a0 += (size_t)(blockIdx.x & 7u) * 5002ull;"), "{}", k.source);
+    // The seen flags stay one array, indexed by the group.
+    assert!(k.source.contains("if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;"), "{}", k.source);
+    // AVG: its sum and its count each move to the block's copy.
+    let k = with(5000, AggFunc::Avg, 4, true);
+    assert_eq!(copies_of(&k), 4);
+    assert!(k.source.contains("out_a0 += (size_t)(blockIdx.x & 3u) * 5002ull;") && k.source.contains("out_c0 += (size_t)(blockIdx.x & 3u) * 5002ull;"), "{}", k.source);
+    // 64 asked: 16 copies of 5,002 words fit 1 MiB, 32 do not.
+    assert_eq!(copies_of(&with(5000, AggFunc::Count, 64, true)), 16);
+    // None asked (the default), split sums of int64 values, MIN, a direct table.
+    let k = with(5000, AggFunc::Count, 0, true);
+    assert_eq!(copies_of(&k), 1);
+    assert!(!k.source.contains("blockIdx.x & "), "{}", k.source);
+    assert_eq!(copies_of(&with(5000, AggFunc::Sum, 8, false)), 1);
+    assert_eq!(copies_of(&with(5000, AggFunc::Min, 8, true)), 1);
+    assert_eq!(copies_of(&with(9, AggFunc::Count, 8, true)), 1);
+    if crate::test_support::nvrtc_or_skip("kernels adding into copies compile with NVRTC") {
+        let k = with(5000, AggFunc::Avg, 4, true);
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+    }
+}
+
 /// `Experiments::direct_max_bytes` is the direct table's budget: a small domain keeps as
 /// many copies as fit it, a domain whose one copy exceeds it uses global atomics.
 #[test]
