@@ -118,9 +118,21 @@ pub fn group_table(groups: usize, accumulators: &[Accumulator], budget: usize, d
     }
 }
 
-/// Copies of a global group table's arrays that blocks add into by default (1: none;
-/// see [`global_copies`]). `TESSERA_EXP_GLOBAL_COPIES=N` sets it.
-pub const GLOBAL_COPIES: usize = 1;
+/// Copies of a global group table's arrays that blocks add into where
+/// [`global_copies`]'s rule takes them. On an H200 (SSB SF 20, `gpu-2026-11-29d` run 1) 8
+/// and 16 copies took q3.1's probe to the same time (0.468–0.480 ms).
+pub const GLOBAL_COPIES: usize = 8;
+
+/// The fewest rows an aggregation is estimated to add a slot of its domain for which its
+/// global arrays take copies ([`global_copies`]). Hot addresses are groups that take many
+/// rows each; the planner knows the rows estimated to reach the aggregation and the
+/// domain's slots, not the groups present, so rows a slot stands for rows a group (a
+/// lower bound). On an H200 (SSB SF 20, `gpu-2026-11-29d` run 1), 8 copies took q3.1's
+/// probe (about 4 M rows into 150 groups of 5,408 slots: some 760 rows a slot) from
+/// 0.526–0.552 to 0.468–0.480 ms in every round, and made q2.1's (some 120 rows a slot)
+/// 0.393 → 0.404 ms and q2.2's 0.263 → 0.272: the fold's launch and the larger fill
+/// cost more than groups with a few thousand rows each lose to their atomics.
+pub const GLOBAL_COPIES_MIN_ROWS_PER_SLOT: f64 = 256.0;
 
 /// The most copies of a global group table ([`global_copies`]).
 pub const MAX_GLOBAL_COPIES: usize = 64;
@@ -130,22 +142,31 @@ pub const MAX_GLOBAL_COPIES: usize = 64;
 pub const GLOBAL_COPIES_MAX_BYTES: usize = 1 << 20;
 
 /// Copies of a grouped aggregation's global arrays that its blocks add into: block `b`
-/// adds into copy `b % copies`, and one launch after the kernel folds the copies into the
-/// first (`tessera_fold_copies`, `records.cuh`), so what reads the arrays afterwards sees
-/// one table. Per-row atomics on a few hot global addresses serialize in L2 (SSB q3.1:
-/// about 4 M rows into 150 groups of 4,375 slots); copies spread them over that many
-/// addresses. Only plain 64-bit adds fold so (COUNT and SUMs kept in one 64-bit word);
-/// a hash table's slots are claimed by keys, so it keeps one table. `wanted` (a power of
-/// two) is what the options ask for; fewer where the copies would take more than
-/// [`GLOBAL_COPIES_MAX_BYTES`].
-pub fn global_copies(groups: usize, accumulators: &[Accumulator], hashed: bool, table: GroupTable, wanted: usize) -> usize {
+/// adds into copy `b % copies` (its accumulators and, with `Experiments::seen_copies`,
+/// its seen flags), and one launch after the kernel folds the copies into the first
+/// (`tessera_fold_copies`, `records.cuh`), so what reads the arrays afterwards sees one
+/// table. Per-row atomics on a few hot global addresses serialize in L2 (SSB q3.1: about
+/// 4 M rows into 150 groups); copies spread them over that many addresses.
+///
+/// `asked` is what the options ask for: 0 applies the rule ([`GLOBAL_COPIES`] where
+/// `estimated_rows` reach [`GLOBAL_COPIES_MIN_ROWS_PER_SLOT`] a slot, else none), another
+/// number that many copies (a power of two). Only plain 64-bit adds fold so (COUNT, and
+/// SUMs kept in one 64-bit word); a hash table's slots are claimed by keys, so it keeps
+/// one table; and the copies take at most [`GLOBAL_COPIES_MAX_BYTES`].
+pub fn global_copies(groups: usize, accumulators: &[Accumulator], hashed: bool, table: GroupTable, asked: usize, estimated_rows: Option<f64>) -> usize {
+    let wanted = match asked {
+        0 if estimated_rows.is_some_and(|rows| rows >= GLOBAL_COPIES_MIN_ROWS_PER_SLOT * groups as f64) => GLOBAL_COPIES,
+        0 => 1,
+        n => n,
+    };
     let plain = accumulators.iter().all(|a| matches!(a, Accumulator::Count | Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64)));
     if wanted <= 1 || hashed || table != GroupTable::Global || !plain || accumulators.is_empty() {
         return 1;
     }
-    let words: usize = accumulators.iter().flat_map(|a| a.arrays()).map(|(w, _)| w).sum();
+    // The accumulators' words a group and its seen flag.
+    let bytes = 8 * accumulators.iter().flat_map(|a| a.arrays()).map(|(w, _)| w).sum::<usize>() + 4;
     let mut copies = wanted;
-    while copies > 1 && groups.saturating_mul(words * 8).saturating_mul(copies) > GLOBAL_COPIES_MAX_BYTES {
+    while copies > 1 && groups.saturating_mul(bytes).saturating_mul(copies) > GLOBAL_COPIES_MAX_BYTES {
         copies /= 2;
     }
     copies
@@ -410,7 +431,9 @@ pub struct Lowering {
 /// dependent key is a MIN of its values — codes when it is a string, which only such a
 /// MIN may read (all of a group's codes are the same row's or value's). The executor puts
 /// the columns back in the aggregation's order ([`Aggregate::reduced_form`]).
-pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], source_rows: u64) -> Lowered<Lowering> {
+/// `source_rows` bounds the rows the sink may take (sums' widths); `estimated_rows` is
+/// the planner's estimate of those that reach it, where known.
+pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], source_rows: u64, estimated_rows: Option<f64>) -> Lowered<Lowering> {
     let reduced = a.reduced_form();
     let (a, dependent_from) = match &reduced {
         Some((r, _)) => (r, a.aggregates.len()),
@@ -448,7 +471,8 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         accumulators.push(Accumulator::of(agg.func, repr, nullable));
     }
     let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators, b.group_table_bytes, b.direct_domain_bytes) };
-    let global_copies = if scalar { 1 } else { global_copies(groups, &accumulators, hashed.is_some(), table, b.global_copies) };
+    let global_copies = if scalar { 1 } else { global_copies(groups, &accumulators, hashed.is_some(), table, b.global_copies, estimated_rows) };
+    let seen_copies = if b.seen_copies { global_copies } else { 1 };
     for (j, acc) in accumulators.iter().enumerate() {
         b.params.push(Param::Out(Out::Accumulators { aggregate: j, accumulator: *acc }));
         if acc.counted() {
@@ -495,12 +519,12 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
     }
     match grp {
         None => scalar_aggregate(b, &accumulators, &values, &valid),
-        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table, (global_copies, groups)),
+        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table, (global_copies, seen_copies, groups)),
     }
     if hashed.is_some() {
         b.params.push(Param::Out(Out::Keys));
     }
-    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table, global_copies, value_dicts }, rows_limit })
+    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table, global_copies, seen_copies, value_dicts }, rows_limit })
 }
 
 /// The group slots, the keys' layouts (perfect hash) or packing (hash table), and the
@@ -728,11 +752,15 @@ fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExp
 
 /// Grouped aggregates: per row into the block's shared table (or the global arrays, see
 /// [`GroupTable`]); at the end each block merges its table into the global arrays.
-/// `global` is the global arrays' copies ([`global_copies`]) and the groups of each.
-fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable, global: (usize, usize)) {
+/// `global` is the copies of the global accumulators ([`global_copies`]) and of the seen
+/// flags, and the groups of each.
+fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable, global: (usize, usize, usize)) {
     let (slots, copies) = match table {
         GroupTable::Global => {
-            let (copies, groups) = global;
+            let (copies, seen_copies, groups) = global;
+            if seen_copies > 1 {
+                let _ = writeln!(b.ir.prologue, "    out_seen += (size_t)(blockIdx.x & {}u) * {groups}ull;", seen_copies - 1);
+            }
             if copies > 1 {
                 // The block's copy: each array pointer moved to it once, up front.
                 for (j, acc) in accumulators.iter().enumerate() {

@@ -74,6 +74,8 @@ pub struct Builder<'a> {
     pub warp_combine: bool,
     /// Copies of a global group table's arrays (`aggregate::global_copies`).
     pub global_copies: usize,
+    /// The seen flags take the accumulators' copies too (`Experiments::seen_copies`).
+    pub seen_copies: bool,
     tmp: usize,
 }
 
@@ -123,7 +125,8 @@ impl<'a> Builder<'a> {
             direct_domain_bytes: super::aggregate::DIRECT_DOMAIN_MAX_BYTES,
             column_policy: false,
             warp_combine: false,
-            global_copies: super::aggregate::GLOBAL_COPIES,
+            global_copies: 0,
+            seen_copies: true,
             tmp: 0,
         }
     }

@@ -257,6 +257,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     if options.experiments.global_copies > 0 {
         b.global_copies = (options.experiments.global_copies as usize).next_power_of_two().min(aggregate::MAX_GLOBAL_COPIES);
     }
+    b.seen_copies = options.experiments.seen_copies;
     for &c in eager {
         if let Err(r) = scan::load(&mut b, c) {
             reasons.push(Unsupported::new(Site::Source, r));
@@ -323,7 +324,15 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     };
     let sink = match &pipeline.sink {
         Sink::HashBuild(h) => build::lower(&mut b, h, pipeline, &fields).map(|l| (l, u64::MAX)),
-        Sink::Aggregate(a) => aggregate::lower(&mut b, a, &fields, source_rows).map(|l| (l.layout, l.rows_limit)),
+        Sink::Aggregate(a) => {
+            // The rows estimated to reach the sink: the scan's share kept by its filters,
+            // then the probes' pass rates.
+            let estimated = match &pipeline.source {
+                Source::Scan(scan) => Some(scan.rows as f64 * f64::from(scan.kept_permille.min(1000)) / 1000.0 * b.pass),
+                Source::Result { .. } => None,
+            };
+            aggregate::lower(&mut b, a, &fields, source_rows, estimated).map(|l| (l.layout, l.rows_limit))
+        }
         Sink::Sort(_) => Err(Reason::Sort),
         // The table a mark sink reads comes after the operators' probes.
         Sink::MarkBuild(m) => match tables.get(probe_no) {
