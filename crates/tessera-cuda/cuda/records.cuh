@@ -171,18 +171,10 @@ struct TesseraGathers {
 // Folds the copies of a grouped aggregation's global arrays (tessera_cuda::codegen::
 // aggregate::global_copies): array k holds `copies` copies of groups * words[k] 64-bit
 // words one after another, every one a plain 64-bit sum (COUNT, SUM in one word); each
-// word of the first copy becomes the sum of that word in all of them. `seen`, when not
-// null, holds as many copies of the groups' seen flags, ORed likewise. Launched right
+// word of the first copy becomes the sum of that word in all of them. Launched right
 // after the pipeline's kernel, before anything reads the arrays.
-extern "C" __global__ void tessera_fold_copies(TesseraGathers g, unsigned int* seen, long long groups, int copies) {
+extern "C" __global__ void tessera_fold_copies(TesseraGathers g, long long groups, int copies) {
     const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x, step = (long long)gridDim.x * blockDim.x;
-    if (seen != nullptr) {
-        for (long long i = start; i < groups; i += step) {
-            unsigned int any = seen[i];
-            for (int c = 1; c < copies; ++c) any |= seen[(long long)c * groups + i];
-            seen[i] = any;
-        }
-    }
     for (int k = 0; k < g.n; ++k) {
         unsigned long long* a = (unsigned long long*)g.ptr[k];
         const long long n = groups * g.words[k];

@@ -442,8 +442,7 @@ fn gpu_listed_sorted_records_match_a_stable_sort() {
 
 /// A global group table's copies folded into the first (`tessera_fold_copies`): every
 /// word of the first copy the wrapping sum of that word in all copies, for arrays of one
-/// and two words a group, and each seen flag the OR of its copies (left alone when no
-/// seen array is passed), from grids smaller and larger than the arrays; the other
+/// and two words a group, from grids smaller and larger than the arrays; the other
 /// copies are left as they were.
 #[test]
 fn gpu_fold_copies_sums_every_copy_into_the_first() {
@@ -460,22 +459,13 @@ fn gpu_fold_copies_sums_every_copy_into_the_first() {
         let a: Vec<u64> = (0..groups * c).map(|_| rng.range(-1_000_000, 1_000_000) as u64).collect();
         let mut b: Vec<u64> = (0..2 * groups * c).map(|_| rng.range(0, 1_000_000) as u64).collect();
         b[0] = u64::MAX; // a sum that wraps, as a negative total's words do
-        let seen: Vec<u32> = (0..groups * c).map(|_| u32::from(rng.range(0, 100) < 3)).collect();
-        let (d_a, d_b, d_seen) = (device.upload(&a).unwrap(), device.upload(&b).unwrap(), device.upload(&seen).unwrap());
+        let (d_a, d_b) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
         let list = crate::library::GatherList::new(&[(d_a.device_ptr(&stream).0, 1), (d_b.device_ptr(&stream).0, 2)]).unwrap();
         let n_arg = groups as i64;
-        // The seen flags folded too, except in the second case (a null pointer).
-        let fold_seen = groups != 150;
-        let seen_arg = if fold_seen { d_seen.device_ptr(&stream).0 } else { 0u64 };
         let mut l = stream.launch_builder(&fold);
-        l.arg(&list).arg(&seen_arg).arg(&n_arg).arg(&copies);
+        l.arg(&list).arg(&n_arg).arg(&copies);
         unsafe { l.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
-        let (got_a, got_b, got_seen) = (device.download(&d_a).unwrap(), device.download(&d_b).unwrap(), device.download(&d_seen).unwrap());
-        for g in 0..groups {
-            let any = (0..c).fold(0u32, |t, k| t | seen[k * groups + g]);
-            assert_eq!(got_seen[g], if fold_seen { any } else { seen[g] }, "{groups} groups x {copies} copies: seen flag {g}");
-        }
-        assert_eq!(got_seen[groups..], seen[groups..], "{groups} groups x {copies} copies: the other seen copies changed");
+        let (got_a, got_b) = (device.download(&d_a).unwrap(), device.download(&d_b).unwrap());
         for (got, want, words) in [(&got_a, &a, 1usize), (&got_b, &b, 2)] {
             let n = groups * words;
             for i in 0..n {

@@ -2215,7 +2215,7 @@ impl GpuRuntime {
                     build = Some((Some(rows), TableIndex::Bitmap(bits)));
                 }
             }
-            SinkLayout::Aggregate { groups, accumulators, hashed, global_copies, seen_copies, .. } => {
+            SinkLayout::Aggregate { groups, accumulators, hashed, global_copies, .. } => {
                 for (j, acc) in accumulators.iter().enumerate() {
                     for (k, (words, fill)) in acc.arrays().into_iter().enumerate() {
                         // Copies of the array one after another, folded into the first
@@ -2227,7 +2227,7 @@ impl GpuRuntime {
                         acc_words.push(words);
                     }
                 }
-                let s = self.alloc_set::<u32>(gs, *groups * seen_copies, 0, &mut fills)?;
+                let s = self.alloc_set::<u32>(gs, *groups, 0, &mut fills)?;
                 out_ptrs.push((OutSlot::Seen, s.as_slice().device_ptr(dev.stream()).0));
                 seen = Some(s);
                 if hashed.is_some() {
@@ -2360,12 +2360,11 @@ impl GpuRuntime {
     }
 
     /// Folds the copies of an aggregation's global arrays into the first
-    /// (`codegen::aggregate::global_copies`), and of its seen flags where they have
-    /// them: one launch of `tessera_fold_copies`, queued
+    /// (`codegen::aggregate::global_copies`): one launch of `tessera_fold_copies`, queued
     /// right after the pipeline's kernel, inside its timing events. Nothing for other
     /// sinks.
     fn fold_copies(&self, stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, kernel: &Kernel, sink: &SinkArrays) -> Result<()> {
-        let SinkLayout::Aggregate { groups, global_copies, seen_copies, hashed, .. } = &kernel.sink else { return Ok(()) };
+        let SinkLayout::Aggregate { groups, global_copies, hashed, .. } = &kernel.sink else { return Ok(()) };
         if *global_copies <= 1 {
             return Ok(());
         }
@@ -2378,15 +2377,9 @@ impl GpuRuntime {
         let words = groups * sink.acc_words.iter().copied().max().unwrap_or(1);
         let blocks = words.div_ceil(256).clamp(1, self.device.sm_count() as usize * 4) as u32;
         let f = self.helper("tessera_fold_copies")?;
-        let seen = match (&sink.seen, *seen_copies > 1) {
-            (Some(s), true) => s.as_slice().device_ptr(dev.stream()).0,
-            (None, true) => return Err(TesseraError::Internal("copies of seen flags that are not there".into())),
-            (_, false) => 0u64,
-        };
         let (groups, copies) = (*groups as i64, *global_copies as i32);
         let mut l = stream.launch_builder(&f);
         l.arg(&list);
-        l.arg(&seen);
         l.arg(&groups);
         l.arg(&copies);
         // SAFETY: the arrays are the sink's, `copies` × `groups` × their words long, held
@@ -3449,9 +3442,9 @@ impl GpuPipeline {
                     None => {}
                 }
             }
-            SinkLayout::Aggregate { groups, accumulators, hashed, global_copies, seen_copies, .. } => {
+            SinkLayout::Aggregate { groups, accumulators, hashed, global_copies, .. } => {
                 let words: usize = accumulators.iter().flat_map(|a| a.arrays()).map(|(w, _)| w).sum::<usize>() + usize::from(hashed.is_some());
-                add(groups.saturating_mul(8 * words * global_copies + 4 * seen_copies));
+                add(groups.saturating_mul(8 * words * global_copies + 4));
                 add(groups.saturating_mul(8 * (1 + words)).saturating_mul(2));
             }
             SinkLayout::Marks { rows } => {

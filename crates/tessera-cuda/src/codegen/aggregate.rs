@@ -27,11 +27,11 @@ pub const MAX_GROUP_SLOTS: usize = i32::MAX as usize;
 /// among 120 M rows), so each block first accumulates into a shared-memory table and
 /// merges it into the global arrays once, after its last tile (blocks walk tiles
 /// grid-stride, about one wave of them, so merges are few). A shared open-addressing
-/// table for larger domains, and spreading global atomics over 32 copies of the arrays,
-/// were both measured slower on an H200 than plain global atomics
+/// table for larger domains was measured slower on an H200 than plain global atomics
 /// (`benchmarks/results/README.md`, "Group tables"); so was, again, a shared hash table of
 /// group numbers (128–1,024 slots) with the warp queue on (2026-11-28h: SSB q2.1 0.38 →
-/// 0.66–2.1 ms, q3.1 0.50 → 0.53–0.92).
+/// 0.66–2.1 ms, q3.1 0.50 → 0.53–0.92). Global arrays that many rows a slot are expected
+/// to reach are kept in copies, a block adding into one ([`global_copies`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupTable {
     /// Per-row atomics on the global arrays (the group slots' accumulators do not fit
@@ -141,12 +141,14 @@ pub const MAX_GLOBAL_COPIES: usize = 64;
 /// and folded after it, they cost a pass over that many bytes each.
 pub const GLOBAL_COPIES_MAX_BYTES: usize = 1 << 20;
 
-/// Copies of a grouped aggregation's global arrays that its blocks add into: block `b`
-/// adds into copy `b % copies` (its accumulators and, with `Experiments::seen_copies`,
-/// its seen flags), and one launch after the kernel folds the copies into the first
-/// (`tessera_fold_copies`, `records.cuh`), so what reads the arrays afterwards sees one
-/// table. Per-row atomics on a few hot global addresses serialize in L2 (SSB q3.1: about
-/// 4 M rows into 150 groups); copies spread them over that many addresses.
+/// Copies of a grouped aggregation's global accumulator arrays that its blocks add into:
+/// block `b` adds into copy `b % copies`, and one launch after the kernel folds the
+/// copies into the first (`tessera_fold_copies`, `records.cuh`), so what reads the arrays
+/// afterwards sees one table. Per-row atomics on a few hot global addresses serialize in
+/// L2 (SSB q3.1: about 4 M rows into 150 groups); copies spread them over that many
+/// addresses. The seen flags stay one array: a group's flag is read by every row and
+/// written once, and copies of it too measured no faster (q3.1 0.471 against 0.473 ms,
+/// `gpu-2026-11-29d` run 2).
 ///
 /// `asked` is what the options ask for: 0 applies the rule ([`GLOBAL_COPIES`] where
 /// `estimated_rows` reach [`GLOBAL_COPIES_MIN_ROWS_PER_SLOT`] a slot, else none), another
@@ -163,8 +165,7 @@ pub fn global_copies(groups: usize, accumulators: &[Accumulator], hashed: bool, 
     if wanted <= 1 || hashed || table != GroupTable::Global || !plain || accumulators.is_empty() {
         return 1;
     }
-    // The accumulators' words a group and its seen flag.
-    let bytes = 8 * accumulators.iter().flat_map(|a| a.arrays()).map(|(w, _)| w).sum::<usize>() + 4;
+    let bytes = 8 * accumulators.iter().flat_map(|a| a.arrays()).map(|(w, _)| w).sum::<usize>();
     let mut copies = wanted;
     while copies > 1 && groups.saturating_mul(bytes).saturating_mul(copies) > GLOBAL_COPIES_MAX_BYTES {
         copies /= 2;
@@ -472,7 +473,6 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
     }
     let table = if scalar { GroupTable::Global } else { group_table(groups, &accumulators, b.group_table_bytes, b.direct_domain_bytes) };
     let global_copies = if scalar { 1 } else { global_copies(groups, &accumulators, hashed.is_some(), table, b.global_copies, estimated_rows) };
-    let seen_copies = if b.seen_copies { global_copies } else { 1 };
     for (j, acc) in accumulators.iter().enumerate() {
         b.params.push(Param::Out(Out::Accumulators { aggregate: j, accumulator: *acc }));
         if acc.counted() {
@@ -519,12 +519,12 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
     }
     match grp {
         None => scalar_aggregate(b, &accumulators, &values, &valid),
-        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table, (global_copies, seen_copies, groups)),
+        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table, (global_copies, groups)),
     }
     if hashed.is_some() {
         b.params.push(Param::Out(Out::Keys));
     }
-    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table, global_copies, seen_copies, value_dicts }, rows_limit })
+    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table, global_copies, value_dicts }, rows_limit })
 }
 
 /// The group slots, the keys' layouts (perfect hash) or packing (hash table), and the
@@ -752,15 +752,12 @@ fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExp
 
 /// Grouped aggregates: per row into the block's shared table (or the global arrays, see
 /// [`GroupTable`]); at the end each block merges its table into the global arrays.
-/// `global` is the copies of the global accumulators ([`global_copies`]) and of the seen
-/// flags, and the groups of each.
-fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable, global: (usize, usize, usize)) {
+/// `global` is the copies of the global accumulators ([`global_copies`]) and the groups
+/// of each.
+fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable, global: (usize, usize)) {
     let (slots, copies) = match table {
         GroupTable::Global => {
-            let (copies, seen_copies, groups) = global;
-            if seen_copies > 1 {
-                let _ = writeln!(b.ir.prologue, "    out_seen += (size_t)(blockIdx.x & {}u) * {groups}ull;", seen_copies - 1);
-            }
+            let (copies, groups) = global;
             if copies > 1 {
                 // The block's copy: each array pointer moved to it once, up front.
                 for (j, acc) in accumulators.iter().enumerate() {

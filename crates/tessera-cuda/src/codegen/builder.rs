@@ -74,8 +74,6 @@ pub struct Builder<'a> {
     pub warp_combine: bool,
     /// Copies of a global group table's arrays (`aggregate::global_copies`).
     pub global_copies: usize,
-    /// The seen flags take the accumulators' copies too (`Experiments::seen_copies`).
-    pub seen_copies: bool,
     tmp: usize,
 }
 
@@ -126,7 +124,6 @@ impl<'a> Builder<'a> {
             column_policy: false,
             warp_combine: false,
             global_copies: 0,
-            seen_copies: true,
             tmp: 0,
         }
     }

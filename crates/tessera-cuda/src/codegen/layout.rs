@@ -351,8 +351,6 @@ pub enum SinkLayout {
         /// Copies of the global arrays blocks add into (1: none), each `groups` long,
         /// folded into the first after the kernel (`aggregate::global_copies`).
         global_copies: usize,
-        /// Copies of the seen flags (1 or `global_copies`), folded likewise.
-        seen_copies: usize,
         /// Per aggregate, the dictionary of its values when they are codes: a dependent
         /// group key's (a MIN of them, see `tessera_ir::ReducedKeys`), or a MIN/MAX of a
         /// dictionary-encoded string (sorted dictionaries: codes compare like strings).

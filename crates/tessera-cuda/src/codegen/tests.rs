@@ -376,17 +376,17 @@ fn large_domains_aggregate_with_global_atomics() {
 /// one.
 #[test]
 fn global_tables_can_spread_over_copies() {
-    let with_rows = |domain, func, copies, int32: bool, rows: u64, seen_copies: bool| {
+    let with_rows = |domain, func, copies, int32: bool, rows: u64| {
         let mut p = grouped(domain, func);
         let Source::Scan(scan) = &mut p.source else { unreachable!() };
         scan.rows = rows;
         if int32 {
             scan.fields[1].ty = Type::Int32;
         }
-        let experiments = Experiments { global_copies: copies, seen_copies, ..Experiments::default() };
+        let experiments = Experiments { global_copies: copies, ..Experiments::default() };
         generate_with(&p, &[int_col(), int_col()], &[], KernelOptions { experiments, ..KernelOptions::default() }).unwrap()
     };
-    let with = |domain, func, copies, int32| with_rows(domain, func, copies, int32, 1000, true);
+    let with = |domain, func, copies, int32| with_rows(domain, func, copies, int32, 1000);
     let copies_of = |k: &Kernel| {
         let SinkLayout::Aggregate { global_copies, .. } = &k.sink else { panic!("not an aggregate") };
         *global_copies
@@ -395,24 +395,18 @@ fn global_tables_can_spread_over_copies() {
     let SinkLayout::Aggregate { groups, table, .. } = &k.sink else { panic!("not an aggregate") };
     assert_eq!((*groups, *table, copies_of(&k)), (5002, GroupTable::Global, 8));
     assert!(k.source.contains("out_a0 += (size_t)(blockIdx.x & 7u) * 5002ull;"), "{}", k.source);
-    // The seen flags take the copies too (`Experiments::seen_copies`), or stay one array.
-    assert!(k.source.contains("out_seen += (size_t)(blockIdx.x & 7u) * 5002ull;"), "{}", k.source);
+    // The seen flags stay one array, indexed by the group.
+    assert!(!k.source.contains("out_seen +="), "{}", k.source);
     assert!(k.source.contains("if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;"), "{}", k.source);
-    let SinkLayout::Aggregate { seen_copies, .. } = &k.sink else { panic!("not an aggregate") };
-    assert_eq!(*seen_copies, 8);
     // AVG: its sum and its count each move to the block's copy.
     let k = with(5000, AggFunc::Avg, 4, true);
     assert_eq!(copies_of(&k), 4);
     assert!(k.source.contains("out_a0 += (size_t)(blockIdx.x & 3u) * 5002ull;") && k.source.contains("out_c0 += (size_t)(blockIdx.x & 3u) * 5002ull;"), "{}", k.source);
-    let k = with_rows(5000, AggFunc::Sum, 8, true, 1000, false);
-    let SinkLayout::Aggregate { seen_copies, .. } = &k.sink else { panic!("not an aggregate") };
-    assert_eq!((copies_of(&k), *seen_copies), (8, 1));
-    assert!(!k.source.contains("out_seen +="), "{}", k.source);
     // The default rule: 8 copies from 256 rows estimated a slot (no probes, the scan's
     // filter counted as keeping every row: its 5,002 slots from 1,280,512 rows).
-    assert_eq!(copies_of(&with_rows(5000, AggFunc::Sum, 0, true, 1_280_512, true)), 8);
-    assert_eq!(copies_of(&with_rows(5000, AggFunc::Sum, 0, true, 1_280_511, true)), 1);
-    // 64 asked: 16 copies of 5,002 words and flags fit 1 MiB, 32 do not.
+    assert_eq!(copies_of(&with_rows(5000, AggFunc::Sum, 0, true, 1_280_512)), 8);
+    assert_eq!(copies_of(&with_rows(5000, AggFunc::Sum, 0, true, 1_280_511)), 1);
+    // 64 asked: 16 copies of 5,002 words fit 1 MiB, 32 do not.
     assert_eq!(copies_of(&with(5000, AggFunc::Count, 64, true)), 16);
     // None asked (the default), split sums of int64 values, MIN, a direct table.
     let k = with(5000, AggFunc::Count, 0, true);
