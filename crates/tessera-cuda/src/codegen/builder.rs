@@ -74,6 +74,8 @@ pub struct Builder<'a> {
     pub warp_combine: bool,
     /// Copies of a global group table's arrays (`aggregate::global_copies`).
     pub global_copies: usize,
+    /// Blocks mark the groups they saw in shared memory first (`Experiments::block_seen`).
+    pub block_seen: bool,
     tmp: usize,
 }
 
@@ -124,6 +126,7 @@ impl<'a> Builder<'a> {
             column_policy: false,
             warp_combine: false,
             global_copies: 0,
+            block_seen: false,
             tmp: 0,
         }
     }
