@@ -134,10 +134,6 @@ pub const GLOBAL_COPIES: usize = 8;
 /// cost more than groups with a few thousand rows each lose to their atomics.
 pub const GLOBAL_COPIES_MIN_ROWS_PER_SLOT: f64 = 256.0;
 
-/// The most slots whose seen flags a block marks in shared memory too
-/// (`Experiments::block_seen`): a 2 KiB bitmap.
-pub const BLOCK_SEEN_MAX_SLOTS: usize = 16 << 10;
-
 /// The most copies of a global group table ([`global_copies`]).
 pub const MAX_GLOBAL_COPIES: usize = 64;
 
@@ -773,20 +769,10 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
             }
             // The seen flag is read before it is written: a store from every row would
             // queue on the few hot addresses in L2 like an atomic. An `atomicOr` from
-            // every row, and flags in shared memory merged at the end, were both measured
-            // slower (`benchmarks/results/README.md`, "Seen flags").
-            let seen = if b.block_seen && groups <= BLOCK_SEEN_MAX_SLOTS {
-                // The block's own marks: a group's global flag is written the first time
-                // the block sees it, and a shared load answers every later row.
-                let words = groups.div_ceil(32);
-                let _ = writeln!(b.ir.prologue, "    __shared__ unsigned int sh_marked[{words}];");
-                let _ = writeln!(b.ir.prologue, "    for (int s = threadIdx.x; s < {words}; s += {BLOCK_THREADS}) sh_marked[s] = 0u;");
-                let _ = writeln!(b.ir.prologue, "    __syncthreads();");
-                let g = cx!["(unsigned)(", grp, ")"];
-                cx!["{ const unsigned int mb = 1u << (", &g, " & 31u); if ((sh_marked[", &g, " >> 5] & mb) == 0u) { atomicOr(&sh_marked[", &g, " >> 5], mb); out_seen[", grp, "] = 1u; } }"]
-            } else {
-                cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"]
-            };
+            // every row, flags in shared memory merged at the end, and a block's shared
+            // bitmap writing a group's flag only the first time were all measured slower
+            // (`benchmarks/results/README.md`, "Seen flags").
+            let seen = cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"];
             let combined = if b.warp_combine { combined(accumulators, values, valid, "out_", grp, &seen) } else { None };
             match combined {
                 Some(c) => b.effect(c),

@@ -74,8 +74,6 @@ pub struct Builder<'a> {
     pub warp_combine: bool,
     /// Copies of a global group table's arrays (`aggregate::global_copies`).
     pub global_copies: usize,
-    /// Blocks mark the groups they saw in shared memory first (`Experiments::block_seen`).
-    pub block_seen: bool,
     tmp: usize,
 }
 
@@ -126,7 +124,6 @@ impl<'a> Builder<'a> {
             column_policy: false,
             warp_combine: false,
             global_copies: 0,
-            block_seen: false,
             tmp: 0,
         }
     }

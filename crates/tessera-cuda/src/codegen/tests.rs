@@ -421,27 +421,6 @@ fn global_tables_can_spread_over_copies() {
     }
 }
 
-/// `Experiments::block_seen`: a global table of at most `BLOCK_SEEN_MAX_SLOTS` slots has
-/// each block mark its groups in a shared bitmap and write a group's global flag only the
-/// first time it marks it; larger tables read the global flag row by row.
-#[test]
-fn blocks_can_mark_their_groups_in_shared_memory() {
-    let with = |domain| {
-        let experiments = Experiments { block_seen: true, ..Experiments::default() };
-        generate_with(&grouped(domain, AggFunc::Count), &[int_col(), int_col()], &[], KernelOptions { experiments, ..KernelOptions::default() }).unwrap()
-    };
-    let k = with(5000);
-    assert!(k.source.contains("__shared__ unsigned int sh_marked[157];"), "{}", k.source);
-    assert!(k.source.contains("if ((sh_marked[(unsigned)(grp1[i]) >> 5] & mb) == 0u) { atomicOr(&sh_marked[(unsigned)(grp1[i]) >> 5], mb); out_seen[grp1[i]] = 1u; }"), "{}", k.source);
-    assert!(!k.source.contains("if (out_seen["), "{}", k.source);
-    let k = with(20_000);
-    assert!(!k.source.contains("sh_marked") && k.source.contains("if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;"), "{}", k.source);
-    if crate::test_support::nvrtc_or_skip("kernels marking groups in shared memory compile with NVRTC") {
-        let k = with(5000);
-        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
-    }
-}
-
 /// `Experiments::direct_max_bytes` is the direct table's budget: a small domain keeps as
 /// many copies as fit it, a domain whose one copy exceeds it uses global atomics.
 #[test]
