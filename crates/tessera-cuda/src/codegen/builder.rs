@@ -74,8 +74,6 @@ pub struct Builder<'a> {
     pub warp_combine: bool,
     /// Copies of a global group table's arrays (`aggregate::global_copies`).
     pub global_copies: usize,
-    /// Hoisted tests keeping most rows run after the others (`Experiments::weak_tests_last`).
-    pub weak_tests_last: bool,
     tmp: usize,
 }
 
@@ -126,7 +124,6 @@ impl<'a> Builder<'a> {
             column_policy: false,
             warp_combine: false,
             global_copies: 0,
-            weak_tests_last: false,
             tmp: 0,
         }
     }

@@ -257,7 +257,6 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     if options.experiments.global_copies > 0 {
         b.global_copies = (options.experiments.global_copies as usize).next_power_of_two().min(aggregate::MAX_GLOBAL_COPIES);
     }
-    b.weak_tests_last = options.experiments.weak_tests_last;
     for &c in eager {
         if let Err(r) = scan::load(&mut b, c) {
             reasons.push(Unsupported::new(Site::Source, r));

@@ -167,15 +167,11 @@ pub struct Experiments {
     /// the first by one launch after the kernel, for every aggregation that can take
     /// them (`aggregate::global_copies`); 1 none; 0, the default, where its rule says.
     pub global_copies: u32,
-    /// `TESSERA_EXP_WEAK_TESTS_LAST=1`: a hoisted probe's test that keeps more than
-    /// `probe::WEAK_TEST_MIN_PASS` of the rows looks its bitmap up only for the rows the
-    /// more selective tests kept, instead of in one stage with them.
-    pub weak_tests_last: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, weak_tests_last: false }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0 }
     }
 }
 
@@ -212,7 +208,6 @@ impl Experiments {
             direct_domain_bytes: var("TESSERA_EXP_DIRECT_DOMAIN_BYTES").and_then(|v| v.parse().ok()).unwrap_or(d.direct_domain_bytes),
             warp_combine: var("TESSERA_EXP_WARP_COMBINE").map_or(d.warp_combine, |v| v == "1"),
             global_copies: var("TESSERA_EXP_GLOBAL_COPIES").and_then(|v| v.parse().ok()).unwrap_or(d.global_copies),
-            weak_tests_last: var("TESSERA_EXP_WEAK_TESTS_LAST").map_or(d.weak_tests_last, |v| v == "1"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

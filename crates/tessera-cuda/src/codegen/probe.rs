@@ -39,11 +39,6 @@ use crate::cx;
 /// The most slots of a dense hash table a kernel probes (slots are `int` in kernels).
 pub const MAX_TABLE_SLOTS: usize = i32::MAX as usize;
 
-/// The share of rows above which a hoisted test is not batched with more selective ones
-/// when `Experiments::weak_tests_last` is on (SSB's unfiltered or year-range date tables
-/// keep 6/7 or all of the rows).
-pub const WEAK_TEST_MIN_PASS: f64 = 0.5;
-
 /// The largest membership bitmap looked up for rows an earlier probe's test has not
 /// filtered yet (when its key is loaded up front). A bitmap this small stays in L1 (256
 /// KiB a SM on an H100/H200, shared with shared memory and the other bitmaps), so looking
@@ -184,10 +179,7 @@ pub fn hoist(b: &mut Builder<'_>, hoisted: &[Hoisted], tables: &[GpuTable], alon
     };
     for h in order {
         let large = tables[h.probe].slots.div_ceil(8) > BATCHED_BITMAP_MAX_BYTES;
-        // A test that keeps most rows (`Experiments::weak_tests_last`) looks its bitmap
-        // up only for the rows the more selective ones let through.
-        let weak = b.weak_tests_last && pass_rate(&tables[h.probe]) > WEAK_TEST_MIN_PASS;
-        if !b.loaded.contains(&h.column) || ((large || weak) && !pending.is_empty()) {
+        if !b.loaded.contains(&h.column) || (large && !pending.is_empty()) {
             // The key is loaded here, or the bitmap is too large to read for every row:
             // only the items the tests so far let through go on.
             test(b, &mut pending);

@@ -1365,27 +1365,6 @@ fn golden_star_join_eager_kernel() {
     golden("star_join_eager", &generate(&p, &cols, &tables).unwrap().source);
 }
 
-/// `Experiments::weak_tests_last`: a hoisted test keeping most rows (h0, every row) looks
-/// its bitmap up after the selective one's test (h1, 20%), not in one stage with it.
-#[test]
-fn weak_tests_can_run_after_the_selective_ones() {
-    let (p, cols, mut tables) = star();
-    tables[1].pass_permille = 200;
-    let source = |weak_tests_last| {
-        let experiments = Experiments { weak_tests_last, ..Experiments::default() };
-        generate_with(&p, &cols, &tables, KernelOptions { experiments, ..KernelOptions::default() }).unwrap().source
-    };
-    let (selective_test, weak_lookup) = ("if (!f2[i]) { sel[i] = false; continue; }", "f4[i] = ((__ldg(&h0_bits[");
-    let at = |src: &str, what: &str| src.find(what).unwrap_or_else(|| panic!("{what} not in\n{src}"));
-    let batched = source(false);
-    assert!(at(&batched, weak_lookup) < at(&batched, selective_test), "{batched}");
-    let last = source(true);
-    assert!(at(&last, selective_test) < at(&last, weak_lookup), "{last}");
-    if crate::test_support::nvrtc_or_skip("kernels testing weak probes last compile with NVRTC") {
-        crate::compile_cubin(&last, "sm_90").unwrap_or_else(|e| panic!("{e}\n{last}"));
-    }
-}
-
 /// Probes with residual predicates (TPC-H q07/q19's join conditions beyond the keys): an
 /// inner probe tests its residual after gathering the payload; an anti probe tests
 /// `found && residual`, gathering the build row's payload inside the test.
