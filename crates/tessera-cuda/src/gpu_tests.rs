@@ -328,6 +328,23 @@ fn gpu_group_records_come_in_group_order() {
     device.synchronize().unwrap();
 }
 
+/// Checks the records a sorted-records chain wrote (`got`: their count, then per record
+/// the group number, its word of `a` and its two words of `b`) against a stable sort of
+/// the seen groups on the host: by the value in `a` descending, then the slot
+/// `(g / 7) % 13` (slot 0 NULL, first), then the group number (the tests' sort keys);
+/// more than `cap` records come unranked, in group-number order.
+fn check_sorted_records(got: &[u64], seen: &[u32], a: &[u64], b: &[u64], cap: i64, what: &str) {
+    let mut want: Vec<u64> = (0..seen.len() as u64).filter(|&g| seen[g as usize] != 0).collect();
+    assert_eq!(got[0], want.len() as u64, "{what}: count");
+    if want.len() as i64 <= cap {
+        want.sort_by_key(|&g| (-i128::from(a[g as usize] as i64), (g / 7) % 13, g));
+    }
+    for (i, &g) in want.iter().enumerate() {
+        let r = &got[1 + i * 4..5 + i * 4];
+        assert_eq!(r, [g, a[g as usize], b[2 * g as usize], b[2 * g as usize + 1]], "{what}: record {i}");
+    }
+}
+
 /// A small domain's chain in one launch (`tessera_small_sorted_records`): the seen
 /// groups' records (group number, then each array's words) in the order of the sort keys
 /// and then the group number, as a stable sort of them on the host gives, from grids of
@@ -347,11 +364,6 @@ fn gpu_small_sorted_records_match_a_stable_sort() {
     let mut rng = Rng(41);
     let keys = crate::library::SortKeys::new(&[3, 1, 0, 1, 0, 7, 13, 2]).unwrap();
     let nkeys = 2i32;
-    let order = |a: &[u64], g: u64| -> (i128, u64, u64) {
-        // Descending value, then the slot with NULL (0) first, then the group number.
-        let slot = (g / 7) % 13;
-        (-i128::from(a[g as usize] as i64), slot, g)
-    };
     for (n, share, cap, blocks) in [(1usize, 100, 1280i64, 1u32), (300, 50, 1280, 132), (5_000, 20, 1280, 7), (16_384, 5, 1280, 132), (16_384, 90, 1024, 132), (64, 100, 10, 3), (8_000, 0, 1280, 16)] {
         let seen: Vec<u32> = (0..n).map(|_| u32::from(rng.range(0, 100) < share)).collect();
         let a: Vec<u64> = (0..n).map(|_| (rng.range(0, 9) - 4) as u64).collect();
@@ -366,16 +378,7 @@ fn gpu_small_sorted_records_match_a_stable_sort() {
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (512, 1, 1), shared_mem_bytes: (cap * width * 8) as u32 };
         unsafe { l.launch(cfg) }.unwrap();
         let got = device.download(&dst).unwrap();
-        let mut want: Vec<u64> = (0..n as u64).filter(|&g| seen[g as usize] != 0).collect();
-        let what = format!("{n} groups, {share}% seen, cap {cap}, {blocks} blocks");
-        assert_eq!(got[0], want.len() as u64, "{what}: count");
-        if want.len() as i64 <= cap {
-            want.sort_by_key(|&g| order(&a, g));
-        }
-        for (i, &g) in want.iter().enumerate() {
-            let r = &got[1 + i * 4..5 + i * 4];
-            assert_eq!(r, [g, a[g as usize], b[2 * g as usize], b[2 * g as usize + 1]], "{what}: record {i}");
-        }
+        check_sorted_records(&got, &seen, &a, &b, cap, &format!("{n} groups, {share}% seen, cap {cap}, {blocks} blocks"));
     }
     device.synchronize().unwrap();
 }
@@ -397,7 +400,6 @@ fn gpu_listed_sorted_records_match_a_stable_sort() {
     let mut rng = Rng(43);
     let keys = crate::library::SortKeys::new(&[3, 1, 0, 1, 0, 7, 13, 2]).unwrap();
     let nkeys = 2i32;
-    let order = |a: &[u64], g: u64| -> (i128, u64, u64) { (-i128::from(a[g as usize] as i64), (g / 7) % 13, g) };
     // (slots, share of them seen per 100 000, only the slots from `from` on, cap, lists)
     for (n, share, from, cap, lists) in [
         (600_000usize, 150, 0usize, 1280i64, 528u32),
@@ -426,16 +428,8 @@ fn gpu_listed_sorted_records_match_a_stable_sort() {
         l.arg(&entries).arg(&counts).arg(&nlists).arg(&per).arg(&list).arg(&width).arg(&keys).arg(&nkeys).arg(&cap).arg(&mut dst);
         unsafe { l.launch(LaunchConfig { grid_dim: (132, 1, 1), block_dim: (512, 1, 1), shared_mem_bytes: (cap * width * 8) as u32 }) }.unwrap();
         let got = device.download(&dst).unwrap();
-        let mut want: Vec<u64> = (0..n as u64).filter(|&g| seen[g as usize] != 0).collect();
-        let what = format!("{n} groups, {} seen from {from}, cap {cap}, {lists} lists", want.len());
-        assert_eq!(got[0], want.len() as u64, "{what}: count");
-        if want.len() as i64 <= cap {
-            want.sort_by_key(|&g| order(&a, g));
-        }
-        for (i, &g) in want.iter().enumerate() {
-            let r = &got[1 + i * 4..5 + i * 4];
-            assert_eq!(r, [g, a[g as usize], b[2 * g as usize], b[2 * g as usize + 1]], "{what}: record {i}");
-        }
+        let seen_count = seen.iter().filter(|&&f| f != 0).count();
+        check_sorted_records(&got, &seen, &a, &b, cap, &format!("{n} groups, {seen_count} seen from {from}, cap {cap}, {lists} lists"));
     }
     device.synchronize().unwrap();
 }

@@ -2369,10 +2369,9 @@ impl GpuRuntime {
             return Ok(());
         }
         if hashed.is_some() || sink.accs.len() != sink.acc_words.len() {
-            return Err(TesseraError::Internal("copies of a hash table's group arrays".into()));
+            return Err(TesseraError::Internal("group arrays in copies that are not one accumulator array each (a hash table's keys)".into()));
         }
-        let dev = &self.device;
-        let arrays: Vec<(u64, usize)> = sink.accs.iter().zip(&sink.acc_words).map(|(a, &w)| (a.as_slice().device_ptr(dev.stream()).0, w)).collect();
+        let arrays = group_arrays(&sink.accs, &sink.acc_words, stream);
         let list = GatherList::new(&arrays).ok_or_else(|| TesseraError::Internal(format!("{} group arrays to fold in one launch", arrays.len())))?;
         let words = groups * sink.acc_words.iter().copied().max().unwrap_or(1);
         let blocks = words.div_ceil(256).clamp(1, self.device.sm_count() as usize * 4) as u32;
@@ -2511,8 +2510,7 @@ impl GpuRuntime {
         let chain_start = if sort.is_some() { Some(self.event(stream)?) } else { None };
         // The accumulators gathered by one launch (`tessera_gather_many`), or a small
         // domain's records made by one (see `SMALL_RECORDS_MAX_GROUPS`).
-        let arrays: Vec<(u64, usize)> = accs.iter().zip(words).map(|(b, &aw)| (b.as_slice().device_ptr(stream).0, aw)).collect();
-        let list = GatherList::new(&arrays).filter(|_| ExecExperiments::get().gather_many);
+        let list = GatherList::new(&group_arrays(accs, words, stream)).filter(|_| ExecExperiments::get().gather_many);
         // A small domain's whole chain, its rank included, in one launch (see
         // `SMALL_SORT_MAX_GROUPS`): the records it ranks at most, by its shared memory.
         let fused_cap = (SMALL_SORT_SHARED_BYTES / (8 * width)).min(GPU_SORT_MAX_ROWS);
@@ -3509,6 +3507,12 @@ kernel
 }
 
 /// Queues generated kernel `function` on `stream` with `params`, each a 64-bit value.
+/// An aggregation's arrays as `GatherList` takes them: (device address, 64-bit words a
+/// group) each.
+fn group_arrays(accs: &[DeviceBuffer<u64>], words: &[usize], stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>) -> Vec<(u64, usize)> {
+    accs.iter().zip(words).map(|(a, &w)| (a.as_slice().device_ptr(stream).0, w)).collect()
+}
+
 fn queue_kernel(stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, function: &CudaFunction, cfg: LaunchConfig, params: &[u64]) -> Result<()> {
     let mut builder = stream.launch_builder(function);
     for v in params {
