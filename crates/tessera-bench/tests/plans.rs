@@ -651,6 +651,27 @@ fn years_of_dates_group_into_perfect_hash_domains() {
     }
 }
 
+/// Aggregations carry the range of each argument the statistics know
+/// (`Aggregate::value_ranges`): SSB q3.1's `SUM(lo_revenue)` lies above zero, which lets
+/// the GPU read its groups present from the sums; q4.1's `SUM(lo_revenue -
+/// lo_supplycost)` is an expression without a known range.
+#[test]
+fn aggregations_carry_their_arguments_ranges() {
+    let plans = plans(Suite::Ssb);
+    let ranges = |q: &str| {
+        let (_, plan) = plans.iter().find(|(name, _)| *name == q).unwrap();
+        plan.pipelines()
+            .find_map(|p| match &p.sink {
+                Sink::Aggregate(a) => Some(a.value_ranges.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{q} has no aggregation:\n{plan}"))
+    };
+    let q31 = ranges("q3.1");
+    assert!(matches!(q31.as_slice(), [Some((lo, hi))] if *lo > 0 && hi >= lo), "{q31:?}");
+    assert_eq!(ranges("q4.1"), vec![None]);
+}
+
 /// Plans shaped for the GPU (`Target::Gpu`): an inner join whose smaller side's keys
 /// repeat builds the side whose keys are unique (TPC-H q12 builds orders, not its
 /// lineitems), and a semi join without a residual builds a membership table of the

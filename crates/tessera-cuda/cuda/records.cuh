@@ -172,8 +172,10 @@ struct TesseraGathers {
 // aggregate::global_copies): array k holds `copies` copies of groups * words[k] 64-bit
 // words one after another, every one a plain 64-bit sum (COUNT, SUM in one word); each
 // word of the first copy becomes the sum of that word in all of them. Launched right
-// after the pipeline's kernel, before anything reads the arrays.
-extern "C" __global__ void tessera_fold_copies(TesseraGathers g, long long groups, int copies) {
+// after the pipeline's kernel, before anything reads the arrays. With `witness` >= 0 the
+// kernel left the seen flags to the fold: array `witness` (one word a group) is nonzero
+// exactly for the groups present (aggregate::presence), and their flags are set here.
+extern "C" __global__ void tessera_fold_copies(TesseraGathers g, long long groups, int copies, unsigned int* seen, int witness) {
     const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x, step = (long long)gridDim.x * blockDim.x;
     for (int k = 0; k < g.n; ++k) {
         unsigned long long* a = (unsigned long long*)g.ptr[k];
@@ -182,6 +184,7 @@ extern "C" __global__ void tessera_fold_copies(TesseraGathers g, long long group
             unsigned long long total = a[i];
             for (int c = 1; c < copies; ++c) total += a[(long long)c * n + i];
             a[i] = total;
+            if (k == witness && total != 0ull) seen[i] = 1u;
         }
     }
 }

@@ -437,7 +437,9 @@ fn gpu_listed_sorted_records_match_a_stable_sort() {
 /// A global group table's copies folded into the first (`tessera_fold_copies`): every
 /// word of the first copy the wrapping sum of that word in all copies, for arrays of one
 /// and two words a group, from grids smaller and larger than the arrays; the other
-/// copies are left as they were.
+/// copies are left as they were. With a witness array (`aggregate::presence`) the seen
+/// flags of the groups whose total there is nonzero are set and the others kept; without
+/// one they are all kept.
 #[test]
 fn gpu_fold_copies_sums_every_copy_into_the_first() {
     use cudarc::driver::DevicePtr;
@@ -448,18 +450,35 @@ fn gpu_fold_copies_sums_every_copy_into_the_first() {
     let fold = module.load_function("tessera_fold_copies").unwrap();
     let stream = device.stream().clone();
     let mut rng = Rng(47);
-    for (groups, copies, blocks) in [(5408usize, 8i32, 22u32), (150, 2, 1), (1, 64, 1), (70_000, 4, 3)] {
+    let cases = [(5408usize, 8i32, 22u32), (150, 2, 1), (1, 64, 1), (70_000, 4, 3)];
+    for ((groups, copies, blocks), witness) in cases.into_iter().flat_map(|case| [(case, -1i32), (case, 0)]) {
         let c = copies as usize;
-        let a: Vec<u64> = (0..groups * c).map(|_| rng.range(-1_000_000, 1_000_000) as u64).collect();
+        let mut a: Vec<u64> = (0..groups * c).map(|_| rng.range(-1_000_000, 1_000_000) as u64).collect();
+        // Every third group took no row: zero in every copy.
+        for k in 0..c {
+            for g in (0..groups).step_by(3) {
+                a[k * groups + g] = 0;
+            }
+        }
+        // Flags set before the fold (a group seen may not be the witness's, without one).
+        let seen: Vec<u32> = (0..groups).map(|g| u32::from(g % 5 == 1)).collect();
+        let d_seen = device.upload(&seen).unwrap();
         let mut b: Vec<u64> = (0..2 * groups * c).map(|_| rng.range(0, 1_000_000) as u64).collect();
         b[0] = u64::MAX; // a sum that wraps, as a negative total's words do
         let (d_a, d_b) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
         let list = crate::library::GatherList::new(&[(d_a.device_ptr(&stream).0, 1), (d_b.device_ptr(&stream).0, 2)]).unwrap();
         let n_arg = groups as i64;
+        let seen_ptr = d_seen.device_ptr(&stream).0;
         let mut l = stream.launch_builder(&fold);
-        l.arg(&list).arg(&n_arg).arg(&copies);
+        l.arg(&list).arg(&n_arg).arg(&copies).arg(&seen_ptr).arg(&witness);
         unsafe { l.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
         let (got_a, got_b) = (device.download(&d_a).unwrap(), device.download(&d_b).unwrap());
+        let got_seen = device.download(&d_seen).unwrap();
+        for g in 0..groups {
+            let total = (0..c).fold(0u64, |t, k| t.wrapping_add(a[k * groups + g]));
+            let want = seen[g] != 0 || (witness == 0 && total != 0);
+            assert_eq!(got_seen[g] != 0, want, "{groups} groups x {copies} copies, witness {witness}: group {g}'s seen flag");
+        }
         for (got, want, words) in [(&got_a, &a, 1usize), (&got_b, &b, 2)] {
             let n = groups * words;
             for i in 0..n {

@@ -2361,16 +2361,24 @@ impl GpuRuntime {
 
     /// Folds the copies of an aggregation's global arrays into the first
     /// (`codegen::aggregate::global_copies`): one launch of `tessera_fold_copies`, queued
-    /// right after the pipeline's kernel, inside its timing events. Nothing for other
+    /// right after the pipeline's kernel, inside its timing events; it also sets the
+    /// seen flags where the kernel left them to it (`seen_from`). Nothing for other
     /// sinks.
     fn fold_copies(&self, stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, kernel: &Kernel, sink: &SinkArrays) -> Result<()> {
-        let SinkLayout::Aggregate { groups, global_copies, hashed, .. } = &kernel.sink else { return Ok(()) };
+        let SinkLayout::Aggregate { groups, global_copies, hashed, seen_from, .. } = &kernel.sink else { return Ok(()) };
         if *global_copies <= 1 {
             return Ok(());
         }
         if hashed.is_some() || sink.accs.len() != sink.acc_words.len() {
             return Err(TesseraError::Internal("group arrays in copies that are not one accumulator array each (a hash table's keys)".into()));
         }
+        let seen = sink.seen.as_ref().ok_or_else(|| TesseraError::Internal("an aggregation without seen flags".into()))?;
+        let witness = match *seen_from {
+            Some(k) if sink.acc_words.get(k) == Some(&1) => k as i32,
+            Some(k) => return Err(TesseraError::Internal(format!("seen flags from group array {k}, which is not one word a group"))),
+            None => -1,
+        };
+        let seen_ptr = seen.as_slice().device_ptr(stream).0;
         let arrays = group_arrays(&sink.accs, &sink.acc_words, stream);
         let list = GatherList::new(&arrays).ok_or_else(|| TesseraError::Internal(format!("{} group arrays to fold in one launch", arrays.len())))?;
         let words = groups * sink.acc_words.iter().copied().max().unwrap_or(1);
@@ -2381,8 +2389,10 @@ impl GpuRuntime {
         l.arg(&list);
         l.arg(&groups);
         l.arg(&copies);
-        // SAFETY: the arrays are the sink's, `copies` × `groups` × their words long, held
-        // by the query until its stream is done.
+        l.arg(&seen_ptr);
+        l.arg(&witness);
+        // SAFETY: the arrays are the sink's, `copies` × `groups` × their words long, and
+        // its seen flags `groups` long, held by the query until its stream is done.
         unsafe { l.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.map_err(|e| TesseraError::Internal(format!("folding group copies: {e:?}")))?;
         Ok(())
     }
@@ -4068,6 +4078,7 @@ mod tests {
             strategy: tessera_ir::GroupStrategy::Perfect { domains: vec![] },
             fields: vec![tessera_ir::Field::new("n", Type::Int64, false)],
             reduced: None,
+            value_ranges: Vec::new(),
         });
         assert_eq!(key(&aggregate), None);
     }

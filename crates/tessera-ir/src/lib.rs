@@ -57,6 +57,7 @@ mod tests {
                     strategy: GroupStrategy::Scalar,
                     fields: vec![Field::new("revenue", Type::Int64, true)],
                     reduced: None,
+                    value_ranges: Vec::new(),
                 }),
                 device: Device::Cpu,
                 device_reason: None,

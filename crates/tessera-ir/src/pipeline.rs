@@ -513,6 +513,13 @@ pub struct Aggregate {
     /// [`ReducedKeys`]); a backend may ignore it.
     #[serde(default)]
     pub reduced: Option<ReducedKeys>,
+    /// Per aggregate, the range its argument's values lie in where statistics know it
+    /// (stored integers: a decimal's scaled value, a date's days); shorter than
+    /// `aggregates` (or empty) where they do not. A hint: a backend relying on it checks
+    /// it (the GPU's test that a SUM's values keep one sign, `aggregate::presence` in
+    /// tessera-cuda).
+    #[serde(default)]
+    pub value_ranges: Vec<Option<(i64, i64)>>,
 }
 
 /// Group keys that functionally depend on the other keys: TPC-H q10 groups by
@@ -567,6 +574,8 @@ impl Aggregate {
             strategy: r.strategy.clone(),
             fields,
             reduced: None,
+            // The dependent keys' MINs come after the aggregates: no range for them.
+            value_ranges: self.value_ranges.clone(),
         };
         Some((reduced, order))
     }
@@ -613,6 +622,7 @@ mod tests {
             strategy: GroupStrategy::Hash { estimated_groups: 10, key_ranges: vec![None; 3] },
             fields: vec![f("a", Type::Utf8), f("k", Type::Int32), f("b", Type::Date32), f("s", Type::Int64)],
             reduced: Some(ReducedKeys { dependent: vec![true, false, true], strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max: 9 }] } }),
+            value_ranges: vec![Some((1, 99))],
         };
         let (r, order) = agg.reduced_form().unwrap();
         assert_eq!(r.group_by, vec![Expr::col(1, "k")]);
@@ -623,6 +633,8 @@ mod tests {
         ]);
         assert_eq!(r.fields.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(), ["k", "s", "a", "b"]);
         assert_eq!(order, [2, 0, 3, 1]);
+        // The SUM keeps its range; the MINs after it have none.
+        assert_eq!(r.value_ranges, vec![Some((1, 99))]);
         for (i, &k) in order.iter().enumerate() {
             assert_eq!(r.fields[k], agg.fields[i]);
         }
@@ -646,6 +658,7 @@ mod tests {
             strategy: GroupStrategy::Scalar,
             fields: vec![Field::new("k", Type::Int64, false), Field::new("s", Type::Int64, true), Field::new("m", Type::Int64, true)],
             reduced: None,
+            value_ranges: Vec::new(),
         };
         let mut p = Pipeline {
             id: 2,

@@ -701,11 +701,12 @@ impl Planner<'_> {
                 } else {
                     Vec::new()
                 };
+                let value_ranges = aggregates.iter().map(|agg| value_range(agg, &s)).collect();
                 let result = self.new_result();
                 let rows = groups.min(s.rows.max(1.0));
                 self.push_pipeline(
                     s,
-                    Sink::Aggregate(Aggregate { result, group_by, aggregates, strategy, fields: fields.clone(), reduced }),
+                    Sink::Aggregate(Aggregate { result, group_by, aggregates, strategy, fields: fields.clone(), reduced, value_ranges }),
                 );
                 let mut stats = key_stats;
                 stats.extend(aggregate_stats);
@@ -1416,6 +1417,16 @@ fn group_strategy(keys: &[Expr], s: &Stream) -> (GroupStrategy, f64) {
         let est = distinct_product.min(s.rows.max(1.0));
         (GroupStrategy::Hash { estimated_groups: est as u64, key_ranges: key_ranges(keys, s) }, est)
     }
+}
+
+/// The range of the values aggregate `agg` takes from stream `s`, when statistics know
+/// it: integers, dates and decimals of up to 18 digits (their scaled values), as
+/// [`Aggregate::value_ranges`] carries them.
+fn value_range(agg: &AggExpr, s: &Stream) -> Option<(i64, i64)> {
+    let arg = agg.arg.as_ref()?;
+    let ty = arg.ty(&s.fields);
+    let ranged = ty.is_integer() || ty == Type::Date32 || matches!(ty, Type::Decimal { precision, .. } if precision <= 18);
+    s.stats_of(arg).range.filter(|(min, max)| ranged && max >= min)
 }
 
 /// Per hash key, the range of its values when statistics know it (integer, date and

@@ -173,6 +173,58 @@ pub fn global_copies(groups: usize, accumulators: &[Accumulator], hashed: bool, 
     copies
 }
 
+/// An accumulator array that is nonzero exactly for the groups a kernel added rows to,
+/// so that a group's presence can be read from it instead of from a seen flag
+/// ([`presence`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Presence {
+    /// The aggregate it belongs to.
+    pub aggregate: usize,
+    /// Its place among the aggregation's arrays: aggregate by aggregate, each's
+    /// [`Accumulator::arrays`] in order.
+    pub array: usize,
+    /// For a SUM, the sign its values must have (true: every value > 0, false: < 0), which
+    /// the kernel checks row by row; None for a count.
+    pub sign: Option<bool>,
+}
+
+/// The accumulator array that shows which groups are present, where there is one: a
+/// count of every row (COUNT(*), or COUNT, AVG or a SUM's count over values that are
+/// never NULL), else a SUM kept in 64 bits ([`SumRepr::I64`]: no total wraps) of values
+/// that are never NULL and whose range (`ranges`, the planner's statistics,
+/// [`Aggregate::value_ranges`](tessera_ir::Aggregate)) lies on one side of zero: a group's
+/// total is then nonzero once it took a row. The statistics are a hint, so the kernel
+/// tests each value's sign, and a value of the other sign sends the query to the CPU.
+///
+/// Global arrays in copies ([`global_copies`]) use it: every row of SSB q3.1 (about 4 M
+/// at SF 20) read its group's seen flag, after the atomics, and the fold that follows
+/// the kernel sets the flags from the array at no extra launch.
+pub fn presence(accumulators: &[Accumulator], nullable: &[bool], ranges: &[Option<(i64, i64)>]) -> Option<Presence> {
+    let mut arrays = 0;
+    let mut counted = None;
+    let mut summed = None;
+    for (j, acc) in accumulators.iter().enumerate() {
+        let never_null = !nullable.get(j).copied().unwrap_or(true);
+        match acc {
+            Accumulator::Count if never_null => counted = counted.or(Some(Presence { aggregate: j, array: arrays, sign: None })),
+            a if a.counted() && never_null => counted = counted.or(Some(Presence { aggregate: j, array: arrays + 1, sign: None })),
+            Accumulator::Sum(SumRepr::I64) if never_null => {
+                let sign = match ranges.get(j).copied().flatten() {
+                    Some((lo, _)) if lo > 0 => Some(true),
+                    Some((_, hi)) if hi < 0 => Some(false),
+                    _ => None,
+                };
+                if sign.is_some() {
+                    summed = summed.or(Some(Presence { aggregate: j, array: arrays, sign }));
+                }
+            }
+            _ => {}
+        }
+        arrays += acc.arrays().len();
+    }
+    counted.or(summed)
+}
+
 /// One aggregate's accumulator array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Accumulator {
@@ -517,14 +569,22 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         values.push(b.def(CType::LongLong, format!("v{j}"), cx!["(long long)(", value, ")"], None));
         valid.push(ok.map(|ok| b.var(CType::Bool, "vn", ok)));
     }
+    // With copies, the fold after the kernel marks the groups seen where an accumulator
+    // shows them; a SUM that does so only while its values keep their sign is checked.
+    let nullable: Vec<bool> = valid.iter().map(Option::is_some).collect();
+    let seen_from = if global_copies > 1 && b.presence { presence(&accumulators, &nullable, &a.value_ranges) } else { None };
+    if let Some(Presence { aggregate: j, sign: Some(positive), .. }) = seen_from {
+        b.reject_flagged(cx![&values[j], if positive { " <= 0LL" } else { " >= 0LL" }], 1);
+    }
     match grp {
         None => scalar_aggregate(b, &accumulators, &values, &valid),
-        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table, (global_copies, groups)),
+        Some(grp) => grouped_aggregate(b, &accumulators, &values, &valid, &grp, table, (global_copies, groups), seen_from.is_none()),
     }
     if hashed.is_some() {
         b.params.push(Param::Out(Out::Keys));
     }
-    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table, global_copies, value_dicts }, rows_limit })
+    let seen_from = seen_from.map(|p| p.array);
+    Ok(Lowering { layout: SinkLayout::Aggregate { groups, accumulators, keys, hashed, table, global_copies, seen_from, value_dicts }, rows_limit })
 }
 
 /// The group slots, the keys' layouts (perfect hash) or packing (hash table), and the
@@ -753,8 +813,10 @@ fn combined(accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExp
 /// Grouped aggregates: per row into the block's shared table (or the global arrays, see
 /// [`GroupTable`]); at the end each block merges its table into the global arrays.
 /// `global` is the copies of the global accumulators ([`global_copies`]) and the groups
-/// of each.
-fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable, global: (usize, usize)) {
+/// of each; `mark_seen` false leaves a global table's seen flags to the fold after the
+/// kernel ([`presence`]).
+#[allow(clippy::too_many_arguments)]
+fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &[CExpr], valid: &[Option<CExpr>], grp: &CExpr, table: GroupTable, global: (usize, usize), mark_seen: bool) {
     let (slots, copies) = match table {
         GroupTable::Global => {
             let (copies, groups) = global;
@@ -772,7 +834,7 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
             // every row, flags in shared memory merged at the end, and a block's shared
             // bitmap writing a group's flag only the first time were all measured slower
             // (`benchmarks/results/README.md`, "Seen flags").
-            let seen = cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"];
+            let seen = if mark_seen { cx!["if (out_seen[", grp, "] == 0u) out_seen[", grp, "] = 1u;"] } else { CExpr::default() };
             let combined = if b.warp_combine { combined(accumulators, values, valid, "out_", grp, &seen) } else { None };
             match combined {
                 Some(c) => b.effect(c),

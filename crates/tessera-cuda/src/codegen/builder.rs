@@ -74,6 +74,8 @@ pub struct Builder<'a> {
     pub warp_combine: bool,
     /// Copies of a global group table's arrays (`aggregate::global_copies`).
     pub global_copies: usize,
+    /// Copies may leave the seen flags to their fold (`Experiments::presence`).
+    pub presence: bool,
     tmp: usize,
 }
 
@@ -124,6 +126,7 @@ impl<'a> Builder<'a> {
             column_policy: false,
             warp_combine: false,
             global_copies: 0,
+            presence: true,
             tmp: 0,
         }
     }

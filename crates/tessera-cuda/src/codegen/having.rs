@@ -189,6 +189,7 @@ mod tests {
                 strategy: GroupStrategy::Hash { estimated_groups: 1000, key_ranges: vec![None] },
                 fields: fields.clone(),
                 reduced: None,
+                value_ranges: Vec::new(),
             }),
             device: Device::Cpu,
             device_reason: None,

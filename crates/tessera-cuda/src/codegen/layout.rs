@@ -351,6 +351,10 @@ pub enum SinkLayout {
         /// Copies of the global arrays blocks add into (1: none), each `groups` long,
         /// folded into the first after the kernel (`aggregate::global_copies`).
         global_copies: usize,
+        /// With copies: the array (aggregate by aggregate, each's `Accumulator::arrays`
+        /// in order) from which the fold sets the seen flags, nonzero exactly for the
+        /// groups present; the kernel then leaves them alone (`aggregate::presence`).
+        seen_from: Option<usize>,
         /// Per aggregate, the dictionary of its values when they are codes: a dependent
         /// group key's (a MIN of them, see `tessera_ir::ReducedKeys`), or a MIN/MAX of a
         /// dictionary-encoded string (sorted dictionaries: codes compare like strings).

@@ -61,7 +61,7 @@ use std::collections::HashMap;
 use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source, Type};
 
 pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
-pub use aggregate::{Accumulator, DIRECT_DOMAIN_MAX_BYTES, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, SumRepr, group_table, magnitude, table_copies};
+pub use aggregate::{Accumulator, DIRECT_DOMAIN_MAX_BYTES, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, Presence, SumRepr, group_table, magnitude, presence, table_copies};
 pub use hash::{KeyPack, KeyPart};
 pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, pack_bits, unpack_bit, width_of};
 pub use options::{BLOCK_THREADS, Experiments, INDEX32_MAX_ROWS, ITEMS_PER_THREAD, ITEMS_PER_THREAD_LEAN, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
@@ -254,6 +254,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     }
     b.column_policy = options.experiments.column_loads != 0;
     b.warp_combine = options.experiments.warp_combine;
+    b.presence = options.experiments.presence;
     if options.experiments.global_copies > 0 {
         b.global_copies = (options.experiments.global_copies as usize).next_power_of_two().min(aggregate::MAX_GLOBAL_COPIES);
     }

@@ -167,11 +167,15 @@ pub struct Experiments {
     /// the first by one launch after the kernel, for every aggregation that can take
     /// them (`aggregate::global_copies`); 1 none; 0, the default, where its rule says.
     pub global_copies: u32,
+    /// Global arrays in copies leave the seen flags to the fold where an accumulator shows
+    /// the groups present (`aggregate::presence`); `TESSERA_EXP_PRESENCE=0` marks them
+    /// row by row, as before.
+    pub presence: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0 }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true }
     }
 }
 
@@ -208,6 +212,7 @@ impl Experiments {
             direct_domain_bytes: var("TESSERA_EXP_DIRECT_DOMAIN_BYTES").and_then(|v| v.parse().ok()).unwrap_or(d.direct_domain_bytes),
             warp_combine: var("TESSERA_EXP_WARP_COMBINE").map_or(d.warp_combine, |v| v == "1"),
             global_copies: var("TESSERA_EXP_GLOBAL_COPIES").and_then(|v| v.parse().ok()).unwrap_or(d.global_copies),
+            presence: var("TESSERA_EXP_PRESENCE").map_or(d.presence, |v| v != "0"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

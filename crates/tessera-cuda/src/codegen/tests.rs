@@ -39,6 +39,7 @@ fn grouped(max: i64, func: AggFunc) -> Pipeline {
             strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max }] },
             fields: vec![Field::new("k", Type::Int32, false), Field::new("a", ty, true)],
             reduced: None,
+            value_ranges: Vec::new(),
         }),
         device: Device::Gpu,
         device_reason: None,
@@ -398,7 +399,8 @@ fn global_tables_can_spread_over_copies() {
     // The seen flags stay one array, indexed by the group.
     assert!(!k.source.contains("out_seen +="), "{}", k.source);
     assert!(k.source.contains("if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;"), "{}", k.source);
-    // AVG: its sum and its count each move to the block's copy.
+    // AVG: its sum and its count each move to the block's copy (its count shows the
+    // groups present: the fold sets their flags).
     let k = with(5000, AggFunc::Avg, 4, true);
     assert_eq!(copies_of(&k), 4);
     assert!(k.source.contains("out_a0 += (size_t)(blockIdx.x & 3u) * 5002ull;") && k.source.contains("out_c0 += (size_t)(blockIdx.x & 3u) * 5002ull;"), "{}", k.source);
@@ -417,6 +419,66 @@ fn global_tables_can_spread_over_copies() {
     assert_eq!(copies_of(&with(9, AggFunc::Count, 8, true)), 1);
     if crate::test_support::nvrtc_or_skip("kernels adding into copies compile with NVRTC") {
         let k = with(5000, AggFunc::Avg, 4, true);
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+    }
+}
+
+/// Global arrays in copies leave the seen flags to the fold after the kernel where an
+/// accumulator shows the groups present (`aggregate::presence`): a count of every row, or
+/// a 64-bit SUM whose values' range (the planner's statistics) lies on one side of zero,
+/// checked row by row (a value of the other sign raises flag 1: the query goes to the
+/// CPU). Other sums, and tables without copies, mark them per row as before.
+#[test]
+fn copies_take_the_groups_present_from_an_accumulator() {
+    let with = |func, copies, range: Option<(i64, i64)>| {
+        let mut p = grouped(5000, func);
+        let Source::Scan(scan) = &mut p.source else { unreachable!() };
+        scan.fields[1].ty = Type::Int32;
+        let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+        a.value_ranges = vec![range];
+        let experiments = Experiments { global_copies: copies, ..Experiments::default() };
+        generate_with(&p, &[int_col(), int_col()], &[], KernelOptions { experiments, ..KernelOptions::default() }).unwrap()
+    };
+    let seen_from = |k: &Kernel| {
+        let SinkLayout::Aggregate { seen_from, .. } = &k.sink else { panic!("not an aggregate") };
+        *seen_from
+    };
+    let marks_per_row = |k: &Kernel| k.source.contains("if (out_seen[grp1[i]] == 0u) out_seen[grp1[i]] = 1u;");
+    // Positive values: the sum is the witness; each value is checked > 0.
+    let k = with(AggFunc::Sum, 8, Some((1, 1_000)));
+    assert_eq!(seen_from(&k), Some(0));
+    assert!(!marks_per_row(&k) && !k.source.contains("out_seen["), "{}", k.source);
+    assert!(k.source.contains("<= 0LL"), "{}", k.source);
+    // Negative values: checked < 0.
+    let k = with(AggFunc::Sum, 8, Some((-1_000, -3)));
+    assert_eq!(seen_from(&k), Some(0));
+    assert!(k.source.contains(">= 0LL") && !marks_per_row(&k), "{}", k.source);
+    // Values that may be zero, or an unknown range: flags marked per row.
+    for range in [Some((0, 1_000)), Some((-5, 5)), None] {
+        let k = with(AggFunc::Sum, 8, range);
+        assert_eq!(seen_from(&k), None, "{range:?}");
+        assert!(marks_per_row(&k), "{range:?}: {}", k.source);
+    }
+    // COUNT, and AVG's count (its second array): no sign to check.
+    let k = with(AggFunc::Count, 8, None);
+    assert_eq!(seen_from(&k), Some(0));
+    assert!(!marks_per_row(&k) && !k.source.contains("<= 0LL"), "{}", k.source);
+    assert_eq!(seen_from(&with(AggFunc::Avg, 4, None)), Some(1));
+    // Without copies there is no fold to set them.
+    let k = with(AggFunc::Sum, 1, Some((1, 1_000)));
+    assert_eq!(seen_from(&k), None);
+    assert!(marks_per_row(&k) && !k.source.contains("<= 0LL"), "{}", k.source);
+    // The rule on its own: the first count wins over an earlier sum; a nullable input
+    // does not count.
+    let sum = Accumulator::Sum(SumRepr::I64);
+    let p = |j, array, sign| Some(Presence { aggregate: j, array, sign });
+    assert_eq!(presence(&[sum, Accumulator::Count], &[false, false], &[Some((1, 9)), None]), p(1, 1, None));
+    assert_eq!(presence(&[Accumulator::SumCount(SumRepr::I64), sum], &[false, false], &[None, Some((2, 3))]), p(0, 1, None));
+    assert_eq!(presence(&[Accumulator::Count, sum], &[true, false], &[None, Some((2, 3))]), p(1, 1, Some(true)));
+    assert_eq!(presence(&[Accumulator::Sum(SumRepr::Split)], &[false], &[Some((2, 3))]), None);
+    assert_eq!(presence(&[sum], &[true], &[Some((2, 3))]), None);
+    if crate::test_support::nvrtc_or_skip("kernels leaving seen flags to the fold compile with NVRTC") {
+        let k = with(AggFunc::Sum, 8, Some((1, 1_000)));
         crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
     }
 }
@@ -518,6 +580,7 @@ fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
             strategy: GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 1992, max: 1998 }] },
             fields: vec![Field::new("year", Type::Int32, false), Field::new("a", Type::Int64, true)],
             reduced: None,
+            value_ranges: Vec::new(),
         }),
         device: Device::Gpu,
         device_reason: None,
@@ -653,6 +716,7 @@ fn filtered_probe(kept_permille: u32, filter: Expr) -> (Pipeline, Vec<GpuColumn>
             strategy: GroupStrategy::Scalar,
             fields: vec![Field::new("a", Type::Int64, true)],
             reduced: None,
+            value_ranges: Vec::new(),
         }),
         device: Device::Gpu,
         device_reason: None,
@@ -1745,6 +1809,7 @@ fn hashed_probe_pipeline(kind: JoinKind) -> (Pipeline, Vec<GpuColumn>, Vec<GpuTa
             strategy: GroupStrategy::Hash { estimated_groups: 50_000, key_ranges: vec![None] },
             fields: vec![Field::new("v", Type::Int64, false), Field::new("s", Type::Int64, true)],
             reduced: None,
+            value_ranges: Vec::new(),
         }),
         device: Device::Gpu,
         device_reason: None,
