@@ -189,6 +189,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         sel_bool: options.experiments.sel_bool,
         column_loads: options.experiments.column_loads,
         index32: index32(pipeline, options),
+        carry: options.experiments.carry,
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
     let rows_limit = if shape.index32 { lowered.rows_limit.min(INDEX32_MAX_ROWS) } else { lowered.rows_limit };

@@ -171,11 +171,14 @@ pub struct Experiments {
     /// the groups present (`aggregate::presence`); `TESSERA_EXP_PRESENCE=0` marks them
     /// row by row, as before.
     pub presence: bool,
+    /// `TESSERA_EXP_CARRY=1`: a whole tile's last stage runs in the next tile's
+    /// iteration where it may (`print::carried`).
+    pub carry: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false }
     }
 }
 
@@ -213,6 +216,7 @@ impl Experiments {
             warp_combine: var("TESSERA_EXP_WARP_COMBINE").map_or(d.warp_combine, |v| v == "1"),
             global_copies: var("TESSERA_EXP_GLOBAL_COPIES").and_then(|v| v.parse().ok()).unwrap_or(d.global_copies),
             presence: var("TESSERA_EXP_PRESENCE").map_or(d.presence, |v| v != "0"),
+            carry: var("TESSERA_EXP_CARRY").map_or(d.carry, |v| v == "1"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

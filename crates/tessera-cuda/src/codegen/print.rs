@@ -93,6 +93,51 @@ pub struct Shape<'a> {
     /// `unsigned` rows made SSB q1.3's probe loop 558 → 672 SASS instructions and its
     /// kernel 0.140 → 0.185 ms on the H200 (2026-11-28g run 1).
     pub index32: bool,
+    /// Whether a whole tile's last stage may run in the next tile's iteration
+    /// (`Experiments::carry`, see [`carried`]).
+    pub carry: bool,
+}
+
+/// The values a whole tile's last stage reads from the stage before it, when that stage
+/// may run one iteration late (`Experiments::carry`): tile `t`'s last stage then runs in
+/// iteration `t + 1`, after the stages before the last two of tile `t + 1` and before
+/// its second-to-last, which overwrites the values it carries. The loads that stage
+/// issues for the few rows still selected (a late column, the payloads a group key
+/// needs) are then read an iteration later, their latency spent on the next tile's
+/// lookups instead of waited out (software pipelining over tiles, as the eager loads
+/// are; SSB q3.1 reads `lo_revenue` for 3% of its rows).
+///
+/// Only where the last stage reads nothing of earlier stages but that stage's values,
+/// no row number, and the stage before it loads a column; None otherwise.
+pub fn carried(ir: &KernelIr, stages: &[Stage]) -> Option<Vec<super::ir::ValueId>> {
+    let [.., prev, last] = stages else { return None };
+    let defined = |st: &Stage| -> Vec<super::ir::ValueId> {
+        st.iter().filter_map(|s| match s { Stmt::Def { value, .. } => Some(*value), _ => None }).collect()
+    };
+    let (in_prev, in_last) = (defined(prev), defined(last));
+    let loads_column = prev.iter().any(|s| matches!(s, Stmt::Def { load: Some(Load::Column { .. }), .. }));
+    if !loads_column || last.iter().any(|s| s.uses(super::ir::Use::Row) || matches!(s, Stmt::Expand { .. })) {
+        return None;
+    }
+    let mut read = Vec::new();
+    let mut foreign = false;
+    for s in last {
+        s.for_each_use(&mut |u| {
+            if let super::ir::Use::Value(v) = u {
+                if ir.value(v).scope != Scope::Item || in_last.contains(&v) {
+                    return;
+                }
+                if in_prev.contains(&v) {
+                    if !read.contains(&v) {
+                        read.push(v);
+                    }
+                } else {
+                    foreign = true;
+                }
+            }
+        });
+    }
+    (!foreign && !read.is_empty()).then_some(read)
 }
 
 /// Which tiles a tile loop's body is written for.
@@ -303,9 +348,53 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         }
     }
     let decls = declarations(ir);
+    // A whole tile's last stage one iteration late (see [`carried`]): the values it reads
+    // and its selection flags (`psel`) live across iterations.
+    let carry = match body_stages {
+        [.., _, _] if shape.carry && deferral.is_none() && !shape.zones && shape.whole_tiles => carried(ir, body_stages),
+        _ => None,
+    };
+    let sel_type = if shape.sel_bool { "bool" } else { "int" };
+    let carried_decls: Vec<String> = carry
+        .iter()
+        .flatten()
+        .map(|v| {
+            let v = ir.value(*v);
+            format!("{} {}[ITEMS];", v.ty.c(), v.name)
+        })
+        .collect();
+    if carry.is_some() {
+        let _ = writeln!(src, "    // Tile t's last stage runs in iteration t + 1: what it reads, and its flags.");
+        for d in &carried_decls {
+            let _ = writeln!(src, "    {d}");
+        }
+        let _ = writeln!(src, "    {sel_type} psel[ITEMS] = {{}};");
+    }
+    // The last stage over the previous tile's items (`psel`), as `sel` in a scope of its
+    // own; `declare` declares the values it defines there.
+    let late_stage = |src: &mut String, skips: &[bool], indent: &str, declare: bool| {
+        let last = &body_stages[body_stages.len() - 1..];
+        let _ = writeln!(src, "{indent}{{");
+        let _ = writeln!(src, "{indent}{sel_type} (&sel)[ITEMS] = psel;");
+        if declare {
+            for st in last.iter().flatten() {
+                if let Stmt::Def { value, .. } = st {
+                    let v = ir.value(*value);
+                    if v.scope == Scope::Item {
+                        let _ = writeln!(src, "{indent}{} {}[ITEMS];", v.ty.c(), v.name);
+                    }
+                }
+            }
+        }
+        write_stages(src, ir, last, &row("tile"), indent, Some(shape.cols), skips);
+        let _ = writeln!(src, "{indent}}}");
+    };
     let tile_body = |src: &mut String, kind: TileKind| {
         let _ = writeln!(src, "        {}", sel_decl(shape));
         for d in &decls {
+            if kind == TileKind::Whole && carried_decls.contains(d) {
+                continue;
+            }
             let _ = writeln!(src, "        {d}");
         }
         let _ = writeln!(src, "        #pragma unroll");
@@ -422,7 +511,19 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             let _ = writeln!(src, "        if ({}) {{", zone_test("tile"));
         }
         let skips = if shape.warp_skip { warp_skips(body_stages, items) } else { Vec::new() };
-        write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols), &skips);
+        if let (Some(_), TileKind::Whole) = (&carry, kind) {
+            // The stages before the last two; the previous tile's last stage; this
+            // tile's second-to-last (under a warp's skip if any stage before it was).
+            let n = body_stages.len();
+            let skip = |k: usize| skips.get(k).copied().unwrap_or(false);
+            write_stages(src, ir, &body_stages[..n - 2], &row("tile"), "        ", Some(shape.cols), &skips[..skips.len().min(n - 2)]);
+            late_stage(src, &[(0..n).any(skip)], "        ", false);
+            write_stages(src, ir, &body_stages[n - 2..n - 1], &row("tile"), "        ", Some(shape.cols), &[(0..n - 1).any(skip)]);
+            let _ = writeln!(src, "        #pragma unroll");
+            let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) psel[i] = sel[i];");
+        } else {
+            write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols), &skips);
+        }
         if let Some(d) = deferral {
             write_queue(src, ir, d, &decls, tail, &row("tile"));
         }
@@ -434,6 +535,11 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         let _ = writeln!(src, "    for (; tile + {tile_items}{ll} <= {nrows}; tile += {stride}) {{");
         tile_body(&mut src, TileKind::Whole);
         src.push_str("    }\n");
+        if carry.is_some() {
+            let _ = writeln!(src, "    // The last whole tile's last stage.");
+            let skip = shape.warp_skip && warp_skips(body_stages, items).contains(&true);
+            late_stage(&mut src, &[skip], "    ", true);
+        }
         let _ = writeln!(src, "    // The last tile, partial: no tile follows it.");
         let _ = writeln!(src, "    if (tile < {nrows}) {{");
         tile_body(&mut src, TileKind::Last);

@@ -965,6 +965,37 @@ fn star_join_kernels_compile_with_nvrtc() {
     }
 }
 
+/// `Experiments::carry`: a whole tile's last stage (the aggregation) runs in the next
+/// tile's iteration, between that tile's lookups and its second-to-last stage, reading
+/// the values it carries over (the payload and the late-loaded column) and its flags
+/// (`psel`); the last whole tile's runs after the loop, and the partial tile as before.
+#[test]
+fn a_tiles_last_stage_can_run_an_iteration_late() {
+    let (mut p, cols, tables) = star();
+    // A domain too large for a shared table: global atomics, no warp queue.
+    if let Sink::Aggregate(a) = &mut p.sink {
+        a.strategy = GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max: 99_999 }] };
+    }
+    let with = |carry| {
+        let experiments = Experiments { carry, ..Experiments::default() };
+        generate_with(&p, &cols, &tables, KernelOptions { experiments, ..KernelOptions::default() }).unwrap().source
+    };
+    let (late, now) = (with(true), with(false));
+    assert!(!now.contains("psel"), "{now}");
+    assert!(late.contains("int psel[ITEMS] = {};") && late.contains("int (&sel)[ITEMS] = psel;"), "{late}");
+    assert!(late.contains("for (int i = 0; i < ITEMS; ++i) psel[i] = sel[i];"), "{late}");
+    // The atomics: in the loop (the previous tile's), after it (the last whole tile's)
+    // and in the partial tile.
+    assert_eq!(late.matches("atomic_add_split(&out_a0[").count(), 3, "{late}");
+    assert_eq!(now.matches("atomic_add_split(&out_a0[").count(), 2, "{now}");
+    // In the loop the previous tile's aggregation comes before this tile's payload loads.
+    let body = &late[late.find("for (; tile").unwrap()..late.find("// The last whole tile").unwrap()];
+    assert!(body.find("int (&sel)[ITEMS] = psel;").unwrap() < body.find("h0_p0[").or_else(|| body.find("h0_p")).unwrap(), "{late}");
+    if crate::test_support::nvrtc_or_skip("kernels running a stage a tile late compile with NVRTC") {
+        crate::compile_cubin(&late, "sm_90").unwrap_or_else(|e| panic!("{e}\n{late}"));
+    }
+}
+
 /// A scan whose leading filter compares a column with a literal takes the executor's
 /// zone bitmap (`Param::Zones`): a tile it rules out runs none of the stages (whose
 /// flags stay `true` in whole tiles), and the columns loaded up front are not loaded for
