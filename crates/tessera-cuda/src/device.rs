@@ -151,12 +151,6 @@ impl GpuDevice {
         unsafe { ctx.disable_event_tracking() };
         // Best effort: a device without memory pools allocates synchronously anyway.
         let _ = keep_pool_memory(&ctx);
-        if let Some(bytes) = std::env::var("TESSERA_EXP_L2_FETCH").ok().and_then(|v| v.parse::<usize>().ok()) {
-            match set_l2_fetch(&ctx, bytes) {
-                Ok((was, now)) => eprintln!("TESSERA_EXP_L2_FETCH: the L2's fetch granularity {was} -> {now} bytes"),
-                Err(e) => eprintln!("TESSERA_EXP_L2_FETCH: {e:?}"),
-            }
-        }
         let facts = Self::read_facts(&ctx).map_err(|e| driver_err("querying the GPU", e))?;
         let stream = ctx
             .new_stream()
@@ -286,24 +280,6 @@ fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverErr
         )
     }
     .result()
-}
-
-/// Experiment (`TESSERA_EXP_L2_FETCH=N`): the most bytes the L2 fetches from DRAM for a
-/// miss (`CU_LIMIT_MAX_L2_FETCH_GRANULARITY`, 0 to 128, a hint): a late-loaded column
-/// read for a few rows of a tile (SSB q3.1's `lo_revenue`, 3% of its rows) wants 32-byte
-/// sectors, not the pairs the default fetches. The granularity before and after.
-fn set_l2_fetch(ctx: &Arc<CudaContext>, bytes: usize) -> std::result::Result<(usize, usize), DriverError> {
-    use cudarc::driver::sys;
-    ctx.bind_to_thread()?;
-    let limit = sys::CUlimit::CU_LIMIT_MAX_L2_FETCH_GRANULARITY;
-    let (mut was, mut now) = (0usize, 0usize);
-    // SAFETY: the context is current on this thread; each call reads or sets one limit.
-    unsafe {
-        sys::cuCtxGetLimit(&mut was, limit).result()?;
-        sys::cuCtxSetLimit(limit, bytes).result()?;
-        sys::cuCtxGetLimit(&mut now, limit).result()?;
-    }
-    Ok((was, now))
 }
 
 /// Driver errors that mean "there is no usable GPU here" rather than "something broke".
