@@ -169,10 +169,14 @@ pub struct Experiments {
     pub global_copies: u32,
     /// Global arrays in copies leave the seen flags to the fold where an accumulator shows
     /// the groups present (`aggregate::presence`); `TESSERA_EXP_PRESENCE=0` marks them
-    /// row by row, as before.
+    /// row by row, as before (SSB q3.1's kernels 0.449–0.453 ms against 0.469–0.475 on an
+    /// H200, `gpu-2026-11-29e` run 1).
     pub presence: bool,
     /// `TESSERA_EXP_CARRY=1`: a whole tile's last stage runs in the next tile's
-    /// iteration where it may (`print::carried`).
+    /// iteration where it may (`print::carried`). On an H200 (SSB SF 20,
+    /// `gpu-2026-11-29e` run 4, 8 rounds in turns) q3.2's kernels took 0.344 → 0.296 ms,
+    /// but q2.1's 0.393 → 0.819, q3.3's, q3.4's, q4.2's and q4.3's 3–6% longer and q3.1's
+    /// the same: off until a rule tells those apart.
     pub carry: bool,
 }
 
