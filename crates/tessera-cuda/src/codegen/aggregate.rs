@@ -199,9 +199,9 @@ pub struct Presence {
 /// Global arrays in copies ([`global_copies`]) use it: every row of SSB q3.1 (about 4 M
 /// at SF 20) read its group's seen flag, after the atomics, and the fold that follows
 /// the kernel sets the flags from the array at no extra launch. On an H200 q3.1's
-/// kernels took 0.449–0.453 ms so against 0.469–0.475 (`gpu-2026-11-29e` run 1, 8 rounds
-/// in turns). Tables without copies keep their flags: setting them from an accumulator
-/// would take a launch of its own.
+/// kernels took 0.449–0.453 ms this way against 0.469–0.475 (`gpu-2026-11-29e` run 1,
+/// 8 rounds in turns). Tables without copies keep their flags: setting them from an
+/// accumulator would take a launch of its own.
 pub fn presence(accumulators: &[Accumulator], nullable: &[bool], ranges: &[Option<(i64, i64)>]) -> Option<Presence> {
     let mut arrays = 0;
     let mut counted = None;
