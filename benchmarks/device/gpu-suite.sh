@@ -160,11 +160,11 @@ for section in "$@"; do
   case $section in
   tests)
     # The packed GPU unit tests alone (GPU and NVRTC required).
-    for t in /tmp/tessera-gpu/tests/*; do TESSERA_REQUIRE_GPU=1 TESSERA_REQUIRE_NVRTC=1 $t 2>&1 | grep -E "^(test result|test .*FAILED|failures)|panicked|skipped"; done
+    for t in /tmp/tessera-gpu/tests/*; do TESSERA_REQUIRE_GPU=1 TESSERA_REQUIRE_NVRTC=1 $t 2>&1 | grep -E "^(test result|test .*FAILED|failures)|panicked|skipped|^called|^  left|^ right"; done
     ;;
   check)
     if [ -d /tmp/tessera-gpu/tests ]; then
-      for t in /tmp/tessera-gpu/tests/*; do TESSERA_REQUIRE_GPU=1 TESSERA_REQUIRE_NVRTC=1 $t 2>&1 | grep -E "^(test result|test .*FAILED|failures)|panicked|skipped"; done
+      for t in /tmp/tessera-gpu/tests/*; do TESSERA_REQUIRE_GPU=1 TESSERA_REQUIRE_NVRTC=1 $t 2>&1 | grep -E "^(test result|test .*FAILED|failures)|panicked|skipped|^called|^  left|^ right"; done
     fi
     echo "== SSB SF1 (answers checked)"
     $X --data-dir /tmp/td1 bench ssb --sf 1 --runs 3 --json $OUT/ssb1.json 2>&1 | grep -v '^\s*$'
