@@ -3516,13 +3516,13 @@ kernel
         .collect()
 }
 
-/// Queues generated kernel `function` on `stream` with `params`, each a 64-bit value.
 /// An aggregation's arrays as `GatherList` takes them: (device address, 64-bit words a
 /// group) each.
 fn group_arrays(accs: &[DeviceBuffer<u64>], words: &[usize], stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>) -> Vec<(u64, usize)> {
     accs.iter().zip(words).map(|(a, &w)| (a.as_slice().device_ptr(stream).0, w)).collect()
 }
 
+/// Queues generated kernel `function` on `stream` with `params`, each a 64-bit value.
 fn queue_kernel(stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, function: &CudaFunction, cfg: LaunchConfig, params: &[u64]) -> Result<()> {
     let mut builder = stream.launch_builder(function);
     for v in params {

@@ -1419,28 +1419,25 @@ fn group_strategy(keys: &[Expr], s: &Stream) -> (GroupStrategy, f64) {
     }
 }
 
-/// The range of the values aggregate `agg` takes from stream `s`, when statistics know
-/// it: integers, dates and decimals of up to 18 digits (their scaled values), as
+/// The range of `e`'s values in stream `s`, when statistics know it: integers, dates
+/// and decimals of up to 18 digits (their scaled values).
+fn known_range(e: &Expr, s: &Stream) -> Option<(i64, i64)> {
+    let ty = e.ty(&s.fields);
+    let ranged = ty.is_integer() || ty == Type::Date32 || matches!(ty, Type::Decimal { precision, .. } if precision <= 18);
+    s.stats_of(e).range.filter(|(min, max)| ranged && max >= min)
+}
+
+/// The range of the values aggregate `agg` takes from stream `s` ([`known_range`]), as
 /// [`Aggregate::value_ranges`] carries them.
 fn value_range(agg: &AggExpr, s: &Stream) -> Option<(i64, i64)> {
-    let arg = agg.arg.as_ref()?;
-    let ty = arg.ty(&s.fields);
-    let ranged = ty.is_integer() || ty == Type::Date32 || matches!(ty, Type::Decimal { precision, .. } if precision <= 18);
-    s.stats_of(arg).range.filter(|(min, max)| ranged && max >= min)
+    known_range(agg.arg.as_ref()?, s)
 }
 
 /// Per hash key, the range of its values when statistics know it (integer, date and
 /// decimal columns, decimals unscaled: TPC-H q2's `(ps_partkey, MIN(ps_supplycost))`
 /// packs in 21 + 17 bits at SF 10).
 fn key_ranges(keys: &[Expr], s: &Stream) -> Vec<Option<(i64, i64)>> {
-    keys.iter()
-        .map(|k| {
-            let ty = k.ty(&s.fields);
-            let range = s.stats_of(k).range.filter(|(min, max)| max >= min);
-            let ranged = ty.is_integer() || ty == Type::Date32 || matches!(ty, Type::Decimal { precision, .. } if precision <= 18);
-            range.filter(|_| matches!(k, Expr::Column { .. }) && ranged)
-        })
-        .collect()
+    keys.iter().map(|k| known_range(k, s).filter(|_| matches!(k, Expr::Column { .. }))).collect()
 }
 
 #[cfg(test)]

@@ -350,10 +350,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let decls = declarations(ir);
     // A whole tile's last stage one iteration late (see [`carried`]): the values it reads
     // and its selection flags (`psel`) live across iterations.
-    let carry = match body_stages {
-        [.., _, _] if shape.carry && deferral.is_none() && !shape.zones && shape.whole_tiles => carried(ir, body_stages),
-        _ => None,
-    };
+    let carry = if shape.carry && deferral.is_none() && !shape.zones && shape.whole_tiles { carried(ir, body_stages) } else { None };
     let sel_type = if shape.sel_bool { "bool" } else { "int" };
     let carried_decls: Vec<String> = carry
         .iter()
