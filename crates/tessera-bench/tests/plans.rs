@@ -672,6 +672,29 @@ fn aggregations_carry_their_arguments_ranges() {
     assert_eq!(ranges("q4.1"), vec![None]);
 }
 
+/// Builds carry their payload columns' ranges where the statistics know them (the GPU
+/// build may store them narrowed): SSB q3.1's date table keeps `d_year` from 1992 to
+/// 1998; its string payloads (dictionary codes) have none.
+#[test]
+fn builds_carry_their_payloads_ranges() {
+    let plans = plans(Suite::Ssb);
+    let (_, plan) = plans.iter().find(|(name, _)| *name == "q3.1").unwrap();
+    let ranges: Vec<(String, Option<(i64, i64)>)> = plan
+        .pipelines()
+        .filter_map(|p| match &p.sink {
+            Sink::HashBuild(h) => {
+                let fields = p.sink_input_fields();
+                assert_eq!(h.payload.len(), h.payload_ranges.len(), "{h:?}");
+                Some(h.payload.iter().zip(&h.payload_ranges).map(|(&c, r)| (fields[c].name.clone(), *r)).collect::<Vec<_>>())
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(ranges.contains(&("date.d_year".to_string(), Some((1992, 1998)))), "{ranges:?}");
+    assert!(ranges.contains(&("customer.c_nation".to_string(), None)), "{ranges:?}");
+}
+
 /// Plans shaped for the GPU (`Target::Gpu`): an inner join whose smaller side's keys
 /// repeat builds the side whose keys are unique (TPC-H q12 builds orders, not its
 /// lineitems), and a semi join without a residual builds a membership table of the

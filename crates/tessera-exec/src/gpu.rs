@@ -2180,10 +2180,11 @@ impl GpuRuntime {
                 // Payload by slot, or by build row in a chained table.
                 let len = shape.chain.map_or(shape.slots, |rows| rows.max(1));
                 for (j, pc) in shape.payload.iter().enumerate() {
-                    let b = match pc.width {
-                        Width::I32 => GpuBuf::I32(self.alloc_set::<i32>(gs, len, 0, &mut fills)?),
-                        Width::I64 => GpuBuf::I64(self.alloc_set::<i64>(gs, len, 0, &mut fills)?),
-                        Width::Str => return Err(string_as_values()),
+                    let b = match (pc.narrow, pc.width) {
+                        (Some(n), _) => GpuBuf::Narrow { reference: shape.payload_refs.get(j).copied().unwrap_or(0), distances: self.alloc_narrow(gs, n, len, &mut fills)? },
+                        (None, Width::I32) => GpuBuf::I32(self.alloc_set::<i32>(gs, len, 0, &mut fills)?),
+                        (None, Width::I64) => GpuBuf::I64(self.alloc_set::<i64>(gs, len, 0, &mut fills)?),
+                        (None, Width::Str) => return Err(string_as_values()),
                     };
                     out_bufs.push(self.sink_column(gs, b, len, pc.nullable, (OutSlot::BuildPayload(j), OutSlot::BuildPayloadValid(j)), &mut out_ptrs, &mut fills)?);
                 }
@@ -2357,6 +2358,33 @@ impl GpuRuntime {
         let buf = unsafe { self.alloc_uninit::<T>(gs, len) }?;
         fills.0.push((buf.as_slice().device_ptr(gs.stream()).0, (len * size / 4) as u64, value));
         Ok(buf)
+    }
+
+    /// A zeroed array of `len` distances of byte form `n` (a narrowed build payload,
+    /// `codegen::build::payload_form`), its length rounded up to whole 32-bit words for
+    /// the fill.
+    fn alloc_narrow(&self, gs: &GpuStream, n: Narrow, len: usize, fills: &mut Fills) -> Result<NarrowBuf> {
+        let words = (len.max(1) * n.bytes()).div_ceil(4);
+        let mut fill = |b: u64| fills.0.push((b, words as u64, 0));
+        // SAFETY: set by `apply_fills` in stream order before the kernel that reads it.
+        Ok(match n {
+            Narrow::U8 => {
+                let b = unsafe { self.alloc_uninit::<u8>(gs, words * 4) }?;
+                fill(b.as_slice().device_ptr(gs.stream()).0);
+                NarrowBuf::U8(b)
+            }
+            Narrow::U16 => {
+                let b = unsafe { self.alloc_uninit::<u16>(gs, words * 2) }?;
+                fill(b.as_slice().device_ptr(gs.stream()).0);
+                NarrowBuf::U16(b)
+            }
+            Narrow::U32 => {
+                let b = unsafe { self.alloc_uninit::<u32>(gs, words) }?;
+                fill(b.as_slice().device_ptr(gs.stream()).0);
+                NarrowBuf::U32(b)
+            }
+            Narrow::Bits(_) => return Err(TesseraError::Internal("a bit-packed build payload".into())),
+        })
     }
 
     /// Folds the copies of an aggregation's global arrays into the first
@@ -3439,7 +3467,7 @@ impl GpuPipeline {
         match &kernel.sink {
             SinkLayout::Build { table } => {
                 let len = table.chain.unwrap_or(table.slots);
-                add(len.saturating_mul(table.payload.iter().map(|c| c.width.bytes()).sum()));
+                add(len.saturating_mul(table.payload.iter().map(|c| c.narrow.map_or(c.width.bytes(), Narrow::bytes)).sum()));
                 add(len.div_ceil(8).saturating_mul(table.payload.iter().filter(|c| c.nullable).count()));
                 if table.hashed.is_some() {
                     add(table.slots.saturating_mul(8));
@@ -3763,6 +3791,7 @@ pub fn plan_marks(
             membership: false,
             repeated_keys: true,
             null_aware: false,
+            payload_ranges: Vec::new(),
         }),
         device: tessera_ir::Device::Gpu,
         device_reason: None,
@@ -4044,6 +4073,7 @@ mod tests {
                 membership: false,
                 repeated_keys: false,
                 null_aware: false,
+                payload_ranges: Vec::new(),
             }),
             device: Device::Gpu,
             device_reason: None,

@@ -422,6 +422,11 @@ pub struct HashBuild {
     /// row at all, and one with a NULL key, decide its probe rows too.
     #[serde(default)]
     pub null_aware: bool,
+    /// Per payload column, the range of its values where statistics know it (integers,
+    /// dates, decimals of up to 18 digits): the GPU build may store it narrowed. A hint:
+    /// a build that meets a value outside it sends the query to the CPU backend.
+    #[serde(default)]
+    pub payload_ranges: Vec<Option<(i64, i64)>>,
 }
 
 /// Aggregate functions.

@@ -1037,7 +1037,8 @@ impl Planner<'_> {
         let payload: Vec<usize> = if membership { Vec::new() } else { (0..fields.len()).collect() };
         let estimated_rows = rows.max(0.0) as u64;
         let repeated_keys = keys_unique(&build, &keys) == Some(false);
-        let sink = HashBuild { table, keys, payload, strategy, nulls_equal, estimated_rows, membership, repeated_keys, null_aware };
+        let payload_ranges = payload.iter().map(|&c| known_range(&Expr::col(c, fields[c].name.clone()), &build)).collect();
+        let sink = HashBuild { table, keys, payload, strategy, nulls_equal, estimated_rows, membership, repeated_keys, null_aware, payload_ranges };
         self.push_pipeline(build, Sink::HashBuild(sink));
         (table, fields, stats, rows)
     }

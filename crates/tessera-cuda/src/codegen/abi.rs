@@ -79,6 +79,8 @@ pub enum Param {
         column: usize,
         /// Its width.
         width: Width,
+        /// Narrowed: distances from the table's reference (`GpuTable::payload_refs`).
+        narrow: Option<Narrow>,
     },
     /// The validity bitmap of payload column `column` of the table probe `probe` reads,
     /// a column that may be NULL: bit `s & 31` of word `s >> 5` set where the row at slot
@@ -135,6 +137,8 @@ pub enum Out {
         column: usize,
         /// Its width.
         width: Width,
+        /// Narrowed: distances from its reference (`GpuTable::payload_refs`).
+        narrow: Option<Narrow>,
     },
     /// The validity bitmap of a build's payload column `column` that may be NULL
     /// (`uint32_t`, as long as the payload in bits, zero before the launch): see
@@ -204,7 +208,8 @@ impl Param {
             Param::Zones => "const uint32_t* __restrict__ zones".into(),
             Param::Bytes { column } => format!("const unsigned char* __restrict__ col{column}_bytes"),
             Param::Validity { column } => format!("const uint32_t* __restrict__ col{column}_valid"),
-            Param::Payload { probe, column, width } => format!("const {}* __restrict__ h{probe}_p{column}", width.c()),
+            Param::Payload { probe, column, narrow: Some(n), .. } => format!("const {}* __restrict__ h{probe}_p{column}", n.c()),
+            Param::Payload { probe, column, width, .. } => format!("const {}* __restrict__ h{probe}_p{column}", width.c()),
             Param::PayloadValid { probe, column } => format!("const uint32_t* __restrict__ h{probe}_pv{column}"),
             Param::BuildSeen { probe } => format!("const uint32_t* __restrict__ h{probe}_seen"),
             Param::Bitmap { probe } => format!("const uint32_t* __restrict__ h{probe}_bits"),
@@ -213,7 +218,8 @@ impl Param {
             Param::Next { probe } => format!("const int* __restrict__ h{probe}_next"),
             Param::Out(o) => match o {
                 Out::BuildRows => "int32_t* __restrict__ out_rows".into(),
-                Out::BuildPayload { column, width } => format!("{}* __restrict__ out_p{column}", width.c()),
+                Out::BuildPayload { column, narrow: Some(n), .. } => format!("{}* __restrict__ out_p{column}", n.c()),
+                Out::BuildPayload { column, width, .. } => format!("{}* __restrict__ out_p{column}", width.c()),
                 Out::BuildPayloadValid { column } => format!("uint32_t* __restrict__ out_pv{column}"),
                 Out::BuildBitmap => "uint32_t* __restrict__ out_bits".into(),
                 Out::BuildSeen => "uint32_t* __restrict__ out_bseen".into(),

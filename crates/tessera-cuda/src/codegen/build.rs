@@ -17,7 +17,7 @@ use super::abi::{Out, Param};
 use super::builder::{Builder, Lowered, set_bit};
 use super::hash::{KeyPack, table_slots};
 use super::ir::{CExpr, CType};
-use super::layout::{GpuColumn, GpuTable, SinkLayout};
+use super::layout::{GpuColumn, GpuTable, Narrow, SinkLayout, Width};
 use super::unsupported::Reason;
 use crate::cx;
 
@@ -56,9 +56,9 @@ pub fn lower(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[
     b.params.push(Param::Out(Out::BuildRows));
     reject_repeated(b, h, cx!["atomicCAS((int*)&out_rows[", &s, "], 0, (int)(", CExpr::row(), " + 1)) != 0"]);
     b.effect(set_bit("out_bits", &s));
-    let payload = write_payload(b, h, &s)?;
+    let (payload, payload_refs) = write_payload(b, h, &s)?;
     b.params.push(Param::Out(Out::BuildBitmap));
-    let table = GpuTable { min: *min, slots, hashed: None, payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership, chain: None };
+    let table = GpuTable { min: *min, slots, hashed: None, payload, payload_refs, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership, chain: None };
     Ok(SinkLayout::Build { table })
 }
 
@@ -71,8 +71,8 @@ fn hashed(b: &mut Builder<'_>, h: &HashBuild, ranges: &[Option<(i64, i64)>], pip
     let s = b.var(CType::LongLong, "s", cx![format!("tessera_hash_insert_unique(out_keys, {}ull, ", slots - 1), word, ")"]);
     reject_repeated(b, h, cx![&s, " == -1LL"]);
     b.reject_flagged(cx![&s, " < 0LL"], 1);
-    let payload = write_payload(b, h, &s)?;
-    let table = GpuTable { min: 0, slots, hashed: Some(pack), payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership, chain: None };
+    let (payload, payload_refs) = write_payload(b, h, &s)?;
+    let table = GpuTable { min: 0, slots, hashed: Some(pack), payload, payload_refs, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: h.membership, chain: None };
     Ok(SinkLayout::Build { table })
 }
 
@@ -107,8 +107,8 @@ fn chained(b: &mut Builder<'_>, h: &HashBuild, pipeline: &Pipeline, fields: &[Fi
     b.params.push(Param::Out(Out::Heads));
     b.params.push(Param::Out(Out::Next));
     b.effect(cx!["out_next[", CExpr::row(), "] = atomicExch(&out_heads[", &s, "], (int)", CExpr::row(), ");"]);
-    let payload = write_payload(b, h, &CExpr::row())?;
-    let table = GpuTable { min, slots, hashed, payload, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: false, chain: Some(rows as usize) };
+    let (payload, payload_refs) = write_payload(b, h, &CExpr::row())?;
+    let table = GpuTable { min, slots, hashed, payload, payload_refs, pass_permille: pass_permille(h.estimated_rows, pipeline), membership: false, chain: Some(rows as usize) };
     Ok(SinkLayout::Build { table })
 }
 
@@ -195,23 +195,75 @@ fn reject_repeated(b: &mut Builder<'_>, h: &HashBuild, repeated: CExpr) {
 }
 
 /// Writes the row's payload columns at slot `s` of the table's payload arrays; their
-/// layouts. A column that may be NULL sets bit `s` of its validity bitmap where it is not
-/// (the bitmap is zero before the launch).
-fn write_payload(b: &mut Builder<'_>, h: &HashBuild, s: &CExpr) -> Lowered<Vec<GpuColumn>> {
-    let mut payload = Vec::new();
+/// layouts and references (see [`payload_form`]). A column that may be NULL sets bit `s`
+/// of its validity bitmap where it is not (the bitmap is zero before the launch).
+fn write_payload(b: &mut Builder<'_>, h: &HashBuild, s: &CExpr) -> Lowered<(Vec<GpuColumn>, Vec<i64>)> {
+    let (mut payload, mut refs) = (Vec::new(), Vec::new());
     for (j, &col) in h.payload.iter().enumerate() {
         let (v, w) = super::scan::value(b, col)?;
-        b.params.push(Param::Out(Out::BuildPayload { column: j, width: w }));
-        b.effect(cx![format!("out_p{j}["), s, "] = ", v, ";"]);
         let dictionary = b.dicts.get(col).copied().flatten();
-        match b.nulls.get(col).cloned().flatten() {
-            Some(ok) => {
-                b.params.push(Param::Out(Out::BuildPayloadValid { column: j }));
-                b.effect(cx!["if (", ok, ") ", set_bit(&format!("out_pv{j}"), s)]);
-                payload.push(GpuColumn::nullable(w, dictionary));
+        let nullable = b.nulls.get(col).cloned().flatten();
+        let form = if nullable.is_none() { payload_form(b, h, j, col, w) } else { None };
+        b.params.push(Param::Out(Out::BuildPayload { column: j, width: w, narrow: form.map(|(n, _)| n) }));
+        match form {
+            Some((n, reference)) => {
+                // The statistics are a hint: a value outside the range sends the query to
+                // the CPU backend rather than store a wrapped distance.
+                let (u, r) = (unsigned_of(w), c_long(reference));
+                let below = cx!["(long long)(", v.clone(), format!(") < {r}")];
+                let distance = b.var(CType::ULongLong, "pd", cx![format!("({u})("), v, format!(") - ({u}){r}")]);
+                b.reject_flagged(cx![below, " || ", &distance, format!(" > {}ull", n.max_distance())], 1);
+                b.effect(cx![format!("out_p{j}["), s, format!("] = ({})", n.c()), distance, ";"]);
+                refs.push(reference);
+                payload.push(GpuColumn { narrow: Some(n), ..GpuColumn::plain(w, dictionary) });
             }
-            None => payload.push(GpuColumn::plain(w, dictionary)),
+            None => {
+                b.effect(cx![format!("out_p{j}["), s, "] = ", v, ";"]);
+                refs.push(0);
+                match nullable {
+                    Some(ok) => {
+                        b.params.push(Param::Out(Out::BuildPayloadValid { column: j }));
+                        b.effect(cx!["if (", ok, ") ", set_bit(&format!("out_pv{j}"), s)]);
+                        payload.push(GpuColumn::nullable(w, dictionary));
+                    }
+                    None => payload.push(GpuColumn::plain(w, dictionary)),
+                }
+            }
         }
     }
-    Ok(payload)
+    Ok((payload, refs))
+}
+
+/// The narrowed form of payload column `j` (layout column `col`, of width `w`) and its
+/// reference, where its values lie in a known range: a dictionary's codes (0 to its size
+/// less one), else the range the statistics give ([`HashBuild::payload_ranges`]). A
+/// byte form narrower than the width, as source columns take (`Narrow::for_span`); never
+/// bit-packed, never for a column that may be NULL; by default only 64-bit columns
+/// (`Experiments::narrow_payloads`, where the measurements are).
+///
+/// Why: a probe reads its payload for the rows that pass its tests, scattered over the
+/// table, so the table's size decides whether those reads hit L1 or L2, and a 64-bit
+/// value read takes two registers. TPC-H's payloads are 64-bit keys and decimals of a few
+/// bytes.
+pub fn payload_form(b: &Builder<'_>, h: &HashBuild, j: usize, col: usize, w: Width) -> Option<(Narrow, i64)> {
+    if b.narrow_payloads == 0 || w == Width::Str || (w.bytes() as u32) * 8 < b.narrow_payloads {
+        return None;
+    }
+    let (lo, hi) = match b.dicts.get(col).copied().flatten() {
+        Some(d) if d.by_row => return None,
+        Some(d) => (0, i64::try_from(d.size).ok()?.checked_sub(1)?),
+        None => h.payload_ranges.get(j).copied().flatten()?,
+    };
+    let span = u64::try_from(i128::from(hi) - i128::from(lo)).ok()?;
+    Some((Narrow::for_span(span, w, 0)?, lo))
+}
+
+/// `x` as a C `long long` literal (i64::MIN too, which has none).
+pub(super) fn c_long(x: i64) -> String {
+    if x == i64::MIN { "(-9223372036854775807LL - 1LL)".into() } else { format!("{x}LL") }
+}
+
+/// The unsigned C type of a value of width `w` (distances are taken in it).
+pub(super) fn unsigned_of(w: Width) -> &'static str {
+    if w == Width::I64 { "unsigned long long" } else { "uint32_t" }
 }

@@ -76,6 +76,10 @@ pub struct Builder<'a> {
     pub global_copies: usize,
     /// Copies may leave the seen flags to their fold (`Experiments::presence`).
     pub presence: bool,
+    /// Builds store payload columns of at least this many bits narrowed where their
+    /// range is known (`Experiments::narrow_payloads`, see `build::payload_form`; 0:
+    /// none).
+    pub narrow_payloads: u32,
     tmp: usize,
 }
 
@@ -127,6 +131,7 @@ impl<'a> Builder<'a> {
             warp_combine: false,
             global_copies: 0,
             presence: true,
+            narrow_payloads: 64,
             tmp: 0,
         }
     }

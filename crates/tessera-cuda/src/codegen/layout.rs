@@ -196,6 +196,11 @@ impl Narrow {
         }
     }
 
+    /// The largest distance the form holds.
+    pub fn max_distance(self) -> u64 {
+        (1u64 << self.bits()) - 1
+    }
+
     /// Bytes per value of a byte form (a bit-packed one's rounded up).
     pub fn bytes(self) -> usize {
         self.bits().div_ceil(8) as usize
@@ -306,8 +311,13 @@ pub struct GpuTable {
     pub slots: usize,
     /// How the keys pack, for an open-addressing table.
     pub hashed: Option<KeyPack>,
-    /// Payload columns (build pipeline's sink-input layout order, all of them).
+    /// Payload columns (build pipeline's sink-input layout order, all of them). A
+    /// narrowed one ([`GpuColumn::narrow`], a byte form) holds each value less its
+    /// reference in [`GpuTable::payload_refs`], a constant of the kernels.
     pub payload: Vec<GpuColumn>,
+    /// Per payload column, the reference its narrowed values are distances from (0 for
+    /// one kept at its width).
+    pub payload_refs: Vec<i64>,
     /// Estimated share of the build side's table that is in the table, per mille: the
     /// share of probe rows a foreign-key join lets through. Orders the probes.
     pub pass_permille: u32,

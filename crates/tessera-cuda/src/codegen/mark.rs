@@ -33,7 +33,7 @@ pub fn lower(b: &mut Builder<'_>, m: &MarkBuild, probe_no: usize, t: &GpuTable, 
         return Err(Reason::Inconsistent(format!("a mark sink reading {} build columns of a table holding {}", m.fields.len(), t.payload.len())));
     }
     for (j, pc) in t.payload.iter().enumerate() {
-        b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });
+        b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width, narrow: pc.narrow });
         if pc.nullable {
             b.params.push(Param::PayloadValid { probe: probe_no, column: j });
         }

@@ -256,6 +256,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     b.column_policy = options.experiments.column_loads != 0;
     b.warp_combine = options.experiments.warp_combine;
     b.presence = options.experiments.presence;
+    b.narrow_payloads = options.experiments.narrow_payloads;
     if options.experiments.global_copies > 0 {
         b.global_copies = (options.experiments.global_copies as usize).next_power_of_two().min(aggregate::MAX_GLOBAL_COPIES);
     }

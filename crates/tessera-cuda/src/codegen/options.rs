@@ -178,11 +178,22 @@ pub struct Experiments {
     /// but q2.1's 0.393 → 0.819, q3.3's, q3.4's, q4.2's and q4.3's 3–6% longer and q3.1's
     /// the same: off until a rule tells those apart.
     pub carry: bool,
+    /// Hash tables built on the GPU keep payload columns of at least this many bits
+    /// whose values lie in a known range (dictionary codes, or a range the statistics
+    /// know) as 1-, 2- or 4-byte distances from its start (`build::payload_form`): 64,
+    /// the default, 64-bit ones only; 32 every one; 0 none, as before
+    /// (`TESSERA_EXP_NARROW_PAYLOADS=N`). On an H200 (2026-11-29f runs 1–3) narrowing
+    /// every payload made TPC-H SF 10's kernels 49.0 → 46.9 ms, but SSB's 32-bit payloads
+    /// gained nothing (q3.1's probe 0.449 ms either way) and cost q2.1 a fifth (0.391 →
+    /// 0.473 ms): its probe then needs 32 registers instead of 40, runs 16 blocks an SM
+    /// instead of 12, and its lookups miss more (Nsight Compute: L1 hit rate 87% against
+    /// 89%, 451 µs against 372).
+    pub narrow_payloads: u32,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, narrow_payloads: 64 }
     }
 }
 
@@ -221,6 +232,7 @@ impl Experiments {
             global_copies: var("TESSERA_EXP_GLOBAL_COPIES").and_then(|v| v.parse().ok()).unwrap_or(d.global_copies),
             presence: var("TESSERA_EXP_PRESENCE").map_or(d.presence, |v| v != "0"),
             carry: var("TESSERA_EXP_CARRY").map_or(d.carry, |v| v == "1"),
+            narrow_payloads: var("TESSERA_EXP_NARROW_PAYLOADS").and_then(|v| v.parse().ok()).unwrap_or(d.narrow_payloads),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

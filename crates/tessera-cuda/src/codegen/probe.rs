@@ -270,7 +270,7 @@ pub fn lower(b: &mut Builder<'_>, p: &Probe, probe_no: usize, t: &GpuTable, hois
         return Err(Reason::Inconsistent(format!("a probe reading {} build columns of a table holding {}", p.build_fields.len(), t.payload.len())));
     }
     for (j, pc) in t.payload.iter().enumerate() {
-        b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width });
+        b.params.push(Param::Payload { probe: probe_no, column: j, width: pc.width, narrow: pc.narrow });
         if pc.nullable {
             b.params.push(Param::PayloadValid { probe: probe_no, column: j });
         }
@@ -504,6 +504,16 @@ fn gather_payload_where(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &
     for (j, pc) in t.payload.iter().enumerate() {
         let name = b.fresh("b");
         let read = cx![format!("h{probe_no}_p{j}["), s, "]"];
+        // A narrowed payload holds distances from its reference (`build::payload_form`);
+        // the sum is the value built, so it never wraps.
+        let read = match (pc.narrow, t.payload_refs.get(j).copied().unwrap_or(0)) {
+            (Some(_), 0) => cx!["(", pc.width.c(), ")", read],
+            (Some(_), r) => {
+                let u = super::build::unsigned_of(pc.width);
+                cx![format!("({})(({u}){} + ({u})", pc.width.c(), super::build::c_long(r)), read, ")"]
+            }
+            (None, _) => read,
+        };
         let read = match found {
             Some(f) => cx!["(", f.clone(), format!(") ? ({})", pc.width.c()), read, format!(" : ({})0", pc.width.c())],
             None => read,

@@ -587,8 +587,8 @@ fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
     };
     let cols = vec![int_col(), int_col(), GpuColumn::plain(Width::I64, None)];
     let tables = vec![
-        GpuTable { min: 0, slots: 3000, hashed: None, payload: vec![int_col()], pass_permille: 1000, membership: false, chain: None },
-        GpuTable { min: 0, slots: 100, hashed: None, payload: vec![], pass_permille: 5, membership: false, chain: None },
+        GpuTable { min: 0, slots: 3000, hashed: None, payload: vec![int_col()], payload_refs: vec![0], pass_permille: 1000, membership: false, chain: None },
+        GpuTable { min: 0, slots: 100, hashed: None, payload: vec![], payload_refs: vec![], pass_permille: 5, membership: false, chain: None },
     ];
     (p, cols, tables)
 }
@@ -722,7 +722,7 @@ fn filtered_probe(kept_permille: u32, filter: Expr) -> (Pipeline, Vec<GpuColumn>
         device_reason: None,
     };
     let cols = vec![int_col(), int_col(), GpuColumn::plain(Width::I64, None)];
-    let tables = vec![GpuTable { min: 19920101, slots: 61131, hashed: None, payload: vec![], pass_permille: 3, membership: false, chain: None }];
+    let tables = vec![GpuTable { min: 19920101, slots: 61131, hashed: None, payload: vec![], payload_refs: vec![], pass_permille: 3, membership: false, chain: None }];
     (p, cols, tables)
 }
 
@@ -891,6 +891,66 @@ fn builds_write_rows_payload_and_a_membership_bitmap() {
     assert!(k.source.contains("atomicOr(&out_bits[s1[i] >> 5], 1u << (s1[i] & 31));"), "{}", k.source);
     // Out-of-range keys and duplicates raise their flags.
     assert!(k.source.contains("flags[1] = 1ull") && k.source.contains("flags[2] = 1ull"), "{}", k.source);
+}
+
+/// A build keeps a payload of a known range narrowed: dictionary codes by the
+/// dictionary's size, other values by the statistics' range (distances from its start,
+/// checked: a value outside the form raises `flags[1]`); probes add the start back. Wide
+/// ranges, NULLs, 32-bit columns by default and the experiment off keep the width.
+#[test]
+fn builds_narrow_payloads_of_a_known_range() {
+    let build = |ranges: Vec<Option<(i64, i64)>>, cols: &[GpuColumn], narrow_payloads: u32| {
+        let mut p = build_pipeline();
+        let Sink::HashBuild(h) = &mut p.sink else { unreachable!() };
+        h.payload = vec![0, 1];
+        h.payload_ranges = ranges;
+        let options = KernelOptions { experiments: Experiments { narrow_payloads, ..Experiments::default() }, ..KernelOptions::default() };
+        generate_with(&p, cols, &[], options).unwrap()
+    };
+    let table = |k: &Kernel| match &k.sink {
+        SinkLayout::Build { table } => table.clone(),
+        other => panic!("not a build: {other:?}"),
+    };
+    let forms = |t: &GpuTable| t.payload.iter().map(|c| c.narrow).collect::<Vec<_>>();
+    // The key (32-bit) by its range, the value (64-bit) from 1,000 to 1,200 in a byte.
+    let k = build(vec![Some((5, 104)), Some((1000, 1200))], &cols(), 32);
+    let t = table(&k);
+    assert_eq!((forms(&t), t.payload_refs.clone()), (vec![Some(Narrow::U8), Some(Narrow::U8)], vec![5, 1000]));
+    assert!(k.source.contains("uint8_t* __restrict__ out_p0, uint8_t* __restrict__ out_p1"), "{}", k.source);
+    assert!(k.source.contains("(unsigned long long)(c1[i]) - (unsigned long long)1000LL;"), "{}", k.source);
+    assert!(k.source.contains("if ((long long)(c1[i]) < 1000LL || pd"), "{}", k.source);
+    assert!(k.source.contains(" > 255ull) { flags[1] = 1ull;"), "{}", k.source);
+    let mut kernels = vec![k];
+    // Dictionary codes need no statistics: 300 entries, two bytes from 0. A 64-bit value
+    // of a range wider than 16 bits takes four; wider than 32, its width.
+    let mut dict_cols = cols();
+    dict_cols[0].dictionary = Some(DictRef { size: 300, id: 0, by_row: false });
+    let k = build(vec![None, Some((-5, 70_000))], &dict_cols, 32);
+    let t = table(&k);
+    assert_eq!((forms(&t), t.payload_refs.clone()), (vec![Some(Narrow::U16), Some(Narrow::U32)], vec![0, -5]));
+    kernels.push(k);
+    let t = table(&build(vec![None, Some((0, 1 << 40))], &cols(), 32));
+    assert_eq!(forms(&t), vec![None, None]);
+    // By default (64) the 64-bit value alone; off, or a column that may be NULL: the
+    // width.
+    assert_eq!(forms(&table(&build(vec![Some((5, 104)), Some((1000, 1200))], &cols(), 64))), vec![None, Some(Narrow::U8)]);
+    assert_eq!(forms(&table(&build(vec![Some((5, 104)), Some((1000, 1200))], &cols(), 0))), vec![None, None]);
+    let mut nullable = cols();
+    nullable[1].nullable = true;
+    assert_eq!(forms(&table(&build(vec![Some((5, 104)), Some((1000, 1200))], &nullable, 32))), vec![Some(Narrow::U8), None]);
+    // A probe reads the distance and adds the reference back, in the value's width.
+    let (p, cols, mut tables) = star();
+    tables[0].payload[0].narrow = Some(Narrow::U8);
+    tables[0].payload_refs[0] = 1992;
+    let k = generate(&p, &cols, &tables).unwrap();
+    assert!(k.source.contains("const uint8_t* __restrict__ h0_p0"), "{}", k.source);
+    assert!(k.source.contains("(int32_t)((uint32_t)1992LL + (uint32_t)h0_p0["), "{}", k.source);
+    kernels.push(k);
+    if crate::test_support::nvrtc_or_skip("narrowed payloads compile with NVRTC") {
+        for k in &kernels {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
+    }
 }
 
 /// A build without keys (a cross join's side) stays on the CPU with its reason: no
@@ -1510,6 +1570,7 @@ fn build_pipeline() -> Pipeline {
         membership: false,
         repeated_keys: false,
         null_aware: false,
+        payload_ranges: Vec::new(),
     });
     p
 }
