@@ -185,9 +185,11 @@ pub struct Experiments {
     /// (`TESSERA_EXP_NARROW_PAYLOADS=N`). On an H200 (2026-11-29f runs 1–3) narrowing
     /// every payload made TPC-H SF 10's kernels 49.0 → 46.9 ms, but SSB's 32-bit payloads
     /// gained nothing (q3.1's probe 0.449 ms either way) and cost q2.1 a fifth (0.391 →
-    /// 0.473 ms): its probe then needs 32 registers instead of 40, runs 16 blocks an SM
-    /// instead of 12, and its lookups miss more (Nsight Compute: L1 hit rate 87% against
-    /// 89%, 451 µs against 372).
+    /// 0.473 ms). Its probe then compiles to 32 registers instead of 40 and misses more in
+    /// L1 (Nsight Compute: 451 µs against 372), but neither its occupancy (a grid of 12
+    /// blocks an SM, as at 40 registers: 0.50 ms) nor where its arrays land (the narrow
+    /// arrays padded to their width's bytes: 0.50 ms) brings it back (runs 6–8); the cause
+    /// is in the compiled code, not yet found.
     pub narrow_payloads: u32,
 }
 
