@@ -2348,41 +2348,28 @@ impl GpuRuntime {
 
     /// `len` elements on the query's stream for a pipeline's sink, set to the 64-bit
     /// pattern `value` (0: zeroed; otherwise `T` must be 64 bits wide) by `fills` before
-    /// the pipeline's kernel runs ([`GpuRuntime::apply_fills`]).
+    /// the pipeline's kernel runs ([`GpuRuntime::apply_fills`]). The fills write whole
+    /// 32-bit words: an array of 1- or 2-byte elements (a narrowed build payload) is
+    /// rounded up to them.
     fn alloc_set<T: tessera_cuda::cudarc::driver::DeviceRepr>(&self, gs: &GpuStream, len: usize, value: u64, fills: &mut Fills) -> Result<DeviceBuffer<T>> {
         let size = std::mem::size_of::<T>();
-        if size % 4 != 0 || value != 0 && size != 8 {
+        if (size % 4 != 0 && 4 % size != 0) || (value != 0 && size != 8) {
             return Err(TesseraError::Internal(format!("a sink array of {size}-byte values set to {value:#x}")));
         }
+        let words = (len * size).div_ceil(4);
         // SAFETY: set by `apply_fills` in stream order before the kernel that reads it.
-        let buf = unsafe { self.alloc_uninit::<T>(gs, len) }?;
-        fills.0.push((buf.as_slice().device_ptr(gs.stream()).0, (len * size / 4) as u64, value));
+        let buf = unsafe { self.alloc_uninit::<T>(gs, words * 4 / size) }?;
+        fills.0.push((buf.as_slice().device_ptr(gs.stream()).0, words as u64, value));
         Ok(buf)
     }
 
     /// A zeroed array of `len` distances of byte form `n` (a narrowed build payload,
-    /// `codegen::build::payload_form`), its length rounded up to whole 32-bit words for
-    /// the fill.
+    /// `codegen::build::payload_form`).
     fn alloc_narrow(&self, gs: &GpuStream, n: Narrow, len: usize, fills: &mut Fills) -> Result<NarrowBuf> {
-        let words = (len.max(1) * n.bytes()).div_ceil(4);
-        let mut fill = |b: u64| fills.0.push((b, words as u64, 0));
-        // SAFETY: set by `apply_fills` in stream order before the kernel that reads it.
         Ok(match n {
-            Narrow::U8 => {
-                let b = unsafe { self.alloc_uninit::<u8>(gs, words * 4) }?;
-                fill(b.as_slice().device_ptr(gs.stream()).0);
-                NarrowBuf::U8(b)
-            }
-            Narrow::U16 => {
-                let b = unsafe { self.alloc_uninit::<u16>(gs, words * 2) }?;
-                fill(b.as_slice().device_ptr(gs.stream()).0);
-                NarrowBuf::U16(b)
-            }
-            Narrow::U32 => {
-                let b = unsafe { self.alloc_uninit::<u32>(gs, words) }?;
-                fill(b.as_slice().device_ptr(gs.stream()).0);
-                NarrowBuf::U32(b)
-            }
+            Narrow::U8 => NarrowBuf::U8(self.alloc_set::<u8>(gs, len, 0, fills)?),
+            Narrow::U16 => NarrowBuf::U16(self.alloc_set::<u16>(gs, len, 0, fills)?),
+            Narrow::U32 => NarrowBuf::U32(self.alloc_set::<u32>(gs, len, 0, fills)?),
             Narrow::Bits(_) => return Err(TesseraError::Internal("a bit-packed build payload".into())),
         })
     }

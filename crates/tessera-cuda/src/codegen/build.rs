@@ -209,7 +209,7 @@ fn write_payload(b: &mut Builder<'_>, h: &HashBuild, s: &CExpr) -> Lowered<(Vec<
             Some((n, reference)) => {
                 // The statistics are a hint: a value outside the range sends the query to
                 // the CPU backend rather than store a wrapped distance.
-                let (u, r) = (unsigned_of(w), c_long(reference));
+                let (u, r) = (w.unsigned_c(), c_long(reference));
                 let below = cx!["(long long)(", v.clone(), format!(") < {r}")];
                 let distance = b.var(CType::ULongLong, "pd", cx![format!("({u})("), v, format!(") - ({u}){r}")]);
                 b.reject_flagged(cx![below, " || ", &distance, format!(" > {}ull", n.max_distance())], 1);
@@ -261,9 +261,4 @@ pub fn payload_form(b: &Builder<'_>, h: &HashBuild, j: usize, col: usize, w: Wid
 /// `x` as a C `long long` literal (i64::MIN too, which has none).
 pub(super) fn c_long(x: i64) -> String {
     if x == i64::MIN { "(-9223372036854775807LL - 1LL)".into() } else { format!("{x}LL") }
-}
-
-/// The unsigned C type of a value of width `w` (distances are taken in it).
-pub(super) fn unsigned_of(w: Width) -> &'static str {
-    if w == Width::I64 { "unsigned long long" } else { "uint32_t" }
 }

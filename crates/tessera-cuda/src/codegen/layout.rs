@@ -29,6 +29,15 @@ impl Width {
         }
     }
 
+    /// The unsigned C type of a value's width (distances from a reference are taken in
+    /// it, so they never overflow).
+    pub fn unsigned_c(self) -> &'static str {
+        match self {
+            Width::I32 => "uint32_t",
+            Width::I64 | Width::Str => "unsigned long long",
+        }
+    }
+
     /// The kernel IR's type of a value.
     pub fn ctype(self) -> super::ir::CType {
         match self {

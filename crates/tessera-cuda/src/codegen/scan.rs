@@ -84,8 +84,16 @@ pub fn load_parts(c: usize, col: &GpuColumn, policy: bool) -> (String, &'static 
 /// (a `)` closes it): the distance added to the reference in unsigned arithmetic of the
 /// value's width (the sum is the stored value, so it never wraps).
 pub fn reference_add(c: usize, col: &GpuColumn) -> String {
-    let u = if col.width == Width::I32 { "uint32_t" } else { "unsigned long long" };
-    format!("({})(({u})col{c}_ref + ({u})", col.width.c())
+    plus_reference(col.width, &format!("col{c}_ref"))
+}
+
+/// The text before a distance that makes it a value of `width` (a `)` closes it):
+/// `reference` (C text: a parameter's name or a literal) added in unsigned arithmetic of
+/// the width. Narrowed columns' references are parameters; narrowed build payloads'
+/// (`build::payload_form`) are constants of the kernels.
+pub fn plus_reference(width: Width, reference: &str) -> String {
+    let u = width.unsigned_c();
+    format!("({})(({u}){reference} + ({u})", width.c())
 }
 
 /// Loads the source columns still unloaded among layout columns `columns`, here: what a
