@@ -461,62 +461,79 @@ __device__ __forceinline__ unsigned int tessera_word_pick(unsigned int w, int j)
     return __byte_perm(got, 0u, sel);
 }
 
-// Bit-packed narrowed columns (`codegen::Narrow::Bits`): distances W bits a row (1 to 31)
-// in a stream of 32-bit words, row r at bits r * W to r * W + W - 1, least significant
-// first. A warp row (32 rows from a multiple of 32) takes exactly W words, so no value
-// crosses into the next warp row's words, and a column holds whole warp rows' words.
+// Bit-packed narrowed columns (`codegen::Narrow::Bits`), lane-interleaved: distances W
+// bits a row (1 to 31), rows in groups of 32 * B (B: a kernel block's threads, 128). Row
+// r = g * 32B + v * B + t is value v of stream t of group g: bits v * W to v * W + W - 1
+// of the stream, least significant first, whose word j lies at g * B * W + j * B + t.
+// A thread's items of a kernel tile (rows tile + i * B + t, the tile a multiple of
+// ITEMS * B that divides 32 * B) are consecutive values of its own stream: it loads the
+// words holding them (a warp's lanes read consecutive words, coalesced) and takes each
+// value out by shifts that are constants of the kernel. No value is moved between lanes.
+// (The first form, a warp row's 32 values in W consecutive words taken out by two
+// shuffles and a funnel shift each, cost SSB SF 20's kernels 5.90 ms against 4.70
+// byte-narrowed on the H200, 2026-11-28b run 5.) A column ends in one spare word a
+// thread (B words), so loading a tile's words never reads past it.
+
+// Words a thread loads for the I values of a tile of I items a thread: enough for them
+// from any bit a tile's values can start at. A tile's first value is
+// value v0 = (tile / B) % 32 of its streams, a multiple of I, so it starts at a multiple
+// of gcd(I * W, 32) bits into a word.
+__host__ __device__ constexpr int tessera_bits_gcd32(int x) { return (x & 31) == 0 ? 32 : (x & 15) == 0 ? 16 : (x & 7) == 0 ? 8 : (x & 3) == 0 ? 4 : (x & 1) == 0 ? 2 : 1; }
+__host__ __device__ constexpr int tessera_bits_loads(int W, int I) { return (32 - tessera_bits_gcd32(I * W)) % 32 == 0 ? (I * W) / 32 : ((32 - tessera_bits_gcd32(I * W)) + I * W - 1) / 32 + 1; }
+
+// This thread's first word of tile `tile`'s values. Over a kernel whose rows are `int`s
+// (at most 2^30: a column of at most 2^30 words), computed in 32 bits: in 64 bits the
+// two columns of SSB q3.1's probe took 20 instructions a tile to find their words.
+template <int W, int B>
+__device__ __forceinline__ const unsigned int* tessera_bits_base(const unsigned int* __restrict__ col, long long tile) {
+    const unsigned long long u = (unsigned long long)tile;
+    const unsigned int v0 = (unsigned int)(u / B) & 31u;
+    return col + (u / (32u * B)) * (unsigned long long)(B * W) + ((v0 * (unsigned int)W) >> 5) * B + threadIdx.x;
+}
+template <int W, int B>
+__device__ __forceinline__ const unsigned int* tessera_bits_base(const unsigned int* __restrict__ col, int tile) {
+    const unsigned int u = (unsigned int)tile;
+    return col + ((u / (32u * B)) * (unsigned int)(B * W) + ((((u / B) & 31u) * (unsigned int)W) >> 5) * B + threadIdx.x);
+}
+
+// The bit of tessera_bits_base's word at which tile `tile`'s first value starts.
+template <int W, int B, typename T>
+__device__ __forceinline__ unsigned int tessera_bits_shift(T tile) {
+    return (((unsigned int)tile / B) * (unsigned int)W) & 31u;
+}
+
+// A tile's ITEMS distances from the words a thread loaded (`w`: tessera_bits_loads of
+// them, the rest 0) and the bit its first starts at (`s`). The words are first shifted
+// to start at the first value (a funnel shift a word; none where every tile starts on a
+// word), then value i is at bit i * W: a constant.
+template <int W, int I, int N>
+__device__ __forceinline__ void tessera_bits_take(const unsigned int (&w)[N], unsigned int s, unsigned int (&d)[I]) {
+    constexpr int A = (I * W + 31) / 32;
+    static_assert(N >= A + 1, "a word past the values' last");
+    constexpr unsigned int mask = (1u << W) - 1u;
+    unsigned int a[A + 1];
+    #pragma unroll
+    for (int k = 0; k < A; ++k) a[k] = (I * W) % 32 == 0 ? w[k] : __funnelshift_r(w[k], w[k + 1], s);
+    a[A] = 0u;
+    #pragma unroll
+    for (int i = 0; i < I; ++i) {
+        const int bit = i * W, k = bit >> 5, c = bit & 31;
+        d[i] = (c + W <= 32 ? a[k] >> c : __funnelshift_r(a[k], a[k + 1], (unsigned int)c)) & mask;
+    }
+}
 
 // Row r's distance, read alone: one word, two where the value crosses a word's end. The
-// row's place inside its warp row is computed in 32 bits.
-template <int W>
+// row's place in its group is computed in 32 bits, the group's first word in 64.
+template <int W, int B>
 __device__ __forceinline__ unsigned int tessera_bits_get(const unsigned int* __restrict__ col, long long r) {
     constexpr unsigned int mask = (1u << W) - 1u;
-    const unsigned int bit = ((unsigned int)r & 31u) * (unsigned int)W;
-    const unsigned int* __restrict__ p = col + (r >> 5) * W + (bit >> 5);
+    const unsigned int in = (unsigned int)r & (32u * B - 1u);
+    const unsigned int bit = (in / B) * (unsigned int)W;
+    const unsigned int* __restrict__ p = col + ((unsigned long long)r / (32u * B)) * (unsigned long long)(B * W) + ((bit >> 5) * B + in % B);
     const unsigned int s = bit & 31u;
     const unsigned int lo = __ldg(p);
     if (32 % W == 0 || s + W <= 32u) return (lo >> s) & mask;
-    return __funnelshift_r(lo, __ldg(p + 1), s) & mask;
-}
-
-// Load k of a tile's rows of a bit-packed column loaded up front, P warp rows a load
-// (P * W <= 32), blocks of B threads (item i of thread t is row tile + i * B + t; tile a
-// multiple of 32), `words` the tile's first word (col + (tile >> 5) * W, computed once a
-// tile by the caller): lanes g * W to g * W + W - 1 (g < P) load the W words of their
-// warp's row of item k * P + g. Lanes past P * W load nothing (0), nor, where GUARD, lanes
-// whose warp row starts past the column's end. The rest of the address is the same in
-// every tile and load (a constant offset k * P * B / 32 * W words on), so it stays out of
-// the loop, and the load is predicated, not branched around. (Computing each load's
-// address from the column in 64 bits, SSB q1.1's kernel issued 48% more instructions for
-// one bit-packed column; with the tile's word left to the compiler, which recomputed it a
-// load behind a branch, 35%: 2026-11-28b runs 3 and 4.)
-template <int W, int P, int B, bool GUARD>
-__device__ __forceinline__ unsigned int tessera_bits_word(const unsigned int* __restrict__ words, long long tile, int k, long long rows) {
-    const unsigned int lane = threadIdx.x & 31u;
-    const unsigned int g = lane / (unsigned int)W;
-    // Load 0's warp row of this lane, counted in warp rows from the tile's first.
-    const unsigned int row0 = g * (unsigned int)(B / 32) + (threadIdx.x >> 5);
-    const unsigned int off0 = row0 * (unsigned int)W + (lane - g * (unsigned int)W);
-    const bool on = g < (unsigned int)P && (!GUARD || tile + (long long)row0 * 32 + (long long)k * P * B < rows);
-    unsigned int v = 0u;
-    if (on) v = __ldg(words + off0 + k * P * (B / 32) * W);
-    return v;
-}
-
-// This lane's distance in warp row p (0 to P - 1) of a load whose word this lane holds
-// as `w` (tessera_bits_word): by the whole warp. Lane l's value starts at bit l * W of
-// the warp row's words, held by lanes p * W on.
-template <int W>
-__device__ __forceinline__ unsigned int tessera_bits_pick(unsigned int w, int p) {
-    constexpr unsigned int mask = (1u << W) - 1u;
-    const unsigned int bit = (threadIdx.x & 31u) * (unsigned int)W;
-    const int src = p * W + (int)(bit >> 5);
-    const unsigned int lo = __shfl_sync(0xffffffffu, w, src);
-    if (32 % W == 0) return (lo >> (bit & 31u)) & mask;
-    // A value that does not cross into the next word takes none of `hi`'s bits (lane
-    // src + 1 may then be past the warp row's words, or 32, which reads lane 0).
-    const unsigned int hi = __shfl_sync(0xffffffffu, w, src + 1);
-    return __funnelshift_r(lo, hi, bit & 31u) & mask;
+    return __funnelshift_r(lo, __ldg(p + B), s) & mask;
 }
 
 // Whether any lane of the warp still has an item selected (`sel`: a tile's selection

@@ -987,11 +987,12 @@ fn gpu_narrow_words_give_each_row_its_value() {
     device.synchronize().unwrap();
 }
 
-/// Bit-packed narrowed columns (`Narrow::Bits`) loaded as whole words and handed out by
-/// shuffles (`tessera_bits_word`, `tessera_bits_pick`), and read a row alone
+/// Bit-packed narrowed columns (`Narrow::Bits`, lane-interleaved) loaded as the words of
+/// each thread's stream and taken out by `tessera_bits_take`, and read a row alone
 /// (`tessera_bits_get`), give each row the value `pack_bits` packed: widths that divide
-/// a word and widths whose values cross words, 1 to 8 warp rows a load, columns ending
-/// inside a warp row, a block's rows and a tile, values at the width's extremes.
+/// a word and widths whose values cross words, 2 to 16 items a thread (tiles starting at
+/// every bit a value can), columns ending inside a group of streams, a block's rows and
+/// a tile, values at the width's extremes; tiles counted in 64 and in 32 bits.
 #[test]
 fn gpu_bit_packed_columns_give_each_row_its_value() {
     let Some(device) = gpu_and_nvrtc_or_skip("gpu_bit_packed_columns_give_each_row_its_value") else {
@@ -1000,27 +1001,29 @@ fn gpu_bit_packed_columns_give_each_row_its_value() {
     let module = KernelCache::new(None).load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
     let stream = device.stream().clone();
     let mut rng = Rng(12);
-    for n in [1usize, 31, 33, 127, 129, 1023, 4096, 70_001] {
-        for (w, p, items) in [(1u32, 8, 8), (4, 8, 8), (4, 4, 4), (6, 4, 8), (6, 2, 2), (12, 2, 4), (12, 2, 8), (17, 1, 4), (24, 1, 8), (31, 1, 2)] {
+    for n in [1usize, 31, 33, 127, 129, 1023, 4096, 4097, 70_001] {
+        for (w, items) in [(1u32, 8), (4, 8), (4, 4), (6, 8), (6, 2), (12, 4), (12, 8), (17, 4), (20, 4), (24, 8), (31, 2), (31, 16)] {
             let top = (1u64 << w) - 1;
             let values: Vec<u32> = (0..n).map(|i| if i % 5 == 0 { top as u32 } else if i % 7 == 0 { 0 } else { rng.range(0, top as i64) as u32 }).collect();
             let mut words = vec![0u32; crate::codegen::Narrow::bit_words(n, w)];
             assert_eq!(crate::codegen::pack_bits(&values, w, &mut words), None);
             let d_col = device.upload(&words).unwrap();
             let n_arg = n as i64;
-            let name = format!("bit_words_{w}_{p}_{items}");
-            let kernel = module.load_function(&name).unwrap();
-            let mut d_out = device.memory().alloc::<i64>(n).unwrap();
-            let mut d_out2 = device.memory().alloc::<i64>(n).unwrap();
-            let mut launch = stream.launch_builder(&kernel);
-            launch.arg(&d_col).arg(&n_arg).arg(&mut d_out).arg(&mut d_out2);
-            let cfg = LaunchConfig { grid_dim: (7, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
-            unsafe { launch.launch(cfg) }.unwrap();
-            let got = device.download(&d_out).unwrap();
-            let alone = device.download(&d_out2).unwrap();
-            for i in 0..n {
-                assert_eq!(got[i], i64::from(values[i]), "{name}, {n} rows, row {i}");
-                assert_eq!(alone[i], i64::from(values[i]), "{name} read alone, {n} rows, row {i}");
+            for kind in ["bit_words", "bit_words32"] {
+                let name = format!("{kind}_{w}_{items}");
+                let kernel = module.load_function(&name).unwrap();
+                let mut d_out = device.memory().alloc::<i64>(n).unwrap();
+                let mut d_out2 = device.memory().alloc::<i64>(n).unwrap();
+                let mut launch = stream.launch_builder(&kernel);
+                launch.arg(&d_col).arg(&n_arg).arg(&mut d_out).arg(&mut d_out2);
+                let cfg = LaunchConfig { grid_dim: (7, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+                unsafe { launch.launch(cfg) }.unwrap();
+                let got = device.download(&d_out).unwrap();
+                let alone = device.download(&d_out2).unwrap();
+                for i in 0..n {
+                    assert_eq!(got[i], i64::from(values[i]), "{name}, {n} rows, row {i}");
+                    assert_eq!(alone[i], i64::from(values[i]), "{name} read alone, {n} rows, row {i}");
+                }
             }
         }
     }

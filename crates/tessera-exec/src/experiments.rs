@@ -35,9 +35,11 @@ pub struct ExecExperiments {
     /// most `codegen::layout::BITS_MAX_SHARE` of them; 0: none (the default).
     /// `TESSERA_EXP_NARROW_BITS=N`. A memory-saving mode: SSB SF 100's columns take 0.52x
     /// of their plain bytes with 8 (0.78x narrowed to bytes, 0.44x in packed tiles), but
-    /// SSB SF 20's kernels 5.90 ms against 4.70 (32: 5.75 ms, 0.54x) and TPC-H SF 10's
-    /// 52.5 against 50.8 (H200, `benchmarks/results/gpu-2026-11-28b/`): the kernels are
-    /// bound by instructions, and a bit-packed value costs about ten more a warp row.
+    /// SSB SF 20's kernels 4.68 ms against 4.10 and TPC-H SF 10's 53.8 against 47.1 (H200,
+    /// `benchmarks/results/gpu-2026-11-29g/`, lane-interleaved; the first layout, whose
+    /// values were taken out by shuffles, 5.90 against 4.70 in `gpu-2026-11-28b/`): each
+    /// bit-packed column finds its words and shift once a tile, and SSB's multi-probe
+    /// kernels share that between 2 items.
     pub narrow_bits: u32,
     /// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded
     /// where the kernels load them (`TESSERA_EXP_PACKED=1`), or decoded on the host into

@@ -2896,15 +2896,17 @@ fn host_distances<T: Copy + Default + Send + TryFrom<u64>>(parts: &[ArrayRef], r
 }
 
 /// A column's batches as their distances from `reference` bit-packed `w` bits a row
-/// (`Narrow::Bits`, `codegen::pack_bits`), ranges of whole warp rows on threads of their
-/// own; at least one word. A distance of more than `w` bits is an error, never a
-/// truncated one.
+/// (`Narrow::Bits`, `codegen::pack_bits`), ranges of whole groups of rows
+/// (`codegen::BITS_GROUP_ROWS`) on threads of their own. A distance of more than `w`
+/// bits is an error, never a truncated one.
 fn host_bits(parts: &[ArrayRef], reference: i64, w: u32) -> Result<Vec<u32>> {
     let distances = host_distances::<u32>(parts, reference)?;
-    let mut words = vec![0u32; codegen::Narrow::bit_words(distances.len(), w).max(1)];
-    let chunk = distances.len().div_ceil(cores()).div_ceil(32).max(1) * 32;
+    let mut words = vec![0u32; codegen::Narrow::bit_words(distances.len(), w)];
+    let group = codegen::BITS_GROUP_ROWS;
+    let chunk = distances.len().div_ceil(cores()).div_ceil(group).max(1) * group;
+    let chunk_words = chunk / group * codegen::BLOCK_THREADS as usize * w as usize;
     let packed: std::result::Result<Option<u32>, ()> = std::thread::scope(|s| {
-        let packers: Vec<_> = distances.chunks(chunk).zip(words.chunks_mut(chunk / 32 * w as usize)).map(|(values, out)| s.spawn(move || codegen::pack_bits(values, w, out))).collect();
+        let packers: Vec<_> = distances.chunks(chunk).zip(words.chunks_mut(chunk_words)).map(|(values, out)| s.spawn(move || codegen::pack_bits(values, w, out))).collect();
         let mut wide = None;
         for p in packers {
             wide = wide.or(p.join().map_err(|_| ())?);
@@ -3881,7 +3883,7 @@ mod tests {
     /// Bit-packed columns as kernels read them: every batch's distances from the
     /// reference at their rows' bits, across batches of lengths that are not multiples of
     /// 32 and more rows than one packing thread takes; a value wider than the width is an
-    /// error, not a truncated value; an empty column is one word.
+    /// error, not a truncated value; an empty column is its streams' spare words.
     #[test]
     fn bit_packed_columns_keep_every_row_and_refuse_wide_values() {
         use arrow::array::Int64Array;
@@ -3894,7 +3896,7 @@ mod tests {
         }
         let err = host_bits(&parts, 5000, 11).unwrap_err();
         assert!(err.to_string().contains("wider than 11 bits"), "{err}");
-        assert_eq!(host_bits(&[], 0, 3).unwrap(), [0]);
+        assert_eq!(host_bits(&[], 0, 3).unwrap(), vec![0u32; codegen::BLOCK_THREADS as usize]);
     }
 
     /// Validity bitmaps as kernels read them: bit `r & 31` of word `r >> 5` per row of the

@@ -157,38 +157,44 @@ extern "C" __global__ void narrow_words_16_2(const uint16_t* col, int64_t n, int
 extern "C" __global__ void narrow_words_8_6(const uint8_t* col, int64_t n, int64_t* out) { narrow_words<uint8_t, unsigned short, 6>(col, n, out); }
 extern "C" __global__ void narrow_words_16_6(const uint16_t* col, int64_t n, int64_t* out) { narrow_words<uint16_t, unsigned int, 6>(col, n, out); }
 
-// Every row of a bit-packed narrowed column of W bits a row (codegen::Narrow::Bits), tiles
-// of ITEMS * 128 rows loaded as whole words P warp rows a load (tessera_bits_word) and
-// handed out by shuffles (tessera_bits_pick), as generated kernels load the bit-packed
-// columns they read up front; out2 gets each row read alone (tessera_bits_get). Launched
-// with blocks of 128 threads.
-template <int W, int P, int ITEMS>
+// Every row of a bit-packed narrowed column of W bits a row (codegen::Narrow::Bits,
+// lane-interleaved), tiles of ITEMS * 128 rows loaded as the words of each thread's
+// stream (tessera_bits_base, tessera_bits_loads of them) and taken out by
+// tessera_bits_take, as generated kernels load the bit-packed columns they read up
+// front (bit_words32_: tiles counted in `int`s, as kernels over at most 2^30 rows count
+// them); out2 gets each row read alone (tessera_bits_get). Launched with blocks of 128
+// threads.
+template <int W, int ITEMS, typename T>
 __device__ void bit_words(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) {
-    for (long long tile = (long long)blockIdx.x * ITEMS * 128; tile < n; tile += (long long)gridDim.x * ITEMS * 128) {
-        unsigned int w[ITEMS / P];
-        const bool whole = tile + ITEMS * 128 <= n;
-        const unsigned int* words = col + (tile >> 5) * W;
-        for (int k = 0; k < ITEMS / P; ++k) w[k] = whole ? tessera_bits_word<W, P, 128, false>(words, tile, k, n) : tessera_bits_word<W, P, 128, true>(words, tile, k, n);
+    constexpr int LOADS = tessera_bits_loads(W, ITEMS);
+    for (T tile = (T)blockIdx.x * ITEMS * 128; tile < n; tile += (T)gridDim.x * ITEMS * 128) {
+        unsigned int w[(ITEMS * W + 31) / 32 + 1] = {};
+        const unsigned int* bw = tessera_bits_base<W, 128>(col, tile);
+        for (int k = 0; k < LOADS; ++k) w[k] = __ldg(bw + k * 128);
+        unsigned int d[ITEMS];
+        tessera_bits_take<W, ITEMS>(w, tessera_bits_shift<W, 128>(tile), d);
         for (int i = 0; i < ITEMS; ++i) {
-            const unsigned int v = tessera_bits_pick<W>(w[i / P], i % P);
             const long long row = tile + threadIdx.x + (long long)i * 128;
             if (row < n) {
-                out[row] = (int64_t)v;
-                out2[row] = (int64_t)tessera_bits_get<W>(col, row);
+                out[row] = (int64_t)d[i];
+                out2[row] = (int64_t)tessera_bits_get<W, 128>(col, row);
             }
         }
     }
 }
-#define BIT_WORDS(W, P, ITEMS) \
-    extern "C" __global__ void bit_words_##W##_##P##_##ITEMS(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) { bit_words<W, P, ITEMS>(col, n, out, out2); }
-BIT_WORDS(1, 8, 8)
-BIT_WORDS(4, 8, 8)
-BIT_WORDS(4, 4, 4)
-BIT_WORDS(6, 4, 8)
-BIT_WORDS(6, 2, 2)
-BIT_WORDS(12, 2, 4)
-BIT_WORDS(12, 2, 8)
-BIT_WORDS(17, 1, 4)
-BIT_WORDS(24, 1, 8)
-BIT_WORDS(31, 1, 2)
+#define BIT_WORDS(W, ITEMS) \
+    extern "C" __global__ void bit_words_##W##_##ITEMS(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) { bit_words<W, ITEMS, long long>(col, n, out, out2); } \
+    extern "C" __global__ void bit_words32_##W##_##ITEMS(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) { bit_words<W, ITEMS, int>(col, n, out, out2); }
+BIT_WORDS(1, 8)
+BIT_WORDS(4, 8)
+BIT_WORDS(4, 4)
+BIT_WORDS(6, 8)
+BIT_WORDS(6, 2)
+BIT_WORDS(12, 4)
+BIT_WORDS(12, 8)
+BIT_WORDS(17, 4)
+BIT_WORDS(20, 4)
+BIT_WORDS(24, 8)
+BIT_WORDS(31, 2)
+BIT_WORDS(31, 16)
 #undef BIT_WORDS

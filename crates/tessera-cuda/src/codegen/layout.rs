@@ -6,6 +6,7 @@ use tessera_ir::Type;
 
 use super::aggregate::{Accumulator, GroupTable};
 use super::hash::KeyPack;
+use super::options::BLOCK_THREADS;
 
 /// Storage width of a column on the GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,13 +159,14 @@ pub struct GpuColumn {
 /// off; see `ExecExperiments::narrow` in `tessera-exec`).
 ///
 /// [`Narrow::Bits`] goes below whole bytes: the distances bit-packed at one width for the
-/// whole column (no tiles, no headers), row `r` at bits `r * w` to `r * w + w - 1` of a
-/// stream of 32-bit words, least significant first. A warp's 32 rows then take exactly
-/// `w` words, so the columns a kernel loads up front are loaded as whole words, `w` lanes
-/// a warp row, and each lane takes its value out of one or two of them by shuffles and a
-/// funnel shift (`tessera_bits_word`, `tessera_bits_pick` in `tiles.cuh`); other loads
-/// read the one or two words of their row (`tessera_bits_get`). The width is a constant of
-/// the kernel, so the shifts are too.
+/// whole column (no tiles, no headers), lane-interleaved for the kernels' blocks
+/// ([`BITS_GROUP_ROWS`], [`pack_bits`]): row `g × 32B + v × B + t` (`B` =
+/// [`BLOCK_THREADS`]) is value `v` of stream `t` of group `g`, whose words are a block's
+/// thread `t`'s. A kernel thread's items of a tile are then consecutive values of its own
+/// stream: the columns a kernel loads up front are loaded as the words holding them,
+/// coalesced, and each value is taken out by shifts that are constants of the kernel
+/// (`tessera_bits_base`, `tessera_bits_take` in `tiles.cuh`); other loads read the one or
+/// two words of their row (`tessera_bits_get`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Narrow {
     /// `uint8_t` distances.
@@ -179,7 +181,8 @@ pub enum Narrow {
 
 /// A bit-packed form ([`Narrow::Bits`]) is chosen over the form it replaces (the byte
 /// form, else the column's width) only where it takes at most this share of that form's
-/// bits (a value then costs a second shuffle and a funnel shift more than a byte form's):
+/// bits (its values cost their tile's words' address, a funnel shift and a mask more than
+/// a byte form's):
 /// SSB's 24-bit prices and 17- to 22-bit keys (of 32), 4- and 6-bit discounts and
 /// quantities (of 8) qualify; its `yyyymmdd` date keys (16 bits of 16) and a 13-bit value
 /// of 16 do not. Chosen, not swept.
@@ -240,18 +243,34 @@ impl Narrow {
         bytes
     }
 
-    /// The 32-bit words of a bit-packed column of `rows` rows `w` bits a row: whole warp
-    /// rows of 32 rows, `w` words each.
+    /// The 32-bit words of a bit-packed column of `rows` rows `w` bits a row: whole
+    /// groups of [`BITS_GROUP_ROWS`] rows, `w` words a stream, and one spare word a stream
+    /// (a kernel loading a tile's words may read one word past its values).
     pub fn bit_words(rows: usize, w: u32) -> usize {
-        rows.div_ceil(32) * w as usize
+        (rows.div_ceil(BITS_GROUP_ROWS) * w as usize + 1) * BLOCK_THREADS as usize
     }
+}
+
+/// Rows of a group of a bit-packed column ([`Narrow::Bits`]): 32 values of each of a
+/// block's [`BLOCK_THREADS`] streams, so that a stream's values fill whole words and a
+/// kernel tile (a power of two of items a thread, at most 32) lies in one group.
+pub const BITS_GROUP_ROWS: usize = 32 * BLOCK_THREADS as usize;
+
+/// The word and bit at which row `r`'s distance starts in a column bit-packed `w` bits a
+/// row (see [`Narrow::Bits`]): value `v` of stream `t` of group `g` starts at bit
+/// `v × w` of the stream, whose word `j` is word `g × B × w + j × B + t` of the column.
+fn bit_place(r: usize, w: u32) -> (usize, u32) {
+    let b = BLOCK_THREADS as usize;
+    let (g, v, t) = (r / BITS_GROUP_ROWS, (r / b) % 32, r % b);
+    let bit = v * w as usize;
+    (g * b * w as usize + (bit / 32) * b + t, (bit % 32) as u32)
 }
 
 /// Packs `values` into `out`, `w` bits a value (1 ≤ w ≤ 31; see [`Narrow::Bits`]), `out`
 /// holding at least [`Narrow::bit_words`] words and zeroed; the first value wider than
 /// `w` bits, if any, is returned (and packed cut to its low `w` bits). A chunk of a column
-/// that starts at a multiple of 32 rows packs into its own words (from `start / 32 * w`),
-/// so chunks pack in parallel.
+/// that starts at a multiple of [`BITS_GROUP_ROWS`] rows packs into its own words (from
+/// `start / BITS_GROUP_ROWS × BLOCK_THREADS × w`), so chunks pack in parallel.
 pub fn pack_bits(values: &[u32], w: u32, out: &mut [u32]) -> Option<u32> {
     debug_assert!((1..=31).contains(&w));
     let mask = (1u64 << w) - 1;
@@ -260,12 +279,11 @@ pub fn pack_bits(values: &[u32], w: u32, out: &mut [u32]) -> Option<u32> {
         if u64::from(v) > mask && wide.is_none() {
             wide = Some(v);
         }
-        let bit = r * w as usize;
-        let (k, s) = (bit / 32, bit % 32);
+        let (k, s) = bit_place(r, w);
         let v = u64::from(v) & mask;
         out[k] |= (v << s) as u32;
-        if s + w as usize > 32 {
-            out[k + 1] |= (v >> (32 - s)) as u32;
+        if s + w > 32 {
+            out[k + BLOCK_THREADS as usize] |= (v >> (32 - s)) as u32;
         }
     }
     wide
@@ -273,11 +291,19 @@ pub fn pack_bits(values: &[u32], w: u32, out: &mut [u32]) -> Option<u32> {
 
 /// Row `r`'s distance in words packed by [`pack_bits`] (what `tessera_bits_get` reads).
 pub fn unpack_bit(words: &[u32], w: u32, r: usize) -> u32 {
-    let bit = r * w as usize;
-    let (k, s) = (bit / 32, bit % 32);
+    let (k, s) = bit_place(r, w);
     let lo = u64::from(words[k]) >> s;
-    let hi = if s + w as usize > 32 { u64::from(words[k + 1]) << (32 - s) } else { 0 };
+    let hi = if s + w > 32 { u64::from(words[k + BLOCK_THREADS as usize]) << (32 - s) } else { 0 };
     ((lo | hi) & ((1u64 << w) - 1)) as u32
+}
+
+/// The words a kernel thread loads for a tile's `items` values of a column bit-packed `w`
+/// bits a row (`tessera_bits_loads` in `tiles.cuh`): enough for them from any bit a
+/// tile's values can start at (a multiple of `gcd(items × w, 32)`).
+pub fn bit_loads(w: u32, items: u32) -> u32 {
+    let bits = items * w;
+    let g = 1u32 << bits.trailing_zeros().min(5);
+    if g == 32 { bits / 32 } else { (32 - g + bits - 1) / 32 + 1 }
 }
 
 impl GpuColumn {

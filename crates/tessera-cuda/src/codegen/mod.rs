@@ -63,7 +63,7 @@ use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source, Type};
 pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
 pub use aggregate::{Accumulator, DIRECT_DOMAIN_MAX_BYTES, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, Presence, SumRepr, group_table, magnitude, presence, table_copies};
 pub use hash::{KeyPack, KeyPart};
-pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, pack_bits, unpack_bit, width_of};
+pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, BITS_GROUP_ROWS, bit_loads, pack_bits, unpack_bit, width_of};
 pub use options::{BLOCK_THREADS, Experiments, INDEX32_MAX_ROWS, ITEMS_PER_THREAD, ITEMS_PER_THREAD_LEAN, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 pub use probe::{MAX_TABLE_SLOTS, bitmap_words};
 pub use unsupported::{Reason, Site, Unsupported};
@@ -140,7 +140,13 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     }
     let items = kernel.items_per_thread;
     let eager = scan::eager_columns(&ir, cols, options.experiments.eager_min_sectors);
-    if eager.len() < 2 {
+    // A bit-packed column is loaded up front even alone: where first used it is read a
+    // row at a time (`tessera_bits_get`: the row's word found, one or two loads, shifts),
+    // up front as the words of the thread's stream, shared by its items (SSB q2.2's
+    // probe, its part keys bit-packed and read a row at a time, issued 203 M instructions
+    // against 113 M with them 4 bytes wide; H200, 2026-11-29g run 2).
+    let bit_packed = eager.iter().any(|&c| cols[c].narrow.is_some_and(|n| matches!(n, Narrow::Bits(_))) && !cols[c].packed);
+    if eager.len() < 2 && !bit_packed {
         return Ok(kernel);
     }
     // Loading columns up front makes more values live across stages (and queued, with a

@@ -21,9 +21,9 @@
 //! ([`staged`], `tiles.cuh`). Narrowed 1- and 2-byte columns loaded up front go into
 //! registers as words, a word a lane covering C rows of a warp, and each item's value is
 //! taken from its lane's word by a shuffle ([`words_of`]): a warp's byte loads moved 32
-//! bytes each, too few in flight. Bit-packed ones (`Narrow::Bits`) go into registers as
-//! the whole words of a warp's rows, `w` lanes a warp row, and each item's value is
-//! taken out of one or two of them by shuffles and a funnel shift ([`bit_words_of`]).
+//! bytes each, too few in flight. Bit-packed ones (`Narrow::Bits`, lane-interleaved) go
+//! into registers as the words of the thread's own stream holding its items, and each
+//! item's value is taken out of one or two of them by constant shifts ([`bit_words_of`]).
 //!
 //! A kernel with a zone bitmap ([`Param::Zones`]) runs no stage of a tile the bitmap
 //! rules out, and issues no eager load for it. It tests the tile around the stages and
@@ -37,7 +37,7 @@ use std::fmt::Write;
 use super::abi::{KERNEL_NAME, Param};
 use super::defer::{Deferral, Expansion};
 use super::ir::{CExpr, KernelIr, Load, Piece, Scope, Stage, Stmt};
-use super::layout::{GpuColumn, Narrow};
+use super::layout::{GpuColumn, Narrow, bit_loads};
 use super::options::BLOCK_THREADS;
 
 /// Which items of a tile are still selected: `int`, not `bool`. NVRTC keeps an unrolled
@@ -215,12 +215,12 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         .filter(|_| shape.narrow_words)
         .filter_map(|(n, c)| words_of(&shape.cols[*c], items).map(|(per, w, t)| (n.clone(), *c, per, w, t)))
         .collect();
-    // Bit-packed columns (`Narrow::Bits`) loaded as whole words, as (value name, column,
-    // bits a value, warp rows a load covers).
+    // Bit-packed columns (`Narrow::Bits`) loaded as the words of the thread's stream, as
+    // (value name, column, bits a value, words a thread loads).
     let bit_eager: Vec<(String, usize, u32, u32)> = plain_eager
         .iter()
         .filter(|_| shape.narrow_words)
-        .filter_map(|(n, c)| bit_words_of(&shape.cols[*c], items).map(|(w, per)| (n.clone(), *c, w, per)))
+        .filter_map(|(n, c)| bit_words_of(&shape.cols[*c], items).map(|(w, loads)| (n.clone(), *c, w, loads)))
         .collect();
     plain_eager.retain(|(_, c)| !word_eager.iter().any(|w| w.1 == *c) && !bit_eager.iter().any(|b| b.1 == *c));
     // Those that fit are staged in shared memory instead, a tile ahead (see `staged`).
@@ -284,14 +284,15 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 })
             })
             .collect();
-        // Load k of a bit-packed column: the words of items k * per to k * per + per - 1
-        // (`tessera_bits_word` loads none past the column's last warp row where `guard`).
+        // A bit-packed column's words of this thread's items: word k is B words past word
+        // k - 1 of its stream (the column's spare words keep a tile that exists in bounds;
+        // where `guard`, none is loaded for a tile past the column's end).
         let bits: String = bit_eager
             .iter()
-            .map(|(n, c, w, per)| {
-                let loads: String =
-                    (0..items / per).map(|k| format!(" nb{n}[{k}] = tessera_bits_word<{w}, {per}, {BLOCK_THREADS}, {guard}>(bw, {tile}, {k}, rows);")).collect();
-                format!(" {{ const unsigned int* __restrict__ bw = col{c} + ({tile} >> 5) * {w};{loads} }}")
+            .map(|(n, c, w, loads)| {
+                let loads: String = (0..*loads).map(|k| format!(" nb{n}[{k}] = __ldg(bw + {});", k * BLOCK_THREADS)).collect();
+                let body = format!(" {{ const unsigned int* __restrict__ bw = tessera_bits_base<{w}, {BLOCK_THREADS}>(col{c}, {tile});{loads} }}");
+                if guard { format!(" if ({tile} < rows){body}") } else { body }
             })
             .collect();
         let loads = loads + &bits;
@@ -319,8 +320,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         for (n, _, per, _, _) in &word_eager {
             let _ = writeln!(src, "    unsigned int nw{n}[{}] = {{}};", items / per);
         }
-        for (n, _, _, per) in &bit_eager {
-            let _ = writeln!(src, "    unsigned int nb{n}[{}] = {{}};", items / per);
+        for (n, _, w, _) in &bit_eager {
+            // One word more than the values span (`tessera_bits_take` reads it, as 0).
+            let _ = writeln!(src, "    unsigned int nb{n}[{}] = {{}};", (items * w).div_ceil(32) + 1);
         }
         if !packed_eager.is_empty() {
             let _ = writeln!(src, "    {{");
@@ -418,9 +420,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 let value = super::scan::reference_add(*c, &shape.cols[*c]);
                 format!(" {n}[i] = {value}tessera_word_pick<{t}, {per}>(nw{n}[i / {per}], i % {per}));")
             });
-            let bit_picks = bit_eager.iter().map(|(n, c, w, per)| {
+            let bit_picks = bit_eager.iter().map(|(n, c, _, _)| {
                 let value = super::scan::reference_add(*c, &shape.cols[*c]);
-                format!(" {n}[i] = {value}tessera_bits_pick<{w}>(nb{n}[i / {per}], i % {per}));")
+                format!(" {n}[i] = {value}db{n}[i]);")
             });
             let take: String = plain_eager
                 .iter()
@@ -430,6 +432,12 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 .chain(bit_picks)
                 .collect();
             if registers {
+                for (n, _, w, _) in &bit_eager {
+                    let _ = writeln!(
+                        src,
+                        "        unsigned int db{n}[ITEMS]; tessera_bits_take<{w}, ITEMS>(nb{n}, tessera_bits_shift<{w}, {BLOCK_THREADS}>(tile), db{n});"
+                    );
+                }
                 let _ = writeln!(src, "        #pragma unroll");
                 let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
             }
@@ -574,13 +582,15 @@ fn words_of(col: &GpuColumn, items: u32) -> Option<(u32, &'static str, &'static 
 }
 
 /// How bit-packed column `col` (`Narrow::Bits`), loaded up front with `items` items a
-/// thread, is loaded as whole words (`tessera_bits_word` in `tiles.cuh`): its bits a value
-/// and the warp rows one load covers (`per`: the most of 8, 4, 2, 1 whose words fit a
-/// warp's 32 lanes and that divides the items). None for other columns.
+/// thread, is loaded as the words of the thread's stream holding its items
+/// (`tessera_bits_base`, `tessera_bits_take` in `tiles.cuh`): its bits a value and the
+/// words a thread loads ([`bit_loads`]). None for other columns, and where the items do
+/// not divide 32 (a tile would straddle two groups of the column's streams): those
+/// columns are read a row at a time (`tessera_bits_get`).
 fn bit_words_of(col: &GpuColumn, items: u32) -> Option<(u32, u32)> {
     let Some(Narrow::Bits(w)) = col.narrow.filter(|_| !col.packed) else { return None };
     let w = u32::from(w);
-    [8, 4, 2, 1].into_iter().find(|&per| per * w <= 32 && items % per == 0).map(|per| (w, per))
+    (32 % items == 0).then(|| (w, bit_loads(w, items)))
 }
 
 /// After a tile's stages: each warp queues what the rest of the pipeline needs of its

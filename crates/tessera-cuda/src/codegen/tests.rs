@@ -1152,15 +1152,17 @@ fn narrow_columns_load_at_their_width() {
     assert_eq!(Narrow::for_span(600_000, Width::I64, 32), Some(Narrow::Bits(20)));
 }
 
-/// `pack_bits` puts row r at bits r * w on of a word stream, whole warp rows of w words,
-/// and packs a column in chunks of whole warp rows as it does whole: every width,
-/// random values and each width's extremes, columns ending inside a warp row.
+/// `pack_bits` lane-interleaves a column: row `g × 32B + v × B + t` at bits `v × w` of
+/// stream `t` of group `g`, word `j` of the stream at `g × B × w + j × B + t`; it packs a
+/// column in chunks of whole groups as it does whole: every width, random values and
+/// each width's extremes, columns ending inside a group and inside a block's row.
 #[test]
 fn bit_packing_round_trips_every_width() {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let b = BLOCK_THREADS as usize;
     for w in 1..=31u32 {
         let top = (1u64 << w) - 1;
-        for n in [0usize, 1, 31, 32, 33, 100, 1000] {
+        for n in [0usize, 1, 127, 129, 4095, 4096, 4097, 9000] {
             let values: Vec<u32> = (0..n)
                 .map(|i| {
                     x ^= x << 13;
@@ -1170,14 +1172,19 @@ fn bit_packing_round_trips_every_width() {
                 })
                 .collect();
             let words = Narrow::bit_words(n, w);
-            assert_eq!(words, n.div_ceil(32) * w as usize);
+            assert_eq!(words, (n.div_ceil(BITS_GROUP_ROWS) * w as usize + 1) * b);
             let mut whole = vec![0u32; words];
             assert_eq!(crate::codegen::pack_bits(&values, w, &mut whole), None);
             for (r, &v) in values.iter().enumerate() {
                 assert_eq!(crate::codegen::unpack_bit(&whole, w, r), v, "width {w}, {n} rows, row {r}");
+                // The layout itself, read bit by bit: stream t's bits v * w on.
+                let (g, vi, t) = (r / BITS_GROUP_ROWS, (r / b) % 32, r % b);
+                let bit = |k: usize| (whole[g * b * w as usize + (k / 32) * b + t] >> (k % 32)) & 1;
+                let read = (0..w as usize).fold(0u32, |acc, k| acc | bit(vi * w as usize + k) << k);
+                assert_eq!(read, v, "width {w}, row {r} where the layout puts it");
             }
             let mut chunked = vec![0u32; words];
-            for (vals, out) in values.chunks(64).zip(chunked.chunks_mut(2 * w as usize)) {
+            for (vals, out) in values.chunks(BITS_GROUP_ROWS).zip(chunked.chunks_mut(b * w as usize)) {
                 assert_eq!(crate::codegen::pack_bits(vals, w, out), None);
             }
             assert_eq!(chunked, whole, "width {w}, {n} rows in chunks");
@@ -1190,13 +1197,36 @@ fn bit_packing_round_trips_every_width() {
     }
 }
 
-/// Bit-packed columns (`Narrow::Bits`) loaded up front are loaded as whole words
-/// (`tessera_bits_word`, as many warp rows a load as fit a warp and divide the items)
-/// and handed out by `tessera_bits_pick`; loaded where first used (or with
-/// `narrow_words` off) they are read a row alone (`tessera_bits_get`); the kernels
-/// compile.
+/// The words a thread loads for a tile's values (`bit_loads`) cover them from every bit
+/// a tile can start at, and stay inside the column's words (its spare word a stream
+/// included): every width and every item count a tile may have (a power of two to 32).
 #[test]
-fn bit_packed_columns_load_whole_words() {
+fn bit_loads_cover_every_tile_and_stay_in_the_column() {
+    for w in 1..=31u32 {
+        for items in [1u32, 2, 4, 8, 16, 32] {
+            let loads = bit_loads(w, items);
+            assert!(loads <= (items * w).div_ceil(32) + 1, "width {w}, {items} items: {loads} loads, more than the words kept");
+            for v0 in (0..32).step_by(items as usize) {
+                let (first, s) = ((v0 * w) / 32, (v0 * w) % 32);
+                let last = (s + items * w - 1) / 32;
+                assert!(last < loads, "width {w}, {items} items from value {v0}: word {last} not loaded");
+                // Word w of a stream is the next group's first (or the column's spare).
+                assert!(first + loads - 1 <= w, "width {w}, {items} items from value {v0}: past the spare word");
+            }
+        }
+    }
+    assert_eq!(bit_loads(20, 4), 3);
+    assert_eq!(bit_loads(24, 4), 3);
+    assert_eq!(bit_loads(17, 2), 2);
+}
+
+/// Bit-packed columns (`Narrow::Bits`) loaded up front are loaded as the words of the
+/// thread's own stream (`tessera_bits_base`, coalesced, a block's row of words apart)
+/// and taken out by `tessera_bits_take`, even one alone; loaded where first used (or with
+/// `narrow_words` off, or items that do not divide 32) they are read a row alone
+/// (`tessera_bits_get`); the kernels compile.
+#[test]
+fn bit_packed_columns_load_a_threads_words() {
     let (p, mut cols, tables) = star();
     cols[0].narrow = Some(Narrow::Bits(12));
     cols[1].narrow = Some(Narrow::Bits(4));
@@ -1205,21 +1235,31 @@ fn bit_packed_columns_load_whole_words() {
     options.items_per_thread = Some(4);
     let late = generate_with(&p, &cols, &tables, options).unwrap();
     assert!(late.source.contains("const uint32_t* __restrict__ col0"), "{}", late.source);
-    assert!(late.source.contains("tessera_bits_get<12>(col0, "), "{}", late.source);
+    assert!(late.source.contains("tessera_bits_get<12, 128>(col0, "), "{}", late.source);
+    // The first probe's key (the more selective probe goes first) is the one column
+    // loaded up front: alone, bit-packed, still as its words.
+    assert!(late.source.contains("tessera_bits_base<4, 128>(col1, next);"), "{}", late.source);
     options.experiments.eager_min_sectors = 0.0;
     let k = generate_with(&p, &cols, &tables, options).unwrap();
     let src = &k.source;
-    assert!(src.contains("unsigned int nbc0[2] = {};") && src.contains("unsigned int nbc1[1] = {};") && src.contains("unsigned int nbc2[4] = {};"), "{src}");
-    assert!(src.contains("{ const unsigned int* __restrict__ bw = col0 + (next >> 5) * 12; nbc0[0] = tessera_bits_word<12, 2, 128, false>(bw, next, 0, rows); nbc0[1] = tessera_bits_word<12, 2, 128, false>(bw, next, 1, rows); }"), "{src}");
-    assert!(src.contains("nbc0[1] = tessera_bits_word<12, 2, 128, true>(bw, next, 1, rows);"), "{src}");
-    assert!(src.contains("bw = col1 + (tile >> 5) * 4; nbc1[0] = tessera_bits_word<4, 4, 128, true>(bw, tile, 0, rows);"), "{src}");
-    assert!(src.contains("c0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_bits_pick<12>(nbc0[i / 2], i % 2));"), "{src}");
-    assert!(src.contains("c2[i] = (int64_t)((unsigned long long)col2_ref + (unsigned long long)tessera_bits_pick<24>(nbc2[i / 1], i % 1));"), "{src}");
+    // 4 items: 48 bits of 12-bit values (2 words loaded, 3 kept), 16 of 4-bit ones, 96 of 24-bit ones.
+    assert!(src.contains("unsigned int nbc0[3] = {};") && src.contains("unsigned int nbc1[2] = {};") && src.contains("unsigned int nbc2[4] = {};"), "{src}");
+    assert!(src.contains("{ const unsigned int* __restrict__ bw = tessera_bits_base<12, 128>(col0, next); nbc0[0] = __ldg(bw + 0); nbc0[1] = __ldg(bw + 128); }"), "{src}");
+    assert!(src.contains(" if (next < rows) { const unsigned int* __restrict__ bw = tessera_bits_base<12, 128>(col0, next);"), "{src}");
+    assert!(src.contains(" if (tile < rows) { const unsigned int* __restrict__ bw = tessera_bits_base<4, 128>(col1, tile); nbc1[0] = __ldg(bw + 0); }"), "{src}");
+    assert!(src.contains("nbc2[0] = __ldg(bw + 0); nbc2[1] = __ldg(bw + 128); nbc2[2] = __ldg(bw + 256); }"), "{src}");
+    assert!(src.contains("unsigned int dbc0[ITEMS]; tessera_bits_take<12, ITEMS>(nbc0, tessera_bits_shift<12, 128>(tile), dbc0);"), "{src}");
+    assert!(src.contains("c0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)dbc0[i]);"), "{src}");
+    assert!(src.contains("c2[i] = (int64_t)((unsigned long long)col2_ref + (unsigned long long)dbc2[i]);"), "{src}");
     options.experiments.narrow_words = false;
     let off = generate_with(&p, &cols, &tables, options).unwrap();
-    assert!(!off.source.contains("tessera_bits_word") && off.source.contains("tessera_bits_get<4>(col1, r)"), "{}", off.source);
+    assert!(!off.source.contains("tessera_bits_base") && off.source.contains("tessera_bits_get<4, 128>(col1, r)"), "{}", off.source);
+    options.experiments.narrow_words = true;
+    options.items_per_thread = Some(6);
+    let six = generate_with(&p, &cols, &tables, options).unwrap();
+    assert!(!six.source.contains("tessera_bits_base") && six.source.contains("tessera_bits_get<4, 128>(col1, r)"), "{}", six.source);
     if crate::test_support::nvrtc_or_skip("bit-packed column kernels compile with NVRTC") {
-        for k in [&late, &k, &off] {
+        for k in [&late, &k, &off, &six] {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}
 {}", k.source);
