@@ -208,7 +208,9 @@ impl<'a> Builder<'a> {
                 params.push(v);
                 CExpr::text(format!("lit{}", params.len() - 1))
             }
-            None => CExpr::text(format!("{v}LL")),
+            // i64::MIN has no C literal: `-9223372036854775808LL` is the negation of an
+            // unsigned 2^63, so `5 > it` is false (checked with NVRTC 13.0).
+            None => CExpr::text(super::build::c_long(v)),
         }
     }
 

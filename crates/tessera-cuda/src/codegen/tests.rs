@@ -203,6 +203,15 @@ fn literals_as_parameters_share_one_kernel_across_constants() {
     let (c, d) = (with(10, Literals::Inline), with(77, Literals::Inline));
     assert_ne!(c.source, d.source);
     assert!(c.literals.is_empty() && c.source.contains("(long long)(10LL)"), "{}", c.source);
+    // i64::MIN inlined is written so that C reads a signed value (`-9223372036854775808LL`
+    // is an unsigned 2^63 negated: every non-negative value compared below it).
+    let min = with(i64::MIN, Literals::Inline);
+    assert!(min.source.contains("(long long)((-9223372036854775807LL - 1LL))") && !min.source.contains("9223372036854775808"), "{}", min.source);
+    if crate::test_support::nvrtc_or_skip("i64::MIN as C reads it") {
+        let check = format!("static_assert(5LL > {} && {} < 0, \"signed\");\n", super::build::c_long(i64::MIN), super::build::c_long(i64::MIN));
+        crate::compile_cubin(&check, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+        crate::compile_cubin(&min.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", min.source));
+    }
 }
 
 /// Comparisons of two 32-bit values (a 32-bit column and a literal that fits) are made
