@@ -14,7 +14,7 @@
 use tessera_ir::{BuildStrategy, Expr, Field, HashBuild, Pipeline, Source, Type};
 
 use super::abi::{Out, Param};
-use super::builder::{Builder, Lowered, set_bit};
+use super::builder::{Builder, Lowered, c_long, set_bit};
 use super::hash::{KeyPack, table_slots};
 use super::ir::{CExpr, CType};
 use super::layout::{GpuColumn, GpuTable, Narrow, SinkLayout, Width};
@@ -256,9 +256,4 @@ pub fn payload_form(b: &Builder<'_>, h: &HashBuild, j: usize, col: usize, w: Wid
     };
     let span = u64::try_from(i128::from(hi) - i128::from(lo)).ok()?;
     Some((Narrow::for_span(span, w, 0)?, lo))
-}
-
-/// `x` as a C `long long` literal (i64::MIN too, which has none).
-pub(super) fn c_long(x: i64) -> String {
-    if x == i64::MIN { "(-9223372036854775807LL - 1LL)".into() } else { format!("{x}LL") }
 }

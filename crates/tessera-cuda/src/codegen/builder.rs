@@ -210,7 +210,7 @@ impl<'a> Builder<'a> {
             }
             // i64::MIN has no C literal: `-9223372036854775808LL` is the negation of an
             // unsigned 2^63, so `5 > it` is false (checked with NVRTC 13.0).
-            None => CExpr::text(super::build::c_long(v)),
+            None => CExpr::text(c_long(v)),
         }
     }
 
@@ -268,4 +268,9 @@ impl<'a> Builder<'a> {
         let value = result?;
         Ok(if stmts.is_empty() && over.is_none() { value } else { CExpr(vec![Piece::Branch(Box::new(Branch { stmts, result: value, over }))]) })
     }
+}
+
+/// `x` as a C `long long` literal (i64::MIN too, which has none: see [`Builder::literal`]).
+pub(super) fn c_long(x: i64) -> String {
+    if x == i64::MIN { "(-9223372036854775807LL - 1LL)".into() } else { format!("{x}LL") }
 }

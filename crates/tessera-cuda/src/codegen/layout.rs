@@ -318,6 +318,15 @@ impl GpuColumn {
         self.narrow.map_or(self.width.bytes() * 8, |n| n.bits() as usize)
     }
 
+    /// The bits a value of a column bit-packed narrowed ([`Narrow::Bits`]); None for any
+    /// other column (one in packed tiles is never narrowed).
+    pub fn bit_width(&self) -> Option<u32> {
+        match self.narrow {
+            Some(Narrow::Bits(w)) if !self.packed => Some(u32::from(w)),
+            _ => None,
+        }
+    }
+
     /// [`GpuColumn::plain`] with a validity bitmap (its data holds NULLs).
     pub fn nullable(width: Width, dictionary: Option<DictRef>) -> GpuColumn {
         GpuColumn { nullable: true, ..GpuColumn::plain(width, dictionary) }

@@ -145,7 +145,7 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // up front as the words of the thread's stream, shared by its items (SSB q2.2's
     // probe, its part keys bit-packed and read a row at a time, issued 203 M instructions
     // against 113 M with them 4 bytes wide; H200, 2026-11-29g run 2).
-    let bit_packed = eager.iter().any(|&c| cols[c].narrow.is_some_and(|n| matches!(n, Narrow::Bits(_))) && !cols[c].packed);
+    let bit_packed = eager.iter().any(|&c| cols[c].bit_width().is_some());
     if eager.len() < 2 && !bit_packed {
         return Ok(kernel);
     }

@@ -588,8 +588,7 @@ fn words_of(col: &GpuColumn, items: u32) -> Option<(u32, &'static str, &'static 
 /// not divide 32 (a tile would straddle two groups of the column's streams): those
 /// columns are read a row at a time (`tessera_bits_get`).
 fn bit_words_of(col: &GpuColumn, items: u32) -> Option<(u32, u32)> {
-    let Some(Narrow::Bits(w)) = col.narrow.filter(|_| !col.packed) else { return None };
-    let w = u32::from(w);
+    let w = col.bit_width()?;
     (32 % items == 0).then(|| (w, bit_loads(w, items)))
 }
 

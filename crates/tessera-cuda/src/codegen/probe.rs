@@ -508,7 +508,7 @@ fn gather_payload_where(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &
         // the sum is the value built, so it never wraps.
         let read = match (pc.narrow, t.payload_refs.get(j).copied().unwrap_or(0)) {
             (Some(_), 0) => cx!["(", pc.width.c(), ")", read],
-            (Some(_), r) => cx![super::scan::plus_reference(pc.width, &super::build::c_long(r)), read, ")"],
+            (Some(_), r) => cx![super::scan::plus_reference(pc.width, &super::builder::c_long(r)), read, ")"],
             (None, _) => read,
         };
         let read = match found {

@@ -208,7 +208,7 @@ fn literals_as_parameters_share_one_kernel_across_constants() {
     let min = with(i64::MIN, Literals::Inline);
     assert!(min.source.contains("(long long)((-9223372036854775807LL - 1LL))") && !min.source.contains("9223372036854775808"), "{}", min.source);
     if crate::test_support::nvrtc_or_skip("i64::MIN as C reads it") {
-        let check = format!("static_assert(5LL > {} && {} < 0, \"signed\");\n", super::build::c_long(i64::MIN), super::build::c_long(i64::MIN));
+        let check = format!("static_assert(5LL > {} && {} < 0, \"signed\");\n", super::builder::c_long(i64::MIN), super::builder::c_long(i64::MIN));
         crate::compile_cubin(&check, "sm_90").unwrap_or_else(|e| panic!("{e}"));
         crate::compile_cubin(&min.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", min.source));
     }
