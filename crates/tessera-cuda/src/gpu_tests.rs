@@ -1030,6 +1030,58 @@ fn gpu_bit_packed_columns_give_each_row_its_value() {
     device.synchronize().unwrap();
 }
 
+/// Columns of runs (`Narrow::Runs`) laid out by `runs_of` in parts, as the executor
+/// lays them out, give every row its value on the GPU, read alone (`tessera_runs_get`)
+/// and as a tile's rows up front (`tessera_runs_dirs`, `tessera_runs_value`): runs of one
+/// to 40 rows, across 32-row words and parts, 8-, 16- and 32-bit values with their
+/// extremes, columns ending inside a word.
+#[test]
+fn gpu_runs_give_each_row_its_value() {
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_runs_give_each_row_its_value") else {
+        return;
+    };
+    let module = KernelCache::new(None).load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
+    let stream = device.stream().clone();
+    let mut rng = Rng(13);
+    for n in [1usize, 31, 32, 33, 1000, 70_001] {
+        for bits in [8u32, 16, 32] {
+            let top = if bits == 32 { u64::from(u32::MAX) } else { (1u64 << bits) - 1 };
+            let mut rows = Vec::with_capacity(n);
+            while rows.len() < n {
+                let v = match rng.range(0, 9) { 0 => top, 1 => 0, _ => rng.range(0, top as i64) as u64 };
+                let len = if rng.range(0, 3) == 0 { 1 } else { rng.range(1, 40) as usize };
+                rows.extend(std::iter::repeat_n(v, len.min(n - rows.len())));
+            }
+            let kernel = module.load_function(&format!("runs_rows_{bits}")).unwrap();
+            let n_arg = n as i64;
+            let mut d_out = device.memory().alloc::<i64>(n).unwrap();
+            let mut d_out2 = device.memory().alloc::<i64>(n).unwrap();
+            let cfg = LaunchConfig { grid_dim: (7, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+            macro_rules! check {
+                ($t:ty) => {{
+                    let values: Vec<$t> = rows.iter().map(|&v| v as $t).collect();
+                    let (dir, runs) = crate::codegen::runs_of(&values, 3).unwrap();
+                    let (d_dir, d_runs) = (device.upload(&dir).unwrap(), device.upload(&runs).unwrap());
+                    let mut launch = stream.launch_builder(&kernel);
+                    launch.arg(&d_dir).arg(&d_runs).arg(&n_arg).arg(&mut d_out).arg(&mut d_out2);
+                    unsafe { launch.launch(cfg) }.unwrap();
+                    let (got, tiled) = (device.download(&d_out).unwrap(), device.download(&d_out2).unwrap());
+                    for i in 0..n {
+                        assert_eq!(got[i], values[i] as i64, "{bits}-bit runs, {n} rows, row {i}");
+                        assert_eq!(tiled[i], values[i] as i64, "{bits}-bit runs read as a tile's, {n} rows, row {i}");
+                    }
+                }};
+            }
+            match bits {
+                8 => check!(u8),
+                16 => check!(u16),
+                _ => check!(u32),
+            }
+        }
+    }
+    device.synchronize().unwrap();
+}
+
 #[test]
 fn gpu_query_streams_share_a_column_through_its_event() {
     let Some(device) = gpu_or_skip("gpu_query_streams_share_a_column_through_its_event") else {

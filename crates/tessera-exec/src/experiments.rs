@@ -41,6 +41,17 @@ pub struct ExecExperiments {
     /// bit-packed column finds its words and shift once a tile, and SSB's multi-probe
     /// kernels share that between 2 items.
     pub narrow_bits: u32,
+    /// Whether narrowed columns whose stored tiles show runs of repeated values (an
+    /// order's lines repeating its date and customer) go up as runs
+    /// (`codegen::Narrow::Runs`: a run's value once, a directory of two words a 32 rows):
+    /// 1 where that takes at most `codegen::layout::RUNS_MAX_SHARE` of the bits a row of
+    /// the form they replace, 2 wherever the values allow (to test them), 0 never (the
+    /// default). `TESSERA_EXP_NARROW_RUNS=N`. A memory-saving mode: with bit-packing
+    /// (`narrow_bits` 8) SSB SF 100's columns take 0.489x of their plain bytes (0.67x
+    /// with runs alone), but SSB SF 20's kernels 5.33 ms against 4.12 (5.24 with runs
+    /// alone): the directory's and the run values' loads and their registers (H200,
+    /// `benchmarks/results/gpu-2026-11-29h/`).
+    pub narrow_runs: u32,
     /// Whether stored integer columns go up to the GPU in their bit-packed tiles, decoded
     /// where the kernels load them (`TESSERA_EXP_PACKED=1`), or decoded on the host into
     /// plain arrays (the default). Off by default because it is slower as it stands. SSB SF
@@ -179,6 +190,7 @@ impl Default for ExecExperiments {
             many_groups_on_gpu: false,
             narrow: true,
             narrow_bits: 0,
+            narrow_runs: 0,
             packed: false,
             keep_results: true,
             short_lookups: true,
@@ -219,6 +231,7 @@ impl ExecExperiments {
             many_groups_on_gpu: on("TESSERA_EXP_MANY_GROUPS_ON_GPU", d.many_groups_on_gpu),
             narrow: on("TESSERA_EXP_NARROW", d.narrow),
             narrow_bits: num("TESSERA_EXP_NARROW_BITS").map_or(d.narrow_bits, |n: u64| n.min(64) as u32),
+            narrow_runs: num("TESSERA_EXP_NARROW_RUNS").map_or(d.narrow_runs, |n: u64| n.min(2) as u32),
             packed: on("TESSERA_EXP_PACKED", d.packed),
             keep_results: on("TESSERA_EXP_KEEP_RESULTS", d.keep_results),
             short_lookups: on("TESSERA_EXP_SHORT_LOOKUPS", d.short_lookups),
@@ -269,8 +282,9 @@ mod tests {
             ("TESSERA_EXP_LEAN_RESULTS", "0"),
             ("TESSERA_EXP_EARLY_LAUNCH", "0"),
             ("TESSERA_EXP_LISTED_CHAIN", "0"),
+            ("TESSERA_EXP_NARROW_RUNS", "1"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && set.kernel_graph && !set.lean_results && !set.early_launch && !set.listed_chain);
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && set.kernel_graph && !set.lean_results && !set.early_launch && !set.listed_chain && set.narrow_runs == 1);
         assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits, set.plain_strings_max_rows), (0, 0, GPU_MIN_ROWS, 32, 0));
     }
 }

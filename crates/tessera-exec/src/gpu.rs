@@ -204,6 +204,16 @@ pub enum NarrowBuf {
         /// Bits a row, 1 to 31.
         bits: u8,
     },
+    /// Runs of repeated distances (`Narrow::Runs`, `codegen::fill_runs`).
+    Runs {
+        /// Two words a 32 rows (at least two): where runs start, and the run of the
+        /// first of the 32.
+        directory: DeviceBuffer<u32>,
+        /// Each run's distance, in a byte form (at least one).
+        values: Box<NarrowBuf>,
+        /// The form's estimated rows a run.
+        per_run: u8,
+    },
 }
 
 impl NarrowBuf {
@@ -213,6 +223,15 @@ impl NarrowBuf {
             NarrowBuf::U16(_) => Narrow::U16,
             NarrowBuf::U32(_) => Narrow::U32,
             NarrowBuf::Bits { bits, .. } => Narrow::Bits(*bits),
+            NarrowBuf::Runs { values, per_run, .. } => Narrow::Runs { value: values.form().bytes() as u8, per_run: *per_run },
+        }
+    }
+
+    /// The run values of a column of runs (0 for other forms).
+    fn run_values_ptr(&self, device: &GpuDevice) -> u64 {
+        match self {
+            NarrowBuf::Runs { values, .. } => values.ptr(device),
+            _ => 0,
         }
     }
 
@@ -221,7 +240,7 @@ impl NarrowBuf {
         match self {
             NarrowBuf::U8(b) => b.as_slice().device_ptr(stream).0,
             NarrowBuf::U16(b) => b.as_slice().device_ptr(stream).0,
-            NarrowBuf::U32(b) | NarrowBuf::Bits { words: b, .. } => b.as_slice().device_ptr(stream).0,
+            NarrowBuf::U32(b) | NarrowBuf::Bits { words: b, .. } | NarrowBuf::Runs { directory: b, .. } => b.as_slice().device_ptr(stream).0,
         }
     }
 
@@ -230,6 +249,7 @@ impl NarrowBuf {
             NarrowBuf::U8(b) => b.num_bytes(),
             NarrowBuf::U16(b) => b.num_bytes(),
             NarrowBuf::U32(b) | NarrowBuf::Bits { words: b, .. } => b.num_bytes(),
+            NarrowBuf::Runs { directory, values, .. } => directory.num_bytes() + values.num_bytes(),
         }
     }
 }
@@ -251,6 +271,15 @@ impl GpuBuf {
         match self {
             GpuBuf::Str { bytes, .. } if !bytes.is_empty() => bytes.as_slice().device_ptr(device.stream()).0,
             GpuBuf::Nullable { values, .. } => values.bytes_ptr(device),
+            _ => 0,
+        }
+    }
+
+    /// The run values of a column of runs (0 for other columns).
+    fn run_values_ptr(&self, device: &GpuDevice) -> u64 {
+        match self {
+            GpuBuf::Narrow { distances, .. } => distances.run_values_ptr(device),
+            GpuBuf::Nullable { values, .. } => values.run_values_ptr(device),
             _ => 0,
         }
     }
@@ -1230,6 +1259,10 @@ impl GpuRuntime {
                 Narrow::U16 => NarrowBuf::U16(self.upload(gs, &host_distances::<u16>(&parts, reference)?)?),
                 Narrow::U32 => NarrowBuf::U32(self.upload(gs, &host_distances::<u32>(&parts, reference)?)?),
                 Narrow::Bits(bits) => NarrowBuf::Bits { words: self.upload(gs, &host_bits(&parts, reference, u32::from(bits))?)?, bits },
+                Narrow::Runs { value: 1, per_run } => self.upload_runs(gs, host_distances::<u8>(&parts, reference)?, per_run, NarrowBuf::U8)?,
+                Narrow::Runs { value: 2, per_run } => self.upload_runs(gs, host_distances::<u16>(&parts, reference)?, per_run, NarrowBuf::U16)?,
+                Narrow::Runs { value: 4, per_run } => self.upload_runs(gs, host_distances::<u32>(&parts, reference)?, per_run, NarrowBuf::U32)?,
+                Narrow::Runs { value, .. } => return Err(TesseraError::Internal(format!("runs of {value}-byte values"))),
             };
             GpuBuf::Narrow { reference, distances }
         } else {
@@ -1244,6 +1277,19 @@ impl GpuRuntime {
             cache.map.insert(key, CachedColumn { buf: Arc::clone(&buf), last_used, ready: Some(ready) });
         }
         Ok(buf)
+    }
+
+    /// A narrowed column's `distances` uploaded on `gs` as runs (`Narrow::Runs`), their
+    /// values as `form` makes them.
+    fn upload_runs<T: Copy + PartialEq + Default + Send + Sync + tessera_cuda::cudarc::driver::DeviceRepr>(
+        &self,
+        gs: &GpuStream,
+        distances: Vec<T>,
+        per_run: u8,
+        form: impl Fn(DeviceBuffer<T>) -> NarrowBuf,
+    ) -> Result<NarrowBuf> {
+        let (directory, values) = host_runs(&distances)?;
+        Ok(NarrowBuf::Runs { directory: self.upload(gs, &directory)?, values: Box::new(form(self.upload(gs, &values)?)), per_run })
     }
 
     /// String column `c` of `table` (no dictionary) uploaded on `gs` as offsets and bytes.
@@ -2370,7 +2416,7 @@ impl GpuRuntime {
             Narrow::U8 => NarrowBuf::U8(self.alloc_set::<u8>(gs, len, 0, fills)?),
             Narrow::U16 => NarrowBuf::U16(self.alloc_set::<u16>(gs, len, 0, fills)?),
             Narrow::U32 => NarrowBuf::U32(self.alloc_set::<u32>(gs, len, 0, fills)?),
-            Narrow::Bits(_) => return Err(TesseraError::Internal("a bit-packed build payload".into())),
+            Narrow::Bits(_) | Narrow::Runs { .. } => return Err(TesseraError::Internal("a bit-packed build payload, or one of runs".into())),
         })
     }
 
@@ -2961,7 +3007,15 @@ fn narrow_form(table: &LoadedTable, c: usize, col: &GpuColumn) -> Option<(Narrow
         None => table.column_zone(c)?.unwrap_or((0, 0)),
     };
     let span = u64::try_from(i128::from(hi) - i128::from(lo)).ok()?;
-    Some((Narrow::for_span(span, col.width, ExecExperiments::get().narrow_bits)?, lo))
+    let x = ExecExperiments::get();
+    let runs = if x.narrow_runs > 0 { table.column_runs(c).unwrap_or(table.rows) } else { 0 };
+    Some((Narrow::for_column(span, col.width, x.narrow_bits, x.narrow_runs, table.rows, runs)?, lo))
+}
+
+/// A column's `distances` as runs (`Narrow::Runs`, `codegen::runs_of`), laid out on a
+/// thread a core.
+fn host_runs<T: Copy + PartialEq + Default + Send + Sync>(distances: &[T]) -> Result<(Vec<u32>, Vec<T>)> {
+    codegen::runs_of(distances, cores()).map_err(TesseraError::Internal)
 }
 
 /// One array of every part's values in order, each part converted into its place by
@@ -3500,6 +3554,7 @@ fn kernel_params(kernel: &Kernel, rows: usize, flags_ptr: u64, consts_ptr: u64, 
     let byte_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.bytes_ptr(dev))).collect();
     let validity_ptrs: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.validity_ptr(dev))).collect();
     let references: Vec<i64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.reference())).collect();
+    let run_values: Vec<u64> = col_bufs.iter().map(|b| b.as_ref().map_or(0, |b| b.run_values_ptr(dev))).collect();
     let missing = |what: &str| TesseraError::Internal(format!("kernel parameter {what} has no value"));
 kernel
         .params
@@ -3513,6 +3568,7 @@ kernel
             Param::Bytes { column } => byte_ptrs.get(*column).copied().filter(|&p| p != 0 || !kernel.strings.contains(column)).ok_or_else(|| missing("string bytes")),
             Param::Validity { column } => validity_ptrs.get(*column).copied().filter(|&p| p != 0).ok_or_else(|| missing("validity")),
             Param::Reference { column } => references.get(*column).map(|&r| r as u64).ok_or_else(|| missing("reference")),
+            Param::RunValues { column, .. } => run_values.get(*column).copied().filter(|&p| p != 0).ok_or_else(|| missing("run values")),
             Param::Zones => Ok(zones_ptr),
             Param::Payload { probe, column, .. } => probed.get(*probe).and_then(|p| p.payload.get(*column)).copied().ok_or_else(|| missing("payload")),
             Param::PayloadValid { probe, column } => {

@@ -86,6 +86,9 @@ pub struct LoadedTable {
     packable: Vec<OnceLock<bool>>,
     /// Per column, the zone map of each batch ([`LoadedTable::batch_zone`]).
     zones: Vec<OnceLock<Vec<Option<Option<(i64, i64)>>>>>,
+    /// Per column, at most how many runs of repeated values it holds
+    /// ([`LoadedTable::column_runs`]).
+    runs: Vec<OnceLock<Option<usize>>>,
 }
 
 impl LoadedTable {
@@ -174,6 +177,7 @@ impl LoadedTable {
             whole: cells(width),
             packable: cells(width),
             zones: cells(width),
+            runs: cells(width),
         }
     }
 
@@ -242,6 +246,31 @@ impl LoadedTable {
             stored
                 && self.files.iter().all(|f| f.footer().columns.get(c).is_some_and(|e| e.ipc.is_none()))
                 && self.tile_headers(c).is_ok_and(|hs| hs.iter().flatten().all(crate::packed::packable))
+        })
+    }
+
+    /// At most how many runs of repeated values column `c` holds in row order, from its
+    /// tile headers (kept once asked): a run-length tile's runs, 1 for a constant tile,
+    /// a row each for other tiles (a run across tiles counts in each). None for an
+    /// intermediate result, or a column whose headers do not read.
+    pub fn column_runs(&self, c: usize) -> Option<usize> {
+        let cell = self.runs.get(c)?;
+        *cell.get_or_init(|| {
+            if self.files.is_empty() {
+                return None;
+            }
+            let headers = self.tile_headers(c).ok()?;
+            Some(
+                headers
+                    .iter()
+                    .flatten()
+                    .map(|h| match h.scheme {
+                        crate::tiles::Scheme::Rle => h.runs as usize,
+                        crate::tiles::Scheme::Constant => 1,
+                        _ => h.rows as usize,
+                    })
+                    .sum(),
+            )
         })
     }
 

@@ -108,6 +108,24 @@ fn packed_columns_give_every_row() {
     assert!(t.packed_column(4).unwrap().is_none());
 }
 
+/// The runs a column holds, as its tiles show them: dates repeated 1000 rows at a time
+/// (constant or run-length tiles: at most a run a tile and a run a date), distinct
+/// keys (a row each), across two files.
+#[test]
+fn column_runs_count_what_the_tiles_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    write(&store, &[0..5000]);
+    write(&store, &[5000..9000]);
+    let m = store.manifest().unwrap();
+    let t = store.load(m.table("t").unwrap()).unwrap();
+    let dates = t.column_runs(1).unwrap();
+    let tiles = 5000usize.div_ceil(2048) + 4000usize.div_ceil(2048);
+    assert!((9..=9 + tiles).contains(&dates), "{dates} runs of dates");
+    assert_eq!(t.column_runs(0), Some(9000));
+    assert_eq!(t.column_runs(99), None);
+}
+
 /// A store written by Tessera before the tile format: Parquet files and a manifest of
 /// format 1, as that release wrote them.
 fn write_parquet_store(dir: &std::path::Path) {

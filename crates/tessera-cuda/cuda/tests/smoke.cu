@@ -198,3 +198,19 @@ BIT_WORDS(24, 8)
 BIT_WORDS(31, 2)
 BIT_WORDS(31, 16)
 #undef BIT_WORDS
+
+// Every row of a column of runs (codegen::Narrow::Runs, codegen::fill_runs) read by
+// tessera_runs_get (out) and as kernels read a tile's rows up front (out2: the warp's
+// directory words by tessera_runs_dirs, the value by tessera_runs_value), rows striped
+// over a grid of 128-thread blocks.
+template <typename T>
+__device__ void runs_rows(const unsigned int* dir, const T* values, int64_t n, int64_t* out, int64_t* out2) {
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (long long)gridDim.x * blockDim.x) {
+        out[r] = (int64_t)tessera_runs_get(dir, values, r);
+        const uint2 d = __ldg(tessera_runs_dirs(dir, r - (long long)threadIdx.x));
+        out2[r] = (int64_t)tessera_runs_value(values, d, tessera_lanemask_le());
+    }
+}
+extern "C" __global__ void runs_rows_8(const unsigned int* dir, const uint8_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows(dir, values, n, out, out2); }
+extern "C" __global__ void runs_rows_16(const unsigned int* dir, const uint16_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows(dir, values, n, out, out2); }
+extern "C" __global__ void runs_rows_32(const unsigned int* dir, const uint32_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows(dir, values, n, out, out2); }

@@ -10,6 +10,8 @@
 //!   the bytes `col{i}_bytes` of string columns, then the validity bitmaps `col{i}_valid`
 //!   of columns whose data holds NULLs ([`super::GpuColumn::nullable`]), then the
 //!   references `col{i}_ref` of narrowed columns ([`super::GpuColumn::narrow`]), then
+//!   the run values `col{i}_runs` of columns of runs (whose `col{i}` is their
+//!   directory: [`super::layout::Narrow::Runs`]), then
 //!   `zones` ([`Param::Zones`]) where the leading filters have bounds;
 //! - per probe, in operator order (then the table a mark sink reads): its payload arrays `h{p}_p{j}`, each followed by its
 //!   validity bitmap `h{p}_pv{j}` when it may be NULL, then its membership
@@ -54,6 +56,14 @@ pub enum Param {
     Reference {
         /// Index among the pipeline's source columns.
         column: usize,
+    },
+    /// The run values of source column `column`, a column of runs
+    /// ([`super::layout::Narrow::Runs`]; `col{i}` is its directory): `col{i}_runs`.
+    RunValues {
+        /// Index among the pipeline's source columns.
+        column: usize,
+        /// Its form (a run value's C type).
+        narrow: Narrow,
     },
     /// The UTF-8 bytes of source column `column` (a [`Width::Str`] column).
     Bytes {
@@ -202,7 +212,9 @@ impl Param {
             Param::Flags => "unsigned long long* __restrict__ flags".into(),
             Param::Consts => "const long long* __restrict__ consts".into(),
             Param::Column { column, packed: true, .. } => format!("const unsigned long long* __restrict__ col{column}"),
+            Param::Column { column, narrow: Some(Narrow::Runs { .. }), .. } => format!("const uint32_t* __restrict__ col{column}"),
             Param::Column { column, narrow: Some(n), .. } => format!("const {}* __restrict__ col{column}", n.c()),
+            Param::RunValues { column, narrow } => format!("const {}* __restrict__ col{column}_runs", narrow.c()),
             Param::Column { column, width, .. } => format!("const {}* __restrict__ col{column}", width.c()),
             Param::Reference { column } => format!("const long long col{column}_ref"),
             Param::Zones => "const uint32_t* __restrict__ zones".into(),

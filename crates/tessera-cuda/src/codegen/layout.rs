@@ -6,7 +6,7 @@ use tessera_ir::Type;
 
 use super::aggregate::{Accumulator, GroupTable};
 use super::hash::KeyPack;
-use super::options::BLOCK_THREADS;
+use super::options::{BLOCK_THREADS, MAX_ITEMS_PER_THREAD};
 
 /// Storage width of a column on the GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -177,7 +177,35 @@ pub enum Narrow {
     U32,
     /// Distances bit-packed `w` bits a row (1 to 31) into `uint32_t` words.
     Bits(u8),
+    /// Runs of repeated values: each run's distance once, in `value` bytes (1, 2 or 4),
+    /// and a directory of two `uint32_t` words a 32 rows saying which run holds each
+    /// row ([`fill_runs`]). `per_run` is the column's rows a run as estimated when the
+    /// form was chosen (at most 255), for the bytes a row it takes.
+    Runs {
+        /// Bytes of a run's distance.
+        value: u8,
+        /// Estimated rows a run (at least 1; at least 2 where chosen for its bytes).
+        per_run: u8,
+    },
 }
+
+/// Runs ([`Narrow::Runs`]) are chosen over the form they replace (bit-packed, a byte
+/// form or the width) where they take at most this share of its bits a row: a row read
+/// costs a directory word (shared by a warp's 32 rows) and a run's value that depends on
+/// it. SSB's `lo_custkey` and `lo_orderdate` (an order's 1–7 lines, 4 on average, share
+/// them) take 10 and 6 bits a row of 32 and 16. The runs a column holds are estimated from
+/// its stored tiles (`LoadedTable::column_runs`: run-length tiles' runs). Chosen, not
+/// swept.
+pub const RUNS_MAX_SHARE: (u32, u32) = (1, 2);
+
+/// The directory bits a row of a column of runs: two words a 32 rows.
+pub const RUNS_DIRECTORY_BITS: u32 = 2;
+
+/// Zero words after a column of runs' directory: a kernel loading a tile's directory
+/// words up front loads every item's (a tile of at most [`MAX_ITEMS_PER_THREAD`] ×
+/// [`BLOCK_THREADS`] rows) once the tile's first row exists, without a test an item.
+/// Their run is run 0.
+pub const RUNS_DIRECTORY_PAD: usize = 2 * (MAX_ITEMS_PER_THREAD * BLOCK_THREADS / 32) as usize;
 
 /// A bit-packed form ([`Narrow::Bits`]) is chosen over the form it replaces (the byte
 /// form, else the column's width) only where it takes at most this share of that form's
@@ -195,16 +223,37 @@ impl Narrow {
             Narrow::U8 => "uint8_t",
             Narrow::U16 => "uint16_t",
             Narrow::U32 | Narrow::Bits(_) => "uint32_t",
+            Narrow::Runs { value, .. } => Narrow::byte_form(value).map_or("uint32_t", Narrow::c),
         }
     }
 
-    /// Bits per value.
+    /// The byte form of `bytes` bytes (1, 2 or 4).
+    fn byte_form(bytes: u8) -> Option<Narrow> {
+        match bytes {
+            1 => Some(Narrow::U8),
+            2 => Some(Narrow::U16),
+            4 => Some(Narrow::U32),
+            _ => None,
+        }
+    }
+
+    /// Bits per stored value (a run's, for runs).
     pub fn bits(self) -> u32 {
         match self {
             Narrow::U8 => 8,
             Narrow::U16 => 16,
             Narrow::U32 => 32,
             Narrow::Bits(w) => u32::from(w),
+            Narrow::Runs { value, .. } => 8 * u32::from(value),
+        }
+    }
+
+    /// Bits a row takes, rounded up: a value's, or for runs the directory's share and a
+    /// run's value over its estimated rows.
+    pub fn row_bits(self) -> u32 {
+        match self {
+            Narrow::Runs { per_run, .. } => RUNS_DIRECTORY_BITS + self.bits().div_ceil(u32::from(per_run.max(1))),
+            _ => self.bits(),
         }
     }
 
@@ -241,6 +290,28 @@ impl Narrow {
             return Some(Narrow::Bits(need as u8));
         }
         bytes
+    }
+
+    /// [`Narrow::for_span`]'s form, or runs ([`Narrow::Runs`]) where the column's `rows`
+    /// hold at most `runs` runs and those take at most [`RUNS_MAX_SHARE`] of that form's
+    /// bits a row: with `runs_mode` 1; 0 never, 2 always (to test them; run values of
+    /// at most 4 bytes and run numbers of 32 bits in any case).
+    pub fn for_column(span: u64, width: Width, bits_from: u32, runs_mode: u32, rows: usize, runs: usize) -> Option<Narrow> {
+        let single = Narrow::for_span(span, width, bits_from);
+        let few = runs > 0 && rows >= 2 * runs;
+        if runs_mode == 0 || (runs_mode == 1 && !few) || rows == 0 || u32::try_from(rows).is_err() || width == Width::Str {
+            return single;
+        }
+        let value = match span {
+            s if s <= u64::from(u8::MAX) => 1,
+            s if s <= u64::from(u16::MAX) => 2,
+            s if s <= u64::from(u32::MAX) => 4,
+            _ => return single,
+        };
+        let runs_form = Narrow::Runs { value, per_run: (rows / runs.max(1)).clamp(1, 255) as u8 };
+        let replaced = single.map_or(width.bytes() as u32 * 8, Narrow::row_bits);
+        let (num, den) = RUNS_MAX_SHARE;
+        if runs_mode == 2 || runs_form.row_bits() * den <= replaced * num { Some(runs_form) } else { single }
     }
 
     /// The 32-bit words of a bit-packed column of `rows` rows `w` bits a row: whole
@@ -297,6 +368,83 @@ pub fn unpack_bit(words: &[u32], w: u32, r: usize) -> u32 {
     ((lo | hi) & ((1u64 << w) - 1)) as u32
 }
 
+/// Runs starting in `rows`, a part of a column starting at a multiple of 32 rows whose
+/// row before is `prev` (None at the column's start): see [`Narrow::Runs`].
+pub fn count_runs<T: PartialEq>(rows: &[T], prev: Option<&T>) -> usize {
+    let first = rows.first().is_some_and(|v| prev != Some(v));
+    usize::from(first) + rows.windows(2).filter(|w| w[0] != w[1]).count()
+}
+
+/// Lays out part `rows` of a column of runs ([`Narrow::Runs`], read by `tessera_runs_get`
+/// in `tiles.cuh`; [`count_runs`] gives the part's runs): `runs_before` runs start
+/// before it, `prev` is the row before it. Writes the part's directory (two words a 32
+/// rows: bit `j` of the first set where row `j` of the 32, `j ≥ 1`, starts a run; the
+/// second the number of the run holding row 0 of the 32) and the values of the runs
+/// starting in it, in order; row `j` of 32 is then run `second + popcount(first & (2^(j+1)
+/// − 1))`. `rows` must start at a multiple of 32 rows, `directory` hold `2 ×
+/// ceil(rows / 32)` words (zero), `values` the part's runs.
+pub fn fill_runs<T: Copy + PartialEq>(rows: &[T], prev: Option<&T>, runs_before: u32, directory: &mut [u32], values: &mut [T]) {
+    // The run holding the current row (wrapping: the first row of the column starts one).
+    let mut run = runs_before.wrapping_sub(1);
+    let mut last = prev;
+    for (i, v) in rows.iter().enumerate() {
+        let starts = last != Some(v);
+        if starts {
+            run = run.wrapping_add(1);
+            values[run.wrapping_sub(runs_before) as usize] = *v;
+        }
+        let (k, j) = (i / 32, i % 32);
+        if j == 0 {
+            directory[2 * k + 1] = run;
+        } else if starts {
+            directory[2 * k] |= 1 << j;
+        }
+        last = Some(v);
+    }
+}
+
+/// A column's `distances` as runs ([`Narrow::Runs`]): the directory (two words a 32
+/// rows, then [`RUNS_DIRECTORY_PAD`] zero words) and each run's value (at least one), laid out in parts of whole
+/// 32 rows on up to `threads` threads: the parts' runs counted ([`count_runs`]), then
+/// laid out ([`fill_runs`]). An error where run numbers would pass 32 bits.
+pub fn runs_of<T: Copy + PartialEq + Default + Send + Sync>(distances: &[T], threads: usize) -> Result<(Vec<u32>, Vec<T>), String> {
+    let part = distances.len().div_ceil(threads.max(1)).div_ceil(32).max(1) * 32;
+    let parts: Vec<&[T]> = distances.chunks(part).collect();
+    let prev = |k: usize| if k == 0 { None } else { distances.get(k * part - 1) };
+    let counts: Vec<usize> = std::thread::scope(|s| {
+        let counters: Vec<_> = parts.iter().enumerate().map(|(k, p)| s.spawn(move || count_runs(p, prev(k)))).collect();
+        counters.into_iter().map(|c| c.join().map_err(|_| "a run-counting thread panicked".to_string())).collect::<Result<_, _>>()
+    })?;
+    let runs: usize = counts.iter().sum();
+    if u32::try_from(runs).is_err() {
+        return Err(format!("{runs} runs, more than 32-bit run numbers hold"));
+    }
+    let mut directory = vec![0u32; 2 * distances.len().div_ceil(32) + RUNS_DIRECTORY_PAD];
+    let mut values = vec![T::default(); runs.max(1)];
+    std::thread::scope(|s| {
+        let (mut dir, mut vals, mut before) = (directory.as_mut_slice(), values.as_mut_slice(), 0usize);
+        let mut fillers = Vec::with_capacity(parts.len());
+        for (k, (p, &n)) in parts.iter().zip(&counts).enumerate() {
+            let (dn, vn) = ((2 * p.len().div_ceil(32)).min(dir.len()), n.min(vals.len()));
+            let (d, rest) = std::mem::take(&mut dir).split_at_mut(dn);
+            let (v, more) = std::mem::take(&mut vals).split_at_mut(vn);
+            (dir, vals) = (rest, more);
+            let first = before as u32;
+            fillers.push(s.spawn(move || fill_runs(p, prev(k), first, d, v)));
+            before += n;
+        }
+        fillers.into_iter().try_for_each(|f| f.join().map_err(|_| "a run-laying thread panicked".to_string()))
+    })?;
+    Ok((directory, values))
+}
+
+/// Row `r` of a column of runs laid out by [`fill_runs`] (what `tessera_runs_get` reads).
+pub fn run_value<T: Copy>(directory: &[u32], values: &[T], r: usize) -> T {
+    let (bits, head) = (directory[2 * (r / 32)], directory[2 * (r / 32) + 1]);
+    let upto = u32::MAX >> (31 - r % 32);
+    values[head as usize + (bits & upto).count_ones() as usize]
+}
+
 /// The words a kernel thread loads for a tile's `items` values of a column bit-packed `w`
 /// bits a row (`tessera_bits_loads` in `tiles.cuh`): enough for them from any bit a
 /// tile's values can start at (a multiple of `gcd(items × w, 32)`).
@@ -315,7 +463,7 @@ impl GpuColumn {
     /// Bits a row takes where the column lies (a packed column's are judged by its
     /// width: see `scan::sector_share`).
     pub fn stored_bits(&self) -> usize {
-        self.narrow.map_or(self.width.bytes() * 8, |n| n.bits() as usize)
+        self.narrow.map_or(self.width.bytes() * 8, |n| n.row_bits() as usize)
     }
 
     /// The bits a value of a column bit-packed narrowed ([`Narrow::Bits`]); None for any

@@ -63,7 +63,7 @@ use tessera_ir::{GroupStrategy, Operator, Pipeline, Sink, Source, Type};
 pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
 pub use aggregate::{Accumulator, DIRECT_DOMAIN_MAX_BYTES, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, Presence, SumRepr, group_table, magnitude, presence, table_copies};
 pub use hash::{KeyPack, KeyPart};
-pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, BITS_GROUP_ROWS, bit_loads, pack_bits, unpack_bit, width_of};
+pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, BITS_GROUP_ROWS, bit_loads, count_runs, fill_runs, pack_bits, run_value, runs_of, unpack_bit, width_of};
 pub use options::{BLOCK_THREADS, Experiments, INDEX32_MAX_ROWS, ITEMS_PER_THREAD, ITEMS_PER_THREAD_LEAN, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 pub use probe::{MAX_TABLE_SLOTS, bitmap_words};
 pub use unsupported::{Reason, Site, Unsupported};
@@ -372,6 +372,10 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     params.extend(cols.iter().enumerate().filter(|(_, c)| c.width == Width::Str).map(|(i, _)| Param::Bytes { column: i }));
     params.extend(cols.iter().enumerate().filter(|(_, c)| c.nullable).map(|(i, _)| Param::Validity { column: i }));
     params.extend(cols.iter().enumerate().filter(|(_, c)| c.narrow.is_some()).map(|(i, _)| Param::Reference { column: i }));
+    params.extend(cols.iter().enumerate().filter_map(|(i, c)| match c.narrow {
+        Some(n @ Narrow::Runs { .. }) => Some(Param::RunValues { column: i, narrow: n }),
+        _ => None,
+    }));
     if zone_pruned(pipeline, options) {
         params.push(Param::Zones);
     }

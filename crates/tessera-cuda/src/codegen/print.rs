@@ -223,10 +223,50 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         .filter_map(|(n, c)| bit_words_of(&shape.cols[*c], items).map(|(w, loads)| (n.clone(), *c, w, loads)))
         .collect();
     plain_eager.retain(|(_, c)| !word_eager.iter().any(|w| w.1 == *c) && !bit_eager.iter().any(|b| b.1 == *c));
+    // Columns of runs (`Narrow::Runs`) pipelined two tiles deep: a row's value depends on
+    // its directory words, so each iteration reads the next tile's values from the
+    // directory words loaded an iteration before (`nd`) and loads those of the tile after
+    // it; read a row alone in the prefetch, the dependent loads stalled every tile.
+    let (runs_eager, rest): (Vec<_>, Vec<_>) = plain_eager.into_iter().partition(|(_, c)| matches!(shape.cols[*c].narrow, Some(Narrow::Runs { .. })) && !shape.cols[*c].packed);
+    plain_eager = rest;
     // Those that fit are staged in shared memory instead, a tile ahead (see `staged`).
     let (staged, packed_eager) = staged(packed_eager, shape.cols, tile_items);
     // Whether any column loaded up front is prefetched into registers.
-    let registers = !plain_eager.is_empty() || !packed_eager.is_empty() || !word_eager.is_empty() || !bit_eager.is_empty();
+    let registers = !plain_eager.is_empty() || !packed_eager.is_empty() || !word_eager.is_empty() || !bit_eager.is_empty() || !runs_eager.is_empty();
+    // The values of the runs columns' rows at `tile` from the directory words in `nd`
+    // (`first`: read alone, the loop's first tile), then the directory words of the tile
+    // a grid's stride after it, where it exists: a warp's item shares one pair of words
+    // (`tessera_runs_dirs`), past the column's end the directory's zero padding
+    // (`RUNS_DIRECTORY_PAD`); rows in a tile's items lie a whole number of 32 apart, so
+    // each lane's mask of the rows of its 32 up to its own is the same for every item
+    // (`rl`).
+    let runs_loads = |indent: &str, tile: &str, first: bool| -> String {
+        if runs_eager.is_empty() {
+            return String::new();
+        }
+        let reads: String = runs_eager
+            .iter()
+            .map(|(n, c)| {
+                let value = super::scan::reference_add(*c, &shape.cols[*c]);
+                if first {
+                    format!(" if (r < rows) n{n}[i] = {value}tessera_runs_get(col{c}, col{c}_runs, r));")
+                } else {
+                    format!(" n{n}[i] = {value}tessera_runs_value(col{c}_runs, nd{n}[i], rl));")
+                }
+            })
+            .collect();
+        let r = if first { format!(" const long long r = {};", row(tile)) } else { String::new() };
+        let dirs: String = runs_eager
+            .iter()
+            .map(|(n, c)| {
+                format!(
+                    "{indent}    const uint2* __restrict__ rd{n} = tessera_runs_dirs(col{c}, after);\n{indent}    #pragma unroll\n{indent}    for (int i = 0; i < ITEMS; ++i) nd{n}[i] = __ldg(rd{n} + i * {});\n",
+                    BLOCK_THREADS / 32
+                )
+            })
+            .collect();
+        format!("#pragma unroll\n{indent}for (int i = 0; i < ITEMS; ++i) {{{r}{reads} }}\n{indent}if (const {tt} after = {tile} + {stride}; after < rows) {{\n{dirs}{indent}}}")
+    };
     // Each column's copy by a warp in turn (`tessera_stage`), of the tile at `at` into
     // buffer `buffer`.
     let warps = (BLOCK_THREADS / 32) as usize;
@@ -324,6 +364,10 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             // One word more than the values span (`tessera_bits_take` reads it, as 0).
             let _ = writeln!(src, "    unsigned int nb{n}[{}] = {{}};", (items * w).div_ceil(32) + 1);
         }
+        for (n, c) in &runs_eager {
+            let _ = writeln!(src, "    {} n{n}[ITEMS] = {{}};", shape.cols[*c].width.c());
+            let _ = writeln!(src, "    uint2 nd{n}[ITEMS] = {{}};");
+        }
         if !packed_eager.is_empty() {
             let _ = writeln!(src, "    {{");
             src.push_str(&decoders("    ", "dn", "tile", true));
@@ -336,6 +380,10 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             let _ = writeln!(src, "    {}", guarded_loads("tile"));
             if shape.zones {
                 let _ = writeln!(src, "    }}");
+            }
+            if !runs_eager.is_empty() {
+                let _ = writeln!(src, "    const unsigned int rl = tessera_lanemask_le();");
+                let _ = writeln!(src, "    {}", runs_loads("    ", "tile", true));
             }
         }
         if !packed_eager.is_empty() {
@@ -426,6 +474,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             });
             let take: String = plain_eager
                 .iter()
+                .chain(&runs_eager)
                 .map(|(n, _)| format!(" {n}[i] = n{n}[i];"))
                 .chain(packed_eager.iter().map(|(n, _)| format!(" w{n}[i] = pw{n}[i];")))
                 .chain(picks)
@@ -472,6 +521,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                     let _ = writeln!(src, "        }}");
                 }
                 TileKind::Last => {}
+            }
+            if kind != TileKind::Last && !runs_eager.is_empty() {
+                let _ = writeln!(src, "        {}", runs_loads("        ", "next", false));
             }
             if !packed_eager.is_empty() {
                 let want = if kind == TileKind::Whole { "true" } else { "r < rows" };
@@ -575,7 +627,7 @@ fn words_of(col: &GpuColumn, items: u32) -> Option<(u32, &'static str, &'static 
     let bytes = match narrow {
         Narrow::U8 => 1,
         Narrow::U16 => 2,
-        Narrow::U32 | Narrow::Bits(_) => return None,
+        Narrow::U32 | Narrow::Bits(_) | Narrow::Runs { .. } => return None,
     };
     let per = [4 / bytes, 2].into_iter().find(|&per| items % per == 0)?;
     Some((per, if per * bytes == 4 { "unsigned int" } else { "unsigned short" }, narrow.c()))

@@ -68,12 +68,14 @@ pub fn load(b: &mut Builder<'_>, c: usize) -> Lowered<CExpr> {
 /// column in bit-packed tiles `(type)tessera_unpack(col{c}, row)` (`tiles.cuh`); for a
 /// narrowed one its distance added to its reference, in unsigned arithmetic of the
 /// value's width (the sum is the stored value, so it never wraps), a bit-packed one's
-/// distance read by `tessera_bits_get<w, BLOCK_THREADS>(col{c}, row)`. With `policy`
+/// distance read by `tessera_bits_get<w, BLOCK_THREADS>(col{c}, row)`, a column of runs'
+/// by `tessera_runs_get(col{c}, col{c}_runs, row)`. With `policy`
 /// (`Experiments::column_loads`) a stored value is read by `tessera_col(col{c} + row)`.
 pub fn load_parts(c: usize, col: &GpuColumn, policy: bool) -> (String, &'static str) {
     match col.narrow {
         _ if col.packed => (format!("({})tessera_unpack(col{c}, ", col.width.c()), ")"),
         Some(Narrow::Bits(w)) => (format!("{}tessera_bits_get<{w}, {BLOCK_THREADS}>(col{c}, ", reference_add(c, col)), "))"),
+        Some(Narrow::Runs { .. }) => (format!("{}tessera_runs_get(col{c}, col{c}_runs, ", reference_add(c, col)), "))"),
         Some(_) if policy => (format!("{}tessera_col(col{c} + ", reference_add(c, col)), "))"),
         Some(_) => (format!("{}col{c}[", reference_add(c, col)), "])"),
         None if policy => (format!("tessera_col(col{c} + "), ")"),

@@ -1277,6 +1277,122 @@ fn bit_packed_columns_load_a_threads_words() {
     }
 }
 
+/// Runs (`Narrow::Runs`) round-trip: every row read back through the directory
+/// (`run_value`, what `tessera_runs_get` computes), laid out whole or in parts on several
+/// threads alike; adversarial columns (every row its own run, one run, runs ending at
+/// and across 32-row words and parts, extremes, a last partial word, empty).
+#[test]
+fn runs_round_trip_whole_and_in_parts() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut columns: Vec<Vec<u32>> = vec![
+        Vec::new(),
+        vec![7],
+        (0..100).map(|i| i as u32).collect(),
+        vec![u32::MAX; 1000],
+        (0..1000).map(|i| if (i / 32) % 2 == 0 { 0 } else { u32::MAX }).collect(),
+        (0..1000).map(|i| ((i + 1) / 33) as u32).collect(),
+        (0..4097).map(|i| (i % 2) as u32).collect(),
+    ];
+    let mut random = Vec::new();
+    while random.len() < 50_000 {
+        let (v, len) = (next() as u32, (next() % 9) as usize + 1);
+        random.extend(std::iter::repeat_n(v, len));
+    }
+    columns.push(random);
+    for rows in &columns {
+        let runs = 1.max(rows.windows(2).filter(|w| w[0] != w[1]).count() + usize::from(!rows.is_empty()));
+        let whole = crate::codegen::runs_of(rows, 1).unwrap();
+        assert_eq!(whole.0.len(), 2 * rows.len().div_ceil(32) + crate::codegen::layout::RUNS_DIRECTORY_PAD);
+        assert!(whole.0[2 * rows.len().div_ceil(32)..].iter().all(|&w| w == 0));
+        assert_eq!(whole.1.len(), runs, "{} rows", rows.len());
+        for threads in [2, 3, 7, 64] {
+            assert_eq!(crate::codegen::runs_of(rows, threads).unwrap(), whole, "{} rows on {threads} threads", rows.len());
+        }
+        for (r, &v) in rows.iter().enumerate() {
+            assert_eq!(crate::codegen::run_value(&whole.0, &whole.1, r), v, "{} rows, row {r}", rows.len());
+            // Bit 0 of a word's starts is never set: the second word names row 0's run.
+            assert_eq!(whole.0[2 * (r / 32)] & 1, 0);
+        }
+    }
+}
+
+/// Runs are chosen where they take at most half the bits a row of the form they replace,
+/// from the column's runs: SSB's customer keys and dates repeated over an order's lines
+/// (4 rows a run), not 1.5 rows a run, nor a column whose run numbers pass 32 bits;
+/// against bit-packed forms too; forced, wherever values take at most 4 bytes.
+#[test]
+fn runs_are_chosen_where_they_take_half_the_bits() {
+    let runs = |value, per_run| Some(Narrow::Runs { value, per_run });
+    assert_eq!(Narrow::for_column(600_000, Width::I32, 0, 1, 120_000_000, 30_000_000), runs(4, 4));
+    assert_eq!(Narrow::for_column(61_131, Width::I32, 0, 1, 120_000_000, 30_000_000), runs(2, 4));
+    assert_eq!(runs(4, 4).unwrap().row_bits(), 10);
+    assert_eq!(runs(2, 4).unwrap().row_bits(), 6);
+    // Off, or too few rows a run: the single-value form (32-bit keys stay at their width).
+    assert_eq!(Narrow::for_column(600_000, Width::I32, 0, 0, 120_000_000, 30_000_000), None);
+    assert_eq!(Narrow::for_column(600_000, Width::I32, 0, 1, 120_000_000, 80_000_000), None);
+    assert_eq!(Narrow::for_column(600_000, Width::I64, 0, 1, 120_000_000, 0), Some(Narrow::U32));
+    // Runs of 2 rows of 1-byte values: 6 bits a row against 8.
+    assert_eq!(Narrow::for_column(40, Width::I32, 0, 1, 1000, 500), Some(Narrow::U8));
+    // Bit-packed: 20 bits against 2 + 32 / 4.
+    assert_eq!(Narrow::for_column(600_000, Width::I32, 8, 1, 120_000_000, 30_000_000), runs(4, 4));
+    assert_eq!(Narrow::for_column(600_000, Width::I32, 8, 1, 120_000_000, 40_000_000), Some(Narrow::Bits(20)));
+    // Values beyond 32 bits, and more rows than 32-bit run numbers hold.
+    assert_eq!(Narrow::for_column(1 << 40, Width::I64, 0, 1, 1 << 20, 1 << 10), None);
+    assert_eq!(Narrow::for_column(600_000, Width::I64, 0, 1, 1 << 33, 1 << 20), Some(Narrow::U32));
+    // Forced (to test them): any column whose values take at most 4 bytes.
+    assert_eq!(Narrow::for_column(40, Width::I32, 0, 2, 1000, 1000), runs(1, 1));
+    assert_eq!(Narrow::for_column(1 << 40, Width::I64, 0, 2, 1000, 1000), None);
+    // A run's estimated rows are capped at 255.
+    assert_eq!(Narrow::for_column(7, Width::I64, 0, 1, 1 << 20, 1), runs(1, 255));
+}
+
+/// A column of runs is read through its directory (`col{i}`, `uint32_t` words) and run
+/// values (`col{i}_runs`, a parameter after the references): where first used by
+/// `tessera_runs_get`, up front pipelined over tiles (`tessera_runs_dir` a tile before
+/// `tessera_runs_value`); the kernels compile.
+#[test]
+fn runs_columns_read_their_directory() {
+    let (p, mut cols, tables) = star();
+    cols[0].narrow = Some(Narrow::Runs { value: 2, per_run: 4 });
+    cols[2].narrow = Some(Narrow::Runs { value: 4, per_run: 4 });
+    let mut options = KernelOptions::default();
+    let late = generate_with(&p, &cols, &tables, options).unwrap();
+    options.experiments.eager_min_sectors = 0.0;
+    let eager = generate_with(&p, &cols, &tables, options).unwrap();
+    // Up front, pipelined two tiles deep: the next tile's values from the directory words
+    // loaded an iteration before, the words of the tile after it.
+    assert!(eager.source.contains("uint2 ndc0[ITEMS] = {};") && eager.source.contains("uint2 ndc2[ITEMS] = {};"), "{}", eager.source);
+    assert!(eager.source.contains("nc0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_runs_value(col0_runs, ndc0[i], rl));"), "{}", eager.source);
+    assert!(eager.source.contains("if (const int after = next + (int)gridDim.x * 256; after < rows) {"), "{}", eager.source);
+    assert!(eager.source.contains("const uint2* __restrict__ rdc2 = tessera_runs_dirs(col2, after);"), "{}", eager.source);
+    assert!(eager.source.contains("for (int i = 0; i < ITEMS; ++i) ndc2[i] = __ldg(rdc2 + i * 4);"), "{}", eager.source);
+    assert!(!late.source.contains("tessera_runs_value"), "{}", late.source);
+    for k in [&late, &eager] {
+        let src = &k.source;
+        assert!(src.contains("const uint32_t* __restrict__ col0,") && src.contains("const uint16_t* __restrict__ col0_runs,"), "{src}");
+        assert!(src.contains("const uint32_t* __restrict__ col2_runs"), "{src}");
+        assert!(src.contains("(int32_t)((uint32_t)col0_ref + (uint32_t)tessera_runs_get(col0, col0_runs, r))"), "{src}");
+        assert!(src.contains("(int64_t)((unsigned long long)col2_ref + (unsigned long long)tessera_runs_get(col2, col2_runs, r))"), "{src}");
+        let at = |name: &str| k.params.iter().position(|q| matches!(q, Param::RunValues { column, .. } if *column == if name == "0" { 0 } else { 2 }));
+        let last_ref = k.params.iter().rposition(|q| matches!(q, Param::Reference { .. })).unwrap();
+        assert!(at("0").unwrap() > last_ref && at("2").unwrap() == at("0").unwrap() + 1);
+    }
+    if crate::test_support::nvrtc_or_skip("kernels over columns of runs compile with NVRTC") {
+        for k in [&late, &eager] {
+            if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
+                panic!("{e}
+{}", k.source);
+            }
+        }
+    }
+}
+
 /// With `Experiments::narrow_words` (the default), narrowed 1- and 2-byte columns loaded up front are
 /// loaded a word a lane (rows guarded where the tile may be partial) and handed out by
 /// warp shuffles; 4-byte distances, and 2-byte ones with one item a thread, are loaded an
