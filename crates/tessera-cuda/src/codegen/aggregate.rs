@@ -9,7 +9,7 @@ use std::fmt::Write;
 use tessera_ir::{AggFunc, Aggregate, ArithOp, Expr, GroupStrategy, KeyDomain, Scalar, Type};
 
 use super::abi::{Out, Param};
-use super::builder::{Builder, Lowered};
+use super::builder::{Builder, Lowered, c_long};
 use super::hash::{KeyPack, table_slots};
 use super::ir::{CExpr, CType, Load};
 use super::layout::{KeyLayout, SinkLayout, bounds, value_width};
@@ -620,9 +620,12 @@ fn group_number(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field]
         if !terms.0.is_empty() {
             terms = cx![terms, " + "];
         }
+        // The key's offset from its smallest value in unsigned arithmetic (wrapping, never
+        // undefined; `min` may be i64::MIN, which C reads only as `c_long` writes it).
+        let offset = format!(") - (unsigned long long){} + 1ull)) * {stride}LL", c_long(min));
         terms = match ok {
-            None => cx![terms, "((long long)(", v, format!(") - {min}LL + 1) * {stride}LL")],
-            Some(ok) => cx![terms, "((", ok, ") ? ((long long)(", v, format!(") - {min}LL + 1) * {stride}LL : 0LL)")],
+            None => cx![terms, "((long long)((unsigned long long)(", v, offset],
+            Some(ok) => cx![terms, "((", ok, ") ? ((long long)((unsigned long long)(", v, offset, " : 0LL)"],
         };
         keys.push(KeyLayout { slots, min, dictionary });
         stride = stride.checked_mul(slots).ok_or(Reason::GroupSlots(None))?;

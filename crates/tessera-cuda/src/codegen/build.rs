@@ -148,7 +148,8 @@ pub const MIN_RESULT_SOURCE_ROWS: u64 = 1 << 16;
 /// raises `flags[1]`, a NULL key drops the row ([`key_values`]).
 fn dense_slot(b: &mut Builder<'_>, key: &Expr, min: i64, slots: usize, fields: &[Field]) -> Lowered<CExpr> {
     let k = key_values(b, std::slice::from_ref(key), fields)?.into_iter().next().ok_or_else(|| Reason::Inconsistent("a build without a key".into()))?;
-    let s = b.var(CType::LongLong, "s", cx!["(long long)(", k, format!(") - {min}LL")]);
+    // In unsigned arithmetic: a key far from `min` wraps (never undefined) outside the slots.
+    let s = b.var(CType::LongLong, "s", cx!["(long long)((unsigned long long)(", k, format!(") - (unsigned long long){})", c_long(min))]);
     b.reject_flagged(cx![&s, " < 0 || ", &s, format!(" >= {slots}LL")], 1);
     Ok(s)
 }

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use tessera_ir::{Expr, Field, JoinKind, Operator, Pipeline, Probe, Source};
 
 use super::abi::Param;
-use super::builder::{Builder, Lowered, Val};
+use super::builder::{Builder, Lowered, Val, c_long};
 use super::hash::{EMPTY_KEY as EMPTY, KeyPack};
 use super::ir::{CExpr, CType, Load};
 use super::layout::{GpuTable, Width, width_of};
@@ -229,7 +229,7 @@ fn dense_slot(b: &mut Builder<'_>, t: &GpuTable, key: CExpr, narrow: bool) -> CE
     let range_fits = max.is_some_and(|m| i32::try_from(m).is_ok());
     let slot = match i32::try_from(t.min) {
         Ok(min) if narrow && range_fits => cx!["(int)min((unsigned)(", key, format!(") - (unsigned)({min}), {}u)", t.slots)],
-        _ => cx!["(int)min((unsigned long long)(", key, format!(") - (unsigned long long)({}LL), {}ull)", t.min, t.slots)],
+        _ => cx!["(int)min((unsigned long long)(", key, format!(") - (unsigned long long)({}), {}ull)", c_long(t.min), t.slots)],
     };
     b.var(CType::Int, "s", slot)
 }
@@ -508,7 +508,7 @@ fn gather_payload_where(b: &mut Builder<'_>, t: &GpuTable, probe_no: usize, s: &
         // the sum is the value built, so it never wraps.
         let read = match (pc.narrow, t.payload_refs.get(j).copied().unwrap_or(0)) {
             (Some(_), 0) => cx!["(", pc.width.c(), ")", read],
-            (Some(_), r) => cx![super::scan::plus_reference(pc.width, &super::builder::c_long(r)), read, ")"],
+            (Some(_), r) => cx![super::scan::plus_reference(pc.width, &c_long(r)), read, ")"],
             (None, _) => read,
         };
         let read = match found {

@@ -902,6 +902,34 @@ fn builds_write_rows_payload_and_a_membership_bitmap() {
     assert!(k.source.contains("flags[1] = 1ull") && k.source.contains("flags[2] = 1ull"), "{}", k.source);
 }
 
+/// Ranges that start at i64::MIN: a perfect-hash group key's, a dense build's and a
+/// dense probe's smallest key are written as C reads them signed (`-9223372036854775808LL`
+/// is an unsigned 2^63 negated) and taken off in unsigned arithmetic; the kernels
+/// compile.
+#[test]
+fn ranges_from_the_smallest_64_bit_value_are_written_signed() {
+    let mut agg = grouped(9, AggFunc::Sum);
+    let Sink::Aggregate(a) = &mut agg.sink else { unreachable!() };
+    a.strategy = GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: i64::MIN, max: i64::MIN + 9 }] };
+    let agg_cols = vec![GpuColumn::plain(Width::I64, None), GpuColumn::plain(Width::I64, None)];
+    let grouped_k = generate(&agg, &agg_cols, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(grouped_k.source.contains("((long long)((unsigned long long)(c0[i]) - (unsigned long long)(-9223372036854775807LL - 1LL) + 1ull)) * 1LL)"), "{}", grouped_k.source);
+    let mut build = build_pipeline();
+    let Sink::HashBuild(h) = &mut build.sink else { unreachable!() };
+    h.strategy = BuildStrategy::Perfect { min: i64::MIN, max: i64::MIN + 99 };
+    let built = generate(&build, &agg_cols, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(built.source.contains("(long long)((unsigned long long)(c0[i]) - (unsigned long long)(-9223372036854775807LL - 1LL))"), "{}", built.source);
+    let (p, mut star_cols, mut tables) = star();
+    star_cols[1] = GpuColumn::plain(Width::I64, None);
+    tables[1].min = i64::MIN;
+    let probed = generate(&p, &star_cols, &tables).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(probed.source.contains("(unsigned long long)(c1[i]) - (unsigned long long)((-9223372036854775807LL - 1LL)), 100ull)"), "{}", probed.source);
+    for k in [&grouped_k, &built, &probed] {
+        assert!(!k.source.contains("9223372036854775808"), "{}", k.source);
+        compiles(k, "a range from i64::MIN");
+    }
+}
+
 /// A build keeps a payload of a known range narrowed: dictionary codes by the
 /// dictionary's size, other values by the statistics' range (distances from its start,
 /// checked: a value outside the form raises `flags[1]`); probes add the start back. Wide
@@ -2431,7 +2459,7 @@ fn null_group_keys_take_slot_zero() {
     scan.fields[0].nullable = true;
     let cols = vec![GpuColumn::nullable(Width::I32, None), GpuColumn::plain(Width::I64, None)];
     let k = generate(&p, &cols, &[]).unwrap_or_else(|e| panic!("{e:?}"));
-    assert!(k.source.contains("? ((long long)(c0[i]) - 0LL + 1) * 1LL : 0LL)"), "{}", k.source);
+    assert!(k.source.contains("? ((long long)((unsigned long long)(c0[i]) - (unsigned long long)0LL + 1ull)) * 1LL : 0LL)"), "{}", k.source);
     let SinkLayout::Aggregate { keys, accumulators, .. } = &k.sink else { panic!("not an aggregate") };
     assert_eq!((keys[0].slots, accumulators[0].counted()), (11, false));
     compiles(&k, "NULL group key");

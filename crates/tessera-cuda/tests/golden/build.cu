@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
             const long long r = tile + (int)threadIdx.x + i * 128;
-            s1[i] = (long long)(c0[i]) - 5LL;
+            s1[i] = (long long)((unsigned long long)(c0[i]) - (unsigned long long)5LL);
             if (s1[i] < 0 || s1[i] >= 100LL) { flags[1] = 1ull; sel[i] = false; continue; }
             if (atomicCAS((int*)&out_rows[s1[i]], 0, (int)(r + 1)) != 0) { flags[2] = 1ull; sel[i] = false; continue; }
             atomicOr(&out_bits[s1[i] >> 5], 1u << (s1[i] & 31));
@@ -52,7 +52,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
             const long long r = tile + (int)threadIdx.x + i * 128;
-            s1[i] = (long long)(c0[i]) - 5LL;
+            s1[i] = (long long)((unsigned long long)(c0[i]) - (unsigned long long)5LL);
             if (s1[i] < 0 || s1[i] >= 100LL) { flags[1] = 1ull; sel[i] = false; continue; }
             if (atomicCAS((int*)&out_rows[s1[i]], 0, (int)(r + 1)) != 0) { flags[2] = 1ull; sel[i] = false; continue; }
             atomicOr(&out_bits[s1[i] >> 5], 1u << (s1[i] & 31));

@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             in1[i] = (long long)(c1[i]) - consts[0];
             if (!((!((unsigned long long)(in1[i]) < (unsigned long long)consts[1] && ((consts[2 + (in1[i] >> 6)] >> (in1[i] & 63)) & 1LL) != 0)))) { sel[i] = false; continue; }
             p4[i] = (int64_t)(((((long long)(c1[i]) > (long long)(5LL))) ? (long long)(([&]() -> long long { const long long a3 = tessera_checked(((__int128)(c1[i]) * (__int128)(2LL)), -9223372036854775807LL, 9223372036854775807LL, flags);  return a3; }())) : (long long)(([&]() -> long long { const long long a2 = tessera_checked(((__int128)(c1[i]) * 1 + (__int128)(1LL) * 1), -9223372036854775807LL, 9223372036854775807LL, flags);  return a2; }()))));
-            grp5[i] = (int)(((long long)(c0[i]) - 0LL + 1) * 1LL);
+            grp5[i] = (int)(((long long)((unsigned long long)(c0[i]) - (unsigned long long)0LL + 1ull)) * 1LL);
             v0[i] = (long long)(p4[i]);
             atomicMax(&out_a0[grp5[i]], v0[i]); if (out_seen[grp5[i]] == 0u) out_seen[grp5[i]] = 1u;
         }
@@ -60,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             in1[i] = (long long)(c1[i]) - consts[0];
             if (!((!((unsigned long long)(in1[i]) < (unsigned long long)consts[1] && ((consts[2 + (in1[i] >> 6)] >> (in1[i] & 63)) & 1LL) != 0)))) { sel[i] = false; continue; }
             p4[i] = (int64_t)(((((long long)(c1[i]) > (long long)(5LL))) ? (long long)(([&]() -> long long { const long long a3 = tessera_checked(((__int128)(c1[i]) * (__int128)(2LL)), -9223372036854775807LL, 9223372036854775807LL, flags);  return a3; }())) : (long long)(([&]() -> long long { const long long a2 = tessera_checked(((__int128)(c1[i]) * 1 + (__int128)(1LL) * 1), -9223372036854775807LL, 9223372036854775807LL, flags);  return a2; }()))));
-            grp5[i] = (int)(((long long)(c0[i]) - 0LL + 1) * 1LL);
+            grp5[i] = (int)(((long long)((unsigned long long)(c0[i]) - (unsigned long long)0LL + 1ull)) * 1LL);
             v0[i] = (long long)(p4[i]);
             atomicMax(&out_a0[grp5[i]], v0[i]); if (out_seen[grp5[i]] == 0u) out_seen[grp5[i]] = 1u;
         }

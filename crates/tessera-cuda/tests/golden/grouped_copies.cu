@@ -51,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
             if (!(((long long)(c1[i]) < (long long)(10LL)))) { sel[i] = false; continue; }
-            grp1[i] = (int)(((long long)(c0[i]) - 0LL + 1) * 1LL);
+            grp1[i] = (int)(((long long)((unsigned long long)(c0[i]) - (unsigned long long)0LL + 1ull)) * 1LL);
             v0[i] = (long long)(c1[i]);
             v1[i] = (long long)(c1[i]);
             v2[i] = (long long)(c1[i]);
@@ -83,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
             if (!(((long long)(c1[i]) < (long long)(10LL)))) { sel[i] = false; continue; }
-            grp1[i] = (int)(((long long)(c0[i]) - 0LL + 1) * 1LL);
+            grp1[i] = (int)(((long long)((unsigned long long)(c0[i]) - (unsigned long long)0LL + 1ull)) * 1LL);
             v0[i] = (long long)(c1[i]);
             v1[i] = (long long)(c1[i]);
             v2[i] = (long long)(c1[i]);

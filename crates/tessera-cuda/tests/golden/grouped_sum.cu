@@ -42,7 +42,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
             if (!(((long long)(c1[i]) < (long long)(10LL)))) { sel[i] = false; continue; }
-            grp1[i] = (int)(((long long)(c0[i]) - 0LL + 1) * 1LL);
+            grp1[i] = (int)(((long long)((unsigned long long)(c0[i]) - (unsigned long long)0LL + 1ull)) * 1LL);
             v0[i] = (long long)(c1[i]);
             sl2[i] = (int)(grp1[i]) * 32 + (int)(threadIdx.x & 31u);
             atomic_add_split(&sh_a0[sl2[i]], v0[i]); sh_seen[sl2[i]] = 1u;
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
             if (!(((long long)(c1[i]) < (long long)(10LL)))) { sel[i] = false; continue; }
-            grp1[i] = (int)(((long long)(c0[i]) - 0LL + 1) * 1LL);
+            grp1[i] = (int)(((long long)((unsigned long long)(c0[i]) - (unsigned long long)0LL + 1ull)) * 1LL);
             v0[i] = (long long)(c1[i]);
             sl2[i] = (int)(grp1[i]) * 32 + (int)(threadIdx.x & 31u);
             atomic_add_split(&sh_a0[sl2[i]], v0[i]); sh_seen[sl2[i]] = 1u;

@@ -63,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
             if ((f5[i] && (([&]() -> long long { const int32_t b6 = h1_p0[s4[i]];  return ((int)(b6) < (int)(c0[i])); }())))) { sel[i] = false; continue; }
-            grp7[i] = (int)(((long long)(b3[i]) - 1992LL + 1) * 1LL);
+            grp7[i] = (int)(((long long)((unsigned long long)(b3[i]) - (unsigned long long)1992LL + 1ull)) * 1LL);
             v0[i] = (long long)(c2[i]);
             sl8[i] = (int)(grp7[i]) * 32 + (int)(threadIdx.x & 31u);
             atomic_add_split(&sh_a0[sl8[i]], v0[i]); sh_seen[sl8[i]] = 1u;
@@ -110,7 +110,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
             if ((f5[i] && (([&]() -> long long { const int32_t b6 = h1_p0[s4[i]];  return ((int)(b6) < (int)(c0[i])); }())))) { sel[i] = false; continue; }
-            grp7[i] = (int)(((long long)(b3[i]) - 1992LL + 1) * 1LL);
+            grp7[i] = (int)(((long long)((unsigned long long)(b3[i]) - (unsigned long long)1992LL + 1ull)) * 1LL);
             v0[i] = (long long)(c2[i]);
             sl8[i] = (int)(grp7[i]) * 32 + (int)(threadIdx.x & 31u);
             atomic_add_split(&sh_a0[sl8[i]], v0[i]); sh_seen[sl8[i]] = 1u;

@@ -93,7 +93,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
                 #pragma unroll
                 for (int i = 0; i < ITEMS; ++i) {
                     if (!sel[i]) continue;
-                    grp6[i] = (int)(((long long)(b5[i]) - 1992LL + 1) * 1LL);
+                    grp6[i] = (int)(((long long)((unsigned long long)(b5[i]) - (unsigned long long)1992LL + 1ull)) * 1LL);
                     v0[i] = (long long)(c2[i]);
                     sl7[i] = (int)(grp6[i]) * 32 + (int)(threadIdx.x & 31u);
                     atomic_add_split(&sh_a0[sl7[i]], v0[i]); sh_seen[sl7[i]] = 1u;
@@ -167,7 +167,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
                 #pragma unroll
                 for (int i = 0; i < ITEMS; ++i) {
                     if (!sel[i]) continue;
-                    grp6[i] = (int)(((long long)(b5[i]) - 1992LL + 1) * 1LL);
+                    grp6[i] = (int)(((long long)((unsigned long long)(b5[i]) - (unsigned long long)1992LL + 1ull)) * 1LL);
                     v0[i] = (long long)(c2[i]);
                     sl7[i] = (int)(grp6[i]) * 32 + (int)(threadIdx.x & 31u);
                     atomic_add_split(&sh_a0[sl7[i]], v0[i]); sh_seen[sl7[i]] = 1u;
@@ -203,7 +203,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            grp6[i] = (int)(((long long)(b5[i]) - 1992LL + 1) * 1LL);
+            grp6[i] = (int)(((long long)((unsigned long long)(b5[i]) - (unsigned long long)1992LL + 1ull)) * 1LL);
             v0[i] = (long long)(c2[i]);
             sl7[i] = (int)(grp6[i]) * 32 + (int)(threadIdx.x & 31u);
             atomic_add_split(&sh_a0[sl7[i]], v0[i]); sh_seen[sl7[i]] = 1u;
