@@ -536,30 +536,34 @@ __device__ __forceinline__ unsigned int tessera_bits_get(const unsigned int* __r
     return __funnelshift_r(lo, __ldg(p + B), s) & mask;
 }
 
-// Row r's distance in a column of runs (`Narrow::Runs`, `codegen::fill_runs`): the
-// directory's two words of the row's 32 (bit j of the first set where row j of them
-// starts a run, the second the run holding row 0 of them) give its run, whose value is
-// read. A warp's 32 rows of an item share their directory words (one broadcast load).
-template <typename T>
-__device__ __forceinline__ T tessera_runs_get(const unsigned int* __restrict__ dir, const T* __restrict__ values, long long r) {
-    const uint2 d = __ldg(reinterpret_cast<const uint2*>(dir) + (r >> 5));
-    return __ldg(values + d.y + __popc(d.x & (0xffffffffu >> (31u - ((unsigned int)r & 31u)))));
-}
+// Columns of runs (`Narrow::Runs`, `codegen::fill_runs`): each run's distance once, and a
+// directory of two words a 32 rows (bit j of the first set where row j of them starts a
+// run, the second the run holding row 0 of them). A warp's 32 rows of an item share
+// their directory words (one broadcast load).
 
-// The directory words of a warp's 32 rows of item 0 of `tile` (a multiple of 32) in a
-// column of runs (see tessera_runs_get): item i's are B / 32 pairs further (B threads a
-// block). A kernel loads a tile's words a tile before its values (`print.rs`); past the
-// column's end they are the directory's zero padding.
-template <typename T>
-__device__ __forceinline__ const uint2* tessera_runs_dirs(const unsigned int* __restrict__ dir, T tile) {
-    return reinterpret_cast<const uint2*>(dir) + (tile >> 5) + (threadIdx.x >> 5);
-}
 // A row's distance from its 32 rows' directory words `d`, `le` the mask of the rows of
 // the 32 up to it (tessera_lanemask_le for a warp's row of an item).
 template <typename T>
 __device__ __forceinline__ T tessera_runs_value(const T* __restrict__ values, uint2 d, unsigned int le) {
     return __ldg(values + (d.y + (unsigned int)__popc(d.x & le)));
 }
+
+// Row r's distance, read alone.
+template <typename T>
+__device__ __forceinline__ T tessera_runs_get(const unsigned int* __restrict__ dir, const T* __restrict__ values, long long r) {
+    const uint2 d = __ldg(reinterpret_cast<const uint2*>(dir) + (r >> 5));
+    return tessera_runs_value(values, d, 0xffffffffu >> (31u - ((unsigned int)r & 31u)));
+}
+
+// The directory words of a warp's 32 rows of item 0 of `tile` (a multiple of 32): item
+// i's are B / 32 pairs further (B threads a block). A kernel loads a tile's words a tile
+// before its values (`print.rs`); past the column's end they are the directory's zero
+// padding.
+template <typename T>
+__device__ __forceinline__ const uint2* tessera_runs_dirs(const unsigned int* __restrict__ dir, T tile) {
+    return reinterpret_cast<const uint2*>(dir) + (tile >> 5) + (threadIdx.x >> 5);
+}
+
 // The mask of this lane and the lanes below it.
 __device__ __forceinline__ unsigned int tessera_lanemask_le() {
     unsigned int m;

@@ -1279,8 +1279,8 @@ impl GpuRuntime {
         Ok(buf)
     }
 
-    /// A narrowed column's `distances` uploaded on `gs` as runs (`Narrow::Runs`), their
-    /// values as `form` makes them.
+    /// A narrowed column's `distances` uploaded on `gs` as runs (`Narrow::Runs`, laid out
+    /// by `codegen::runs_of` on a thread a core), their values as `form` makes them.
     fn upload_runs<T: Copy + PartialEq + Default + Send + Sync + tessera_cuda::cudarc::driver::DeviceRepr>(
         &self,
         gs: &GpuStream,
@@ -1288,7 +1288,7 @@ impl GpuRuntime {
         per_run: u8,
         form: impl Fn(DeviceBuffer<T>) -> NarrowBuf,
     ) -> Result<NarrowBuf> {
-        let (directory, values) = host_runs(&distances)?;
+        let (directory, values) = codegen::runs_of(&distances, cores()).map_err(TesseraError::Internal)?;
         Ok(NarrowBuf::Runs { directory: self.upload(gs, &directory)?, values: Box::new(form(self.upload(gs, &values)?)), per_run })
     }
 
@@ -3010,12 +3010,6 @@ fn narrow_form(table: &LoadedTable, c: usize, col: &GpuColumn) -> Option<(Narrow
     let x = ExecExperiments::get();
     let runs = if x.narrow_runs > 0 { table.column_runs(c).unwrap_or(table.rows) } else { 0 };
     Some((Narrow::for_column(span, col.width, x.narrow_bits, x.narrow_runs, table.rows, runs)?, lo))
-}
-
-/// A column's `distances` as runs (`Narrow::Runs`, `codegen::runs_of`), laid out on a
-/// thread a core.
-fn host_runs<T: Copy + PartialEq + Default + Send + Sync>(distances: &[T]) -> Result<(Vec<u32>, Vec<T>)> {
-    codegen::runs_of(distances, cores()).map_err(TesseraError::Internal)
 }
 
 /// One array of every part's values in order, each part converted into its place by

@@ -237,6 +237,16 @@ impl Narrow {
         }
     }
 
+    /// The narrowest byte form holding distances up to `span`.
+    fn byte_form_for(span: u64) -> Option<Narrow> {
+        match span {
+            s if s <= u64::from(u8::MAX) => Some(Narrow::U8),
+            s if s <= u64::from(u16::MAX) => Some(Narrow::U16),
+            s if s <= u64::from(u32::MAX) => Some(Narrow::U32),
+            _ => None,
+        }
+    }
+
     /// Bits per stored value (a run's, for runs).
     pub fn bits(self) -> u32 {
         match self {
@@ -276,13 +286,7 @@ impl Narrow {
         if width == Width::Str {
             return None;
         }
-        let bytes = match span {
-            s if s <= u64::from(u8::MAX) => Some(Narrow::U8),
-            s if s <= u64::from(u16::MAX) => Some(Narrow::U16),
-            s if s <= u64::from(u32::MAX) => Some(Narrow::U32),
-            _ => None,
-        }
-        .filter(|n| n.bytes() < width.bytes());
+        let bytes = Narrow::byte_form_for(span).filter(|n| n.bytes() < width.bytes());
         let replaced = bytes.map_or(width.bytes() as u32 * 8, Narrow::bits);
         let need = (64 - span.leading_zeros()).max(1);
         let (num, den) = BITS_MAX_SHARE;
@@ -302,13 +306,8 @@ impl Narrow {
         if runs_mode == 0 || (runs_mode == 1 && !few) || rows == 0 || u32::try_from(rows).is_err() || width == Width::Str {
             return single;
         }
-        let value = match span {
-            s if s <= u64::from(u8::MAX) => 1,
-            s if s <= u64::from(u16::MAX) => 2,
-            s if s <= u64::from(u32::MAX) => 4,
-            _ => return single,
-        };
-        let runs_form = Narrow::Runs { value, per_run: (rows / runs.max(1)).clamp(1, 255) as u8 };
+        let Some(value) = Narrow::byte_form_for(span) else { return single };
+        let runs_form = Narrow::Runs { value: value.bytes() as u8, per_run: (rows / runs.max(1)).clamp(1, 255) as u8 };
         let replaced = single.map_or(width.bytes() as u32 * 8, Narrow::row_bits);
         let (num, den) = RUNS_MAX_SHARE;
         if runs_mode == 2 || runs_form.row_bits() * den <= replaced * num { Some(runs_form) } else { single }

@@ -247,11 +247,12 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         let reads: String = runs_eager
             .iter()
             .map(|(n, c)| {
-                let value = super::scan::reference_add(*c, &shape.cols[*c]);
                 if first {
-                    format!(" if (r < rows) n{n}[i] = {value}tessera_runs_get(col{c}, col{c}_runs, r));")
+                    // The loop's first tile: read alone, as any load of the column is.
+                    let (open, close) = super::scan::load_parts(*c, &shape.cols[*c], shape.column_loads != 0);
+                    format!(" if (r < rows) n{n}[i] = {open}r{close};")
                 } else {
-                    format!(" n{n}[i] = {value}tessera_runs_value(col{c}_runs, nd{n}[i], rl));")
+                    format!(" n{n}[i] = {}tessera_runs_value(col{c}_runs, nd{n}[i], rl));", super::scan::reference_add(*c, &shape.cols[*c]))
                 }
             })
             .collect();
