@@ -54,6 +54,19 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
 /// generated code, and line info so that profilers map SASS back to the source.
 const NVRTC_OPTIONS: &[&str] = &["-std=c++17", "-lineinfo", "--device-int128"];
 
+/// The most registers a thread may have (sm_50 and later): the last register cap a
+/// generated kernel that spills is compiled again under ([`KernelCache::load`]).
+const MAX_REGISTERS: u32 = 255;
+
+/// Whether a generated kernel that spills registers to local memory is compiled again
+/// under a register cap when it is first loaded ([`KernelCache::load`]);
+/// `TESSERA_EXP_SPILL_RETRY=0` keeps ptxas's first result, as before 2026-11-30. Read
+/// once a process; part of the cache key.
+fn spill_retry() -> bool {
+    static READ: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *READ.get_or_init(|| std::env::var("TESSERA_EXP_SPILL_RETRY").map_or(true, |v| v != "0"))
+}
+
 /// Environment variable naming a directory to dump compiled kernel sources into.
 pub const DUMP_KERNELS_ENV: &str = "TESSERA_DUMP_KERNELS";
 
@@ -144,6 +157,11 @@ impl Program {
 /// (e.g. "sm_90"). Needs libnvrtc but no GPU. A compile error is an internal error (the
 /// generator wrote bad code) carrying NVRTC's log.
 pub fn compile_cubin(source: &str, arch: &str) -> Result<Vec<u8>> {
+    compile_capped(source, arch, None)
+}
+
+/// [`compile_cubin`] under a register cap (`--maxrregcount`) when one is given.
+fn compile_capped(source: &str, arch: &str, max_registers: Option<u32>) -> Result<Vec<u8>> {
     if !probe::nvrtc_available() {
         return exec_err!("{}", nvrtc_missing());
     }
@@ -154,7 +172,7 @@ pub fn compile_cubin(source: &str, arch: &str) -> Result<Vec<u8>> {
     std::thread::Builder::new()
         .name("nvrtc".into())
         .stack_size(NVRTC_STACK_BYTES)
-        .spawn(move || catch_cuda_panic("compiling a kernel with NVRTC", || compile_cubin_unchecked(&source, &arch_owned)))
+        .spawn(move || catch_cuda_panic("compiling a kernel with NVRTC", || compile_cubin_unchecked(&source, &arch_owned, max_registers)))
         .map_err(|e| TesseraError::Internal(format!("cannot start the NVRTC thread: {e}")))?
         .join()
         .map_err(|_| TesseraError::Internal("the NVRTC thread panicked".into()))??
@@ -164,7 +182,7 @@ pub fn compile_cubin(source: &str, arch: &str) -> Result<Vec<u8>> {
 /// CASE-heavy kernels).
 const NVRTC_STACK_BYTES: usize = 64 << 20;
 
-fn compile_cubin_unchecked(source: &str, arch: &str) -> Result<Vec<u8>> {
+fn compile_cubin_unchecked(source: &str, arch: &str, max_registers: Option<u32>) -> Result<Vec<u8>> {
     let cstring = |s: &str, what: &str| {
         CString::new(s).map_err(|_| TesseraError::Internal(format!("{what} contains a NUL byte")))
     };
@@ -199,6 +217,7 @@ fn compile_cubin_unchecked(source: &str, arch: &str) -> Result<Vec<u8>> {
 
     let options: Vec<CString> = std::iter::once(format!("--gpu-architecture={arch}"))
         .chain(NVRTC_OPTIONS.iter().map(|o| o.to_string()))
+        .chain(max_registers.map(|n| format!("--maxrregcount={n}")))
         .map(|o| cstring(&o, "option"))
         .collect::<Result<_>>()?;
     let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
@@ -260,6 +279,7 @@ impl Fnv128 {
 fn cache_key(source: &str, arch: &str, nvrtc_version: (i32, i32)) -> u128 {
     let mut h = Fnv128::new()
         .field(b"tessera-kernel-v1")
+        .field(if spill_retry() { b"spills compiled again".as_slice() } else { b"spills kept".as_slice() })
         .field(arch.as_bytes())
         .field(format!("nvrtc {}.{}", nvrtc_version.0, nvrtc_version.1).as_bytes());
     for option in NVRTC_OPTIONS {
@@ -309,7 +329,9 @@ impl KernelCache {
     }
 
     /// The CUBIN of `source` for `arch`, from the disk cache or compiled (and stored).
-    /// Needs libnvrtc only when the kernel is not cached; never needs a GPU.
+    /// Needs libnvrtc only when the kernel is not cached; never needs a GPU, and so
+    /// stores the first compilation as it is (the spill check of [`KernelCache::load`]
+    /// reads the loaded kernel).
     pub fn cubin(&self, source: &str, arch: &str) -> Result<Vec<u8>> {
         let key = cache_key(source, arch, nvrtc_version()?);
         if let Some(cubin) = self.read_disk(key) {
@@ -320,6 +342,22 @@ impl KernelCache {
 
     /// The module of `source` loaded on `device`: from memory, else from the disk cache,
     /// else compiled for the device's architecture.
+    ///
+    /// A generated kernel ([`crate::codegen::KERNEL_NAME`]) that a fresh compilation
+    /// leaves using local memory (spilled registers) is compiled again under a register
+    /// cap, first at the registers it used, then at [`MAX_REGISTERS`], and the first
+    /// result without local memory is kept (and stored); if neither is, the first
+    /// stands. Left to itself ptxas sometimes keeps a kernel at a register count that
+    /// lets more blocks share an SM and spills a few registers to stay there; where the
+    /// value spilled is a load in flight, such as a column's words prefetched for the
+    /// next tile, the spill's store waits for the load and the prefetch is lost. SSB
+    /// q4.2's probe over bit-packed columns (SF 20, H200) spent 30% of its stall samples
+    /// on one `STL.64` of its prefetched words (40 registers, 8 bytes spilled; under a
+    /// cap of 40, ptxas allocates otherwise and spills nothing;
+    /// `benchmarks/results/gpu-2026-11-30/` runs 4 and 6). The check reads the loaded
+    /// function's local memory from the driver: NVRTC's log of ptxas's report
+    /// (`--ptxas-options=-v`) came back empty on the H200 hosts' NVRTC 13.0 whenever
+    /// kernels compiled on several threads at once (run 6).
     pub fn load(&self, device: &GpuDevice, source: &str) -> Result<Arc<CudaModule>> {
         if let Some(module) = self.lock()?.get(source) {
             return Ok(module.clone());
@@ -329,7 +367,7 @@ impl KernelCache {
         // A cached file that fails to load (truncated, from another driver) is recompiled.
         let module = match self.read_disk(key).map(|cubin| load_cubin(device, cubin)) {
             Some(Ok(module)) => module,
-            _ => load_cubin(device, self.compile_and_store(source, &arch, key)?)?,
+            _ => self.compile_load_and_store(device, source, &arch, key)?,
         };
         // Compiled outside the lock; if another thread won the race, use its module.
         Ok(self.lock()?.entry(source.to_string()).or_insert(module).clone())
@@ -353,6 +391,30 @@ impl KernelCache {
             .filter(|bytes| !bytes.is_empty())
     }
 
+    /// Compiles `source`, loads it, compiles it again where its generated kernel spills
+    /// (see [`KernelCache::load`]), and stores the CUBIN kept.
+    fn compile_load_and_store(&self, device: &GpuDevice, source: &str, arch: &str, key: u128) -> Result<Arc<CudaModule>> {
+        dump_source(key, source)?;
+        let mut cubin = compile_cubin(source, arch)?;
+        self.compilations.fetch_add(1, Ordering::Relaxed);
+        let mut module = load_cubin(device, cubin.clone())?;
+        if let Some((registers, _)) = spill_retry().then(|| kernel_locals(&module)).flatten().filter(|&(_, local)| local > 0) {
+            for cap in [registers.max(1), MAX_REGISTERS] {
+                let capped = compile_capped(source, arch, Some(cap))?;
+                self.compilations.fetch_add(1, Ordering::Relaxed);
+                let loaded = load_cubin(device, capped.clone())?;
+                if kernel_locals(&loaded).is_some_and(|(_, local)| local == 0) {
+                    (cubin, module) = (capped, loaded);
+                    break;
+                }
+            }
+        }
+        if let Some(path) = self.path(key) {
+            write_atomically(&path, &cubin)?;
+        }
+        Ok(module)
+    }
+
     fn compile_and_store(&self, source: &str, arch: &str, key: u128) -> Result<Vec<u8>> {
         dump_source(key, source)?;
         let cubin = compile_cubin(source, arch)?;
@@ -373,7 +435,17 @@ impl std::fmt::Debug for KernelCache {
     }
 }
 
-fn load_cubin(device: &GpuDevice, cubin: Vec<u8>) -> Result<Arc<CudaModule>> {
+/// The registers a thread of `module`'s generated kernel uses and the bytes of local
+/// memory it takes (spills, or arrays the compiler placed there); None for a module
+/// without one (the runtime's own kernels) or where the driver does not say.
+pub fn kernel_locals(module: &Arc<CudaModule>) -> Option<(u32, u32)> {
+    let function = module.load_function(crate::codegen::KERNEL_NAME).ok()?;
+    let registers = u32::try_from(function.num_regs().ok()?).ok()?;
+    let local = u32::try_from(function.local_size_bytes().ok()?).ok()?;
+    Some((registers, local))
+}
+
+pub(crate) fn load_cubin(device: &GpuDevice, cubin: Vec<u8>) -> Result<Arc<CudaModule>> {
     device
         .context()
         .load_module(Ptx::from_binary(cubin))

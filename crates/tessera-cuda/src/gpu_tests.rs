@@ -10,6 +10,13 @@ use crate::test_support::{gpu_and_nvrtc_or_skip, gpu_or_skip};
 
 const SMOKE: &str = include_str!("../cuda/tests/smoke.cu");
 
+/// SSB q4.2's probe over bit-packed columns at SF 20 as generated on 2026-11-30, which
+/// ptxas, left to itself, compiles to 40 registers with 8 bytes of them spilled (NVRTC
+/// 13.0). Written against the device library of that day: regenerate it (see
+/// `benchmarks/results/gpu-2026-11-30/run4.sh`, `TESSERA_DUMP_KERNELS`) if the library's
+/// helpers change.
+const SPILLING: &str = include_str!("../tests/kernels/ssb-q4.2-sf20-probe-bits8.cu");
+
 /// The test kernels compile for the GPUs the engine targets, also where there is no GPU
 /// to run them (the decoders in `tiles.cuh` they exercise are templates: only a kernel
 /// that instantiates them checks them).
@@ -1129,4 +1136,32 @@ fn gpu_query_streams_share_a_column_through_its_event() {
     let limit = device.memory().limit();
     let err = device.admit(limit + 1, Duration::from_secs(10), &|| 0).err().unwrap();
     assert!(matches!(err, TesseraError::ResourcesExhausted(_)), "{err}");
+}
+
+/// A generated kernel that ptxas compiles with spilled registers is loaded by the kernel
+/// cache without local memory (compiled again under a register cap, see
+/// `KernelCache::load`), and the CUBIN it stores is that one; compiled and loaded as
+/// ptxas first leaves it, the kernel does use local memory (the reason for the retry).
+#[test]
+fn gpu_kernels_that_spill_are_compiled_again() {
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_kernels_that_spill_are_compiled_again") else {
+        return;
+    };
+    let first = crate::compile::load_cubin(&device, crate::compile_cubin(SPILLING, &device.arch()).unwrap()).unwrap();
+    let (first_registers, first_local) = crate::compile::kernel_locals(&first).unwrap();
+    assert!(first_registers > 0 && first_local > 0, "{first_registers} registers, {first_local} bytes of local memory");
+    if std::env::var("TESSERA_EXP_SPILL_RETRY").is_ok_and(|v| v == "0") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("tessera-spill-retry-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let module = KernelCache::new(Some(dir.clone())).load(&device, SPILLING).unwrap_or_else(|e| panic!("{e}"));
+    let (registers, local) = crate::compile::kernel_locals(&module).unwrap();
+    assert_eq!(local, 0, "{registers} registers (first compilation: {first_registers})");
+    // A second cache over the same directory loads the stored CUBIN: the one without spills.
+    let again = KernelCache::new(Some(dir.clone()));
+    let stored = again.load(&device, SPILLING).unwrap();
+    assert_eq!(again.compilations(), 0);
+    assert_eq!(crate::compile::kernel_locals(&stored), Some((registers, 0)));
+    let _ = std::fs::remove_dir_all(&dir);
 }
