@@ -399,10 +399,12 @@ impl KernelCache {
         self.compilations.fetch_add(1, Ordering::Relaxed);
         let mut module = load_cubin(device, cubin.clone())?;
         if let Some((registers, _)) = spill_retry().then(|| kernel_locals(&module)).flatten().filter(|&(_, local)| local > 0) {
+            // A capped compilation or load that fails leaves the first compilation in use:
+            // the retry only ever replaces a kernel that works with one that works better.
             for cap in [registers.max(1), MAX_REGISTERS] {
-                let capped = compile_capped(source, arch, Some(cap))?;
+                let Ok(capped) = compile_capped(source, arch, Some(cap)) else { break };
                 self.compilations.fetch_add(1, Ordering::Relaxed);
-                let loaded = load_cubin(device, capped.clone())?;
+                let Ok(loaded) = load_cubin(device, capped.clone()) else { break };
                 if kernel_locals(&loaded).is_some_and(|(_, local)| local == 0) {
                     (cubin, module) = (capped, loaded);
                     break;
