@@ -395,15 +395,14 @@ impl KernelCache {
     /// (see [`KernelCache::load`]), and stores the CUBIN kept.
     fn compile_load_and_store(&self, device: &GpuDevice, source: &str, arch: &str, key: u128) -> Result<Arc<CudaModule>> {
         dump_source(key, source)?;
-        let mut cubin = compile_cubin(source, arch)?;
-        self.compilations.fetch_add(1, Ordering::Relaxed);
+        let mut cubin = self.compile(source, arch, None)?;
         let mut module = load_cubin(device, cubin.clone())?;
-        if let Some((registers, _)) = spill_retry().then(|| kernel_locals(&module)).flatten().filter(|&(_, local)| local > 0) {
+        let spilled = if spill_retry() { kernel_locals(&module).filter(|&(_, local)| local > 0) } else { None };
+        if let Some((registers, _)) = spilled {
             // A capped compilation or load that fails leaves the first compilation in use:
             // the retry only ever replaces a kernel that works with one that works better.
             for cap in [registers.max(1), MAX_REGISTERS] {
-                let Ok(capped) = compile_capped(source, arch, Some(cap)) else { break };
-                self.compilations.fetch_add(1, Ordering::Relaxed);
+                let Ok(capped) = self.compile(source, arch, Some(cap)) else { break };
                 let Ok(loaded) = load_cubin(device, capped.clone()) else { break };
                 if kernel_locals(&loaded).is_some_and(|(_, local)| local == 0) {
                     (cubin, module) = (capped, loaded);
@@ -411,20 +410,30 @@ impl KernelCache {
                 }
             }
         }
-        if let Some(path) = self.path(key) {
-            write_atomically(&path, &cubin)?;
-        }
+        self.store(key, &cubin)?;
         Ok(module)
     }
 
     fn compile_and_store(&self, source: &str, arch: &str, key: u128) -> Result<Vec<u8>> {
         dump_source(key, source)?;
-        let cubin = compile_cubin(source, arch)?;
-        self.compilations.fetch_add(1, Ordering::Relaxed);
-        if let Some(path) = self.path(key) {
-            write_atomically(&path, &cubin)?;
-        }
+        let cubin = self.compile(source, arch, None)?;
+        self.store(key, &cubin)?;
         Ok(cubin)
+    }
+
+    /// Compiles `source` for `arch` (under a register cap when given), counting it.
+    fn compile(&self, source: &str, arch: &str, max_registers: Option<u32>) -> Result<Vec<u8>> {
+        let cubin = compile_capped(source, arch, max_registers)?;
+        self.compilations.fetch_add(1, Ordering::Relaxed);
+        Ok(cubin)
+    }
+
+    /// Writes `cubin` to the disk cache under `key`, where the cache has a directory.
+    fn store(&self, key: u128, cubin: &[u8]) -> Result<()> {
+        match self.path(key) {
+            Some(path) => write_atomically(&path, cubin),
+            None => Ok(()),
+        }
     }
 }
 
