@@ -8,7 +8,8 @@
 //! DataFusion on random queries; [`joins::run`] (`tessera bench joins`) times the
 //! no-partition hash join against radix-partitioned ones on the GPU; [`launches::run`]
 //! (`tessera bench launches`) times queueing a query's kernels one launch at a time
-//! against one CUDA graph.
+//! against one CUDA graph; [`probes::run`] (`tessera bench probes`) times a probe of SSB
+//! q3.1's shape with its bitmaps in global or shared memory.
 //!
 //! - [`ssb`]: an exact Star Schema Benchmark generator, producing the same rows as the
 //!   official `ssb-dbgen` (O'Neil/Chen, "Star Schema Benchmark Revision 3", 2009).
@@ -22,6 +23,7 @@ pub mod datagen;
 pub mod difftest;
 pub mod joins;
 pub mod launches;
+pub mod probes;
 pub mod report;
 #[allow(missing_docs)] // row fields carry the SSB spec's column names
 pub mod ssb;

@@ -35,7 +35,8 @@ pub struct GenArgs {
 pub struct BenchArgs {
     /// `ssb` or `tpch`; or `joins`: the GPU's no-partition hash join against radix-partitioned
     /// ones, over build sides from inside L2 to far beyond it; or `launches`: the host time
-    /// of queueing a query's kernels one launch at a time against one CUDA graph.
+    /// of queueing a query's kernels one launch at a time against one CUDA graph; or
+    /// `probes`: a probe of SSB q3.1's shape with its bitmaps in global or shared memory.
     suite: String,
     /// Scale factor.
     #[arg(long, default_value_t = 1.0)]
@@ -69,7 +70,8 @@ pub struct BenchArgs {
     /// With `joins`: build sides to measure, in rows (comma-separated; default 2^18 to 2^26).
     #[arg(long, value_delimiter = ',')]
     build_rows: Vec<usize>,
-    /// With `joins`: probe rows (default 2^28).
+    /// With `joins`: probe rows (default 2^28); with `probes`: rows probed (default SSB SF
+    /// 20's lineorder, 119,994,608).
     #[arg(long)]
     probe_rows: Option<usize>,
 }
@@ -79,7 +81,7 @@ fn threads(n: Option<usize>) -> usize {
 }
 
 fn suite(name: &str) -> Result<Suite, String> {
-    Suite::parse(name).ok_or_else(|| format!("unknown suite '{name}' (ssb, tpch, joins, launches)"))
+    Suite::parse(name).ok_or_else(|| format!("unknown suite '{name}' (ssb, tpch, joins, launches, probes)"))
 }
 
 /// A progress bar over `total` rows; hidden when stderr is not a terminal.
@@ -138,6 +140,9 @@ pub async fn bench(data_dir: &Path, args: &BenchArgs) -> Result<(), String> {
     if args.suite == "launches" {
         return launches(args);
     }
+    if args.suite == "probes" {
+        return probes(args);
+    }
     let suite = suite(&args.suite)?;
     let engines = args
         .engines
@@ -193,6 +198,17 @@ fn launches(args: &BenchArgs) -> Result<(), String> {
     println!("{}", launches::table(&studies));
     if let Some(p) = &args.json {
         launches::write_json(&studies, p).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// `tessera bench probes`: `--runs` below the default's 10 count as the default.
+fn probes(args: &BenchArgs) -> Result<(), String> {
+    use tessera_bench::probes;
+    let study = probes::run(args.probe_rows.unwrap_or(probes::DEFAULT_ROWS), args.runs.max(probes::DEFAULT_RUNS)).map_err(|e| e.to_string())?;
+    println!("{}", probes::table(&study));
+    if let Some(p) = &args.json {
+        probes::write_json(&study, p).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -47,6 +47,7 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     ("records.cuh", include_str!("../cuda/records.cuh")),
     ("bandwidth.cuh", include_str!("../cuda/bandwidth.cuh")),
     ("join_study.cuh", include_str!("../cuda/join_study.cuh")),
+    ("probe_study.cuh", include_str!("../cuda/probe_study.cuh")),
     ("launch_study.cuh", include_str!("../cuda/launch_study.cuh")),
 ];
 

@@ -28,6 +28,7 @@ pub mod launch_study;
 pub mod library;
 pub mod memory;
 pub mod probe;
+pub mod probe_study;
 pub mod stream;
 pub mod test_support;
 pub mod upload;
@@ -43,7 +44,7 @@ pub use stream::{GpuStream, QueryStream};
 pub use probe::{gpu_available, nvrtc_available};
 
 /// The median of `values` (the upper of the middle two of an even count; 0 for none):
-/// what the studies report ([`join_study`], [`launch_study`]).
+/// what the studies report ([`join_study`], [`launch_study`], [`probe_study`]).
 pub(crate) fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);

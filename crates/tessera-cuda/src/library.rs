@@ -19,6 +19,10 @@ pub const BANDWIDTH_SOURCE: &str = "#include \"bandwidth.cuh\"\n";
 /// hash join and a radix-partitioned one over generated data.
 pub const JOIN_STUDY_SOURCE: &str = "#include \"join_study.cuh\"\n";
 
+/// The probe study's kernels (`probe_study.cuh`, see [`crate::probe_study`]): a probe of
+/// SSB q3.1's shape with its bitmaps in global or shared memory, over generated data.
+pub const PROBE_STUDY_SOURCE: &str = "#include \"probe_study.cuh\"\n";
+
 /// The launch study's kernel (`launch_study.cuh`, see [`crate::launch_study`]): a kernel
 /// with a pipeline's worth of parameters that does almost nothing.
 pub const LAUNCH_STUDY_SOURCE: &str = "#include \"launch_study.cuh\"\n";
