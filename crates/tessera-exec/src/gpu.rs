@@ -1444,7 +1444,7 @@ impl GpuRuntime {
         let (consts_ptr, zones_ptr, zoned) = consts_zones.ptrs(dev, gp);
         let params = kernel_params(kernel, rows, flags_ptr, consts_ptr, zones_ptr, &col_bufs, &probed, &sink.out_ptrs, &[], dev)?;
         let parameters = Instant::now();
-        let cfg = LaunchConfig { grid_dim: (self.grid(launch.per_sm, scan.rows, kernel.items_per_thread), 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (self.grid(launch.per_sm, scan.rows, kernel.block_threads, kernel.items_per_thread), 1, 1), block_dim: (kernel.block_threads, 1, 1), shared_mem_bytes: 0 };
         let stream = gs.stream();
         self.apply_fills(&gs, fills)?;
         let filled = Instant::now();
@@ -1900,7 +1900,7 @@ impl GpuRuntime {
         let module = self.kernels.load(&self.device, &gp.kernel.source)?;
         let function = module.load_function(codegen::KERNEL_NAME).map_err(|e| TesseraError::Internal(format!("loading kernel: {e:?}")))?;
         let per_sm = function
-            .occupancy_max_active_blocks_per_multiprocessor(codegen::BLOCK_THREADS, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(gp.kernel.block_threads, 0, None)
             .map_err(|e| TesseraError::Internal(format!("occupancy: {e:?}")))?
             .max(1);
         Ok(gp.launch.get_or_init(|| Launch { _module: module, function, per_sm, graph: Mutex::new(KernelGraph::Unmade) }))
@@ -2063,7 +2063,7 @@ impl GpuRuntime {
                 return Err(if matches!(p.source, Source::Result { .. }) { TesseraError::RetryOnCpu(why) } else { TesseraError::Internal(why) });
             }
         }
-        let cfg = LaunchConfig { grid_dim: (self.grid(launch.per_sm, rows as u64, kernel.items_per_thread), 1, 1), block_dim: (codegen::BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (self.grid(launch.per_sm, rows as u64, kernel.block_threads, kernel.items_per_thread), 1, 1), block_dim: (kernel.block_threads, 1, 1), shared_mem_bytes: 0 };
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = gs.stream();
         // A warm run over the arrays its pipeline kept, with nothing to fill first: the
@@ -2312,12 +2312,12 @@ impl GpuRuntime {
 
     /// Blocks for a pipeline kernel over `rows` rows: one wave of resident blocks (the
     /// kernel walks tiles grid-stride), fewer for small inputs.
-    fn grid(&self, per_sm: u32, rows: u64, items_per_thread: u32) -> u32 {
+    fn grid(&self, per_sm: u32, rows: u64, block_threads: u32, items_per_thread: u32) -> u32 {
         let per_sm = match ExecExperiments::get().blocks_per_sm {
             0 => per_sm,
             cap => per_sm.min(cap),
         };
-        let tiles = rows.div_ceil(u64::from(codegen::BLOCK_THREADS * items_per_thread)).max(1);
+        let tiles = rows.div_ceil(u64::from(block_threads * items_per_thread)).max(1);
         let wave = self.device.sm_count() as u64 * u64::from(per_sm);
         tiles.min(wave) as u32
     }

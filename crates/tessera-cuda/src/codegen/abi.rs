@@ -271,8 +271,11 @@ pub struct Kernel {
     /// What the sink's arrays hold.
     pub sink: SinkLayout,
     /// Rows per thread per tile (the launch sizes its grid in tiles of
-    /// `BLOCK_THREADS × items_per_thread` rows).
+    /// `block_threads × items_per_thread` rows).
     pub items_per_thread: u32,
+    /// Threads a block it is launched with (`BLOCK_THREADS`, or `WIDE_BLOCK_THREADS`
+    /// where `codegen::block_threads` says).
+    pub block_threads: u32,
     /// The most rows one launch may read: the bound its grouped sums' representations
     /// are exact for (`SumRepr`); `u64::MAX` when nothing bounds it.
     pub rows_limit: u64,

@@ -13,7 +13,6 @@ use super::builder::{Builder, Lowered, c_long};
 use super::hash::{KeyPack, table_slots};
 use super::ir::{CExpr, CType, Load};
 use super::layout::{KeyLayout, SinkLayout, bounds, value_width};
-use super::options::BLOCK_THREADS;
 use super::unsupported::Reason;
 use crate::cx;
 
@@ -880,7 +879,7 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
     }
     let _ = writeln!(prologue, "    __shared__ unsigned int sh_seen[{cells}];");
     init.push_str("sh_seen[s] = 0u;");
-    let _ = writeln!(prologue, "    for (int s = threadIdx.x; s < {cells}; s += {BLOCK_THREADS}) {{ {init} }}");
+    let _ = writeln!(prologue, "    for (int s = threadIdx.x; s < {cells}; s += blockDim.x) {{ {init} }}");
     let _ = writeln!(prologue, "    __syncthreads();");
     // Per row.
     let sl = if copies == 1 {
@@ -899,7 +898,7 @@ fn grouped_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: 
     // adds them to the global arrays.
     let epilogue = &mut b.ir.epilogue;
     let _ = writeln!(epilogue, "    __syncthreads();");
-    let _ = writeln!(epilogue, "    for (int s = threadIdx.x; s < {slots}; s += {BLOCK_THREADS}) {{");
+    let _ = writeln!(epilogue, "    for (int s = threadIdx.x; s < {slots}; s += blockDim.x) {{");
     let _ = writeln!(epilogue, "        const int grp = s;");
     let add = |from: &str, to: &str| format!("{to} += {from};");
     let seen = slot_value(epilogue, copies, "sh_seen", "unsigned int", &|from, to| format!("{to} |= {from};"));

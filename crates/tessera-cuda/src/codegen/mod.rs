@@ -64,7 +64,7 @@ pub use abi::{KERNEL_NAME, Kernel, MAX_KERNEL_PARAMS, Out, Param};
 pub use aggregate::{Accumulator, DIRECT_DOMAIN_MAX_BYTES, GroupTable, MAX_GROUP_SLOTS, MAX_TABLE_COPIES, SHARED_AGG_BYTES, Presence, SumRepr, group_table, magnitude, presence, table_copies};
 pub use hash::{KeyPack, KeyPart};
 pub use layout::{DictRef, GpuColumn, GpuTable, KeyLayout, Narrow, SinkLayout, Width, BITS_GROUP_ROWS, bit_loads, count_runs, fill_runs, pack_bits, run_value, runs_of, unpack_bit, width_of};
-pub use options::{BLOCK_THREADS, Experiments, INDEX32_MAX_ROWS, ITEMS_PER_THREAD, ITEMS_PER_THREAD_LEAN, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
+pub use options::{BLOCK_THREADS, Experiments, WIDE_BLOCK_THREADS, INDEX32_MAX_ROWS, ITEMS_PER_THREAD, ITEMS_PER_THREAD_LEAN, ITEMS_PER_THREAD_MANY_PROBES, KernelOptions, Literals, MAX_ITEMS_PER_THREAD};
 pub use probe::{MAX_TABLE_SLOTS, bitmap_words};
 pub use unsupported::{Reason, Site, Unsupported};
 
@@ -180,6 +180,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         Some((d, head, tail)) => (Some(d), head, tail),
         None => (None, stages, Vec::new()),
     };
+    let threads = block_threads(pipeline, cols, tables, options, items, lowered.group_table, deferral.is_some());
     let shape = print::Shape {
         pipeline: pipeline.id,
         params: &lowered.params,
@@ -196,6 +197,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         column_loads: options.experiments.column_loads,
         index32: index32(pipeline, options),
         carry: options.experiments.carry,
+        threads,
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
     let rows_limit = if shape.index32 { lowered.rows_limit.min(INDEX32_MAX_ROWS) } else { lowered.rows_limit };
@@ -207,11 +209,35 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         consts: lowered.consts,
         sink: lowered.sink,
         items_per_thread: items,
+        block_threads: threads,
         rows_limit,
         strings: lowered.strings,
     };
     Ok((kernel, lowered.ir))
 }
+
+/// Threads a block for `pipeline`'s kernel: [`WIDE_BLOCK_THREADS`] for a pipeline with two
+/// or more probes whose tables stay in L2 ([`L2_RESIDENT_TABLE_BYTES`]) and whose groups
+/// are summed into global arrays, with no warp queue and no bit-packed, run or packed
+/// column, where a tile of `items` rows a thread spans at most two zones of the zone
+/// bitmap; [`BLOCK_THREADS`] otherwise (see [`WIDE_BLOCK_THREADS`] for what was measured).
+fn block_threads(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: &KernelOptions, items: u32, group_table: Option<GroupTable>, deferred: bool) -> u32 {
+    let probes = pipeline.operators.iter().filter(|o| matches!(o, Operator::Probe(_))).count();
+    let laid_out = |c: &GpuColumn| c.packed || matches!(c.narrow, Some(Narrow::Bits(_)) | Some(Narrow::Runs { .. }));
+    let wide = options.experiments.wide_blocks
+        && probes >= 2
+        && !deferred
+        && group_table == Some(GroupTable::Global)
+        && !cols.iter().any(laid_out)
+        && tables.iter().take(probes).map(table_bytes).sum::<usize>() <= L2_RESIDENT_TABLE_BYTES
+        && WIDE_BLOCK_THREADS * items <= ZONE_SPAN_ROWS;
+    if wide { WIDE_BLOCK_THREADS } else { BLOCK_THREADS }
+}
+
+/// The most rows a kernel tile may hold for `tessera_zone_pass` (`tiles.cuh`) to see
+/// every zone it spans: two zones of the zone bitmap's 2,048 rows, tiles aligned to their
+/// size.
+const ZONE_SPAN_ROWS: u32 = 2048;
 
 /// A pipeline lowered into the kernel IR, with what the kernel reads and writes.
 struct Lowered {

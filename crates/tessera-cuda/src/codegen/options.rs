@@ -1,8 +1,25 @@
 //! How kernels are generated: the tile's shape, how literals reach a kernel, and the
 //! experiment switches (read from the environment in one place, [`Experiments::from_env`]).
 
-/// Threads per block.
+/// Threads per block (and the block the bit-packed columns' layout is laid out for:
+/// `layout::BITS_GROUP_ROWS`).
 pub const BLOCK_THREADS: u32 = 128;
+
+/// Threads per block for pipelines with two or more probes whose tables stay in L2 and
+/// whose grouped sums go to global arrays (`codegen::block_threads`): the same resident
+/// warps an SM in a quarter of the blocks, each walking tiles four times as long.
+///
+/// A probe of SSB q3.1's shape over generated data read its keys 4–7% faster with 512 or
+/// 1024 threads a block than with 128 at the same occupancy (`tessera bench probes`,
+/// `gpu-2026-11-30b` run 5). Every generated kernel at 512 (run 6, H200, SSB SF 20 in
+/// turns): q3.1's kernels 0.451 → 0.441 ms, q3.2's 0.342 → 0.289, q4.2's 0.470 → 0.439,
+/// q4.3's 0.345 → 0.334, but q4.1's (a direct table in shared memory) 0.561 → 0.590, the
+/// lean q1.x probes 2–4% slower and TPC-H SF 10's kernels 47.1 → 49.5 ms: hence the rule.
+/// A kernel tile of 512 threads stays within two zones of the zone bitmap (at most 4 items
+/// a thread: 2,048 rows), and kernels reading bit-packed or run columns keep 128 (their
+/// layout is laid out for [`BLOCK_THREADS`]). `TESSERA_EXP_WIDE_BLOCKS=0` keeps 128
+/// everywhere.
+pub const WIDE_BLOCK_THREADS: u32 = 512;
 
 /// Rows per thread per tile for pipelines with at most one probe (Crystal's 128 × 4 tile).
 ///
@@ -172,6 +189,9 @@ pub struct Experiments {
     /// row by row, as before (SSB q3.1's kernels 0.449–0.453 ms against 0.469–0.475 on an
     /// H200, `gpu-2026-11-29e` run 1).
     pub presence: bool,
+    /// Blocks of [`WIDE_BLOCK_THREADS`] where `codegen::block_threads` says;
+    /// `TESSERA_EXP_WIDE_BLOCKS=0` keeps [`BLOCK_THREADS`] for every kernel, as before.
+    pub wide_blocks: bool,
     /// `TESSERA_EXP_CARRY=1`: a whole tile's last stage runs in the next tile's
     /// iteration where it may (`print::carried`). On an H200 (SSB SF 20,
     /// `gpu-2026-11-29e` run 4, 8 rounds in turns) q3.2's kernels took 0.344 → 0.296 ms,
@@ -195,7 +215,7 @@ pub struct Experiments {
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, narrow_payloads: 64 }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, narrow_payloads: 64, wide_blocks: true }
     }
 }
 
@@ -234,6 +254,7 @@ impl Experiments {
             global_copies: var("TESSERA_EXP_GLOBAL_COPIES").and_then(|v| v.parse().ok()).unwrap_or(d.global_copies),
             presence: var("TESSERA_EXP_PRESENCE").map_or(d.presence, |v| v != "0"),
             carry: var("TESSERA_EXP_CARRY").map_or(d.carry, |v| v == "1"),
+            wide_blocks: var("TESSERA_EXP_WIDE_BLOCKS").map_or(d.wide_blocks, |v| v != "0"),
             narrow_payloads: var("TESSERA_EXP_NARROW_PAYLOADS").and_then(|v| v.parse().ok()).unwrap_or(d.narrow_payloads),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }

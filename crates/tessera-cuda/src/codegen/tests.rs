@@ -602,6 +602,37 @@ fn star() -> (Pipeline, Vec<GpuColumn>, Vec<GpuTable>) {
     (p, cols, tables)
 }
 
+/// Pipelines with two or more probes over tables that stay in L2, summing into global
+/// arrays, run blocks of `WIDE_BLOCK_THREADS` (see there); a direct table in shared
+/// memory, a tile past two zones of the zone bitmap, or the experiment off keep
+/// `BLOCK_THREADS`.
+#[test]
+fn star_joins_into_global_arrays_take_wide_blocks() {
+    let (mut p, cols, tables) = star();
+    // star()'s grouping (7 years) is a direct table in shared memory.
+    let k = generate(&p, &cols, &tables).unwrap();
+    assert!(matches!(&k.sink, SinkLayout::Aggregate { table: GroupTable::Direct { .. }, .. }));
+    assert_eq!(k.block_threads, BLOCK_THREADS);
+    assert!(k.source.contains("__launch_bounds__(128)") && k.source.contains("s += blockDim.x"), "{}", k.source);
+    if let Sink::Aggregate(a) = &mut p.sink {
+        a.strategy = GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max: 199_999 }] };
+    }
+    let k = generate(&p, &cols, &tables).unwrap();
+    assert!(matches!(&k.sink, SinkLayout::Aggregate { table: GroupTable::Global, .. }));
+    assert_eq!((k.block_threads, k.items_per_thread), (WIDE_BLOCK_THREADS, ITEMS_PER_THREAD_MANY_PROBES));
+    assert!(k.source.contains("__launch_bounds__(512)") && k.source.contains("i * 512") && k.source.contains("gridDim.x * 1024"), "{}", k.source);
+    let with = |experiments: Experiments, items: Option<u32>| generate_with(&p, &cols, &tables, KernelOptions { literals: Literals::Inline, items_per_thread: items, experiments }).unwrap();
+    let off = with(Experiments { wide_blocks: false, ..Experiments::default() }, None);
+    assert_eq!(off.block_threads, BLOCK_THREADS);
+    assert!(off.source.contains("__launch_bounds__(128)") && off.source.contains("i * 128"), "{}", off.source);
+    // 512 threads x 8 items would span four zones.
+    assert_eq!(with(Experiments::default(), Some(8)).block_threads, BLOCK_THREADS);
+    assert_eq!(with(Experiments::default(), Some(4)).block_threads, WIDE_BLOCK_THREADS);
+    if crate::test_support::nvrtc_or_skip("wide blocks compile with NVRTC") {
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+    }
+}
+
 /// `p`'s kernel with rows counted in 64 bits (`Experiments::index32` off): its
 /// `rows_limit` is then its sums' alone.
 fn wide_rows(p: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) -> Kernel {

@@ -11,7 +11,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __shared__ SplitSum sh_a4[160];
     __shared__ unsigned long long sh_c4[160];
     __shared__ unsigned int sh_seen[160];
-    for (int s = threadIdx.x; s < 160; s += 128) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_a1[s] = 0ull; sh_a2[s] = 9223372036854775807LL; sh_a3[s] = (-9223372036854775807LL - 1); sh_a4[s].lo = 0ull; sh_a4[s].hi = 0ull; sh_c4[s] = 0ull; sh_seen[s] = 0u; }
+    for (int s = threadIdx.x; s < 160; s += blockDim.x) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_a1[s] = 0ull; sh_a2[s] = 9223372036854775807LL; sh_a3[s] = (-9223372036854775807LL - 1); sh_a4[s].lo = 0ull; sh_a4[s].hi = 0ull; sh_c4[s] = 0ull; sh_seen[s] = 0u; }
     __syncthreads();
     const int nrows = (int)rows;
     int tile = (int)blockIdx.x * 512;
@@ -95,7 +95,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         }
     }
     __syncthreads();
-    for (int s = threadIdx.x; s < 5; s += 128) {
+    for (int s = threadIdx.x; s < 5; s += blockDim.x) {
         const int grp = s;
         unsigned int m_seen = sh_seen[s * 32]; for (int c = 1; c < 32; ++c) { m_seen |= sh_seen[s * 32 + c]; }
         if (m_seen == 0u) continue;

@@ -6,7 +6,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     constexpr int ITEMS = 2;
     __shared__ SplitSum sh_a0[256];
     __shared__ unsigned int sh_seen[256];
-    for (int s = threadIdx.x; s < 256; s += 128) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_seen[s] = 0u; }
+    for (int s = threadIdx.x; s < 256; s += blockDim.x) { sh_a0[s].lo = 0ull; sh_a0[s].hi = 0ull; sh_seen[s] = 0u; }
     __syncthreads();
     const int nrows = (int)rows;
     __shared__ int64_t tq_c2[4][96];
@@ -210,7 +210,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         }
     }
     __syncthreads();
-    for (int s = threadIdx.x; s < 8; s += 128) {
+    for (int s = threadIdx.x; s < 8; s += blockDim.x) {
         const int grp = s;
         unsigned int m_seen = sh_seen[s * 32]; for (int c = 1; c < 32; ++c) { m_seen |= sh_seen[s * 32 + c]; }
         if (m_seen == 0u) continue;
