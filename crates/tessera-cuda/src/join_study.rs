@@ -19,13 +19,14 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute_enum};
-use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::CUfunction_attribute_enum;
+use cudarc::driver::{CudaFunction, CudaModule, CudaStream, PushKernelArg};
 use tessera_common::{Result, TesseraError, exec_err, internal_err};
 
 use crate::GpuDevice;
 use crate::compile::KernelCache;
 use crate::library::JOIN_STUDY_SOURCE;
+use crate::study::{driver, event, launch, ms, splitmix};
 
 /// Slots of a radix partition's shared-memory table: 8192 × (8-byte key + 4-byte payload)
 /// = 96 KiB, so two blocks fit an SM of the H100/H200 (227 KiB of shared memory each).
@@ -320,27 +321,6 @@ fn grid(sms: u32, per_sm: u32) -> u32 {
     sms.max(1) * per_sm
 }
 
-fn launch<'a>(stream: &'a Arc<CudaStream>, f: &'a CudaFunction, blocks: u32, threads: u32, shared: u32, args: impl FnOnce(&mut cudarc::driver::LaunchArgs<'a>)) -> Result<()> {
-    let mut l = stream.launch_builder(f);
-    args(&mut l);
-    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: shared };
-    // SAFETY: every kernel of join_study.cuh bounds its reads and writes by the row counts
-    // passed beside its buffers, which were allocated with those counts.
-    unsafe { l.launch(cfg) }.map(|_| ()).map_err(driver)
-}
-
-fn event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
-    stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver)
-}
-
-fn ms(from: &CudaEvent, to: &CudaEvent) -> Result<f64> {
-    from.elapsed_ms(to).map(f64::from).map_err(driver)
-}
-
-fn driver(e: cudarc::driver::DriverError) -> TesseraError {
-    TesseraError::Execution(format!("CUDA: {e:?}"))
-}
-
 /// Compares a run's (sum, matches, failures) with the host's answer.
 fn check(device: &GpuDevice, out: &crate::DeviceBuffer<u64>, want: (u64, u64), what: &str) -> Result<()> {
     let got = device.download(out)?;
@@ -373,13 +353,6 @@ fn expected(build_rows: u64, probe_rows: u64) -> Result<(u64, u64)> {
         Ok(sum) => Ok((sum, probe_rows)),
         Err(_) => internal_err!("a thread computing the join study's answer panicked"),
     }
-}
-
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 fn build_payload(i: u64) -> u64 {

@@ -30,6 +30,7 @@ pub mod memory;
 pub mod probe;
 pub mod probe_study;
 pub mod stream;
+mod study;
 pub mod test_support;
 pub mod upload;
 

@@ -19,15 +19,14 @@
 //! Every variant's sum and count are checked against the host's before a time is reported.
 //! Times are CUDA-event times of the probe kernel alone, medians of the runs.
 
-use std::sync::Arc;
-
-use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute_enum};
-use cudarc::driver::{CudaEvent, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::PushKernelArg;
+use cudarc::driver::sys::CUfunction_attribute_enum;
 use tessera_common::{Result, TesseraError, exec_err, internal_err};
 
 use crate::GpuDevice;
 use crate::compile::KernelCache;
 use crate::library::PROBE_STUDY_SOURCE;
+use crate::study::{driver, event, launch, ms, splitmix};
 
 /// Slots of the customer table: SSB SF 20's customers.
 pub const CUSTOMER_SLOTS: u32 = 600_000;
@@ -39,7 +38,7 @@ pub const DATE_SLOTS: u32 = 61_131;
 /// filters keep a fifth of customers and suppliers, its years six of seven.
 const PERMILLE: [u32; 3] = [200, 200, 857];
 /// Seeds of the rows and of the three bitmaps.
-const SEED: u64 = 0x9b0b_e5_2026;
+const SEED: u64 = 0x009b_0be5_2026;
 const BIT_SEEDS: [u64; 3] = [0x00c0_5700, 0x005a_9900, 0x00da_7e00];
 /// Rows a thread a tile (`ps_probe`'s ITEMS), as generated pipelines with several probes.
 pub const ITEMS: u32 = 2;
@@ -182,7 +181,7 @@ pub fn measure(device: &GpuDevice, kernels: &KernelCache, rows: usize, runs: usi
                     return internal_err!("the probe with bitmaps {} and {threads} threads a block answered (sum, count) = {got:?}, the host ({}, {})", placement.name(), want.0, want.1);
                 }
                 if run > 0 {
-                    times.push(t0.elapsed_ms(&t1).map(f64::from).map_err(driver)?);
+                    times.push(ms(&t0, &t1)?);
                 }
             }
             variants.push(Variant { placement, threads, blocks_per_sm: per_sm, median_ms: crate::median(&times), runs_ms: times });
@@ -191,43 +190,17 @@ pub fn measure(device: &GpuDevice, kernels: &KernelCache, rows: usize, runs: usi
     Ok(ProbeStudy { rows: rows as u64, passing: want.1, key_bytes: 8 * rows as u64, variants })
 }
 
-fn launch<'a>(stream: &'a Arc<CudaStream>, f: &'a CudaFunction, blocks: u32, threads: u32, shared: u32, args: impl FnOnce(&mut cudarc::driver::LaunchArgs<'a>)) -> Result<()> {
-    let mut l = stream.launch_builder(f);
-    args(&mut l);
-    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: shared };
-    // SAFETY: every kernel of probe_study.cuh bounds its reads and writes by the row and
-    // word counts passed beside its buffers, which were allocated with those counts; the
-    // probe's keys are below their tables' slots (tessera_ps_gen), which its bitmaps cover.
-    unsafe { l.launch(cfg) }.map(|_| ()).map_err(driver)
-}
-
-fn event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
-    stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver)
-}
-
-fn driver(e: cudarc::driver::DriverError) -> TesseraError {
-    TesseraError::Execution(format!("CUDA: {e:?}"))
-}
-
-/// SplitMix64, as `ps_mix` in `probe_study.cuh`.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
 /// Row `i`'s (customer, supplier, date, value), as `tessera_ps_gen` makes them.
 fn row(i: u64) -> (u32, u32, u32, u64) {
-    let a = mix(SEED.wrapping_add(4 * i));
-    let b = mix(SEED.wrapping_add(4 * i + 1));
+    let a = splitmix(SEED.wrapping_add(4 * i));
+    let b = splitmix(SEED.wrapping_add(4 * i + 1));
     ((a & 0xffff_ffff) as u32 % CUSTOMER_SLOTS, ((a >> 32) % u64::from(SUPPLIER_SLOTS)) as u32, (b & 0xffff_ffff) as u32 % DATE_SLOTS, (b >> 32) % 10_000 + 1)
 }
 
 /// Whether slot `s` of table `k` (0 customer, 1 supplier, 2 date) holds a passing row, as
 /// `tessera_ps_bits` sets its bit.
 fn passes(k: usize, s: u32) -> bool {
-    mix(BIT_SEEDS[k].wrapping_add(u64::from(s))) % 1000 < u64::from(PERMILLE[k])
+    splitmix(BIT_SEEDS[k].wrapping_add(u64::from(s))) % 1000 < u64::from(PERMILLE[k])
 }
 
 /// The host's answer over `rows` rows: the sum of the passing rows' values and their count.

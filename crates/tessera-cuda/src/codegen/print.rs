@@ -2,9 +2,9 @@
 //!
 //! Blocks walk tiles grid-stride (the launch sizes the grid to one wave of resident
 //! blocks, so per-block setup and merges happen once per block). Each thread holds
-//! `ITEMS` rows of a tile, striped (item `i` of thread `t` is row `tile + t + i ×
-//! BLOCK_THREADS`, so a warp's loads are coalesced), with a selection flag each; every
-//! stage is one unrolled loop over the items still selected.
+//! `ITEMS` rows of a tile, striped (item `i` of thread `t` is row `tile + t + i × T`,
+//! `T` the block's threads, `Shape::threads`, so a warp's loads are coalesced), with a
+//! selection flag each; every stage is one unrolled loop over the items still selected.
 //!
 //! Over a stored table of at most 2^30 rows, tiles and rows are `int`s (`Shape::index32`).
 //!
