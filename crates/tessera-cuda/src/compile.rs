@@ -450,7 +450,7 @@ impl std::fmt::Debug for KernelCache {
 /// The registers a thread of `module`'s generated kernel uses and the bytes of local
 /// memory it takes (spills, or arrays the compiler placed there); None for a module
 /// without one (the runtime's own kernels) or where the driver does not say.
-pub fn kernel_locals(module: &Arc<CudaModule>) -> Option<(u32, u32)> {
+pub(crate) fn kernel_locals(module: &Arc<CudaModule>) -> Option<(u32, u32)> {
     let function = module.load_function(crate::codegen::KERNEL_NAME).ok()?;
     let registers = u32::try_from(function.num_regs().ok()?).ok()?;
     let local = u32::try_from(function.local_size_bytes().ok()?).ok()?;

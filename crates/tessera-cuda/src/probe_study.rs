@@ -138,19 +138,19 @@ pub fn measure(device: &GpuDevice, kernels: &KernelCache, rows: usize, runs: usi
     launch(&stream, &gen_rows, sms * 8, 256, 0, |l| {
         l.arg(cust.as_slice_mut()).arg(supp.as_slice_mut()).arg(date.as_slice_mut()).arg(value.as_slice_mut()).arg(&n).arg(&SEED).arg(&CUSTOMER_SLOTS).arg(&SUPPLIER_SLOTS).arg(&DATE_SLOTS);
     })?;
-    let mut bitmaps = Vec::new();
-    for (k, slots) in [CUSTOMER_SLOTS, SUPPLIER_SLOTS, DATE_SLOTS].into_iter().enumerate() {
+    // Table k's bitmap (0 customer, 1 supplier, 2 date) and its words.
+    let bitmap = |k: usize, slots: u32| -> Result<(crate::DeviceBuffer<u32>, i32)> {
         let words = slots.div_ceil(32) as usize;
         let mut bits = mem.alloc::<u32>(words)?;
         let w = words as i64;
         launch(&stream, &gen_bits, sms * 4, 256, 0, |l| {
             l.arg(bits.as_slice_mut()).arg(&w).arg(&BIT_SEEDS[k]).arg(&PERMILLE[k]);
         })?;
-        bitmaps.push((bits, words as i32));
-    }
-    let [(cb, cw), (sb, sw), (db, dw)] = &bitmaps[..] else {
-        return internal_err!("the probe study made {} bitmaps, not 3", bitmaps.len());
+        Ok((bits, words as i32))
     };
+    let (cb, cw) = bitmap(0, CUSTOMER_SLOTS)?;
+    let (sb, sw) = bitmap(1, SUPPLIER_SLOTS)?;
+    let (db, dw) = bitmap(2, DATE_SLOTS)?;
     let want = expected(rows as u64)?;
     let mut out = mem.alloc::<u64>(2)?;
     let mut variants = Vec::new();
@@ -173,7 +173,7 @@ pub fn measure(device: &GpuDevice, kernels: &KernelCache, rows: usize, runs: usi
                 stream.memset_zeros(out.as_slice_mut()).map_err(driver)?;
                 let t0 = event(&stream)?;
                 launch(&stream, &probe, blocks, threads, shared, |l| {
-                    l.arg(cust.as_slice()).arg(supp.as_slice()).arg(date.as_slice()).arg(value.as_slice()).arg(&n).arg(cb.as_slice()).arg(cw).arg(sb.as_slice()).arg(sw).arg(db.as_slice()).arg(dw).arg(out.as_slice_mut());
+                    l.arg(cust.as_slice()).arg(supp.as_slice()).arg(date.as_slice()).arg(value.as_slice()).arg(&n).arg(cb.as_slice()).arg(&cw).arg(sb.as_slice()).arg(&sw).arg(db.as_slice()).arg(&dw).arg(out.as_slice_mut());
                 })?;
                 let t1 = event(&stream)?;
                 let got = device.download(&out)?;

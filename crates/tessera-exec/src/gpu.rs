@@ -1444,7 +1444,7 @@ impl GpuRuntime {
         let (consts_ptr, zones_ptr, zoned) = consts_zones.ptrs(dev, gp);
         let params = kernel_params(kernel, rows, flags_ptr, consts_ptr, zones_ptr, &col_bufs, &probed, &sink.out_ptrs, &[], dev)?;
         let parameters = Instant::now();
-        let cfg = LaunchConfig { grid_dim: (self.grid(launch.per_sm, scan.rows, kernel.block_threads, kernel.items_per_thread), 1, 1), block_dim: (kernel.block_threads, 1, 1), shared_mem_bytes: 0 };
+        let cfg = self.pipeline_launch(launch.per_sm, scan.rows, kernel);
         let stream = gs.stream();
         self.apply_fills(&gs, fills)?;
         let filled = Instant::now();
@@ -2063,7 +2063,7 @@ impl GpuRuntime {
                 return Err(if matches!(p.source, Source::Result { .. }) { TesseraError::RetryOnCpu(why) } else { TesseraError::Internal(why) });
             }
         }
-        let cfg = LaunchConfig { grid_dim: (self.grid(launch.per_sm, rows as u64, kernel.block_threads, kernel.items_per_thread), 1, 1), block_dim: (kernel.block_threads, 1, 1), shared_mem_bytes: 0 };
+        let cfg = self.pipeline_launch(launch.per_sm, rows as u64, kernel);
         // Kernel time from CUDA events around the launch; read once the kernel is done.
         let stream = gs.stream();
         // A warm run over the arrays its pipeline kept, with nothing to fill first: the
@@ -2310,16 +2310,17 @@ impl GpuRuntime {
         Ok(SinkArrays { out_bufs, build, accs, acc_words, seen, marks_buf, out_ptrs, build_seen, fills })
     }
 
-    /// Blocks for a pipeline kernel over `rows` rows: one wave of resident blocks (the
-    /// kernel walks tiles grid-stride), fewer for small inputs.
-    fn grid(&self, per_sm: u32, rows: u64, block_threads: u32, items_per_thread: u32) -> u32 {
+    /// The launch of pipeline kernel `kernel` over `rows` rows, `per_sm` of its blocks
+    /// resident an SM: blocks of its threads, one wave of them (the kernel walks tiles
+    /// grid-stride), fewer for small inputs.
+    fn pipeline_launch(&self, per_sm: u32, rows: u64, kernel: &codegen::Kernel) -> LaunchConfig {
         let per_sm = match ExecExperiments::get().blocks_per_sm {
             0 => per_sm,
             cap => per_sm.min(cap),
         };
-        let tiles = rows.div_ceil(u64::from(block_threads * items_per_thread)).max(1);
+        let tiles = rows.div_ceil(u64::from(kernel.block_threads * kernel.items_per_thread)).max(1);
         let wave = self.device.sm_count() as u64 * u64::from(per_sm);
-        tiles.min(wave) as u32
+        LaunchConfig { grid_dim: (tiles.min(wave) as u32, 1, 1), block_dim: (kernel.block_threads, 1, 1), shared_mem_bytes: 0 }
     }
 
     /// The device library's group-record kernels (fill, compaction, gather, rank sort:

@@ -99,14 +99,25 @@ fn table_bytes(t: &GpuTable) -> usize {
     rows.saturating_mul(payload).saturating_add(keys).saturating_add(chains).saturating_add(t.slots / 8)
 }
 
+/// The probes of `pipeline`.
+fn probe_count(pipeline: &Pipeline) -> usize {
+    pipeline.operators.iter().filter(|o| matches!(o, Operator::Probe(_))).count()
+}
+
+/// Whether the tables `pipeline`'s probes read take at most [`L2_RESIDENT_TABLE_BYTES`]
+/// in all (`tables` per probe, in operator order, then a mark sink's).
+fn tables_stay_in_l2(pipeline: &Pipeline, tables: &[GpuTable]) -> bool {
+    tables.iter().take(probe_count(pipeline)).map(table_bytes).sum::<usize>() <= L2_RESIDENT_TABLE_BYTES
+}
+
 /// [`generate`] with a choice of how literals reach the kernel and of the tile shape.
 pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: KernelOptions) -> Result<Kernel, Vec<Unsupported>> {
-    let probes = pipeline.operators.iter().filter(|o| matches!(o, Operator::Probe(_))).count();
+    let probes = probe_count(pipeline);
     // Over packed columns, a pipeline whose tables stay in L2 takes 4 items too (see
     // [`L2_RESIDENT_TABLE_BYTES`]).
     let packed = cols.iter().any(|c| c.packed);
     let many = match options.experiments.packed_items {
-        0 if packed && tables.iter().take(probes).map(table_bytes).sum::<usize>() <= L2_RESIDENT_TABLE_BYTES => ITEMS_PER_THREAD,
+        0 if packed && tables_stay_in_l2(pipeline, tables) => ITEMS_PER_THREAD,
         n if n > 0 && packed => n,
         _ => ITEMS_PER_THREAD_MANY_PROBES,
     };
@@ -219,25 +230,21 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
 /// Threads a block for `pipeline`'s kernel: [`WIDE_BLOCK_THREADS`] for a pipeline with two
 /// or more probes whose tables stay in L2 ([`L2_RESIDENT_TABLE_BYTES`]) and whose groups
 /// are summed into global arrays, with no warp queue and no bit-packed, run or packed
-/// column, where a tile of `items` rows a thread spans at most two zones of the zone
-/// bitmap; [`BLOCK_THREADS`] otherwise (see [`WIDE_BLOCK_THREADS`] for what was measured).
+/// column, where a tile of `items` rows a thread holds at most a stored tile's rows (a
+/// zone of the zone bitmap: `tessera_zone_pass` tests the zones of a tile's first and
+/// last rows, so a tile may span two, not three); [`BLOCK_THREADS`] otherwise (see
+/// [`WIDE_BLOCK_THREADS`] for what was measured).
 fn block_threads(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: &KernelOptions, items: u32, group_table: Option<GroupTable>, deferred: bool) -> u32 {
-    let probes = pipeline.operators.iter().filter(|o| matches!(o, Operator::Probe(_))).count();
     let laid_out = |c: &GpuColumn| c.packed || matches!(c.narrow, Some(Narrow::Bits(_)) | Some(Narrow::Runs { .. }));
     let wide = options.experiments.wide_blocks
-        && probes >= 2
+        && probe_count(pipeline) >= 2
         && !deferred
         && group_table == Some(GroupTable::Global)
         && !cols.iter().any(laid_out)
-        && tables.iter().take(probes).map(table_bytes).sum::<usize>() <= L2_RESIDENT_TABLE_BYTES
-        && WIDE_BLOCK_THREADS * items <= ZONE_SPAN_ROWS;
+        && tables_stay_in_l2(pipeline, tables)
+        && WIDE_BLOCK_THREADS * items <= print::STORAGE_TILE_ROWS;
     if wide { WIDE_BLOCK_THREADS } else { BLOCK_THREADS }
 }
-
-/// The most rows a kernel tile may hold for `tessera_zone_pass` (`tiles.cuh`) to see
-/// every zone it spans: two zones of the zone bitmap's 2,048 rows, tiles aligned to their
-/// size.
-const ZONE_SPAN_ROWS: u32 = 2048;
 
 /// A pipeline lowered into the kernel IR, with what the kernel reads and writes.
 struct Lowered {
