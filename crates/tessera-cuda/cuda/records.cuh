@@ -175,17 +175,31 @@ struct TesseraGathers {
 // after the pipeline's kernel, before anything reads the arrays. With `witness` >= 0 the
 // kernel left the seen flags to the fold: array `witness` (one word a group) is nonzero
 // exactly for the groups present (aggregate::presence), and their flags are set here.
+// A thread a word of any array (the arrays' words counted one after another), and that
+// word's copies loaded TESSERA_FOLD_BATCH at a time, all in flight together: a word's
+// wait is one trip to L2 or DRAM rather than one a copy (SSB q3.1's fold of 8 copies
+// waited on three to four rounds of loads, 3.5 µs on the H200, 2026-11-30b run 4).
+#define TESSERA_FOLD_BATCH 8
 extern "C" __global__ void tessera_fold_copies(TesseraGathers g, long long groups, int copies, unsigned int* seen, int witness) {
-    const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x, step = (long long)gridDim.x * blockDim.x;
-    for (int k = 0; k < g.n; ++k) {
+    long long all = 0;
+    for (int k = 0; k < g.n; ++k) all += groups * g.words[k];
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < all; q += step) {
+        int k = 0;
+        long long i = q;
+        while (k + 1 < g.n && i >= groups * g.words[k]) i -= groups * g.words[k++];
         unsigned long long* a = (unsigned long long*)g.ptr[k];
         const long long n = groups * g.words[k];
-        for (long long i = start; i < n; i += step) {
-            unsigned long long total = a[i];
-            for (int c = 1; c < copies; ++c) total += a[(long long)c * n + i];
-            a[i] = total;
-            if (k == witness && total != 0ull) seen[i] = 1u;
+        unsigned long long total = a[i];
+        for (int c = 1; c < copies; c += TESSERA_FOLD_BATCH) {
+            unsigned long long v[TESSERA_FOLD_BATCH];
+#pragma unroll
+            for (int u = 0; u < TESSERA_FOLD_BATCH; ++u) v[u] = c + u < copies ? a[(long long)(c + u) * n + i] : 0ull;
+#pragma unroll
+            for (int u = 0; u < TESSERA_FOLD_BATCH; ++u) total += v[u];
         }
+        a[i] = total;
+        if (k == witness && total != 0ull) seen[i] = 1u;
     }
 }
 // The records of a small domain in one launch, by one block: the groups g < n with
@@ -241,14 +255,21 @@ __device__ unsigned long long tessera_packed_offset(const unsigned long long* x,
     const unsigned long long mask = bits >= 64ull ? ~0ull : ((1ull << bits) - 1ull);
     return (x[k[1]] >> ((unsigned long long)k[2] & 255ull)) & mask;
 }
+// A group key's slot (g / a) % b (tessera_cmp_key's kind 0), in 32 bits when all three
+// fit: a 64-bit division is a long subroutine, and the records of small domains compare
+// it for every pair.
+__device__ __forceinline__ unsigned long long tessera_group_slot(unsigned long long g, unsigned long long a, unsigned long long b) {
+    if (((g | a | b) >> 32) == 0ull) return (unsigned long long)((unsigned int)g / (unsigned int)a % (unsigned int)b);
+    return g / a % b;
+}
 __device__ int tessera_cmp_key(const unsigned long long* x, const unsigned long long* y, const long long* k) {
     int c = 0;
     if (k[0] == 6) {
         const unsigned long long ox = tessera_packed_offset(x, k), oy = tessera_packed_offset(y, k);
         c = ox < oy ? -1 : (ox > oy ? 1 : 0);
     } else if (k[0] == 0) {
-        const unsigned long long sx = (x[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
-        const unsigned long long sy = (y[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
+        const unsigned long long sx = tessera_group_slot(x[0], (unsigned long long)k[1], (unsigned long long)k[2]);
+        const unsigned long long sy = tessera_group_slot(y[0], (unsigned long long)k[1], (unsigned long long)k[2]);
         if (sx == 0 || sy == 0) {
             if (sx == sy) return 0;
             const int null_first = (k[3] & 2) ? -1 : 1;
@@ -312,39 +333,68 @@ __device__ __forceinline__ unsigned int tessera_block_scan(unsigned int v, unsig
     __syncthreads();
     return before + in - v;
 }
+// The most records a block ranks between two barriers (tessera_rank_shared): their
+// ranks are a __shared__ array.
+#define TESSERA_RANK_BATCH 64
 // Ranks the `total` records of `width` words in the block's shared memory (`recs`, the
 // same records in the same order in every block) by the sort keys, then the group number
 // (word 0), and writes records blockIdx.x, blockIdx.x + gridDim.x, ... each to its
-// rank's place in dst (after dst[0]). Every thread of the block calls it.
+// rank's place in dst (after dst[0]). Every thread of the block calls it, after a barrier
+// that made `recs` whole. The block's records are ranked up to TESSERA_RANK_BATCH at a
+// time: every thread compares its share of all records with each of them, the counts go
+// into the batch's shared ranks, and one barrier later the batch is written (a barrier
+// pair a record cost SSB q3.1's chain about 2 of its 11 µs on the H200, 2026-11-30b).
 __device__ __forceinline__ void tessera_rank_shared(const unsigned long long* recs, unsigned long long total, long long width, const TesseraSortKeys& keys, int nkeys, unsigned long long* dst) {
-    __shared__ unsigned long long rank;
+    __shared__ unsigned long long rank[TESSERA_RANK_BATCH];
     const unsigned int lane = threadIdx.x & 31u;
-    for (unsigned long long i = blockIdx.x; i < total; i += gridDim.x) {
-        const unsigned long long* x = recs + i * width;
-        if (threadIdx.x == 0) rank = 0ull;
+    const unsigned long long step = gridDim.x;
+    for (unsigned long long first = blockIdx.x; first < total; first += step * TESSERA_RANK_BATCH) {
+        // The batch's records: first, first + step, ... below total.
+        const unsigned int batch = (unsigned int)min((unsigned long long)TESSERA_RANK_BATCH, (total - first + step - 1) / step);
+        for (unsigned int r = threadIdx.x; r < batch; r += blockDim.x) rank[r] = 0ull;
         __syncthreads();
-        unsigned long long b = 0ull;
-        for (unsigned long long j = threadIdx.x; j < total; j += blockDim.x) {
-            const unsigned long long* y = recs + j * width;
-            int c = 0;
-            for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys.d + 4 * k);
-            if (c < 0 || (c == 0 && y[0] < x[0])) ++b;
+        for (unsigned int r = 0; r < batch; ++r) {
+            const unsigned long long* x = recs + (first + r * step) * width;
+            unsigned long long b = 0ull;
+            for (unsigned long long j = threadIdx.x; j < total; j += blockDim.x) {
+                const unsigned long long* y = recs + j * width;
+                int c = 0;
+                for (int k = 0; k < nkeys && c == 0; ++k) c = tessera_cmp_key(y, x, keys.d + 4 * k);
+                if (c < 0 || (c == 0 && y[0] < x[0])) ++b;
+            }
+            b = tessera::tessera_warp_sum(b);
+            if (lane == 0u && b != 0ull) atomicAdd(&rank[r], b);
         }
-        b = tessera::tessera_warp_sum(b);
-        if (lane == 0u && b != 0ull) atomicAdd(&rank, b);
         __syncthreads();
-        for (long long w = threadIdx.x; w < width; w += blockDim.x) dst[1 + (long long)rank * width + w] = x[w];
+        // (In 32 bits: a batch's words, a few hundred.)
+        for (unsigned int q = threadIdx.x; q < batch * (unsigned int)width; q += blockDim.x) {
+            const unsigned int r = q / (unsigned int)width, w = q % (unsigned int)width;
+            dst[1 + rank[r] * width + w] = recs[(first + r * step) * width + w];
+        }
         __syncthreads();
     }
+}
+// The seen flags of slots [from, to) as bits (bit j: slot from + j), to - from at most
+// 32: their loads are all issued before any is tested, so a run of slots costs one trip
+// to L2 however many it holds.
+__device__ __forceinline__ unsigned int tessera_seen_bits(const unsigned int* seen, long long from, long long to) {
+    unsigned int f[32];
+#pragma unroll
+    for (int j = 0; j < 32; ++j) f[j] = from + j < to ? seen[from + j] : 0u;
+    unsigned int bits = 0u;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) bits |= (f[j] != 0u ? 1u : 0u) << j;
+    return bits;
 }
 // The chain after an aggregation over a small group domain feeding an ORDER BY, in one
 // launch (tessera-exec, gpu.rs: `fetch_groups`, domains of at most
 // SMALL_SORT_MAX_GROUPS slots): what tessera_count_seen, tessera_compact_records_ordered,
 // tessera_gather_many and tessera_rank_records do one after the other. Every block finds
-// the seen groups of the whole domain by itself (a thread a run of consecutive slots, one
-// block-wide scan of their counts), makes their records (group number, then each array's
-// words, as tessera_small_records does) in its dynamic shared memory (`cap` records of
-// `width` words) in group-number order, and then ranks records blockIdx.x,
+// the seen groups of the whole domain by itself (a thread a run of consecutive slots, read
+// 32 at a time, one block-wide scan of their counts), makes their records (group number, then each array's
+// words, as tessera_small_records does; the group numbers placed by the threads that
+// found them, the words then gathered a thread a word) in its dynamic shared memory
+// (`cap` records of `width` words) in group-number order, and then ranks records blockIdx.x,
 // blockIdx.x + gridDim.x, ... against all of them as tessera_rank_records does, writing
 // each to its rank's place in dst (dst[0]: the count, from block 0). A block reads the
 // whole domain's flags (at most 64 KB, from L2) rather than wait for the other blocks'
@@ -358,26 +408,46 @@ extern "C" __global__ void tessera_small_sorted_records(const unsigned int* seen
     const long long per = (n + blockDim.x - 1) / blockDim.x;
     const long long lo = (long long)threadIdx.x * per < n ? (long long)threadIdx.x * per : n;
     const long long hi = lo + per < n ? lo + per : n;
-    unsigned int mine = 0u;
-    // Unrolled: the loads of a run are in flight together.
-#pragma unroll 8
-    for (long long s = lo; s < hi; ++s) mine += seen[s] != 0u ? 1u : 0u;
+    // This thread's slots' flags, 32 at a time; the first 32 kept as bits (a domain of
+    // up to 32 slots a thread, 16,384 with 512 threads, is read once).
+    const unsigned int first = tessera_seen_bits(seen, lo, lo + 32 < hi ? lo + 32 : hi);
+    unsigned int mine = __popc(first);
+    for (long long s = lo + 32; s < hi; s += 32) mine += __popc(tessera_seen_bits(seen, s, s + 32 < hi ? s + 32 : hi));
     unsigned int all;
     const unsigned long long before = tessera_block_scan(mine, warp_counts, all), total = all;
-    // This thread's groups' records, from index `before`, into `out` (records of `width`
-    // words).
-    auto make = [&](unsigned long long* out) {
-        unsigned long long i = before;
-        for (long long s = lo; s < hi; ++s) {
-            if (seen[s] != 0u) tessera_make_record(g, s, out + (i++) * width);
-        }
-    };
     if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = total;
     if (total > (unsigned long long)cap) {
-        if (blockIdx.x == 0) make(dst + 1);
+        // Block 0 writes every record in group-number order, unranked.
+        if (blockIdx.x == 0) {
+            unsigned long long i = before;
+            for (long long s = lo; s < hi; ++s) {
+                if (seen[s] != 0u) tessera_make_record(g, s, dst + 1 + (i++) * width);
+            }
+        }
         return;
     }
-    make(recs);
+    // Each seen slot's group number to its record's word 0, ...
+    unsigned long long i = before;
+    for (long long s = lo; s < hi; s += 32) {
+        unsigned int bits = s == lo ? first : tessera_seen_bits(seen, s, s + 32 < hi ? s + 32 : hi);
+        while (bits != 0u) {
+            recs[(i++) * width] = (unsigned long long)(s + __ffs(bits) - 1);
+            bits &= bits - 1u;
+        }
+    }
+    __syncthreads();
+    // ... then the records' other words, a thread a word: every gather's load in flight
+    // at once rather than a thread's records one after another.
+    // (In 32 bits: at most `cap` records, of the shared memory's words.)
+    const unsigned int per_record = (unsigned int)width - 1u;
+    for (unsigned int q = threadIdx.x; q < (unsigned int)total * per_record; q += blockDim.x) {
+        unsigned long long* r = recs + (long long)(q / per_record) * width;
+        const unsigned int at = q % per_record;
+        long long w = at;
+        int k = 0;
+        while (k + 1 < g.n && w >= g.words[k]) w -= g.words[k++];
+        r[1 + at] = ((const unsigned long long*)g.ptr[k])[(long long)r[0] * g.words[k] + w];
+    }
     __syncthreads();
     tessera_rank_shared(recs, total, width, keys, nkeys, dst);
 }
@@ -459,7 +529,7 @@ __device__ unsigned __int128 tessera_key_order(const unsigned long long* x, cons
         return (k[3] & 1) ? ~u : u;
     }
     if (k[0] == 0) {
-        const unsigned long long s = (x[0] / (unsigned long long)k[1]) % (unsigned long long)k[2];
+        const unsigned long long s = tessera_group_slot(x[0], (unsigned long long)k[1], (unsigned long long)k[2]);
         if (s == 0) return (k[3] & 2) ? (unsigned __int128)0 : ~(unsigned __int128)0;
         return (unsigned __int128)((k[3] & 1) ? (unsigned long long)k[2] - s : s);
     }

@@ -356,7 +356,8 @@ fn check_sorted_records(got: &[u64], seen: &[u32], a: &[u64], b: &[u64], cap: i6
 /// groups' records (group number, then each array's words) in the order of the sort keys
 /// and then the group number, as a stable sort of them on the host gives, from grids of
 /// one and many blocks; over a domain with more records than the shared memory holds
-/// (`cap`), every record unranked in group-number order. Keys: a signed 64-bit value with
+/// (`cap`), every record unranked in group-number order; over a domain of more than 32
+/// slots a thread (a thread's later runs of 32 read again when placed). Keys: a signed 64-bit value with
 /// many ties, descending, then a group key's slot `(g / 7) % 13` (slot 0 NULL) ascending
 /// with NULLs first.
 #[test]
@@ -371,7 +372,7 @@ fn gpu_small_sorted_records_match_a_stable_sort() {
     let mut rng = Rng(41);
     let keys = crate::library::SortKeys::new(&[3, 1, 0, 1, 0, 7, 13, 2]).unwrap();
     let nkeys = 2i32;
-    for (n, share, cap, blocks) in [(1usize, 100, 1280i64, 1u32), (300, 50, 1280, 132), (5_000, 20, 1280, 7), (16_384, 5, 1280, 132), (16_384, 90, 1024, 132), (64, 100, 10, 3), (8_000, 0, 1280, 16)] {
+    for (n, share, cap, blocks) in [(1usize, 100, 1280i64, 1u32), (300, 50, 1280, 132), (5_000, 20, 1280, 7), (16_384, 5, 1280, 132), (16_384, 90, 1024, 132), (64, 100, 10, 3), (8_000, 0, 1280, 16), (40_000, 3, 1280, 132)] {
         let seen: Vec<u32> = (0..n).map(|_| u32::from(rng.range(0, 100) < share)).collect();
         let a: Vec<u64> = (0..n).map(|_| (rng.range(0, 9) - 4) as u64).collect();
         let b: Vec<u64> = (0..2 * n as u64).map(|x| x ^ 0x5a5a).collect();
