@@ -9,8 +9,9 @@
 // (L1 keeps the small ones; the customer's comes from L2) with blocks of 128 threads; the
 // study also copies the customer's bitmap, or all three, into each block's shared memory,
 // with blocks of 128 to 1024 threads (the larger the block, the fewer copies an SM holds).
-// Every variant sums the late values and counts the rows that pass, so that their answers
-// can be compared with the host's.
+// A fourth variant keeps the bitmaps in global memory and loads every row's words a tile
+// ahead (ps_probe_ahead). Every variant sums the late values and counts the rows that
+// pass, so that their answers can be compared with the host's.
 #pragma once
 #include "types.cuh"
 
@@ -30,6 +31,18 @@ __device__ __forceinline__ bool ps_bit(const uint32_t* bits, uint32_t s) {
 
 __device__ __forceinline__ bool ps_bit_ldg(const uint32_t* __restrict__ bits, uint32_t s) {
     return ((__ldg(&bits[s >> 5]) >> (s & 31u)) & 1u) != 0u;
+}
+
+// Adds a warp's sums of the passing rows' values and their count into out[0] and out[1].
+__device__ __forceinline__ void ps_flush(unsigned long long sum, unsigned long long count, unsigned long long* out) {
+    for (int o = 16; o > 0; o >>= 1) {
+        sum += __shfl_down_sync(0xffffffffu, sum, o);
+        count += __shfl_down_sync(0xffffffffu, count, o);
+    }
+    if ((threadIdx.x & 31u) == 0u && count != 0ull) {
+        atomicAdd(&out[0], sum);
+        atomicAdd(&out[1], count);
+    }
 }
 
 // The probe over rows [0, n): tiles of blockDim.x × ITEMS rows, grid-stride, the next
@@ -107,14 +120,66 @@ __device__ __forceinline__ void ps_probe(const uint32_t* __restrict__ cust, cons
             count += 1ull;
         }
     }
-    for (int o = 16; o > 0; o >>= 1) {
-        sum += __shfl_down_sync(0xffffffffu, sum, o);
-        count += __shfl_down_sync(0xffffffffu, count, o);
+    ps_flush(sum, count, out);
+}
+
+// The same probe with every bitmap's words loaded a tile ahead: while tile t is tested,
+// the words of tile t + stride are loaded from its keys (which arrived a tile earlier)
+// and the keys of the tile after it; the three words of every row are loaded, not only
+// the customer's and date's of the rows the supplier's test lets through. The tests of a
+// tile then wait on nothing but the words loaded an iteration before; it costs more
+// lookups (three a row instead of 1.2) and registers.
+template <int ITEMS>
+__device__ __forceinline__ void ps_probe_ahead(const uint32_t* __restrict__ cust, const uint16_t* __restrict__ supp, const uint16_t* __restrict__ date,
+                                               const uint32_t* __restrict__ value, long long n, const uint32_t* __restrict__ cb,
+                                               const uint32_t* __restrict__ sb, const uint32_t* __restrict__ db, unsigned long long* out) {
+    const long long rows_a_tile = (long long)blockDim.x * ITEMS, stride = (long long)gridDim.x * rows_a_tile;
+    unsigned long long sum = 0ull, count = 0ull;
+    long long tile = (long long)blockIdx.x * rows_a_tile;
+    // kc/ks/kd: a tile's keys; wc/ws/wd: its words; the current tile's and the next's.
+    uint32_t kc[ITEMS], ks[ITEMS], kd[ITEMS], wc[ITEMS], ws[ITEMS], wd[ITEMS];
+    uint32_t nc[ITEMS], ns[ITEMS], nd[ITEMS];
+    auto keys = [&](long long t, uint32_t* c, uint32_t* s, uint32_t* d) {
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+            const long long r = t + threadIdx.x + (long long)i * blockDim.x;
+            c[i] = r < n ? cust[r] : 0u;
+            s[i] = r < n ? supp[r] : 0u;
+            d[i] = r < n ? date[r] : 0u;
+        }
+    };
+    keys(tile, kc, ks, kd);
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        wc[i] = __ldg(&cb[kc[i] >> 5]);
+        ws[i] = __ldg(&sb[ks[i] >> 5]);
+        wd[i] = __ldg(&db[kd[i] >> 5]);
     }
-    if ((threadIdx.x & 31u) == 0u && count != 0ull) {
-        atomicAdd(&out[0], sum);
-        atomicAdd(&out[1], count);
+    keys(tile + stride, nc, ns, nd);
+    for (; tile < n; tile += stride) {
+        uint32_t c[ITEMS], s[ITEMS], d[ITEMS], xc[ITEMS], xs[ITEMS], xd[ITEMS];
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+            c[i] = kc[i]; s[i] = ks[i]; d[i] = kd[i];
+            xc[i] = wc[i]; xs[i] = ws[i]; xd[i] = wd[i];
+            // The next tile's words, from its keys; then the keys of the tile after it.
+            kc[i] = nc[i]; ks[i] = ns[i]; kd[i] = nd[i];
+            wc[i] = __ldg(&cb[kc[i] >> 5]);
+            ws[i] = __ldg(&sb[ks[i] >> 5]);
+            wd[i] = __ldg(&db[kd[i] >> 5]);
+        }
+        keys(tile + 2 * stride, nc, ns, nd);
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+            const long long r = tile + threadIdx.x + (long long)i * blockDim.x;
+            const bool in = r < n && ((xs[i] >> (s[i] & 31u)) & 1u) != 0u && ((xc[i] >> (c[i] & 31u)) & 1u) != 0u && ((xd[i] >> (d[i] & 31u)) & 1u) != 0u;
+            if (in) {
+                sum += value[r];
+                count += 1ull;
+            }
+        }
     }
+    ps_flush(sum, count, out);
 }
 
 }  // namespace tessera
@@ -154,3 +219,11 @@ extern "C" __global__ void tessera_ps_bits(uint32_t* bits, long long words, unsi
 TESSERA_PS_PROBE(tessera_ps_probe_global, 0)
 TESSERA_PS_PROBE(tessera_ps_probe_shared_customer, 1)
 TESSERA_PS_PROBE(tessera_ps_probe_shared_all, 2)
+// Every bitmap's words a tile ahead (global memory). It compiles to 48 registers (the
+// others to 32); held to 32 by __launch_bounds__ it spills (2026-11-30c runs 7 and 8).
+extern "C" __global__ void tessera_ps_probe_ahead(const uint32_t* __restrict__ cust, const uint16_t* __restrict__ supp, const uint16_t* __restrict__ date,
+                                                  const uint32_t* __restrict__ value, long long n, const uint32_t* __restrict__ cbits, int cwords,
+                                                  const uint32_t* __restrict__ sbits, int swords, const uint32_t* __restrict__ dbits, int dwords,
+                                                  unsigned long long* out) {
+    tessera::ps_probe_ahead<2>(cust, supp, date, value, n, cbits, sbits, dbits, out);
+}

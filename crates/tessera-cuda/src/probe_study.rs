@@ -14,7 +14,12 @@
 //!   (61,131 slots, six in seven) bitmaps, tested in that order, the last two for the rows
 //!   the first lets through, the value loaded and summed for the rows all three do;
 //! - every bitmap in global memory, the customer's in shared memory, or all three, each
-//!   with blocks of 128, 512 and 1024 threads, as many blocks as fit an SM.
+//!   with blocks of 128, 512 and 1024 threads, as many blocks as fit an SM;
+//! - every bitmap in global memory with each row's three words loaded a tile ahead of its
+//!   tests (2026-11-30c: the tests of q3.1's probe wait on the customer's words most).
+//!   On an H200 it was the slowest placement kept in global memory: 0.49–0.51 ms against
+//!   0.35–0.38, its 48 registers costing a third of the resident blocks, and held to 32 it
+//!   spilled (2.8 ms; `benchmarks/results/gpu-2026-11-30c/` runs 7–8).
 //!
 //! Every variant's sum and count are checked against the host's before a time is reported.
 //! Times are CUDA-event times of the probe kernel alone, medians of the runs.
@@ -52,11 +57,14 @@ pub enum Placement {
     SharedCustomer,
     /// All three copied into each block's shared memory.
     SharedAll,
+    /// Every bitmap in global memory, each row's three words loaded a tile ahead (keys two
+    /// tiles ahead), so that a tile's tests wait on nothing loaded in the same iteration.
+    GlobalAhead,
 }
 
 impl Placement {
-    /// The three, in the order they are measured.
-    pub const ALL: [Placement; 3] = [Placement::Global, Placement::SharedCustomer, Placement::SharedAll];
+    /// Every placement, in the order they are measured.
+    pub const ALL: [Placement; 4] = [Placement::Global, Placement::SharedCustomer, Placement::SharedAll, Placement::GlobalAhead];
 
     /// A short name for tables.
     pub fn name(self) -> &'static str {
@@ -64,6 +72,7 @@ impl Placement {
             Placement::Global => "global",
             Placement::SharedCustomer => "customer in shared",
             Placement::SharedAll => "all in shared",
+            Placement::GlobalAhead => "global, a tile ahead",
         }
     }
 
@@ -72,6 +81,7 @@ impl Placement {
             Placement::Global => "tessera_ps_probe_global",
             Placement::SharedCustomer => "tessera_ps_probe_shared_customer",
             Placement::SharedAll => "tessera_ps_probe_shared_all",
+            Placement::GlobalAhead => "tessera_ps_probe_ahead",
         }
     }
 
@@ -79,7 +89,7 @@ impl Placement {
     pub fn shared_bytes(self) -> u32 {
         let words = |slots: u32| 4 * slots.div_ceil(32);
         match self {
-            Placement::Global => 0,
+            Placement::Global | Placement::GlobalAhead => 0,
             Placement::SharedCustomer => words(CUSTOMER_SLOTS),
             Placement::SharedAll => words(CUSTOMER_SLOTS) + words(SUPPLIER_SLOTS) + words(DATE_SLOTS),
         }
@@ -256,6 +266,7 @@ mod tests {
     #[test]
     fn shared_variants_ask_for_their_bitmaps_bytes() {
         assert_eq!(Placement::Global.shared_bytes(), 0);
+        assert_eq!(Placement::GlobalAhead.shared_bytes(), 0);
         assert_eq!(Placement::SharedCustomer.shared_bytes(), 75_000);
         assert_eq!(Placement::SharedAll.shared_bytes(), 75_000 + 5_000 + 7_644);
     }
