@@ -187,10 +187,14 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         Some(Err(r)) => return Err(vec![Unsupported::new(Site::Kernel, r)]),
         None => defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass),
     };
-    let (deferral, head, tail) = match planned {
+    let (deferral, mut head, tail) = match planned {
         Some((d, head, tail)) => (Some(d), head, tail),
         None => (None, stages, Vec::new()),
     };
+    // (`Experiments::carry` runs the last stage an iteration late instead.)
+    if options.experiments.merge_sink && !options.experiments.carry && deferral.is_none() && lowered.group_table == Some(GroupTable::Global) {
+        merge_last_stage(&mut head);
+    }
     let threads = block_threads(pipeline, cols, tables, options, items, lowered.group_table, deferral.is_some());
     let shape = print::Shape {
         pipeline: pipeline.id,
@@ -225,6 +229,23 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         strings: lowered.strings,
     };
     Ok((kernel, lowered.ir))
+}
+
+/// Runs the last stage in the one before it (`Experiments::merge_sink`, for kernels
+/// summing into global group arrays): each item's statements of both, in order, in one
+/// loop over the items, so that an item's loaded payloads and value die at its atomics
+/// instead of all items' living until the last loop (SSB q3.1's probe: 32 registers
+/// instead of 40; see `Experiments::merge_sink` for what was measured). Never into the
+/// first stage, which the printer may issue a tile ahead (`Shape::prefetch`).
+fn merge_last_stage(stages: &mut Vec<ir::Stage>) {
+    if stages.len() < 3 {
+        return;
+    }
+    if let Some(last) = stages.pop() {
+        if let Some(before) = stages.last_mut() {
+            before.extend(last);
+        }
+    }
 }
 
 /// Threads a block for `pipeline`'s kernel: [`WIDE_BLOCK_THREADS`] for a pipeline with two

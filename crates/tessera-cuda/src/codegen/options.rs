@@ -198,6 +198,16 @@ pub struct Experiments {
     /// but q2.1's 0.393 → 0.819, q3.3's, q3.4's, q4.2's and q4.3's 3–6% longer and q3.1's
     /// the same: off until a rule tells those apart.
     pub carry: bool,
+    /// A kernel summing into global group arrays runs its last stage (the group number
+    /// and the atomics) in the stage before it, item by item after that item's payload
+    /// and late-column loads, instead of after every item's loads
+    /// (`codegen::merge_last_stage`): the items' loaded payloads are then not all live at
+    /// once, and SSB q3.1's probe takes 32 registers instead of 39–40, 93% of the warps
+    /// active instead of 70%. On an H200 (`gpu-2026-11-30c` run 9, SSB SF 20, 15 warm
+    /// runs x 4 rounds in turns) q3.2's kernels 0.286 → 0.262 ms, q4.2's 0.436 → 0.414,
+    /// q4.3's 0.332 → 0.307, q3.1's 0.437 → 0.432, q2.1's 0.394 → 0.400; TPC-H SF 10's
+    /// 47.06–47.16 → 46.71–46.80 ms. `TESSERA_EXP_MERGE_SINK=0` keeps the stages apart.
+    pub merge_sink: bool,
     /// Hash tables built on the GPU keep payload columns of at least this many bits
     /// whose values lie in a known range (dictionary codes, or a range the statistics
     /// know) as 1-, 2- or 4-byte distances from its start (`build::payload_form`): 64,
@@ -215,7 +225,7 @@ pub struct Experiments {
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, narrow_payloads: 64, wide_blocks: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true }
     }
 }
 
@@ -254,6 +264,7 @@ impl Experiments {
             global_copies: var("TESSERA_EXP_GLOBAL_COPIES").and_then(|v| v.parse().ok()).unwrap_or(d.global_copies),
             presence: var("TESSERA_EXP_PRESENCE").map_or(d.presence, |v| v != "0"),
             carry: var("TESSERA_EXP_CARRY").map_or(d.carry, |v| v == "1"),
+            merge_sink: var("TESSERA_EXP_MERGE_SINK").map_or(d.merge_sink, |v| v != "0"),
             wide_blocks: var("TESSERA_EXP_WIDE_BLOCKS").map_or(d.wide_blocks, |v| v != "0"),
             narrow_payloads: var("TESSERA_EXP_NARROW_PAYLOADS").and_then(|v| v.parse().ok()).unwrap_or(d.narrow_payloads),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),

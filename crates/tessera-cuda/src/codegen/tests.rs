@@ -633,6 +633,40 @@ fn star_joins_into_global_arrays_take_wide_blocks() {
     }
 }
 
+/// `Experiments::merge_sink` (the default): a star join summing into global arrays adds
+/// each item's value in the loop that loaded its payloads (one loop over the items fewer,
+/// the same statements), and still compiles; a kernel into a shared direct table is left
+/// as it is, and `TESSERA_EXP_MERGE_SINK=0` keeps the loops apart.
+#[test]
+fn merged_sinks_add_in_the_loop_that_loaded_their_payloads() {
+    let (mut p, cols, tables) = star();
+    let merged = Experiments::default();
+    let apart = Experiments { merge_sink: false, ..Experiments::default() };
+    let with = |p: &Pipeline, experiments: Experiments| generate_with(p, &cols, &tables, KernelOptions { literals: Literals::Inline, items_per_thread: None, experiments }).unwrap();
+    let loops = |k: &Kernel| k.source.matches("for (int i = 0; i < ITEMS; ++i) {").count();
+    // A direct table in shared memory: unchanged.
+    assert_eq!(with(&p, merged).source, with(&p, apart).source);
+    if let Sink::Aggregate(a) = &mut p.sink {
+        a.strategy = GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max: 199_999 }] };
+    }
+    let (plain, k) = (with(&p, apart), with(&p, merged));
+    assert!(matches!(&k.sink, SinkLayout::Aggregate { table: GroupTable::Global, .. }));
+    // Two loops fewer: the whole tiles' and the last tile's.
+    assert_eq!(loops(&k) + 2, loops(&plain), "{}\n{}", plain.source, k.source);
+    let body = |k: &Kernel| {
+        // The first add into the group arrays.
+        let add = k.source.find("&out_a0[").unwrap_or_else(|| panic!("no add into out_a0 in\n{}", k.source));
+        let start = k.source[..add].rfind("for (int i = 0; i < ITEMS; ++i) {").unwrap_or_else(|| panic!("no loop before the add in\n{}", k.source));
+        k.source[start..add].to_string()
+    };
+    // The adds' loop also holds the payload loads; without the switch it does not.
+    assert!(body(&k).contains("_p0[") || body(&k).contains("_p1["), "{}", k.source);
+    assert!(!body(&plain).contains("_p0[") && !body(&plain).contains("_p1["), "{}", plain.source);
+    if crate::test_support::nvrtc_or_skip("merged sinks compile with NVRTC") {
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+    }
+}
+
 /// `p`'s kernel with rows counted in 64 bits (`Experiments::index32` off): its
 /// `rows_limit` is then its sums' alone.
 fn wide_rows(p: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]) -> Kernel {

@@ -65,10 +65,6 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             if (!(pk11[i] != 0xffffffffffffffffull)) { flags[1] = 1ull; sel[i] = false; continue; }
             hs12[i] = tessera_hash_slot(pk11[i], 262143ull);
             hk13[i] = out_keys[hs12[i]];
-        }
-        #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) {
-            if (!sel[i]) continue;
             g14[i] = (hk13[i] == pk11[i]) ? (long long)hs12[i] : tessera_hash_find_or_insert_from(out_keys, 262143ull, pk11[i], hs12[i]);
             if (g14[i] < 0LL) { flags[1] = 1ull; sel[i] = false; continue; }
             grp15[i] = (int)g14[i];
@@ -123,10 +119,6 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             if (!(pk11[i] != 0xffffffffffffffffull)) { flags[1] = 1ull; sel[i] = false; continue; }
             hs12[i] = tessera_hash_slot(pk11[i], 262143ull);
             hk13[i] = out_keys[hs12[i]];
-        }
-        #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) {
-            if (!sel[i]) continue;
             g14[i] = (hk13[i] == pk11[i]) ? (long long)hs12[i] : tessera_hash_find_or_insert_from(out_keys, 262143ull, pk11[i], hs12[i]);
             if (g14[i] < 0LL) { flags[1] = 1ull; sel[i] = false; continue; }
             grp15[i] = (int)g14[i];

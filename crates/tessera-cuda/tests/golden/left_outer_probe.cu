@@ -71,10 +71,6 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             if (!(pk12[i] != 0xffffffffffffffffull)) { flags[1] = 1ull; sel[i] = false; continue; }
             hs13[i] = tessera_hash_slot(pk12[i], 262143ull);
             hk14[i] = out_keys[hs13[i]];
-        }
-        #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) {
-            if (!sel[i]) continue;
             g15[i] = (hk14[i] == pk12[i]) ? (long long)hs13[i] : tessera_hash_find_or_insert_from(out_keys, 262143ull, pk12[i], hs13[i]);
             if (g15[i] < 0LL) { flags[1] = 1ull; sel[i] = false; continue; }
             grp16[i] = (int)g15[i];
@@ -135,10 +131,6 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             if (!(pk12[i] != 0xffffffffffffffffull)) { flags[1] = 1ull; sel[i] = false; continue; }
             hs13[i] = tessera_hash_slot(pk12[i], 262143ull);
             hk14[i] = out_keys[hs13[i]];
-        }
-        #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) {
-            if (!sel[i]) continue;
             g15[i] = (hk14[i] == pk12[i]) ? (long long)hs13[i] : tessera_hash_find_or_insert_from(out_keys, 262143ull, pk12[i], hs13[i]);
             if (g15[i] < 0LL) { flags[1] = 1ull; sel[i] = false; continue; }
             grp16[i] = (int)g15[i];
