@@ -14,6 +14,7 @@
 // can be compared with the host's. Row counts stay below 2^32 here (positions are 32-bit).
 #pragma once
 #include "hash.cuh"
+#include "study.cuh"
 
 namespace tessera {
 
@@ -26,14 +27,6 @@ __device__ __forceinline__ unsigned long long js_mix(unsigned long long key) {
     key *= 0xc4ceb9fe1a85ec53ull;
     key ^= key >> 33;
     return key;
-}
-
-// SplitMix64, to draw the probe rows' build rows.
-__device__ __forceinline__ unsigned long long js_splitmix(unsigned long long x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
 }
 
 // Build row i's key: i + 1 times an odd constant, a bijection, so keys are unique and
@@ -71,7 +64,7 @@ extern "C" __global__ void tessera_js_gen_build(unsigned long long* keys, unsign
 // once, as a foreign key does.
 extern "C" __global__ void tessera_js_gen_probe(unsigned long long* keys, unsigned int* vals, long long n, long long build_rows, unsigned long long seed) {
     for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x) {
-        keys[j] = js_build_key(js_splitmix(seed + j) % (unsigned long long)build_rows);
+        keys[j] = js_build_key(tessera::study_splitmix(seed + j) % (unsigned long long)build_rows);
         vals[j] = js_probe_payload(j);
     }
 }

@@ -14,16 +14,9 @@
 // pass, so that their answers can be compared with the host's.
 #pragma once
 #include "types.cuh"
+#include "study.cuh"
 
 namespace tessera {
-
-// SplitMix64: the generated keys, values and bitmap bits.
-__device__ __forceinline__ unsigned long long ps_mix(unsigned long long x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 __device__ __forceinline__ bool ps_bit(const uint32_t* bits, uint32_t s) {
     return ((bits[s >> 5] >> (s & 31u)) & 1u) != 0u;
@@ -189,7 +182,7 @@ __device__ __forceinline__ void ps_probe_ahead(const uint32_t* __restrict__ cust
 extern "C" __global__ void tessera_ps_gen(uint32_t* cust, uint16_t* supp, uint16_t* date, uint32_t* value, long long n, unsigned long long seed,
                                           unsigned int cust_slots, unsigned int supp_slots, unsigned int date_slots) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        const unsigned long long a = tessera::ps_mix(seed + 4ull * (unsigned long long)i), b = tessera::ps_mix(seed + 4ull * (unsigned long long)i + 1ull);
+        const unsigned long long a = tessera::study_splitmix(seed + 4ull * (unsigned long long)i), b = tessera::study_splitmix(seed + 4ull * (unsigned long long)i + 1ull);
         cust[i] = (uint32_t)((a & 0xffffffffull) % cust_slots);
         supp[i] = (uint16_t)((a >> 32) % supp_slots);
         date[i] = (uint16_t)((b & 0xffffffffull) % date_slots);
@@ -197,12 +190,12 @@ extern "C" __global__ void tessera_ps_gen(uint32_t* cust, uint16_t* supp, uint16
     }
 }
 
-// A membership bitmap of `words` words: bit s set when ps_mix(seed + s) % 1000 < permille.
+// A membership bitmap of `words` words: bit s set when study_splitmix(seed + s) % 1000 < permille.
 extern "C" __global__ void tessera_ps_bits(uint32_t* bits, long long words, unsigned long long seed, unsigned int permille) {
     for (long long w = (long long)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += (long long)gridDim.x * blockDim.x) {
         uint32_t word = 0u;
         for (unsigned int b = 0; b < 32u; ++b) {
-            if (tessera::ps_mix(seed + 32ull * (unsigned long long)w + b) % 1000ull < permille) word |= 1u << b;
+            if (tessera::study_splitmix(seed + 32ull * (unsigned long long)w + b) % 1000ull < permille) word |= 1u << b;
         }
         bits[w] = word;
     }

@@ -218,6 +218,13 @@ __device__ __forceinline__ void tessera_make_record(const TesseraGathers& g, lon
         off += g.words[k];
     }
 }
+// Word `at` of `group`'s words in the arrays of `g`, counted across them in order (the
+// word its record holds at 1 + at).
+__device__ __forceinline__ unsigned long long tessera_gathered_word(const TesseraGathers& g, long long group, long long at) {
+    int k = 0;
+    while (k + 1 < g.n && at >= g.words[k]) at -= g.words[k++];
+    return ((const unsigned long long*)g.ptr[k])[group * g.words[k] + at];
+}
 extern "C" __global__ void tessera_small_records(const unsigned int* seen, long long n, const TesseraGathers g, unsigned long long* rec, long long width) {
     __shared__ unsigned long long base;
     __shared__ unsigned int warp_counts[32];
@@ -234,10 +241,7 @@ extern "C" __global__ void tessera_gather_many(const TesseraGathers g, unsigned 
     const long long per = width - 1, n = (long long)rec[0] * per;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         unsigned long long* r = rec + 1 + (i / per) * width;
-        long long w = i % per;
-        int k = 0;
-        while (k + 1 < g.n && w >= g.words[k]) w -= g.words[k++];
-        r[1 + i % per] = ((const unsigned long long*)g.ptr[k])[(long long)r[0] * g.words[k] + w];
+        r[1 + i % per] = tessera_gathered_word(g, (long long)r[0], i % per);
     }
 }
 // Ranks the records of rec (see tessera_compact_records) by the sort keys and copies each
@@ -374,10 +378,11 @@ __device__ __forceinline__ void tessera_rank_shared(const unsigned long long* re
         __syncthreads();
     }
 }
-// The seen flags of slots [from, to) as bits (bit j: slot from + j), to - from at most
-// 32: their loads are all issued before any is tested, so a run of slots costs one trip
-// to L2 however many it holds.
-__device__ __forceinline__ unsigned int tessera_seen_bits(const unsigned int* seen, long long from, long long to) {
+// The seen flags of the (at most 32) slots from `from` below `hi` as bits (bit j: slot
+// from + j): their loads are all issued before any is tested, so a run of slots costs
+// one trip to L2 however many it holds.
+__device__ __forceinline__ unsigned int tessera_seen_bits(const unsigned int* seen, long long from, long long hi) {
+    const long long to = from + 32 < hi ? from + 32 : hi;
     unsigned int f[32];
 #pragma unroll
     for (int j = 0; j < 32; ++j) f[j] = from + j < to ? seen[from + j] : 0u;
@@ -410,9 +415,9 @@ extern "C" __global__ void tessera_small_sorted_records(const unsigned int* seen
     const long long hi = lo + per < n ? lo + per : n;
     // This thread's slots' flags, 32 at a time; the first 32 kept as bits (a domain of
     // up to 32 slots a thread, 16,384 with 512 threads, is read once).
-    const unsigned int first = tessera_seen_bits(seen, lo, lo + 32 < hi ? lo + 32 : hi);
+    const unsigned int first = tessera_seen_bits(seen, lo, hi);
     unsigned int mine = __popc(first);
-    for (long long s = lo + 32; s < hi; s += 32) mine += __popc(tessera_seen_bits(seen, s, s + 32 < hi ? s + 32 : hi));
+    for (long long s = lo + 32; s < hi; s += 32) mine += __popc(tessera_seen_bits(seen, s, hi));
     unsigned int all;
     const unsigned long long before = tessera_block_scan(mine, warp_counts, all), total = all;
     if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = total;
@@ -429,7 +434,7 @@ extern "C" __global__ void tessera_small_sorted_records(const unsigned int* seen
     // Each seen slot's group number to its record's word 0, ...
     unsigned long long i = before;
     for (long long s = lo; s < hi; s += 32) {
-        unsigned int bits = s == lo ? first : tessera_seen_bits(seen, s, s + 32 < hi ? s + 32 : hi);
+        unsigned int bits = s == lo ? first : tessera_seen_bits(seen, s, hi);
         while (bits != 0u) {
             recs[(i++) * width] = (unsigned long long)(s + __ffs(bits) - 1);
             bits &= bits - 1u;
@@ -443,10 +448,7 @@ extern "C" __global__ void tessera_small_sorted_records(const unsigned int* seen
     for (unsigned int q = threadIdx.x; q < (unsigned int)total * per_record; q += blockDim.x) {
         unsigned long long* r = recs + (long long)(q / per_record) * width;
         const unsigned int at = q % per_record;
-        long long w = at;
-        int k = 0;
-        while (k + 1 < g.n && w >= g.words[k]) w -= g.words[k++];
-        r[1 + at] = ((const unsigned long long*)g.ptr[k])[(long long)r[0] * g.words[k] + w];
+        r[1 + at] = tessera_gathered_word(g, (long long)r[0], at);
     }
     __syncthreads();
     tessera_rank_shared(recs, total, width, keys, nkeys, dst);

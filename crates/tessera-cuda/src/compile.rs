@@ -48,6 +48,7 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     ("bandwidth.cuh", include_str!("../cuda/bandwidth.cuh")),
     ("join_study.cuh", include_str!("../cuda/join_study.cuh")),
     ("probe_study.cuh", include_str!("../cuda/probe_study.cuh")),
+    ("study.cuh", include_str!("../cuda/study.cuh")),
     ("launch_study.cuh", include_str!("../cuda/launch_study.cuh")),
 ];
 

@@ -35,7 +35,7 @@ pub(crate) fn driver(e: cudarc::driver::DriverError) -> TesseraError {
     TesseraError::Execution(format!("CUDA: {e:?}"))
 }
 
-/// SplitMix64 (`js_splitmix` in join_study.cuh, `ps_mix` in probe_study.cuh).
+/// SplitMix64 (`study_splitmix` in study.cuh, which the study kernels draw their data with).
 pub(crate) fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
