@@ -92,6 +92,53 @@ fn compile_suite_kernels(suite: Suite) -> (usize, Vec<String>, Vec<String>) {
     (compiled, cpu, kept)
 }
 
+/// The forms of the `lineorder` columns SSB `query`'s pipelines scan, planned for the GPU
+/// with `memory_limit` known to placement (None: unknown).
+fn lineorder_forms(query: &str, memory_limit: Option<usize>) -> Vec<Option<tessera_cuda::codegen::Narrow>> {
+    use std::collections::HashMap;
+    use tessera_cuda::codegen::KernelOptions;
+    use tessera_exec::gpu::{GpuQueryState, plan_kernel};
+    let (_dir, plans, session) = plans_for(Suite::Ssb, tessera_engine::Target::Gpu);
+    let manifest = session.store().manifest().unwrap();
+    let (_, plan) = plans.iter().find(|(n, _)| *n == query).unwrap();
+    let mut state = GpuQueryState::default();
+    state.memory_limit = memory_limit;
+    let (mut shapes, mut forms) = (HashMap::new(), Vec::new());
+    for p in plan.pipelines() {
+        let table = scanned_table(&session, &manifest, p);
+        let Ok(placed) = plan_kernel(p, table.as_ref(), &mut state, &shapes, KernelOptions::default()) else { continue };
+        if let (tessera_ir::Sink::HashBuild(b), tessera_cuda::codegen::SinkLayout::Build { table }) = (&p.sink, &placed.kernel.sink) {
+            shapes.insert(b.table, table.clone());
+        }
+        if table.is_some_and(|t| t.name == "lineorder") {
+            forms.extend(placed.columns.iter().map(|c| c.narrow));
+        }
+    }
+    forms
+}
+
+/// A stored table whose columns would take more than half the GPU memory limit plain goes
+/// up compact (bit-packed, or in runs), others narrowed to whole bytes: SSB SF 0.01's
+/// `lineorder` (60,000 rows, about 4 MB plain) under a 1 MB limit and under 1 GB.
+#[test]
+fn a_table_over_half_the_gpu_memory_limit_goes_up_compact() {
+    use tessera_cuda::codegen::Narrow;
+    let compact = |n: &Option<Narrow>| matches!(n, Some(Narrow::Bits(_) | Narrow::Runs { .. }));
+    for query in ["q1.1", "q3.1"] {
+        let small = lineorder_forms(query, Some(1 << 20));
+        let large = lineorder_forms(query, Some(1 << 30));
+        let unknown = lineorder_forms(query, None);
+        assert!(!small.is_empty() && small.len() == large.len(), "{query}: {small:?} / {large:?}");
+        // Every column is compact under the small limit (SSB's keys, dates and measures
+        // all span at most 3/4 of the bits of the form they would otherwise take).
+        assert!(small.iter().all(compact), "{query} under 1 MB: {small:?}");
+        // Under the large one, whole bytes where they save any (a 32-bit measure
+        // spanning more than 16 bits stays as it is).
+        assert!(large.iter().all(|n| !compact(n)) && large.iter().any(Option::is_some), "{query} under 1 GB: {large:?}");
+        assert_eq!(large, unknown, "{query}: an unknown limit is not a small one");
+    }
+}
+
 #[test]
 fn every_ssb_pipeline_generates_a_kernel_that_compiles() {
     let (compiled, cpu, _) = compile_suite_kernels(Suite::Ssb);

@@ -168,10 +168,11 @@ pub fn measure(device: &GpuDevice, cache: &KernelCache, kernels: usize, runs: us
     // One graph of a launch between its events for each of the query's kernels, as the
     // executor keeps one a pipeline.
     let values: Vec<u64> = k.params.iter().map(|&p| p as u64).chain([k.counter]).collect();
-    let mut timed: Vec<crate::graph::TimedKernel> = (0..kernels).map(|_| crate::graph::TimedKernel::new(ctx, &k.function, config, &values)).collect::<Result<_>>()?;
+    let node = [crate::graph::KernelNode::of_words(&k.function, config, &values)];
+    let mut timed: Vec<crate::graph::TimedKernel> = (0..kernels).map(|_| crate::graph::TimedKernel::new(ctx, &node)).collect::<Result<_>>()?;
     let timed_graphs = time(&stream, runs, || {
         for g in &mut timed {
-            g.launch(&stream, config, &values)?.ok_or_else(|| driver("a timed graph's launch", "its events are held"))?;
+            g.launch(&stream, &node)?.ok_or_else(|| driver("a timed graph's launch", "its events are held"))?;
         }
         Ok(())
     })?;

@@ -95,6 +95,13 @@ impl GatherList {
         }
         Some(list)
     }
+
+    /// The list's bytes as 64-bit words, as a graph's kernel node takes an argument
+    /// (`graph::KernelNode`): the addresses, the words a group, then the count in the
+    /// low half of the last word (the struct's tail padding).
+    pub fn to_words(&self) -> Vec<u64> {
+        self.ptr.iter().copied().chain(self.words.iter().map(|&w| w as u64)).chain([u64::from(self.n as u32)]).collect()
+    }
 }
 
 /// The sort keys `tessera_rank_records` (`records.cuh`) orders records by, four words a

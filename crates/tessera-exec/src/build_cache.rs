@@ -39,6 +39,9 @@ pub struct BuildKey {
     pub layout: String,
     /// The tiles the zone maps rule out, where the kernel takes them.
     pub zones: Option<Vec<u32>>,
+    /// The keys of the tables the build probes, in the order of its probes (its table
+    /// holds what their rows let through: `gpu::link_build_keys`).
+    pub probed: Vec<BuildKey>,
 }
 
 /// A key with its hash, computed once (a kernel's source is a few KB: hashing it at each
@@ -182,6 +185,7 @@ mod tests {
             consts: Vec::new(),
             layout: String::new(),
             zones: None,
+            probed: Vec::new(),
         }))
     }
 

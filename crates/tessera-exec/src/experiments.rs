@@ -32,7 +32,8 @@ pub struct ExecExperiments {
     /// Which narrowed columns go below whole bytes: distances bit-packed at one width for
     /// the whole column (`codegen::Narrow::Bits`) where the form they replace has at least
     /// this many bits (8: any; 32: only those that would take 4 bytes) and they take at
-    /// most `codegen::layout::BITS_MAX_SHARE` of them; 0: none (the default).
+    /// most `codegen::layout::BITS_MAX_SHARE` of them; 0: none (the default; a compact
+    /// table's columns, one over half the GPU memory limit, take 8: `gpu::compact_table`).
     /// `TESSERA_EXP_NARROW_BITS=N`. A memory-saving mode: SSB SF 100's columns take 0.52x
     /// of their plain bytes with 8 (0.78x narrowed to bytes, 0.44x in packed tiles), but
     /// SSB SF 20's kernels 4.68 ms against 4.10 and TPC-H SF 10's 53.8 against 47.1 (H200,
@@ -46,7 +47,8 @@ pub struct ExecExperiments {
     /// (`codegen::Narrow::Runs`: a run's value once, a directory of two words a 32 rows):
     /// 1 where that takes at most `codegen::layout::RUNS_MAX_SHARE` of the bits a row of
     /// the form they replace, 2 wherever the values allow (to test them), 0 never (the
-    /// default). `TESSERA_EXP_NARROW_RUNS=N`. A memory-saving mode: with bit-packing
+    /// default; a compact table's columns take 1: `gpu::compact_table`).
+    /// `TESSERA_EXP_NARROW_RUNS=N`. A memory-saving mode: with bit-packing
     /// (`narrow_bits` 8) SSB SF 100's columns take 0.489x of their plain bytes (0.67x
     /// with runs alone), but SSB SF 20's kernels 5.33 ms against 4.12 (5.24 with runs
     /// alone): the directory's and the run values' loads and their registers (H200,
@@ -152,14 +154,16 @@ pub struct ExecExperiments {
     /// and every query at 8 (H200, SSB SF 20, 2026-11-28g run 5).
     pub blocks_per_sm: u32,
     /// Whether a warm run of a cached plan (an aggregation over the arrays its pipeline
-    /// kept, nothing to fill first) launches its kernel and the kernel's two timing events
-    /// as one CUDA graph (`tessera_cuda::graph::TimedKernel`, `TESSERA_EXP_KERNEL_GRAPH=1`)
-    /// instead of three driver calls (the default). Off: on an H200 host the graph queues
-    /// a kernel in 4.3 µs against 7.3 (`tessera bench launches`; its event nodes cost most
-    /// of that, a graph without them 1.7 µs), but SSB SF 20 took 5.215 ms with it against
-    /// 5.220 without (15 warm runs x 8 rounds in turns, 2026-11-29 run 4). Its events time
-    /// the kernel alone: the plain start event, recorded before the launch call, also
-    /// counts the ~5-10 µs of queueing (SSB's probes 0.005-0.013 ms less with the graph).
+    /// kept, nothing to fill first) launches its kernel, the fold of its group copies if
+    /// any, and their two timing events as one CUDA graph (`tessera_cuda::graph::TimedKernel`;
+    /// the default since 2026-11-30d) instead of a driver call each
+    /// (`TESSERA_EXP_KERNEL_GRAPH=0`). On an H200 host the graph queues a kernel in 4.3 µs
+    /// against 7.3 (`tessera bench launches`; its event nodes cost most of that, a graph
+    /// without them 1.7 µs), and SSB SF 20 took 5.215 ms with it against 5.220 without
+    /// (15 warm runs x 8 rounds in turns, 2026-11-29 run 4). Its events time the kernels
+    /// alone: the plain start event, recorded before the launch calls, also counts their
+    /// queueing while the GPU idles (SSB's probes 0.005-0.013 ms less with the graph; q3.1's
+    /// probe and fold, which it takes in since 2026-11-30d, 22-31 µs, 2026-11-30c run 6).
     pub kernel_graph: bool,
     /// Whether an aggregation's key and SUM columns are made directly from its groups'
     /// slots and totals (`crate::group_columns`; the default), or through Option
@@ -205,7 +209,7 @@ impl Default for ExecExperiments {
             admission_builds: true,
             plain_strings_max_rows: PLAIN_STRINGS_MAX_ROWS,
             blocks_per_sm: 0,
-            kernel_graph: false,
+            kernel_graph: true,
             lean_results: true,
             early_launch: true,
             listed_chain: true,
@@ -278,13 +282,13 @@ mod tests {
             ("TESSERA_EXP_SPARE_SINKS", "0"),
             ("TESSERA_EXP_ADMISSION_BUILDS", "0"),
             ("TESSERA_EXP_PLAIN_STRINGS_MAX", "0"),
-            ("TESSERA_EXP_KERNEL_GRAPH", "1"),
+            ("TESSERA_EXP_KERNEL_GRAPH", "0"),
             ("TESSERA_EXP_LEAN_RESULTS", "0"),
             ("TESSERA_EXP_EARLY_LAUNCH", "0"),
             ("TESSERA_EXP_LISTED_CHAIN", "0"),
             ("TESSERA_EXP_NARROW_RUNS", "1"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && set.kernel_graph && !set.lean_results && !set.early_launch && !set.listed_chain && set.narrow_runs == 1);
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && !set.kernel_graph && !set.lean_results && !set.early_launch && !set.listed_chain && set.narrow_runs == 1);
         assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits, set.plain_strings_max_rows), (0, 0, GPU_MIN_ROWS, 32, 0));
     }
 }

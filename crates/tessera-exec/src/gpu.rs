@@ -36,7 +36,7 @@ pub use tessera_cuda::codegen::having::{GpuHaving, plan_having};
 pub use tessera_cuda::codegen::sort::{GPU_SORT_MAX_ROWS, GpuSort, plan_sort};
 use tessera_cuda::cudarc::driver::sys::CUevent_flags;
 use tessera_cuda::cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
-use tessera_cuda::graph::TimedKernel;
+use tessera_cuda::graph::{KernelNode, TimedKernel};
 use tessera_cuda::library::{BANDWIDTH_SOURCE, FillList, GatherList, RECORDS_SOURCE, SortKeys};
 use tessera_cuda::{DeviceBuffer, GpuDevice, GpuStream, KernelCache, QueryStream};
 use tessera_ir::{AggFunc, Expr, HashTableId, MarkBuild, Operator, Pipeline, ResultId, Scalar, Sink, Source, Type};
@@ -826,6 +826,10 @@ pub struct GpuQueryState {
     /// The fill that sets a running aggregation's arrays for its pipeline's next run,
     /// queued by the next [`GpuRuntime::finish`] behind its copies ([`SpareSink`]).
     refill: Option<Fills>,
+    /// The GPU memory limit when placement began (None: unknown, as for kernels planned
+    /// without a GPU): a stored table taking more than half of it goes up compact
+    /// ([`compact_table`]).
+    pub memory_limit: Option<usize>,
     /// The query's stream and the cached columns its kernels read (last: the tables
     /// above are freed first).
     lane: Lane,
@@ -909,6 +913,7 @@ impl GpuQueryState {
             havings: Arc::clone(&self.havings),
             result_layouts: Arc::clone(&self.result_layouts),
             kept: Arc::clone(&self.kept),
+            memory_limit: self.memory_limit,
             ..GpuQueryState::default()
         }
     }
@@ -1163,6 +1168,7 @@ impl GpuRuntime {
 
     /// Generates the kernel for `p` if it can run on the GPU (see [`plan_kernel`]).
     pub fn plan(&self, p: &Pipeline, table: Option<&Arc<LoadedTable>>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
+        state.memory_limit = Some(self.device.memory().limit());
         plan_kernel(p, table, state, gpu_tables, self.kernel_options())
     }
 
@@ -1181,13 +1187,16 @@ impl GpuRuntime {
 
     /// Sets the GPU memory limit (None: the default, 90% of the memory free at start),
     /// evicting cached columns, least recently used first, until the bytes in use fit.
-    pub fn set_memory_limit(&self, limit: Option<usize>) {
+    /// Whether the limit changed.
+    pub fn set_memory_limit(&self, limit: Option<usize>) -> bool {
         let limit = limit.unwrap_or(self.default_limit);
         let pool = self.device.memory();
-        if pool.limit() != limit {
-            pool.set_limit(limit);
-            self.make_room(0);
+        if pool.limit() == limit {
+            return false;
         }
+        pool.set_limit(limit);
+        self.make_room(0);
+        true
     }
 
     /// Bytes of columns cached on the GPU, and how many columns.
@@ -1249,10 +1258,9 @@ impl GpuRuntime {
             let words = if p.words.is_empty() { vec![0u64] } else { p.words };
             GpuBuf::Packed(self.upload(gs, &words)?)
         } else if let Some(n) = col.narrow {
-            let (form, reference) = narrow_form(table, c, col).ok_or_else(|| TesseraError::Internal(format!("column #{c} of {} has no narrow form", table.name)))?;
-            if form != n {
-                return Err(TesseraError::Internal(format!("column #{c} of {} narrows to {form:?}, not {n:?}", table.name)));
-            }
+            // The form was chosen at placement (byte-narrowed or compact, see
+            // [`compact_table`]); its distances must fit it (checked as they are made).
+            let (reference, _) = narrow_range(table, c, col).ok_or_else(|| TesseraError::Internal(format!("column #{c} of {} has no narrow form", table.name)))?;
             let parts = table.column(c)?;
             let distances = match n {
                 Narrow::U8 => NarrowBuf::U8(self.upload(gs, &host_distances::<u8>(&parts, reference)?)?),
@@ -2068,9 +2076,11 @@ impl GpuRuntime {
         let stream = gs.stream();
         // A warm run over the arrays its pipeline kept, with nothing to fill first: the
         // kernel and its events as one launch of the pipeline's graph.
-        let folds = matches!(kernel.sink, SinkLayout::Aggregate { global_copies, .. } if global_copies > 1);
-        let graphed = if reused && rows > 0 && fills.0.is_empty() && !folds && ExecExperiments::get().kernel_graph {
-            self.launch_graph(launch, stream, cfg, &params)?
+        let fold = self.fold_node(stream, kernel, &sink)?;
+        let graphed = if reused && rows > 0 && fills.0.is_empty() && ExecExperiments::get().kernel_graph {
+            let mut nodes = vec![KernelNode::of_words(function, cfg, &params)];
+            nodes.extend(fold.clone());
+            self.launch_graph(launch, stream, &nodes)?
         } else {
             None
         };
@@ -2094,7 +2104,9 @@ impl GpuRuntime {
                 tessera_common::trace::mark("start event");
                 if rows > 0 {
                     queue_kernel(stream, function, cfg, &params)?;
-                    self.fold_copies(stream, kernel, &sink)?;
+                    if let Some(fold) = &fold {
+                        queue_fold(stream, fold)?;
+                    }
                 }
                 let kernel_queued = Instant::now();
                 tessera_common::trace::mark("kernel queued");
@@ -2344,23 +2356,23 @@ impl GpuRuntime {
         Ok(b)
     }
 
-    /// Queues `launch`'s kernel with `cfg` and `params` between its timing events as one
-    /// launch of the pipeline's graph (made on its first use; see
-    /// [`tessera_cuda::graph`]), and returns the events. None, with nothing queued, when
-    /// another run holds the graph or its events, or it cannot be made: the caller then
-    /// launches the plain way.
-    fn launch_graph(&self, launch: &Launch, stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, cfg: LaunchConfig, params: &[u64]) -> Result<Option<(TimingEvent, TimingEvent)>> {
+    /// Queues `nodes` (`launch`'s kernel, then the fold of its group copies if any)
+    /// between the pipeline's timing events as one launch of its graph (made on its
+    /// first use; see [`tessera_cuda::graph`]), and returns the events. None, with
+    /// nothing queued, when another run holds the graph or its events, or it cannot be
+    /// made: the caller then launches the plain way.
+    fn launch_graph(&self, launch: &Launch, stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, nodes: &[KernelNode]) -> Result<Option<(TimingEvent, TimingEvent)>> {
         let Ok(mut slot) = launch.graph.try_lock() else { return Ok(None) };
         if matches!(*slot, KernelGraph::Unmade) {
             // A driver without graphs of event nodes: the plain way, every run, without
             // trying again.
-            *slot = match TimedKernel::new(self.device.context(), &launch.function, cfg, params) {
+            *slot = match TimedKernel::new(self.device.context(), nodes) {
                 Ok(g) => KernelGraph::Made(g),
                 Err(_) => KernelGraph::Failed,
             };
         }
         let KernelGraph::Made(graph) = &mut *slot else { return Ok(None) };
-        Ok(graph.launch(stream, cfg, params)?.map(|(b, a)| (TimingEvent::Graph(b), TimingEvent::Graph(a))))
+        Ok(graph.launch(stream, nodes)?.map(|(b, a)| (TimingEvent::Graph(b), TimingEvent::Graph(a))))
     }
 
     /// The launch shape of the runtime's helper kernels (`records.cuh`), grid-stride loops
@@ -2421,15 +2433,23 @@ impl GpuRuntime {
         })
     }
 
-    /// Folds the copies of an aggregation's global arrays into the first
-    /// (`codegen::aggregate::global_copies`): one launch of `tessera_fold_copies`, queued
-    /// right after the pipeline's kernel, inside its timing events; it also sets the
-    /// seen flags where the kernel left them to it (`seen_from`). Nothing for other
-    /// sinks.
+    /// Queues the fold of `kernel`'s group copies ([`GpuRuntime::fold_node`]) the plain
+    /// way; nothing for a sink without copies.
     fn fold_copies(&self, stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, kernel: &Kernel, sink: &SinkArrays) -> Result<()> {
-        let SinkLayout::Aggregate { groups, global_copies, hashed, seen_from, .. } = &kernel.sink else { return Ok(()) };
+        match self.fold_node(stream, kernel, sink)? {
+            Some(fold) => queue_fold(stream, &fold),
+            None => Ok(()),
+        }
+    }
+
+    /// The launch that folds the copies of an aggregation's global arrays into the first
+    /// (`codegen::aggregate::global_copies`): `tessera_fold_copies`, queued right after
+    /// the pipeline's kernel, inside its timing events; it also sets the seen flags where
+    /// the kernel left them to it (`seen_from`). None for other sinks.
+    fn fold_node(&self, stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, kernel: &Kernel, sink: &SinkArrays) -> Result<Option<KernelNode>> {
+        let SinkLayout::Aggregate { groups, global_copies, hashed, seen_from, .. } = &kernel.sink else { return Ok(None) };
         if *global_copies <= 1 {
-            return Ok(());
+            return Ok(None);
         }
         if hashed.is_some() || sink.accs.len() != sink.acc_words.len() {
             return Err(TesseraError::Internal("group arrays in copies that are not one accumulator array each (a hash table's keys)".into()));
@@ -2445,18 +2465,13 @@ impl GpuRuntime {
         let list = GatherList::new(&arrays).ok_or_else(|| TesseraError::Internal(format!("{} group arrays to fold in one launch", arrays.len())))?;
         let words = groups * sink.acc_words.iter().copied().max().unwrap_or(1);
         let blocks = words.div_ceil(256).clamp(1, self.device.sm_count() as usize * 4) as u32;
-        let f = self.helper("tessera_fold_copies")?;
+        let function = self.helper("tessera_fold_copies")?;
         let (groups, copies) = (*groups as i64, *global_copies as i32);
-        let mut l = stream.launch_builder(&f);
-        l.arg(&list);
-        l.arg(&groups);
-        l.arg(&copies);
-        l.arg(&seen_ptr);
-        l.arg(&witness);
-        // SAFETY: the arrays are the sink's, `copies` × `groups` × their words long, and
-        // its seen flags `groups` long, held by the query until its stream is done.
-        unsafe { l.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.map_err(|e| TesseraError::Internal(format!("folding group copies: {e:?}")))?;
-        Ok(())
+        // The kernel's arguments (list, groups, copies, seen, witness), each as the words
+        // of its value: the 32-bit ones in the low half of one.
+        let args = vec![list.to_words(), vec![groups as u64], vec![u64::from(copies as u32)], vec![seen_ptr], vec![u64::from(witness as u32)]];
+        let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        Ok(Some(KernelNode { function, config, args }))
     }
 
     /// Sets the arrays in `fills` on the query's stream, [`FillList::MAX`] to a launch
@@ -2998,19 +3013,62 @@ fn host_values(a: &ArrayRef, out: &mut [i64]) -> Result<()> {
 /// NULLs), and its reference: dictionary codes from 0 by the dictionary's size, other
 /// integers from the smallest value of the column's zone map by its span. None where the
 /// column keeps its width: no zone map (an intermediate result), a span too wide.
-fn narrow_form(table: &LoadedTable, c: usize, col: &GpuColumn) -> Option<(Narrow, i64)> {
+fn narrow_form(table: &LoadedTable, c: usize, col: &GpuColumn, compact: bool) -> Option<(Narrow, i64)> {
+    let (lo, hi) = narrow_range(table, c, col)?;
+    let span = u64::try_from(i128::from(hi) - i128::from(lo)).ok()?;
+    let x = ExecExperiments::get();
+    // A compact table's columns are bit-packed and in runs where those pay, unless the
+    // experiment switches ask for more.
+    let (bits_from, runs_mode) = if compact { (if x.narrow_bits > 0 { x.narrow_bits } else { 8 }, x.narrow_runs.max(1)) } else { (x.narrow_bits, x.narrow_runs) };
+    let runs = if runs_mode > 0 { table.column_runs(c).unwrap_or(table.rows) } else { 0 };
+    Some((Narrow::for_column(span, col.width, bits_from, runs_mode, table.rows, runs)?, lo))
+}
+
+/// The smallest and largest value column `c` of `table` narrows between as `col` would
+/// otherwise lie (see [`narrow_form`]); its smallest is the narrow form's reference.
+fn narrow_range(table: &LoadedTable, c: usize, col: &GpuColumn) -> Option<(i64, i64)> {
     if col.packed || col.nullable || col.width == Width::Str {
         return None;
     }
-    let (lo, hi) = match col.dictionary {
-        Some(d) if d.by_row => return None,
-        Some(d) => (0, i64::try_from(d.size).ok()?.saturating_sub(1)),
-        None => table.column_zone(c)?.unwrap_or((0, 0)),
-    };
-    let span = u64::try_from(i128::from(hi) - i128::from(lo)).ok()?;
-    let x = ExecExperiments::get();
-    let runs = if x.narrow_runs > 0 { table.column_runs(c).unwrap_or(table.rows) } else { 0 };
-    Some((Narrow::for_column(span, col.width, x.narrow_bits, x.narrow_runs, table.rows, runs)?, lo))
+    match col.dictionary {
+        Some(d) if d.by_row => None,
+        Some(d) => Some((0, i64::try_from(d.size).ok()?.saturating_sub(1))),
+        None => Some(table.column_zone(c)?.unwrap_or((0, 0))),
+    }
+}
+
+/// How many times a stored table's columns, as the GPU takes them plain, may go into the
+/// GPU memory limit before the table goes up compact ([`compact_table`]): more than half
+/// of what the GPU may use would leave too little room beside it for the other tables'
+/// columns, hash tables, results and concurrent queries, and a column evicted and sent
+/// again over PCIe costs far more than decoding it (SSB SF 100's `lo_custkey` byte-narrowed
+/// is 2.4 GB: about 0.1 s at 25 GB/s, against its kernels' 1.4–1.6 ms).
+const COMPACT_TABLE_SHARE: usize = 2;
+
+/// Bytes `table`'s columns take on the GPU plain: a row's fixed-width values (dictionary
+/// codes for dictionary-encoded strings) times its rows; strings without a dictionary
+/// count their offsets.
+fn plain_gpu_bytes(table: &LoadedTable) -> usize {
+    let row: usize = table
+        .physical_schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Dictionary(..) | DataType::Utf8 | DataType::Int32 | DataType::Date32 | DataType::UInt32 | DataType::Float32 => 4,
+            DataType::Int8 | DataType::UInt8 | DataType::Boolean => 1,
+            DataType::Int16 | DataType::UInt16 => 2,
+            _ => 8,
+        })
+        .sum();
+    row.saturating_mul(table.rows)
+}
+
+/// Whether `table`'s integer columns go up compact (bit-packed, in runs where those pay:
+/// about half their plain bytes, SSB SF 100's 0.489x, but kernels 15–29% slower, see
+/// `ExecExperiments::narrow_runs`) rather than narrowed to whole bytes: when its columns
+/// take more than 1/[`COMPACT_TABLE_SHARE`] of the GPU memory `limit` plain.
+fn compact_table(table: &LoadedTable, limit: Option<usize>) -> bool {
+    limit.is_some_and(|l| plain_gpu_bytes(table) > l / COMPACT_TABLE_SHARE)
 }
 
 /// One array of every part's values in order, each part converted into its place by
@@ -3447,31 +3505,35 @@ impl GpuPipeline {
         self.sink_fields.get_or_init(|| self.pipeline.sink_input_fields())
     }
 
-    /// The build cache's key for this pipeline's table (`crate::build_cache`): only a
-    /// hash-table build over a stored table, with no scalar subquery, makes the same table
-    /// every time, and only one over at most [`BUILD_CACHE_MAX_ROWS`] rows is kept. Made
-    /// once (its kernel's source is a few KB).
+    /// The build cache's key for this pipeline's table (`crate::build_cache`), as
+    /// [`link_build_keys`] set it when the plan was placed: None for a pipeline it did not
+    /// set (nor keyable: see [`GpuPipeline::own_build_key`]).
     fn build_key(&self) -> Option<&Arc<Fingerprinted>> {
-        self.build_key
-            .get_or_init(|| {
-                let (SinkLayout::Build { .. }, Sink::HashBuild(_), Source::Scan(scan)) = (&self.kernel.sink, &self.pipeline.sink, &self.pipeline.source) else {
-                    return None;
-                };
-                if !self.kernel.subqueries.is_empty() || self.reads_kept || scan.rows > BUILD_CACHE_MAX_ROWS {
-                    return None;
-                }
-                Some(Arc::new(Fingerprinted::new(BuildKey {
-                    table: scan.table.clone(),
-                    version: scan.version,
-                    rows: scan.rows,
-                    source: self.kernel.source.clone(),
-                    literals: self.kernel.literals.clone(),
-                    consts: self.kernel.consts.clone(),
-                    layout: format!("{:?} {:?} {:?}", scan.columns, self.columns, self.kernel.sink),
-                    zones: self.zones.as_ref().map(|z| z.0.clone()),
-                })))
-            })
-            .as_ref()
+        self.build_key.get().and_then(Option::as_ref)
+    }
+
+    /// What this pipeline's table depends on, given the keys of the tables it probes (in
+    /// the order of its probes): only a hash-table build over a stored table, with no
+    /// scalar subquery, makes the same table every time, and only one over at most
+    /// [`BUILD_CACHE_MAX_ROWS`] rows is kept.
+    fn own_build_key(&self, probed: Vec<BuildKey>) -> Option<BuildKey> {
+        let (SinkLayout::Build { .. }, Sink::HashBuild(_), Source::Scan(scan)) = (&self.kernel.sink, &self.pipeline.sink, &self.pipeline.source) else {
+            return None;
+        };
+        if !self.kernel.subqueries.is_empty() || self.reads_kept || scan.rows > BUILD_CACHE_MAX_ROWS {
+            return None;
+        }
+        Some(BuildKey {
+            table: scan.table.clone(),
+            version: scan.version,
+            rows: scan.rows,
+            source: self.kernel.source.clone(),
+            literals: self.kernel.literals.clone(),
+            consts: self.kernel.consts.clone(),
+            layout: format!("{:?} {:?} {:?}", scan.columns, self.columns, self.kernel.sink),
+            zones: self.zones.as_ref().map(|z| z.0.clone()),
+            probed,
+        })
     }
 
     /// Device memory a run of this pipeline allocates besides the stored columns it reads
@@ -3601,6 +3663,44 @@ fn queue_kernel(stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, function
     unsafe { builder.launch(cfg) }.map(drop).map_err(|e| TesseraError::Internal(format!("kernel launch: {e:?}")))
 }
 
+/// Sets the build cache's key of every build among `kernels` (a placed plan's GPU
+/// pipelines by id; `pipelines` the plan's, builds before the pipelines probing their
+/// tables). A build that probes other tables makes a table that depends on theirs: its
+/// key holds their keys, and it has none where one of them has none (built on the CPU,
+/// over an intermediate result, too large to keep). Keyed by its own kernel alone, TPC-H
+/// q08's `nation` joined with `region` WHERE r_name = 'AMERICA' was taken from the cache
+/// as q02's with 'EUROPE' (the literal is the region build's, not the nation build's).
+pub fn link_build_keys<'p>(pipelines: impl Iterator<Item = &'p Pipeline>, kernels: &HashMap<usize, Arc<GpuPipeline>>) {
+    let mut keys: HashMap<HashTableId, Option<BuildKey>> = HashMap::new();
+    for pipe in pipelines {
+        let Sink::HashBuild(b) = &pipe.sink else { continue };
+        let key = kernels.get(&pipe.id).and_then(|gp| {
+            let probed: Option<Vec<BuildKey>> = gp
+                .pipeline
+                .operators
+                .iter()
+                .filter_map(|o| match o {
+                    Operator::Probe(p) => Some(keys.get(&p.table).cloned().flatten()),
+                    _ => None,
+                })
+                .collect();
+            let key = probed.and_then(|probed| gp.own_build_key(probed));
+            // Set once: a placement's pipelines are linked when it is made.
+            let _ = gp.build_key.set(key.clone().map(|k| Arc::new(Fingerprinted::new(k))));
+            key
+        });
+        keys.insert(b.table, key);
+    }
+}
+
+/// Queues `fold`, a launch made by [`GpuRuntime::fold_node`], on `stream`.
+fn queue_fold(stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, fold: &KernelNode) -> Result<()> {
+    // SAFETY: `fold_node` made the arguments `tessera_fold_copies` takes: the sink's
+    // arrays, `copies` × `groups` × their words long, and its seen flags, which the query
+    // holds until its stream is done.
+    unsafe { tessera_cuda::graph::launch_node(stream, fold) }
+}
+
 fn subquery_param(value: Option<&Scalar>, rid: usize, ty: Type) -> Result<i64> {
     let retry = |why: String| TesseraError::RetryOnCpu(format!("scalar subquery r{rid}: {why}"));
     match value {
@@ -3638,6 +3738,7 @@ pub fn plan_kernel(
     let mut cols = Vec::new();
     let mut dict_values = Vec::new();
     let table = table.ok_or_else(|| one(Site::Source, Reason::Inconsistent("table not loaded".into())))?;
+    let compact = compact_table(table, state.memory_limit);
     for (&c, f) in scan.columns.iter().zip(&scan.fields) {
         let dict = match table.dictionary(c) {
             Ok(d) => d,
@@ -3679,7 +3780,7 @@ pub fn plan_kernel(
         let mut col = GpuColumn { width, dictionary, packed, nullable, narrow: None };
         // Other integer columns go up narrowed where their values allow.
         if ExecExperiments::get().narrow && f.ty != Type::Float64 {
-            col.narrow = narrow_form(table, c, &col).map(|(n, _)| n);
+            col.narrow = narrow_form(table, c, &col, compact).map(|(n, _)| n);
         }
         cols.push(col);
     }
@@ -4128,7 +4229,7 @@ mod tests {
     /// table of more than `BUILD_CACHE_MAX_ROWS` rows.
     #[test]
     fn only_builds_over_dimension_sized_stored_tables_have_a_cache_key() {
-        let key = |g: &GpuPipeline| g.build_key().map(|k| k.key().clone());
+        let key = |g: &GpuPipeline| g.own_build_key(Vec::new());
         let a = key(&build_of_d(10, 1000)).unwrap();
         assert_eq!((a.table.as_str(), a.version, a.rows), ("d", 3, 1000));
         // The same build planned again: the same key.
@@ -4151,6 +4252,58 @@ mod tests {
             value_ranges: Vec::new(),
         });
         assert_eq!(key(&aggregate), None);
+    }
+
+    /// A build probing another table is keyed with that table's key: two builds of the
+    /// same kernel probing tables built with other literals (TPC-H q02's and q08's nation
+    /// joined with region) get other keys, and one probing a table without a key (built
+    /// on the CPU here) gets none.
+    #[test]
+    fn a_build_probing_another_table_is_keyed_with_that_tables_key() {
+        use tessera_ir::{JoinKind, Probe};
+        // Pipeline 0 builds table 0 from d WHERE v < limit; pipeline 1 builds table 1 from
+        // d probing table 0 (its kernel is d's own: only its operators are read here).
+        let pair = |limit: i64| {
+            let first = build_of_d(limit, 1000);
+            let mut second = build_of_d(10, 1000);
+            second.pipeline.id = 1;
+            if let Sink::HashBuild(b) = &mut second.pipeline.sink {
+                b.table = 1;
+            }
+            second.pipeline.operators.push(Operator::Probe(Probe {
+                table: 0,
+                kind: JoinKind::Semi,
+                keys: vec![Expr::col(0, "dk")],
+                build_fields: Vec::new(),
+                residual: None,
+                nulls_equal: false,
+                null_aware: false,
+            }));
+            (first, second)
+        };
+        let linked = |limit: i64, first_on_gpu: bool| {
+            let (first, second) = pair(limit);
+            let pipelines = [first.pipeline.clone(), second.pipeline.clone()];
+            let mut kernels = HashMap::new();
+            if first_on_gpu {
+                kernels.insert(0, Arc::new(first));
+            }
+            let second = Arc::new(second);
+            kernels.insert(1, Arc::clone(&second));
+            link_build_keys(pipelines.iter(), &kernels);
+            let first_key = kernels.get(&0).and_then(|k| k.build_key().map(|k| k.key().clone()));
+            (first_key, second.build_key().map(|k| k.key().clone()))
+        };
+        let (a0, a1) = linked(10, true);
+        let (b0, b1) = linked(11, true);
+        let (a0, a1, b1) = (a0.unwrap(), a1.unwrap(), b1.unwrap());
+        assert_ne!(Some(a0.clone()), b0);
+        assert_eq!(a1.probed, vec![a0]);
+        // The second build's own kernel is the same both times; its table is not.
+        assert_eq!((&a1.source, &a1.literals), (&b1.source, &b1.literals));
+        assert_ne!(a1, b1);
+        assert_eq!(linked(10, true).1, Some(a1));
+        assert_eq!(linked(10, false).1, None);
     }
 
     /// Compiles a module the runtime loads (no GPU needed) and checks that it has the

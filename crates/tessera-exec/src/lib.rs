@@ -157,10 +157,17 @@ impl Executor {
     }
 
     /// Sets the GPU memory limit (`tessera.gpu_memory_limit`; None: the default). Opens
-    /// the GPU if it is not open yet; does nothing without one.
+    /// the GPU if it is not open yet; does nothing without one. A new limit drops the
+    /// cached placements: the forms a table's columns go up in depend on it (a table
+    /// over half the limit goes up compact, see `gpu::compact_table`).
     pub fn set_gpu_memory_limit(&self, limit: Option<usize>) {
         if let Some(gpu) = self.gpu() {
-            gpu.set_memory_limit(limit);
+            if gpu.set_memory_limit(limit) {
+                self.placements.clear();
+                if let Ok(mut m) = self.by_plan.lock() {
+                    m.clear();
+                }
+            }
         }
     }
 
@@ -297,6 +304,7 @@ impl Executor {
                 }
                 plan_gpu_sorts(plan, &mut p);
                 keep_results_on_gpu(plan, &mut p);
+                gpu::link_build_keys(plan.pipelines(), &p.kernels);
                 return Ok(p);
             }
         }
