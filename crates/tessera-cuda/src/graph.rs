@@ -12,13 +12,16 @@
 //! arguments differ updates those kernel nodes in place first
 //! (`cuGraphExecKernelNodeSetParams`), no new instantiation. With the GPU idle when the
 //! plain way's start event is recorded, its window also holds the host's time to queue
-//! the kernels after it (22–31 µs for SSB q3.1's probe and fold on an H200 host,
-//! 2026-11-30c run 6); the graph's events hold only the GPU's.
+//! the kernels after it (EXPLAIN ANALYZE's phases put SSB q3.1's start event 22–31 µs
+//! before its probe and fold were queued, 2026-11-30c run 6); the graph's events hold
+//! only the GPU's. The bench's q3.1 kernels took as long either way (2026-11-30d run 2).
 //!
 //! Measured on an H200 host (2026-11-29, `benchmarks/results/gpu-2026-11-29/`): one
 //! such graph queues a kernel in 4.3 µs against 7.3 for the three calls (`tessera bench
 //! launches`; a graph without the event nodes takes 1.7), and SSB SF 20's wall did not
-//! change (5.215 against 5.220 ms pooled over 8 rounds).
+//! change (5.215 against 5.220 ms pooled over 8 rounds); with the folds in the graph,
+//! 4.808 against 4.704 ms (2026-11-30d run 2). The executor uses it only under
+//! `TESSERA_EXP_KERNEL_GRAPH=1`.
 //!
 //! The graph records its own two events. A run's report reads them after the query, so a
 //! launch while an earlier report still holds them would overwrite that report's time:

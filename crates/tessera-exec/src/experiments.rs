@@ -155,15 +155,17 @@ pub struct ExecExperiments {
     pub blocks_per_sm: u32,
     /// Whether a warm run of a cached plan (an aggregation over the arrays its pipeline
     /// kept, nothing to fill first) launches its kernel, the fold of its group copies if
-    /// any, and their two timing events as one CUDA graph (`tessera_cuda::graph::TimedKernel`;
-    /// the default since 2026-11-30d) instead of a driver call each
-    /// (`TESSERA_EXP_KERNEL_GRAPH=0`). On an H200 host the graph queues a kernel in 4.3 µs
-    /// against 7.3 (`tessera bench launches`; its event nodes cost most of that, a graph
-    /// without them 1.7 µs), and SSB SF 20 took 5.215 ms with it against 5.220 without
-    /// (15 warm runs x 8 rounds in turns, 2026-11-29 run 4). Its events time the kernels
+    /// any (since 2026-11-30d), and their two timing events as one CUDA graph
+    /// (`tessera_cuda::graph::TimedKernel`, `TESSERA_EXP_KERNEL_GRAPH=1`) instead of a
+    /// driver call each (the default). Off: on an H200 host the graph queues a kernel in
+    /// 4.3 µs against 7.3 (`tessera bench launches`; its event nodes cost most of that, a
+    /// graph without them 1.7 µs), but SSB SF 20 took 5.215 ms with it against 5.220
+    /// without (15 warm runs x 8 rounds in turns, 2026-11-29 run 4), and with the folds
+    /// in it 4.808 against 4.704 pooled, kernels 3.940-3.948 ms a round either way, q3.1's
+    /// 0.434 against 0.431 (4 rounds, 2026-11-30d run 2). Its events time the kernels
     /// alone: the plain start event, recorded before the launch calls, also counts their
-    /// queueing while the GPU idles (SSB's probes 0.005-0.013 ms less with the graph; q3.1's
-    /// probe and fold, which it takes in since 2026-11-30d, 22-31 µs, 2026-11-30c run 6).
+    /// queueing while the GPU idles (SSB's probes 0.005-0.013 ms less with the graph in
+    /// 2026-11-29; q3.1's probe and fold no less in 2026-11-30d).
     pub kernel_graph: bool,
     /// Whether an aggregation's key and SUM columns are made directly from its groups'
     /// slots and totals (`crate::group_columns`; the default), or through Option
@@ -209,7 +211,7 @@ impl Default for ExecExperiments {
             admission_builds: true,
             plain_strings_max_rows: PLAIN_STRINGS_MAX_ROWS,
             blocks_per_sm: 0,
-            kernel_graph: true,
+            kernel_graph: false,
             lean_results: true,
             early_launch: true,
             listed_chain: true,
@@ -282,13 +284,13 @@ mod tests {
             ("TESSERA_EXP_SPARE_SINKS", "0"),
             ("TESSERA_EXP_ADMISSION_BUILDS", "0"),
             ("TESSERA_EXP_PLAIN_STRINGS_MAX", "0"),
-            ("TESSERA_EXP_KERNEL_GRAPH", "0"),
+            ("TESSERA_EXP_KERNEL_GRAPH", "1"),
             ("TESSERA_EXP_LEAN_RESULTS", "0"),
             ("TESSERA_EXP_EARLY_LAUNCH", "0"),
             ("TESSERA_EXP_LISTED_CHAIN", "0"),
             ("TESSERA_EXP_NARROW_RUNS", "1"),
         ]));
-        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && !set.kernel_graph && !set.lean_results && !set.early_launch && !set.listed_chain && set.narrow_runs == 1);
+        assert!(!set.narrow && set.packed && set.gather_many && !set.many_groups_on_gpu && set.query_fill == 0 && !set.build_cache && !set.spare_sinks && !set.admission_builds && set.kernel_graph && !set.lean_results && !set.early_launch && !set.listed_chain && set.narrow_runs == 1);
         assert_eq!((set.small_records_max_groups, set.small_sort_max_groups, set.gpu_min_rows, set.narrow_bits, set.plain_strings_max_rows), (0, 0, GPU_MIN_ROWS, 32, 0));
     }
 }

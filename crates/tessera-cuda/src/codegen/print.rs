@@ -245,6 +245,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // (`RUNS_DIRECTORY_PAD`); rows in a tile's items lie a whole number of 32 apart, so
     // each lane's mask of the rows of its 32 up to its own is the same for every item
     // (`rl`).
+    // Whether the zone bitmap lets the tile at `tile` run (see `Shape::zones`).
+    let zone_test = |tile: &str| format!("tessera_zone_pass<{tile_items}>(zones, {tile}, rows)");
     let runs_loads = |indent: &str, tile: &str, first: bool| -> String {
         if runs_eager.is_empty() {
             return String::new();
@@ -262,6 +264,11 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             })
             .collect();
         let r = if first { format!(" const long long r = {};", row(tile)) } else { String::new() };
+        // A tile the zone bitmap skips reads no values, and the directory words of one
+        // it will skip are not loaded (its values are never read).
+        let (open_zone, close_zone) = if shape.zones { (format!("{{ const bool zr = {};\n{indent}", zone_test(tile)), " }".to_string()) } else { (String::new(), String::new()) };
+        let reads = if shape.zones { format!(" if (zr) {{{reads} }}") } else { reads };
+        let after_zone = if shape.zones { format!(" && {}", zone_test("after")) } else { String::new() };
         let dirs: String = runs_eager
             .iter()
             .map(|(n, c)| {
@@ -271,7 +278,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 )
             })
             .collect();
-        format!("#pragma unroll\n{indent}for (int i = 0; i < ITEMS; ++i) {{{r}{reads} }}\n{indent}if (const {tt} after = {tile} + {stride}; after < rows) {{\n{dirs}{indent}}}")
+        format!("{open_zone}#pragma unroll\n{indent}for (int i = 0; i < ITEMS; ++i) {{{r}{reads} }}{close_zone}\n{indent}if (const {tt} after = {tile} + {stride}; after < rows{after_zone}) {{\n{dirs}{indent}}}")
     };
     // Each column's copy by a warp in turn (`tessera_stage`), of the tile at `at` into
     // buffer `buffer`.
@@ -310,7 +317,6 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let word_type = |c: usize| if bits_of(&shape.cols[c]) == 32 { "unsigned int" } else { "unsigned long long" };
     // A tile the zone bitmap skips has its plain columns' loads left out (`zn`: whether it
     // may hold rows, see `Shape::zones`).
-    let zone_test = |tile: &str| format!("tessera_zone_pass<{tile_items}>(zones, {tile}, rows)");
     let zoned = |cond: &str| if shape.zones { format!("{cond} && zn") } else { cond.to_string() };
     // The word-a-lane loads of the narrowed columns at `tile` (load k of a column: see
     // `tessera_word_row`), testing that the word's first row exists where `guard`

@@ -1486,6 +1486,28 @@ fn runs_columns_read_their_directory() {
     }
 }
 
+/// A column of runs loaded up front in a kernel with a zone bitmap: a tile the bitmap
+/// rules out reads no run values, and the directory words of one it will rule out are
+/// not loaded (before, every tile's were); the kernel compiles.
+#[test]
+fn runs_columns_skip_the_tiles_zone_bitmaps_rule_out() {
+    let mut c = cols();
+    c[1].narrow = Some(Narrow::Runs { value: 1, per_run: 4 });
+    let mut options = KernelOptions::default();
+    options.experiments.eager_min_sectors = 0.0;
+    let k = generate_with(&grouped(10, AggFunc::Sum), &c, &[], options).unwrap();
+    let src = &k.source;
+    assert!(k.params.contains(&Param::Zones) && src.contains("tessera_runs_value(col1_runs"), "{src}");
+    // The first tile's values, read alone, and the loop's next tile's, from directories.
+    assert!(src.contains("    { const bool zr = tessera_zone_pass<512>(zones, tile, rows);\n    #pragma unroll\n"), "{src}");
+    assert!(src.contains("        { const bool zr = tessera_zone_pass<512>(zones, next, rows);\n        #pragma unroll\n"), "{src}");
+    assert!(src.contains(" if (zr) { if (r < rows) nc1[i] = ") && src.contains(" if (zr) { nc1[i] = "), "{src}");
+    assert_eq!(src.matches("after < rows && tessera_zone_pass<512>(zones, after, rows)) {").count(), 2, "{src}");
+    if crate::test_support::nvrtc_or_skip("kernels over runs with zone bitmaps compile with NVRTC") {
+        crate::compile_cubin(src, "sm_90").unwrap_or_else(|e| panic!("{e}\n{src}"));
+    }
+}
+
 /// With `Experiments::narrow_words` (the default), narrowed 1- and 2-byte columns loaded up front are
 /// loaded a word a lane (rows guarded where the tile may be partial) and handed out by
 /// warp shuffles; 4-byte distances, and 2-byte ones with one item a thread, are loaded an
