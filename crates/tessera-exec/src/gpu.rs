@@ -3512,15 +3512,22 @@ impl GpuPipeline {
         self.build_key.get().and_then(Option::as_ref)
     }
 
-    /// What this pipeline's table depends on, given the keys of the tables it probes (in
-    /// the order of its probes): only a hash-table build over a stored table, with no
-    /// scalar subquery, makes the same table every time, and only one over at most
+    /// The build cache's key for this pipeline's table given the identities of the tables
+    /// it probes ([`GpuPipeline::build_identity`]): only a table built over at most
     /// [`BUILD_CACHE_MAX_ROWS`] rows is kept.
     fn own_build_key(&self, probed: Vec<BuildKey>) -> Option<BuildKey> {
+        self.build_identity(probed).filter(|k| k.rows <= BUILD_CACHE_MAX_ROWS)
+    }
+
+    /// Everything this pipeline's table depends on, given the identities of the tables it
+    /// probes (in the order of its probes): only a hash-table build over a stored table,
+    /// with no scalar subquery, makes the same table every time. Equal identities make
+    /// equal tables, whether or not the cache may keep them.
+    fn build_identity(&self, probed: Vec<BuildKey>) -> Option<BuildKey> {
         let (SinkLayout::Build { .. }, Sink::HashBuild(_), Source::Scan(scan)) = (&self.kernel.sink, &self.pipeline.sink, &self.pipeline.source) else {
             return None;
         };
-        if !self.kernel.subqueries.is_empty() || self.reads_kept || scan.rows > BUILD_CACHE_MAX_ROWS {
+        if !self.kernel.subqueries.is_empty() || self.reads_kept {
             return None;
         }
         Some(BuildKey {
@@ -3666,10 +3673,11 @@ fn queue_kernel(stream: &Arc<tessera_cuda::cudarc::driver::CudaStream>, function
 /// Sets the build cache's key of every build among `kernels` (a placed plan's GPU
 /// pipelines by id; `pipelines` the plan's, builds before the pipelines probing their
 /// tables). A build that probes other tables makes a table that depends on theirs: its
-/// key holds their keys, and it has none where one of them has none (built on the CPU,
-/// over an intermediate result, too large to keep). Keyed by its own kernel alone, TPC-H
-/// q08's `nation` joined with `region` WHERE r_name = 'AMERICA' was taken from the cache
-/// as q02's with 'EUROPE' (the literal is the region build's, not the nation build's).
+/// key holds their identities ([`GpuPipeline::build_identity`], also of tables too large
+/// to keep), and it has none where one of them has none (built on the CPU, or over an
+/// intermediate result). Keyed by its own kernel alone, TPC-H q08's `nation` joined with
+/// `region` WHERE r_name = 'AMERICA' was taken from the cache as q02's with 'EUROPE'
+/// (the literal is the region build's, not the nation build's).
 pub fn link_build_keys<'p>(pipelines: impl Iterator<Item = &'p Pipeline>, kernels: &HashMap<usize, Arc<GpuPipeline>>) {
     let mut keys: HashMap<HashTableId, Option<BuildKey>> = HashMap::new();
     for pipe in pipelines {
@@ -3684,10 +3692,11 @@ pub fn link_build_keys<'p>(pipelines: impl Iterator<Item = &'p Pipeline>, kernel
                     _ => None,
                 })
                 .collect();
-            let key = probed.and_then(|probed| gp.own_build_key(probed));
+            let identity = probed.and_then(|probed| gp.build_identity(probed));
+            let kept = identity.clone().filter(|k| k.rows <= BUILD_CACHE_MAX_ROWS);
             // Set once: a placement's pipelines are linked when it is made.
-            let _ = gp.build_key.set(key.clone().map(|k| Arc::new(Fingerprinted::new(k))));
-            key
+            let _ = gp.build_key.set(kept.map(|k| Arc::new(Fingerprinted::new(k))));
+            identity
         });
         keys.insert(b.table, key);
     }
@@ -4304,6 +4313,18 @@ mod tests {
         assert_ne!(a1, b1);
         assert_eq!(linked(10, true).1, Some(a1));
         assert_eq!(linked(10, false).1, None);
+        // A probed table too large to keep still has an identity: the build probing it
+        // is kept (as TPC-H's builds probing orders).
+        let (first, second) = pair(10);
+        let mut large = first;
+        if let Source::Scan(scan) = &mut large.pipeline.source {
+            scan.rows = BUILD_CACHE_MAX_ROWS + 1;
+        }
+        let pipelines = [large.pipeline.clone(), second.pipeline.clone()];
+        let (large, second) = (Arc::new(large), Arc::new(second));
+        link_build_keys(pipelines.iter(), &HashMap::from([(0, Arc::clone(&large)), (1, Arc::clone(&second))]));
+        assert!(large.build_key().is_none());
+        assert_eq!(second.build_key().map(|k| k.key().probed[0].rows), Some(BUILD_CACHE_MAX_ROWS + 1));
     }
 
     /// Compiles a module the runtime loads (no GPU needed) and checks that it has the
