@@ -3507,16 +3507,10 @@ impl GpuPipeline {
 
     /// The build cache's key for this pipeline's table (`crate::build_cache`), as
     /// [`link_build_keys`] set it when the plan was placed: None for a pipeline it did not
-    /// set (nor keyable: see [`GpuPipeline::own_build_key`]).
+    /// set, or whose table the cache does not keep ([`GpuPipeline::build_identity`],
+    /// [`cache_keeps`]).
     fn build_key(&self) -> Option<&Arc<Fingerprinted>> {
         self.build_key.get().and_then(Option::as_ref)
-    }
-
-    /// The build cache's key for this pipeline's table given the identities of the tables
-    /// it probes ([`GpuPipeline::build_identity`]): only a table built over at most
-    /// [`BUILD_CACHE_MAX_ROWS`] rows is kept.
-    fn own_build_key(&self, probed: Vec<BuildKey>) -> Option<BuildKey> {
-        self.build_identity(probed).filter(|k| k.rows <= BUILD_CACHE_MAX_ROWS)
     }
 
     /// Everything this pipeline's table depends on, given the identities of the tables it
@@ -3693,13 +3687,19 @@ pub fn link_build_keys<'p>(pipelines: impl Iterator<Item = &'p Pipeline>, kernel
                 })
                 .collect();
             let identity = probed.and_then(|probed| gp.build_identity(probed));
-            let kept = identity.clone().filter(|k| k.rows <= BUILD_CACHE_MAX_ROWS);
+            let kept = identity.clone().filter(cache_keeps);
             // Set once: a placement's pipelines are linked when it is made.
             let _ = gp.build_key.set(kept.map(|k| Arc::new(Fingerprinted::new(k))));
             identity
         });
         keys.insert(b.table, key);
     }
+}
+
+/// Whether the build cache keeps the table `key` identifies: only one built over at most
+/// [`BUILD_CACHE_MAX_ROWS`] rows.
+fn cache_keeps(key: &BuildKey) -> bool {
+    key.rows <= BUILD_CACHE_MAX_ROWS
 }
 
 /// Queues `fold`, a launch made by [`GpuRuntime::fold_node`], on `stream`.
@@ -4238,7 +4238,7 @@ mod tests {
     /// table of more than `BUILD_CACHE_MAX_ROWS` rows.
     #[test]
     fn only_builds_over_dimension_sized_stored_tables_have_a_cache_key() {
-        let key = |g: &GpuPipeline| g.own_build_key(Vec::new());
+        let key = |g: &GpuPipeline| g.build_identity(Vec::new()).filter(cache_keeps);
         let a = key(&build_of_d(10, 1000)).unwrap();
         assert_eq!((a.table.as_str(), a.version, a.rows), ("d", 3, 1000));
         // The same build planned again: the same key.
