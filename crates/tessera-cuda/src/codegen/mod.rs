@@ -155,9 +155,13 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // row at a time (`tessera_bits_get`: the row's word found, one or two loads, shifts),
     // up front as the words of the thread's stream, shared by its items (SSB q2.2's
     // probe, its part keys bit-packed and read a row at a time, issued 203 M instructions
-    // against 113 M with them 4 bytes wide; H200, 2026-11-29g run 2).
-    let bit_packed = eager.iter().any(|&c| cols[c].bit_width().is_some());
-    if eager.len() < 2 && !bit_packed {
+    // against 113 M with them 4 bytes wide; H200, 2026-11-29g run 2). So is a column of
+    // runs: read a row at a time it is two dependent loads a row (`tessera_runs_get`),
+    // up front its directory words are loaded a tile ahead (SSB SF 20 q1.3 over compact
+    // columns, its dates in runs read a row at a time: 364 µs and 196 M instructions
+    // against 135 µs and 75 M byte-narrowed; H200, 2026-11-30d run 12).
+    let laid_out = eager.iter().any(|&c| cols[c].bit_width().is_some() || matches!(cols[c].narrow, Some(Narrow::Runs { .. })) && !cols[c].packed);
+    if eager.len() < 2 && !laid_out {
         return Ok(kernel);
     }
     // Loading columns up front makes more values live across stages (and queued, with a
