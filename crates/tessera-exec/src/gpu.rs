@@ -2944,7 +2944,8 @@ fn host_i64(parts: &[ArrayRef]) -> Result<Vec<i64>> {
 }
 
 /// A column's batches as their distances from `reference` in `T` (a narrowed column,
-/// see [`narrow_form`]): a value outside `T`'s reach is an error, never a wrapped one.
+/// see [`narrow_form`] and [`narrow_range`]): a value outside `T`'s reach is an error,
+/// never a wrapped one.
 fn host_distances<T: Copy + Default + Send + TryFrom<u64>>(parts: &[ArrayRef], reference: i64) -> Result<Vec<T>> {
     in_parallel(parts, |a, out: &mut [T]| {
         let mut values = vec![0i64; a.len()];
@@ -3010,10 +3011,11 @@ fn host_values(a: &ArrayRef, out: &mut [i64]) -> Result<()> {
 
 
 /// The narrow form of column `c` of `table` as `col` would otherwise lie (plain, without
-/// NULLs), and its reference: dictionary codes from 0 by the dictionary's size, other
-/// integers from the smallest value of the column's zone map by its span. None where the
-/// column keeps its width: no zone map (an intermediate result), a span too wide.
-fn narrow_form(table: &LoadedTable, c: usize, col: &GpuColumn, compact: bool) -> Option<(Narrow, i64)> {
+/// NULLs), bit-packed and in runs where `compact` or the experiment switches say so: its
+/// distances from the reference [`narrow_range`] gives, dictionary codes from 0 by the
+/// dictionary's size, other integers by the span of the column's zone map. None where
+/// the column keeps its width: no zone map (an intermediate result), a span too wide.
+fn narrow_form(table: &LoadedTable, c: usize, col: &GpuColumn, compact: bool) -> Option<Narrow> {
     let (lo, hi) = narrow_range(table, c, col)?;
     let span = u64::try_from(i128::from(hi) - i128::from(lo)).ok()?;
     let x = ExecExperiments::get();
@@ -3021,7 +3023,7 @@ fn narrow_form(table: &LoadedTable, c: usize, col: &GpuColumn, compact: bool) ->
     // experiment switches ask for more.
     let (bits_from, runs_mode) = if compact { (if x.narrow_bits > 0 { x.narrow_bits } else { 8 }, x.narrow_runs.max(1)) } else { (x.narrow_bits, x.narrow_runs) };
     let runs = if runs_mode > 0 { table.column_runs(c).unwrap_or(table.rows) } else { 0 };
-    Some((Narrow::for_column(span, col.width, bits_from, runs_mode, table.rows, runs)?, lo))
+    Narrow::for_column(span, col.width, bits_from, runs_mode, table.rows, runs)
 }
 
 /// The smallest and largest value column `c` of `table` narrows between as `col` would
@@ -3789,7 +3791,7 @@ pub fn plan_kernel(
         let mut col = GpuColumn { width, dictionary, packed, nullable, narrow: None };
         // Other integer columns go up narrowed where their values allow.
         if ExecExperiments::get().narrow && f.ty != Type::Float64 {
-            col.narrow = narrow_form(table, c, &col, compact).map(|(n, _)| n);
+            col.narrow = narrow_form(table, c, &col, compact);
         }
         cols.push(col);
     }

@@ -238,6 +238,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let (staged, packed_eager) = staged(packed_eager, shape.cols, tile_items);
     // Whether any column loaded up front is prefetched into registers.
     let registers = !plain_eager.is_empty() || !packed_eager.is_empty() || !word_eager.is_empty() || !bit_eager.is_empty() || !runs_eager.is_empty();
+    // Whether the zone bitmap lets the tile at `tile` run (see `Shape::zones`).
+    let zone_test = |tile: &str| format!("tessera_zone_pass<{tile_items}>(zones, {tile}, rows)");
     // The values of the runs columns' rows at `tile` from the directory words in `nd`
     // (`first`: read alone, the loop's first tile), then the directory words of the tile
     // a grid's stride after it, where it exists: a warp's item shares one pair of words
@@ -245,8 +247,6 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // (`RUNS_DIRECTORY_PAD`); rows in a tile's items lie a whole number of 32 apart, so
     // each lane's mask of the rows of its 32 up to its own is the same for every item
     // (`rl`).
-    // Whether the zone bitmap lets the tile at `tile` run (see `Shape::zones`).
-    let zone_test = |tile: &str| format!("tessera_zone_pass<{tile_items}>(zones, {tile}, rows)");
     let runs_loads = |indent: &str, tile: &str, first: bool| -> String {
         if runs_eager.is_empty() {
             return String::new();
