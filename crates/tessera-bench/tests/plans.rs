@@ -154,7 +154,10 @@ fn a_compact_probe_reads_its_first_column_of_runs_up_front() {
     let (forms, sources) = lineorder_kernels("q1.3", Some(1 << 20));
     assert!(forms.iter().any(|n| matches!(n, Some(tessera_cuda::codegen::Narrow::Runs { .. }))), "{forms:?}");
     let probe = &sources[0];
-    assert!(probe.contains("tessera_runs_value(col0_runs"), "{probe}");
+    assert!(probe.contains("tessera_runs_value_lane(col0_runs"), "{probe}");
+    // A warp's directory words held one a lane (`Experiments::runs_lanes`), not every
+    // item's pair in every lane.
+    assert!(probe.contains("nd") && probe.contains("= tessera_runs_dir_lane<ITEMS, 4>(col0, after);") && !probe.contains("uint2 nd"), "{probe}");
 }
 
 #[test]

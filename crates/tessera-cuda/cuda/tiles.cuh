@@ -416,21 +416,31 @@ __device__ __forceinline__ long long tessera_unpack_warp(const unsigned long lon
     return tessera_dec_unpack64(tessera_tile_dec(col, row - (long long)(threadIdx.x & 31u)), row, want);
 }
 
+// This thread's place among the B threads its tile is striped over: threadIdx.x, or,
+// in a kernel reading its tiles in parts (PARTS: blocks of more than B threads, see
+// `tessera_part`), its place in its group of B. Kept apart so that kernels of one
+// group (every kernel but wide ones over compact columns) compile as before.
+template <int B, bool PARTS>
+__device__ __forceinline__ unsigned int tessera_thread_in() {
+    return PARTS ? threadIdx.x % (unsigned int)B : threadIdx.x;
+}
+
 // Narrowed columns (`codegen::Narrow`: 1- or 2-byte distances) that a kernel loads up
 // front are loaded a word at a time (TESSERA_EXP_NARROW_WORDS=0 turns it off): a byte
 // load moves 32 bytes a warp, a quarter of what a 4-byte column's does, so the narrowed
 // kernels kept too few bytes in flight. Instead each lane loads a word W of
 // C = sizeof(W) / sizeof(T) consecutive distances, and the warp hands each lane its
 // rows' values by shuffles, keeping the striped rows (item i of thread t is row
-// tile + i * B + t, B the block's threads). Load k of a tile covers items k * C to
-// k * C + C - 1: the 32 * C rows of those items' warp rows, lane l the C rows from
-// tessera_word_row<C, B>() + k * C * B.
+// tile + i * B + t, B the block's threads, or of a group of B threads of a larger block
+// whose groups take parts of its tile: see `tessera_part`). Load k of a tile covers items
+// k * C to k * C + C - 1: the 32 * C rows of those items' warp rows, lane l the C rows
+// from tessera_word_row<C, B>() + k * C * B.
 
-// The first of this lane's C rows in load 0, counted from its tile's first row.
-template <int C, int B>
+// The first of this lane's C rows in load 0, counted from its tile's (part's) first row.
+template <int C, int B, bool PARTS = false>
 __device__ __forceinline__ int tessera_word_row() {
     const unsigned int lane = threadIdx.x & 31u;
-    return (int)((lane / (32u / C)) * (unsigned int)B + (threadIdx.x & ~31u) + (lane % (32u / C)) * (unsigned int)C);
+    return (int)((lane / (32u / C)) * (unsigned int)B + (tessera_thread_in<B, PARTS>() & ~31u) + (lane % (32u / C)) * (unsigned int)C);
 }
 
 // The word of distances from row `r` (whose row r exists) of a column of `rows` rows:
@@ -481,19 +491,22 @@ __device__ __forceinline__ unsigned int tessera_word_pick(unsigned int w, int j)
 __host__ __device__ constexpr int tessera_bits_gcd32(int x) { return (x & 31) == 0 ? 32 : (x & 15) == 0 ? 16 : (x & 7) == 0 ? 8 : (x & 3) == 0 ? 4 : (x & 1) == 0 ? 2 : 1; }
 __host__ __device__ constexpr int tessera_bits_loads(int W, int I) { return (32 - tessera_bits_gcd32(I * W)) % 32 == 0 ? (I * W) / 32 : ((32 - tessera_bits_gcd32(I * W)) + I * W - 1) / 32 + 1; }
 
-// This thread's first word of tile `tile`'s values. Over a kernel whose rows are `int`s
-// (at most 2^30: a column of at most 2^30 words), computed in 32 bits: in 64 bits the
-// two columns of SSB q3.1's probe took 20 instructions a tile to find their words.
-template <int W, int B>
+// This thread's first word of tile `tile`'s values. Tile `tile` (a multiple of B) starts
+// at value v0 = k % 32 of group g = k / 32 of its streams, k = tile / B, so its first
+// word is g * B * W + ((v0 * W) >> 5) * B = ((k * W) >> 5) * B from the column's start
+// (32 * g * W is a whole number of words): one product and two shifts where a group's
+// and a value's offsets computed apart took twice the instructions. Over a kernel whose
+// rows are `int`s (at most 2^30: k * W below 2^28), in 32 bits: in 64 bits the two
+// columns of SSB q3.1's probe took 20 instructions a tile to find their words.
+template <int W, int B, bool PARTS = false>
 __device__ __forceinline__ const unsigned int* tessera_bits_base(const unsigned int* __restrict__ col, long long tile) {
-    const unsigned long long u = (unsigned long long)tile;
-    const unsigned int v0 = (unsigned int)(u / B) & 31u;
-    return col + (u / (32u * B)) * (unsigned long long)(B * W) + ((v0 * (unsigned int)W) >> 5) * B + threadIdx.x;
+    const unsigned long long k = (unsigned long long)tile / B;
+    return col + ((k * W) >> 5) * B + tessera_thread_in<B, PARTS>();
 }
-template <int W, int B>
+template <int W, int B, bool PARTS = false>
 __device__ __forceinline__ const unsigned int* tessera_bits_base(const unsigned int* __restrict__ col, int tile) {
-    const unsigned int u = (unsigned int)tile;
-    return col + ((u / (32u * B)) * (unsigned int)(B * W) + ((((u / B) & 31u) * (unsigned int)W) >> 5) * B + threadIdx.x);
+    const unsigned int k = (unsigned int)tile / B;
+    return col + (((k * W) >> 5) * B + tessera_thread_in<B, PARTS>());
 }
 
 // The bit of tessera_bits_base's word at which tile `tile`'s first value starts.
@@ -555,13 +568,44 @@ __device__ __forceinline__ T tessera_runs_get(const unsigned int* __restrict__ d
     return tessera_runs_value(values, d, 0xffffffffu >> (31u - ((unsigned int)r & 31u)));
 }
 
-// The directory words of a warp's 32 rows of item 0 of `tile` (a multiple of 32): item
-// i's are B / 32 pairs further (B threads a block). A kernel loads a tile's words a tile
-// before its values (`print.rs`); past the column's end they are the directory's zero
-// padding.
-template <typename T>
+// The directory words of a warp's 32 rows of item 0 of `tile` (a multiple of 32), the
+// warp one of a block (or group, `tessera_part`) of B threads: item i's are B / 32 pairs
+// further. A kernel loads a tile's words a tile before its values (`print.rs`); past the
+// column's end they are the directory's zero padding.
+template <int B, bool PARTS = false, typename T>
 __device__ __forceinline__ const uint2* tessera_runs_dirs(const unsigned int* __restrict__ dir, T tile) {
-    return reinterpret_cast<const uint2*>(dir) + (tile >> 5) + (threadIdx.x >> 5);
+    return reinterpret_cast<const uint2*>(dir) + (tile >> 5) + (tessera_thread_in<B, PARTS>() >> 5);
+}
+
+// The directory words of a warp's I items of `tile` held one a lane (`Shape::runs_lanes`):
+// lane 2i + h holds word h of item i's pair (W pairs after item i - 1's, W warps a block
+// or group, as `tessera_runs_dirs` reads them); lanes from 2I on hold none. One register a thread
+// where every lane holding every pair takes 2I; an item's pair is shuffled out where its
+// values are read (`tessera_runs_value_lane`), so every lane of the warp calls both.
+template <int I, int W, bool PARTS = false, typename T>
+__device__ __forceinline__ unsigned int tessera_runs_dir_lane(const unsigned int* __restrict__ dir, T tile) {
+    static_assert(2 * I <= 32, "two words an item, one a lane");
+    const unsigned int lane = threadIdx.x & 31u;
+    if (lane >= 2u * I) return 0u;
+    return __ldg(dir + 2 * ((tile >> 5) + (T)(tessera_thread_in<32 * W, PARTS>() >> 5) + (T)(lane >> 1) * W) + (lane & 1u));
+}
+
+// Item i's value of a column of runs from directory words held one a lane (`w`,
+// `tessera_runs_dir_lane`); `le` as for `tessera_runs_value`.
+template <typename T>
+__device__ __forceinline__ T tessera_runs_value_lane(const T* __restrict__ values, unsigned int w, int i, unsigned int le) {
+    const uint2 d = make_uint2(__shfl_sync(0xffffffffu, w, 2 * i), __shfl_sync(0xffffffffu, w, 2 * i + 1));
+    return tessera_runs_value(values, d, le);
+}
+
+// Bit-packed columns and columns of runs are laid out for blocks of 128 threads
+// (`codegen::BLOCK_THREADS`). A kernel of larger blocks reading them splits each tile
+// among its groups of B = 128 threads (`print.rs`): group g takes the rows from
+// tile + g * B * I (I items a thread), and each group reads its part as a block of B
+// threads would read a tile. The first row of this thread's group's part of `tile`.
+template <int B, int I, typename T>
+__device__ __forceinline__ T tessera_part(T tile) {
+    return tile + (T)(threadIdx.x / B) * (T)(B * I);
 }
 
 // The mask of this lane and the lanes below it.

@@ -1040,7 +1040,8 @@ fn gpu_bit_packed_columns_give_each_row_its_value() {
 
 /// Columns of runs (`Narrow::Runs`) laid out by `runs_of` in parts, as the executor
 /// lays them out, give every row its value on the GPU, read alone (`tessera_runs_get`)
-/// and as a tile's rows up front (`tessera_runs_dirs`, `tessera_runs_value`): runs of one
+/// and as a tile's rows up front (`tessera_runs_dirs`, `tessera_runs_value`; and from
+/// directory words held one a lane, `tessera_runs_dir_lane`): runs of one
 /// to 40 rows, across 32-row words and parts, 8-, 16- and 32-bit values with their
 /// extremes, columns ending inside a word.
 #[test]
@@ -1064,6 +1065,8 @@ fn gpu_runs_give_each_row_its_value() {
             let n_arg = n as i64;
             let mut d_out = device.memory().alloc::<i64>(n).unwrap();
             let mut d_out2 = device.memory().alloc::<i64>(n).unwrap();
+            let mut d_out3 = device.memory().alloc::<i64>(n).unwrap();
+            let lanes = module.load_function(&format!("runs_lane_rows_{bits}")).unwrap();
             let cfg = LaunchConfig { grid_dim: (7, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
             macro_rules! check {
                 ($t:ty) => {{
@@ -1073,10 +1076,15 @@ fn gpu_runs_give_each_row_its_value() {
                     let mut launch = stream.launch_builder(&kernel);
                     launch.arg(&d_dir).arg(&d_runs).arg(&n_arg).arg(&mut d_out).arg(&mut d_out2);
                     unsafe { launch.launch(cfg) }.unwrap();
+                    let mut launch = stream.launch_builder(&lanes);
+                    launch.arg(&d_dir).arg(&d_runs).arg(&n_arg).arg(&mut d_out3);
+                    unsafe { launch.launch(cfg) }.unwrap();
                     let (got, tiled) = (device.download(&d_out).unwrap(), device.download(&d_out2).unwrap());
+                    let laned = device.download(&d_out3).unwrap();
                     for i in 0..n {
                         assert_eq!(got[i], values[i] as i64, "{bits}-bit runs, {n} rows, row {i}");
                         assert_eq!(tiled[i], values[i] as i64, "{bits}-bit runs read as a tile's, {n} rows, row {i}");
+                        assert_eq!(laned[i], values[i] as i64, "{bits}-bit runs from words held a lane each, {n} rows, row {i}");
                     }
                 }};
             }

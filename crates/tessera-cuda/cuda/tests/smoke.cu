@@ -207,10 +207,27 @@ template <typename T>
 __device__ void runs_rows(const unsigned int* dir, const T* values, int64_t n, int64_t* out, int64_t* out2) {
     for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (long long)gridDim.x * blockDim.x) {
         out[r] = (int64_t)tessera_runs_get(dir, values, r);
-        const uint2 d = __ldg(tessera_runs_dirs(dir, r - (long long)threadIdx.x));
+        const uint2 d = __ldg(tessera_runs_dirs<128>(dir, r - (long long)threadIdx.x));
         out2[r] = (int64_t)tessera_runs_value(values, d, tessera_lanemask_le());
+    }
+}
+// And a tile's rows, 4 items a thread of a 128-thread block, from the warp's directory
+// words held one a lane (`tessera_runs_dir_lane`, `tessera_runs_value_lane`).
+template <typename T>
+__device__ void runs_lane_rows(const unsigned int* dir, const T* values, int64_t n, int64_t* out) {
+    for (long long tile = (long long)blockIdx.x * 512; tile < n; tile += (long long)gridDim.x * 512) {
+        const unsigned int w = tessera_runs_dir_lane<4, 4>(dir, tile);
+        #pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const long long r = tile + threadIdx.x + (long long)i * 128;
+            const T v = tessera_runs_value_lane(values, w, i, tessera_lanemask_le());
+            if (r < n) out[r] = (int64_t)v;
+        }
     }
 }
 extern "C" __global__ void runs_rows_8(const unsigned int* dir, const uint8_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows(dir, values, n, out, out2); }
 extern "C" __global__ void runs_rows_16(const unsigned int* dir, const uint16_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows(dir, values, n, out, out2); }
 extern "C" __global__ void runs_rows_32(const unsigned int* dir, const uint32_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows(dir, values, n, out, out2); }
+extern "C" __global__ void runs_lane_rows_8(const unsigned int* dir, const uint8_t* values, int64_t n, int64_t* out) { runs_lane_rows(dir, values, n, out); }
+extern "C" __global__ void runs_lane_rows_16(const unsigned int* dir, const uint16_t* values, int64_t n, int64_t* out) { runs_lane_rows(dir, values, n, out); }
+extern "C" __global__ void runs_lane_rows_32(const unsigned int* dir, const uint32_t* values, int64_t n, int64_t* out) { runs_lane_rows(dir, values, n, out); }

@@ -140,6 +140,9 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // counted in 64 bits: SSB's lean q1.x probes ran 4–12% slower with 32-bit rows on the
     // H200 (q1.3 0.139 → 0.156 ms, q1.1 0.269 → 0.287; 2026-11-28g run 2), where every
     // other SSB query's kernels ran as fast or faster but q3.2's (see `INDEX32_MAX_ROWS`).
+    // Over compact columns too (bit-packed, runs): with 32-bit rows SSB SF 20's q1.1 and
+    // q1.2 took 0.014 and 0.006 ms less, q1.3 0.06 more (0.246 → 0.305; H200,
+    // 2026-11-30e run 1).
     let mut options = options;
     let lean = options.experiments.lean_items;
     if options.items_per_thread.is_none() && lean > 0 && lean != items && probes <= 1 && lean <= MAX_ITEMS_PER_THREAD && is_lean(pipeline, &ir) {
@@ -215,6 +218,8 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         sel_bool: options.experiments.sel_bool,
         column_loads: options.experiments.column_loads,
         index32: index32(pipeline, options),
+        runs_lanes: options.experiments.runs_lanes,
+        parts: cols.iter().any(compact),
         carry: options.experiments.carry,
         threads,
     };
@@ -254,13 +259,14 @@ fn merge_last_stage(stages: &mut Vec<ir::Stage>) {
 
 /// Threads a block for `pipeline`'s kernel: [`WIDE_BLOCK_THREADS`] for a pipeline with two
 /// or more probes whose tables stay in L2 ([`L2_RESIDENT_TABLE_BYTES`]) and whose groups
-/// are summed into global arrays, with no warp queue and no bit-packed, run or packed
-/// column, where a tile of `items` rows a thread holds at most a stored tile's rows (a
-/// zone of the zone bitmap: `tessera_zone_pass` tests the zones of a tile's first and
-/// last rows, so a tile may span two, not three); [`BLOCK_THREADS`] otherwise (see
-/// [`WIDE_BLOCK_THREADS`] for what was measured).
+/// are summed into global arrays, with no warp queue and no packed column (nor a
+/// bit-packed or run one without `Experiments::compact_wide`: those a wide kernel reads
+/// in parts, see [`compact`]), where a tile of `items` rows a thread holds at most a
+/// stored tile's rows (a zone of the zone bitmap: `tessera_zone_pass` tests the zones of
+/// a tile's first and last rows, so a tile may span two, not three); [`BLOCK_THREADS`]
+/// otherwise (see [`WIDE_BLOCK_THREADS`] for what was measured).
 fn block_threads(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: &KernelOptions, items: u32, group_table: Option<GroupTable>, deferred: bool) -> u32 {
-    let laid_out = |c: &GpuColumn| c.packed || matches!(c.narrow, Some(Narrow::Bits(_)) | Some(Narrow::Runs { .. }));
+    let laid_out = |c: &GpuColumn| c.packed || !options.experiments.compact_wide && compact(c);
     let wide = options.experiments.wide_blocks
         && probe_count(pipeline) >= 2
         && !deferred
@@ -269,6 +275,12 @@ fn block_threads(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
         && tables_stay_in_l2(pipeline, tables)
         && WIDE_BLOCK_THREADS * items <= print::STORAGE_TILE_ROWS;
     if wide { WIDE_BLOCK_THREADS } else { BLOCK_THREADS }
+}
+
+/// Whether `c` is bit-packed or in runs: laid out for blocks of [`BLOCK_THREADS`], which a
+/// kernel of wider blocks reads in parts (`print::Shape::parts`).
+fn compact(c: &GpuColumn) -> bool {
+    !c.packed && matches!(c.narrow, Some(Narrow::Bits(_) | Narrow::Runs { .. }))
 }
 
 /// A pipeline lowered into the kernel IR, with what the kernel reads and writes.

@@ -16,10 +16,19 @@ pub const BLOCK_THREADS: u32 = 128;
 /// q4.3's 0.345 → 0.334, but q4.1's (a direct table in shared memory) 0.561 → 0.590, the
 /// lean q1.x probes 2–4% slower and TPC-H SF 10's kernels 47.1 → 49.5 ms: hence the rule.
 /// A kernel tile of 512 threads stays within two zones of the zone bitmap (at most 4 items
-/// a thread: 2,048 rows), and kernels reading bit-packed or run columns keep 128 (their
-/// layout is laid out for [`BLOCK_THREADS`]). `TESSERA_EXP_WIDE_BLOCKS=0` keeps 128
+/// a thread: 2,048 rows); kernels reading packed columns keep 128, and those reading
+/// bit-packed or run columns (laid out for [`BLOCK_THREADS`]) read each tile in parts of
+/// 128 threads (`Experiments::compact_wide`). `TESSERA_EXP_WIDE_BLOCKS=0` keeps 128
 /// everywhere.
 pub const WIDE_BLOCK_THREADS: u32 = 512;
+
+/// The fewest items a thread for which a column of runs keeps its directory words one a
+/// lane (`Experiments::runs_lanes`). SSB SF 20 over compact columns on an H200
+/// (2026-11-30e run 5, 3 rounds in turns): the lean q1.x probes (8 items, 72 registers
+/// instead of 94) took 0.342 / 0.274 / 0.222 ms against 0.358 / 0.276 / 0.243 with the
+/// pairs in every lane; the star joins (2 items: 4 registers held, against 1) did not
+/// gain, and the shuffles cost q3.1 0.529 → 0.590 ms and q4.2 0.589 → 0.625.
+pub const RUNS_LANES_MIN_ITEMS: u32 = 4;
 
 /// Rows per thread per tile for pipelines with at most one probe (Crystal's 128 × 4 tile).
 ///
@@ -221,11 +230,26 @@ pub struct Experiments {
     /// arrays padded to their width's bytes: 0.50 ms) brings it back (runs 6–8); the cause
     /// is in the compiled code, not yet found.
     pub narrow_payloads: u32,
+    /// A column of runs loaded up front by a kernel of at least [`RUNS_LANES_MIN_ITEMS`]
+    /// items a thread keeps a warp's directory words for a tile one word a lane
+    /// (`tessera_runs_dir_lane`), each item's pair shuffled out where its values are
+    /// read, instead of every lane holding every item's pair (2 registers an item: 16 of
+    /// SSB q1.1's 94 over compact columns). `TESSERA_EXP_RUNS_LANES=0` keeps the pairs in
+    /// every lane, as before.
+    pub runs_lanes: bool,
+    /// Kernels reading bit-packed columns or columns of runs may take wide blocks
+    /// (`codegen::block_threads`), each group of [`BLOCK_THREADS`] threads reading its
+    /// part of a tile as a block of that many would (`tessera_part`). SSB SF 20 over
+    /// compact columns on an H200 (2026-11-30e run 6, 3 rounds in turns): q3.1's kernels
+    /// 0.581 → 0.536 ms and q4.2's 0.595 → 0.578, but q3.2's 0.367 → 0.379 and q4.3's
+    /// 0.361 → 0.389; the 13 queries' 4.949 → 4.912 ms. `TESSERA_EXP_COMPACT_WIDE=0` keeps
+    /// them at [`BLOCK_THREADS`], as before.
+    pub compact_wide: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, compact_wide: true }
     }
 }
 
@@ -267,6 +291,8 @@ impl Experiments {
             merge_sink: var("TESSERA_EXP_MERGE_SINK").map_or(d.merge_sink, |v| v != "0"),
             wide_blocks: var("TESSERA_EXP_WIDE_BLOCKS").map_or(d.wide_blocks, |v| v != "0"),
             narrow_payloads: var("TESSERA_EXP_NARROW_PAYLOADS").and_then(|v| v.parse().ok()).unwrap_or(d.narrow_payloads),
+            runs_lanes: var("TESSERA_EXP_RUNS_LANES").map_or(d.runs_lanes, |v| v != "0"),
+            compact_wide: var("TESSERA_EXP_COMPACT_WIDE").map_or(d.compact_wide, |v| v != "0"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

@@ -93,9 +93,17 @@ pub struct Shape<'a> {
     /// `unsigned` rows made SSB q1.3's probe loop 558 → 672 SASS instructions and its
     /// kernel 0.140 → 0.185 ms on the H200 (2026-11-28g run 1).
     pub index32: bool,
+    /// Whether a column of runs loaded up front keeps a warp's directory words one word
+    /// a lane (`Experiments::runs_lanes`), where the kernel has from
+    /// `options::RUNS_LANES_MIN_ITEMS` to 16 items a thread (2 words an item).
+    pub runs_lanes: bool,
+    /// Whether a kernel of more than `BLOCK_THREADS` threads a block splits each tile
+    /// among its groups of `BLOCK_THREADS` (`tessera_part`): set where it reads a
+    /// bit-packed column or one of runs, which are laid out for such blocks.
+    pub parts: bool,
     /// Threads a block: [`BLOCK_THREADS`], or `options::WIDE_BLOCK_THREADS` where
-    /// `codegen::block_threads` says (never with bit-packed or run columns, whose layout
-    /// is laid out for [`BLOCK_THREADS`]).
+    /// `codegen::block_threads` says (with bit-packed or run columns, whose layout is laid
+    /// out for [`BLOCK_THREADS`], read in parts: see `parts`).
     pub threads: u32,
     /// Whether a whole tile's last stage may run in the next tile's iteration
     /// (`Experiments::carry`, see [`carried`]).
@@ -178,7 +186,22 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     if shape.index32 {
         let _ = writeln!(src, "    const int nrows = (int)rows;");
     }
-    let row = |tile: &str| if shape.index32 { format!("{tile} + (int)threadIdx.x + i * {threads}") } else { format!("{tile} + threadIdx.x + (long long)i * {threads}") };
+    // Bit-packed columns and columns of runs are laid out for blocks of `BLOCK_THREADS`: a
+    // kernel of larger blocks reading them (`Shape::parts`) splits each tile among its
+    // groups of that many threads, each group's items its part's rows as a block of
+    // `BLOCK_THREADS` would take them (`tessera_part`); `lb` is the threads a tile or
+    // part is striped over.
+    let parts = shape.parts && threads > BLOCK_THREADS;
+    let lb = if parts { BLOCK_THREADS } else { threads };
+    let part = |tile: &str| if parts { format!("tessera_part<{lb}, ITEMS>({tile})") } else { tile.to_string() };
+    // The helpers' flag for a kernel read in parts (`tessera_thread_in`).
+    let pt = if parts { ", true" } else { "" };
+    let row = |tile: &str| match (parts, shape.index32) {
+        (false, true) => format!("{tile} + (int)threadIdx.x + i * {threads}"),
+        (false, false) => format!("{tile} + threadIdx.x + (long long)i * {threads}"),
+        (true, true) => format!("{} + (int)(threadIdx.x % {lb}u) + i * {lb}", part(tile)),
+        (true, false) => format!("{} + (long long)(threadIdx.x % {lb}u) + (long long)i * {lb}", part(tile)),
+    };
     let stride = format!("({tt})gridDim.x * {tile_items}{ll}");
     if let Some(d) = deferral {
         let warps = threads / 32;
@@ -247,6 +270,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // (`RUNS_DIRECTORY_PAD`); rows in a tile's items lie a whole number of 32 apart, so
     // each lane's mask of the rows of its 32 up to its own is the same for every item
     // (`rl`).
+    // (Held one word a lane where `Shape::runs_lanes`: a warp's 2 × ITEMS words.)
+    let runs_lanes = shape.runs_lanes && (super::options::RUNS_LANES_MIN_ITEMS..=16).contains(&items);
     let runs_loads = |indent: &str, tile: &str, first: bool| -> String {
         if runs_eager.is_empty() {
             return String::new();
@@ -258,6 +283,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                     // The loop's first tile: read alone, as any load of the column is.
                     let (open, close) = super::scan::load_parts(*c, &shape.cols[*c], shape.column_loads != 0);
                     format!(" if (r < rows) n{n}[i] = {open}r{close};")
+                } else if runs_lanes {
+                    format!(" n{n}[i] = {}tessera_runs_value_lane(col{c}_runs, nd{n}, i, rl));", super::scan::reference_add(*c, &shape.cols[*c]))
                 } else {
                     format!(" n{n}[i] = {}tessera_runs_value(col{c}_runs, nd{n}[i], rl));", super::scan::reference_add(*c, &shape.cols[*c]))
                 }
@@ -272,9 +299,13 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         let dirs: String = runs_eager
             .iter()
             .map(|(n, c)| {
+                if runs_lanes {
+                    return format!("{indent}    nd{n} = tessera_runs_dir_lane<ITEMS, {}{pt}>(col{c}, {});\n", lb / 32, part("after"));
+                }
                 format!(
-                    "{indent}    const uint2* __restrict__ rd{n} = tessera_runs_dirs(col{c}, after);\n{indent}    #pragma unroll\n{indent}    for (int i = 0; i < ITEMS; ++i) nd{n}[i] = __ldg(rd{n} + i * {});\n",
-                    threads / 32
+                    "{indent}    const uint2* __restrict__ rd{n} = tessera_runs_dirs<{lb}{pt}>(col{c}, {});\n{indent}    #pragma unroll\n{indent}    for (int i = 0; i < ITEMS; ++i) nd{n}[i] = __ldg(rd{n} + i * {});\n",
+                    part("after"),
+                    lb / 32
                 )
             })
             .collect();
@@ -326,7 +357,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             .iter()
             .flat_map(|(n, c, per, w, _)| {
                 (0..items / per).map(move |k| {
-                    let r = format!("{tile} + {}{ll} + tessera_word_row<{per}, {threads}>()", k * per * threads);
+                    let r = format!("{} + {}{ll} + tessera_word_row<{per}, {lb}{pt}>()", part(tile), k * per * lb);
                     if guard {
                         format!(" {{ const long long r = {r}; nw{n}[{k}] = r < rows ? tessera_word_load<{w}>(col{c}, r, rows) : 0u; }}")
                     } else {
@@ -343,7 +374,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             .iter()
             .map(|(n, c, w, loads)| {
                 let loads: String = (0..*loads).map(|k| format!(" nb{n}[{k}] = __ldg(bw + {});", k * BLOCK_THREADS)).collect();
-                let body = format!(" {{ const unsigned int* __restrict__ bw = tessera_bits_base<{w}, {BLOCK_THREADS}>(col{c}, {tile});{loads} }}");
+                let body = format!(" {{ const unsigned int* __restrict__ bw = tessera_bits_base<{w}, {BLOCK_THREADS}{pt}>(col{c}, {});{loads} }}", part(tile));
                 if guard { format!(" if ({tile} < rows){body}") } else { body }
             })
             .collect();
@@ -378,7 +409,11 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         }
         for (n, c) in &runs_eager {
             let _ = writeln!(src, "    {} n{n}[ITEMS] = {{}};", shape.cols[*c].width.c());
-            let _ = writeln!(src, "    uint2 nd{n}[ITEMS] = {{}};");
+            if runs_lanes {
+                let _ = writeln!(src, "    unsigned int nd{n} = 0u;");
+            } else {
+                let _ = writeln!(src, "    uint2 nd{n}[ITEMS] = {{}};");
+            }
         }
         if !packed_eager.is_empty() {
             let _ = writeln!(src, "    {{");
@@ -496,7 +531,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 for (n, _, w, _) in &bit_eager {
                     let _ = writeln!(
                         src,
-                        "        unsigned int db{n}[ITEMS]; tessera_bits_take<{w}, ITEMS>(nb{n}, tessera_bits_shift<{w}, {BLOCK_THREADS}>(tile), db{n});"
+                        "        unsigned int db{n}[ITEMS]; tessera_bits_take<{w}, ITEMS>(nb{n}, tessera_bits_shift<{w}, {BLOCK_THREADS}>({}), db{n});",
+                        part("tile")
                     );
                 }
                 let _ = writeln!(src, "        #pragma unroll");

@@ -633,6 +633,43 @@ fn star_joins_into_global_arrays_take_wide_blocks() {
     }
 }
 
+/// A star join into global arrays over bit-packed columns and columns of runs (laid out
+/// for 128-thread blocks) takes wide blocks too, each group of 128 threads reading its
+/// part of the tile (`tessera_part`): its rows, its bit-packed words and shift, its
+/// directory words at 128 threads' strides; with `Experiments::compact_wide` off, or
+/// over a packed column, 128 threads as before. The kernels compile.
+#[test]
+fn wide_star_joins_read_compact_columns_in_parts() {
+    let (mut p, mut cols, tables) = star();
+    if let Sink::Aggregate(a) = &mut p.sink {
+        a.strategy = GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max: 199_999 }] };
+    }
+    cols[0].narrow = Some(Narrow::Bits(9));
+    cols[2].narrow = Some(Narrow::Runs { value: 2, per_run: 4 });
+    let with = |cols: &[GpuColumn], experiments: Experiments| generate_with(&p, cols, &tables, KernelOptions { literals: Literals::Inline, items_per_thread: None, experiments }).unwrap();
+    let mut eager = Experiments { eager_min_sectors: 0.0, ..Experiments::default() };
+    let k = with(&cols, eager);
+    assert_eq!((k.block_threads, k.items_per_thread), (WIDE_BLOCK_THREADS, ITEMS_PER_THREAD_MANY_PROBES));
+    let src = &k.source;
+    assert!(src.contains("__launch_bounds__(512)") && src.contains("gridDim.x * 1024"), "{src}");
+    assert!(src.contains("tessera_part<128, ITEMS>(tile) + (int)(threadIdx.x % 128u) + i * 128"), "{src}");
+    assert!(src.contains("tessera_bits_base<9, 128, true>(col0, tessera_part<128, ITEMS>(next))"), "{src}");
+    assert!(src.contains("tessera_bits_shift<9, 128>(tessera_part<128, ITEMS>(tile))"), "{src}");
+    assert!(src.contains("tessera_runs_dirs<128, true>(col2, tessera_part<128, ITEMS>(after))") && src.contains("__ldg(rdc2 + i * 4)"), "{src}");
+    eager.compact_wide = false;
+    let narrow = with(&cols, eager);
+    assert_eq!(narrow.block_threads, BLOCK_THREADS);
+    assert!(!narrow.source.contains("tessera_part") && narrow.source.contains("i * 128"), "{}", narrow.source);
+    let mut packed = cols.clone();
+    packed[1].packed = true;
+    assert_eq!(with(&packed, Experiments::default()).block_threads, BLOCK_THREADS);
+    if crate::test_support::nvrtc_or_skip("wide kernels over compact columns compile with NVRTC") {
+        for k in [&k, &narrow] {
+            crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+        }
+    }
+}
+
 /// `Experiments::merge_sink` (the default): a star join summing into global arrays adds
 /// each item's value in the loop that loaded its payloads (one loop over the items fewer,
 /// the same statements), and still compiles; a kernel into a shared direct table is left
@@ -1447,8 +1484,8 @@ fn runs_are_chosen_where_they_take_half_the_bits() {
 
 /// A column of runs is read through its directory (`col{i}`, `uint32_t` words) and run
 /// values (`col{i}_runs`, a parameter after the references): where first used by
-/// `tessera_runs_get`, up front pipelined over tiles (`tessera_runs_dir` a tile before
-/// `tessera_runs_value`); the kernels compile.
+/// `tessera_runs_get`, up front pipelined over tiles (the directory words a tile before
+/// `tessera_runs_value_lane`, or `tessera_runs_value`); the kernels compile.
 #[test]
 fn runs_columns_read_their_directory() {
     let (p, mut cols, tables) = star();
@@ -1459,14 +1496,24 @@ fn runs_columns_read_their_directory() {
     options.experiments.eager_min_sectors = 0.0;
     let eager = generate_with(&p, &cols, &tables, options).unwrap();
     // Up front, pipelined two tiles deep: the next tile's values from the directory words
-    // loaded an iteration before, the words of the tile after it.
+    // loaded an iteration before, the words of the tile after it; with 2 items a thread
+    // every item's pair in every lane.
     assert!(eager.source.contains("uint2 ndc0[ITEMS] = {};") && eager.source.contains("uint2 ndc2[ITEMS] = {};"), "{}", eager.source);
     assert!(eager.source.contains("nc0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_runs_value(col0_runs, ndc0[i], rl));"), "{}", eager.source);
     assert!(eager.source.contains("if (const int after = next + (int)gridDim.x * 256; after < rows) {"), "{}", eager.source);
-    assert!(eager.source.contains("const uint2* __restrict__ rdc2 = tessera_runs_dirs(col2, after);"), "{}", eager.source);
+    assert!(eager.source.contains("const uint2* __restrict__ rdc2 = tessera_runs_dirs<128>(col2, after);"), "{}", eager.source);
     assert!(eager.source.contains("for (int i = 0; i < ITEMS; ++i) ndc2[i] = __ldg(rdc2 + i * 4);"), "{}", eager.source);
+    // With 4 items a thread, held one word a lane (`Experiments::runs_lanes`), unless off.
+    options.items_per_thread = Some(4);
+    let laned = generate_with(&p, &cols, &tables, options).unwrap();
+    options.experiments.runs_lanes = false;
+    let pairs = generate_with(&p, &cols, &tables, options).unwrap();
+    assert!(laned.source.contains("unsigned int ndc0 = 0u;") && laned.source.contains("unsigned int ndc2 = 0u;"), "{}", laned.source);
+    assert!(laned.source.contains("nc0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_runs_value_lane(col0_runs, ndc0, i, rl));"), "{}", laned.source);
+    assert!(laned.source.contains("ndc2 = tessera_runs_dir_lane<ITEMS, 4>(col2, after);"), "{}", laned.source);
+    assert!(pairs.source.contains("uint2 ndc0[ITEMS] = {};") && !pairs.source.contains("tessera_runs_dir_lane"), "{}", pairs.source);
     assert!(!late.source.contains("tessera_runs_value"), "{}", late.source);
-    for k in [&late, &eager] {
+    for k in [&late, &eager, &laned, &pairs] {
         let src = &k.source;
         assert!(src.contains("const uint32_t* __restrict__ col0,") && src.contains("const uint16_t* __restrict__ col0_runs,"), "{src}");
         assert!(src.contains("const uint32_t* __restrict__ col2_runs"), "{src}");
@@ -1477,7 +1524,7 @@ fn runs_columns_read_their_directory() {
         assert!(at("0").unwrap() > last_ref && at("2").unwrap() == at("0").unwrap() + 1);
     }
     if crate::test_support::nvrtc_or_skip("kernels over columns of runs compile with NVRTC") {
-        for k in [&late, &eager] {
+        for k in [&late, &eager, &laned, &pairs] {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}
 {}", k.source);
@@ -1497,7 +1544,7 @@ fn runs_columns_skip_the_tiles_zone_bitmaps_rule_out() {
     options.experiments.eager_min_sectors = 0.0;
     let k = generate_with(&grouped(10, AggFunc::Sum), &c, &[], options).unwrap();
     let src = &k.source;
-    assert!(k.params.contains(&Param::Zones) && src.contains("tessera_runs_value(col1_runs"), "{src}");
+    assert!(k.params.contains(&Param::Zones) && src.contains("tessera_runs_value_lane(col1_runs"), "{src}");
     // The first tile's values, read alone, and the loop's next tile's, from directories.
     assert!(src.contains("    { const bool zr = tessera_zone_pass<512>(zones, tile, rows);\n    #pragma unroll\n"), "{src}");
     assert!(src.contains("        { const bool zr = tessera_zone_pass<512>(zones, next, rows);\n        #pragma unroll\n"), "{src}");
