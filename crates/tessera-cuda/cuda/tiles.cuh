@@ -587,7 +587,8 @@ __device__ __forceinline__ unsigned int tessera_runs_dir_lane(const unsigned int
     static_assert(2 * I <= 32, "two words an item, one a lane");
     const unsigned int lane = threadIdx.x & 31u;
     if (lane >= 2u * I) return 0u;
-    return __ldg(dir + 2 * ((tile >> 5) + (T)(tessera_thread_in<32 * W, PARTS>() >> 5) + (T)(lane >> 1) * W) + (lane & 1u));
+    const uint2* pair = tessera_runs_dirs<32 * W, PARTS>(dir, tile) + (lane >> 1) * W;
+    return __ldg(reinterpret_cast<const unsigned int*>(pair) + (lane & 1u));
 }
 
 // Item i's value of a column of runs from directory words held one a lane (`w`,

@@ -163,7 +163,7 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // up front its directory words are loaded a tile ahead (SSB SF 20 q1.3 over compact
     // columns, its dates in runs read a row at a time: 364 µs and 196 M instructions
     // against 135 µs and 75 M byte-narrowed; H200, 2026-11-30d run 12).
-    let laid_out = eager.iter().any(|&c| cols[c].bit_width().is_some() || matches!(cols[c].narrow, Some(Narrow::Runs { .. })) && !cols[c].packed);
+    let laid_out = eager.iter().any(|&c| compact(&cols[c]));
     if eager.len() < 2 && !laid_out {
         return Ok(kernel);
     }
@@ -219,7 +219,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         column_loads: options.experiments.column_loads,
         index32: index32(pipeline, options),
         runs_lanes: options.experiments.runs_lanes,
-        parts: cols.iter().any(compact),
+        parts: threads > BLOCK_THREADS && cols.iter().any(compact),
         carry: options.experiments.carry,
         threads,
     };

@@ -97,9 +97,9 @@ pub struct Shape<'a> {
     /// a lane (`Experiments::runs_lanes`), where the kernel has from
     /// `options::RUNS_LANES_MIN_ITEMS` to 16 items a thread (2 words an item).
     pub runs_lanes: bool,
-    /// Whether a kernel of more than `BLOCK_THREADS` threads a block splits each tile
-    /// among its groups of `BLOCK_THREADS` (`tessera_part`): set where it reads a
-    /// bit-packed column or one of runs, which are laid out for such blocks.
+    /// Whether the kernel, of more than `BLOCK_THREADS` threads a block, splits each tile
+    /// among its groups of `BLOCK_THREADS` (`tessera_part`): set where such a kernel
+    /// reads a bit-packed column or one of runs, which are laid out for such groups.
     pub parts: bool,
     /// Threads a block: [`BLOCK_THREADS`], or `options::WIDE_BLOCK_THREADS` where
     /// `codegen::block_threads` says (with bit-packed or run columns, whose layout is laid
@@ -191,7 +191,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // groups of that many threads, each group's items its part's rows as a block of
     // `BLOCK_THREADS` would take them (`tessera_part`); `lb` is the threads a tile or
     // part is striped over.
-    let parts = shape.parts && threads > BLOCK_THREADS;
+    let parts = shape.parts;
     let lb = if parts { BLOCK_THREADS } else { threads };
     let part = |tile: &str| if parts { format!("tessera_part<{lb}, ITEMS>({tile})") } else { tile.to_string() };
     // The helpers' flag for a kernel read in parts (`tessera_thread_in`).
