@@ -218,7 +218,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         sel_bool: options.experiments.sel_bool,
         column_loads: options.experiments.column_loads,
         index32: index32(pipeline, options),
-        runs_lanes: options.experiments.runs_lanes,
+        runs_lanes: options.experiments.runs_lanes && (options::RUNS_LANES_MIN_ITEMS..=16).contains(&items),
         parts: threads > BLOCK_THREADS && cols.iter().any(compact),
         carry: options.experiments.carry,
         threads,

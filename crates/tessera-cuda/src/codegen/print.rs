@@ -94,8 +94,8 @@ pub struct Shape<'a> {
     /// kernel 0.140 → 0.185 ms on the H200 (2026-11-28g run 1).
     pub index32: bool,
     /// Whether a column of runs loaded up front keeps a warp's directory words one word
-    /// a lane (`Experiments::runs_lanes`), where the kernel has from
-    /// `options::RUNS_LANES_MIN_ITEMS` to 16 items a thread (2 words an item).
+    /// a lane (`Experiments::runs_lanes`): set where the kernel has from
+    /// `options::RUNS_LANES_MIN_ITEMS` to 16 items a thread (2 words an item, 32 lanes).
     pub runs_lanes: bool,
     /// Whether the kernel, of more than `BLOCK_THREADS` threads a block, splits each tile
     /// among its groups of `BLOCK_THREADS` (`tessera_part`): set where such a kernel
@@ -271,7 +271,6 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // each lane's mask of the rows of its 32 up to its own is the same for every item
     // (`rl`).
     // (Held one word a lane where `Shape::runs_lanes`: a warp's 2 × ITEMS words.)
-    let runs_lanes = shape.runs_lanes && (super::options::RUNS_LANES_MIN_ITEMS..=16).contains(&items);
     let runs_loads = |indent: &str, tile: &str, first: bool| -> String {
         if runs_eager.is_empty() {
             return String::new();
@@ -283,7 +282,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                     // The loop's first tile: read alone, as any load of the column is.
                     let (open, close) = super::scan::load_parts(*c, &shape.cols[*c], shape.column_loads != 0);
                     format!(" if (r < rows) n{n}[i] = {open}r{close};")
-                } else if runs_lanes {
+                } else if shape.runs_lanes {
                     format!(" n{n}[i] = {}tessera_runs_value_lane(col{c}_runs, nd{n}, i, rl));", super::scan::reference_add(*c, &shape.cols[*c]))
                 } else {
                     format!(" n{n}[i] = {}tessera_runs_value(col{c}_runs, nd{n}[i], rl));", super::scan::reference_add(*c, &shape.cols[*c]))
@@ -299,7 +298,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         let dirs: String = runs_eager
             .iter()
             .map(|(n, c)| {
-                if runs_lanes {
+                if shape.runs_lanes {
                     return format!("{indent}    nd{n} = tessera_runs_dir_lane<ITEMS, {}{pt}>(col{c}, {});\n", lb / 32, part("after"));
                 }
                 format!(
@@ -409,7 +408,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         }
         for (n, c) in &runs_eager {
             let _ = writeln!(src, "    {} n{n}[ITEMS] = {{}};", shape.cols[*c].width.c());
-            if runs_lanes {
+            if shape.runs_lanes {
                 let _ = writeln!(src, "    unsigned int nd{n} = 0u;");
             } else {
                 let _ = writeln!(src, "    uint2 nd{n}[ITEMS] = {{}};");
