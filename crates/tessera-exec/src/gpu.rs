@@ -3047,22 +3047,27 @@ fn narrow_range(table: &LoadedTable, c: usize, col: &GpuColumn) -> Option<(i64, 
 /// is 2.4 GB: about 0.1 s at 25 GB/s, against its kernels' 1.4–1.6 ms).
 const COMPACT_TABLE_SHARE: usize = 2;
 
-/// Bytes `table`'s columns take on the GPU plain: a row's fixed-width values (dictionary
-/// codes for dictionary-encoded strings) times its rows; strings without a dictionary
-/// count their offsets.
+/// Bytes `table`'s columns take on the GPU plain, as placement sends them
+/// (`plan_pipeline`): dictionary codes in 32 bits, other values at their [`Width`]
+/// (8/16-bit integers widened to 32, decimals in 64), strings without a dictionary their
+/// 64-bit offsets (their bytes beside them are not counted); types the GPU does not take
+/// count nothing.
 fn plain_gpu_bytes(table: &LoadedTable) -> usize {
-    let row: usize = table
-        .physical_schema
-        .fields()
-        .iter()
-        .map(|f| match f.data_type() {
-            DataType::Dictionary(..) | DataType::Utf8 | DataType::Int32 | DataType::Date32 | DataType::UInt32 | DataType::Float32 => 4,
-            DataType::Int8 | DataType::UInt8 | DataType::Boolean => 1,
-            DataType::Int16 | DataType::UInt16 => 2,
-            _ => 8,
-        })
-        .sum();
+    let row: usize = table.physical_schema.fields().iter().map(|f| plain_gpu_width(f.data_type())).sum();
     row.saturating_mul(table.rows)
+}
+
+/// Bytes a value of a stored column of type `dt` takes on the GPU plain (see
+/// [`plain_gpu_bytes`]).
+fn plain_gpu_width(dt: &DataType) -> usize {
+    match dt {
+        DataType::Dictionary(..) => Width::I32.bytes(),
+        dt => match tessera_ir::ir_type(dt) {
+            Some(Type::Utf8) => Width::Str.bytes(),
+            Some(t) => codegen::width_of(t).map_or(0, Width::bytes),
+            None => 0,
+        },
+    }
 }
 
 /// Whether `table`'s integer columns go up compact (bit-packed, in runs where those pay:
@@ -4083,6 +4088,27 @@ mod tests {
         // Rows 5..100 valid, across whole words.
         let parts: Vec<ArrayRef> = vec![Arc::new(Int32Array::from(vec![None::<i32>; 5])), Arc::new(Int32Array::from_iter_values(0..95))];
         assert_eq!(host_validity(&parts), vec![!0u32 << 5, u32::MAX, u32::MAX, (1u32 << 4) - 1]);
+    }
+
+    /// A table's plain bytes on the GPU are its values at the widths placement sends
+    /// them in: small integers widened to 32 bits, decimals in 64, dictionary codes in 32,
+    /// strings' offsets in 64, types the GPU does not take nothing.
+    #[test]
+    fn plain_gpu_bytes_count_the_widths_placement_sends() {
+        let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        let widths: Vec<usize> = [DataType::Int8, DataType::Int16, DataType::Int32, DataType::Date32, DataType::Int64, DataType::Decimal128(15, 2), DataType::Decimal128(38, 2), dict, DataType::Utf8, DataType::Float64, DataType::Boolean]
+            .iter()
+            .map(plain_gpu_width)
+            .collect();
+        assert_eq!(widths, [4, 4, 4, 4, 8, 8, 0, 4, 8, 8, 0]);
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("a", DataType::Int16, false), arrow::datatypes::Field::new("b", DataType::Int64, false)]));
+        let batch = arrow::array::RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(arrow::array::Int16Array::from(vec![1, 2, 3])), Arc::new(Int64Array::from(vec![4, 5, 6]))]).unwrap();
+        let table = LoadedTable::from_batches("t".into(), schema, vec![batch]);
+        assert_eq!(plain_gpu_bytes(&table), 3 * (4 + 8));
+        // Over half the limit the table goes up compact; without a known limit, never.
+        assert!(compact_table(&table, Some(2 * 36 - 1)));
+        assert!(!compact_table(&table, Some(2 * 36)));
+        assert!(!compact_table(&table, None));
     }
 
     /// Whether a column holds NULLs is what its data says, not its field: a nullable

@@ -219,6 +219,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         column_loads: options.experiments.column_loads,
         index32: index32(pipeline, options),
         runs_lanes: options.experiments.runs_lanes && (options::RUNS_LANES_MIN_ITEMS..=16).contains(&items),
+        runs_distances: options.experiments.runs_distances,
         parts: threads > BLOCK_THREADS && cols.iter().any(compact),
         carry: options.experiments.carry,
         threads,

@@ -237,6 +237,11 @@ pub struct Experiments {
     /// SSB q1.1's 94 over compact columns). `TESSERA_EXP_RUNS_LANES=0` keeps the pairs in
     /// every lane, as before.
     pub runs_lanes: bool,
+    /// A column of runs loaded up front keeps the next tile's distances in its registers,
+    /// the reference added where the tile takes them (`print.rs`), so the sum does not
+    /// wait for the loads. `TESSERA_EXP_RUNS_DISTANCES=0` adds it as they are read, as
+    /// before.
+    pub runs_distances: bool,
     /// Kernels reading bit-packed columns or columns of runs may take wide blocks
     /// (`codegen::block_threads`), each group of [`BLOCK_THREADS`] threads reading its
     /// part of a tile as a block of that many would (`tessera_part`). SSB SF 20 over
@@ -249,7 +254,7 @@ pub struct Experiments {
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, compact_wide: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true }
     }
 }
 
@@ -292,6 +297,7 @@ impl Experiments {
             wide_blocks: var("TESSERA_EXP_WIDE_BLOCKS").map_or(d.wide_blocks, |v| v != "0"),
             narrow_payloads: var("TESSERA_EXP_NARROW_PAYLOADS").and_then(|v| v.parse().ok()).unwrap_or(d.narrow_payloads),
             runs_lanes: var("TESSERA_EXP_RUNS_LANES").map_or(d.runs_lanes, |v| v != "0"),
+            runs_distances: var("TESSERA_EXP_RUNS_DISTANCES").map_or(d.runs_distances, |v| v != "0"),
             compact_wide: var("TESSERA_EXP_COMPACT_WIDE").map_or(d.compact_wide, |v| v != "0"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }

@@ -97,6 +97,9 @@ pub struct Shape<'a> {
     /// a lane (`Experiments::runs_lanes`): set where the kernel has from
     /// `options::RUNS_LANES_MIN_ITEMS` to 16 items a thread (2 words an item, 32 lanes).
     pub runs_lanes: bool,
+    /// Whether a column of runs loaded up front keeps distances in its registers, the
+    /// reference added where a tile takes them (`Experiments::runs_distances`).
+    pub runs_distances: bool,
     /// Whether the kernel, of more than `BLOCK_THREADS` threads a block, splits each tile
     /// among its groups of `BLOCK_THREADS` (`tessera_part`): set where such a kernel
     /// reads a bit-packed column or one of runs, which are laid out for such groups.
@@ -278,15 +281,16 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         let reads: String = runs_eager
             .iter()
             .map(|(n, c)| {
-                if first {
-                    // The loop's first tile: read alone, as any load of the column is.
-                    let (open, close) = super::scan::load_parts(*c, &shape.cols[*c], shape.column_loads != 0);
-                    format!(" if (r < rows) n{n}[i] = {open}r{close};")
+                let read = if first {
+                    // The loop's first tile: read alone.
+                    format!("tessera_runs_get(col{c}, col{c}_runs, r)")
                 } else if shape.runs_lanes {
-                    format!(" n{n}[i] = {}tessera_runs_value_lane(col{c}_runs, nd{n}, i, rl));", super::scan::reference_add(*c, &shape.cols[*c]))
+                    format!("tessera_runs_value_lane(col{c}_runs, nd{n}, i, rl)")
                 } else {
-                    format!(" n{n}[i] = {}tessera_runs_value(col{c}_runs, nd{n}[i], rl));", super::scan::reference_add(*c, &shape.cols[*c]))
-                }
+                    format!("tessera_runs_value(col{c}_runs, nd{n}[i], rl)")
+                };
+                let read = if shape.runs_distances { read } else { format!("{}{read})", super::scan::reference_add(*c, &shape.cols[*c])) };
+                if first { format!(" if (r < rows) n{n}[i] = {read};") } else { format!(" n{n}[i] = {read};") }
             })
             .collect();
         let r = if first { format!(" const long long r = {};", row(tile)) } else { String::new() };
@@ -406,8 +410,13 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             // One word more than the values span (`tessera_bits_take` reads it, as 0).
             let _ = writeln!(src, "    unsigned int nb{n}[{}] = {{}};", (items * w).div_ceil(32) + 1);
         }
+        // A column of runs' registers hold the next tile's distances, its reference added
+        // where the tile takes them: added as they were read, the sum waited for the loads
+        // at once (SSB SF 20 q1.1's probe over compact columns spent 15% of its stall
+        // samples on it, 2026-11-30g run 2).
         for (n, c) in &runs_eager {
-            let _ = writeln!(src, "    {} n{n}[ITEMS] = {{}};", shape.cols[*c].width.c());
+            let width = shape.cols[*c].width;
+            let _ = writeln!(src, "    {} n{n}[ITEMS] = {{}};", if shape.runs_distances { width.unsigned_c() } else { width.c() });
             if shape.runs_lanes {
                 let _ = writeln!(src, "    unsigned int nd{n} = 0u;");
             } else {
@@ -520,8 +529,14 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             });
             let take: String = plain_eager
                 .iter()
-                .chain(&runs_eager)
                 .map(|(n, _)| format!(" {n}[i] = n{n}[i];"))
+                .chain(runs_eager.iter().map(|(n, c)| {
+                    if shape.runs_distances {
+                        format!(" {n}[i] = {}n{n}[i]);", super::scan::reference_add(*c, &shape.cols[*c]))
+                    } else {
+                        format!(" {n}[i] = n{n}[i];")
+                    }
+                }))
                 .chain(packed_eager.iter().map(|(n, _)| format!(" w{n}[i] = pw{n}[i];")))
                 .chain(picks)
                 .chain(bit_picks)

@@ -1485,7 +1485,8 @@ fn runs_are_chosen_where_they_take_half_the_bits() {
 /// A column of runs is read through its directory (`col{i}`, `uint32_t` words) and run
 /// values (`col{i}_runs`, a parameter after the references): where first used by
 /// `tessera_runs_get`, up front pipelined over tiles (the directory words a tile before
-/// `tessera_runs_value_lane`, or `tessera_runs_value`); the kernels compile.
+/// `tessera_runs_value_lane`, or `tessera_runs_value`, into registers of distances); the
+/// kernels compile.
 #[test]
 fn runs_columns_read_their_directory() {
     let (p, mut cols, tables) = star();
@@ -1499,7 +1500,14 @@ fn runs_columns_read_their_directory() {
     // loaded an iteration before, the words of the tile after it; with 2 items a thread
     // every item's pair in every lane.
     assert!(eager.source.contains("uint2 ndc0[ITEMS] = {};") && eager.source.contains("uint2 ndc2[ITEMS] = {};"), "{}", eager.source);
-    assert!(eager.source.contains("nc0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_runs_value(col0_runs, ndc0[i], rl));"), "{}", eager.source);
+    // The registers hold distances, the reference added where the tile takes them.
+    assert!(eager.source.contains("uint32_t nc0[ITEMS] = {};") && eager.source.contains("nc0[i] = tessera_runs_value(col0_runs, ndc0[i], rl);"), "{}", eager.source);
+    assert!(eager.source.contains("if (r < rows) nc0[i] = tessera_runs_get(col0, col0_runs, r);"), "{}", eager.source);
+    assert!(eager.source.contains("c0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)nc0[i]);"), "{}", eager.source);
+    // Unless asked to add it as they are read (`Experiments::runs_distances`).
+    let summed = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { runs_distances: false, ..options.experiments }, ..options }).unwrap();
+    assert!(summed.source.contains("int32_t nc0[ITEMS] = {};") && summed.source.contains("c0[i] = nc0[i];"), "{}", summed.source);
+    assert!(summed.source.contains("nc0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_runs_value(col0_runs, ndc0[i], rl));"), "{}", summed.source);
     assert!(eager.source.contains("if (const int after = next + (int)gridDim.x * 256; after < rows) {"), "{}", eager.source);
     assert!(eager.source.contains("const uint2* __restrict__ rdc2 = tessera_runs_dirs<128>(col2, after);"), "{}", eager.source);
     assert!(eager.source.contains("for (int i = 0; i < ITEMS; ++i) ndc2[i] = __ldg(rdc2 + i * 4);"), "{}", eager.source);
@@ -1509,16 +1517,18 @@ fn runs_columns_read_their_directory() {
     options.experiments.runs_lanes = false;
     let pairs = generate_with(&p, &cols, &tables, options).unwrap();
     assert!(laned.source.contains("unsigned int ndc0 = 0u;") && laned.source.contains("unsigned int ndc2 = 0u;"), "{}", laned.source);
-    assert!(laned.source.contains("nc0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_runs_value_lane(col0_runs, ndc0, i, rl));"), "{}", laned.source);
+    assert!(laned.source.contains("nc0[i] = tessera_runs_value_lane(col0_runs, ndc0, i, rl);"), "{}", laned.source);
     assert!(laned.source.contains("ndc2 = tessera_runs_dir_lane<ITEMS, 4>(col2, after);"), "{}", laned.source);
     assert!(pairs.source.contains("uint2 ndc0[ITEMS] = {};") && !pairs.source.contains("tessera_runs_dir_lane"), "{}", pairs.source);
     assert!(!late.source.contains("tessera_runs_value"), "{}", late.source);
+    // Read a row alone where first used, a value: the distance added to the reference.
+    assert!(late.source.contains("(int32_t)((uint32_t)col0_ref + (uint32_t)tessera_runs_get(col0, col0_runs, r))"), "{}", late.source);
+    assert!(late.source.contains("(int64_t)((unsigned long long)col2_ref + (unsigned long long)tessera_runs_get(col2, col2_runs, r))"), "{}", late.source);
     for k in [&late, &eager, &laned, &pairs] {
         let src = &k.source;
         assert!(src.contains("const uint32_t* __restrict__ col0,") && src.contains("const uint16_t* __restrict__ col0_runs,"), "{src}");
         assert!(src.contains("const uint32_t* __restrict__ col2_runs"), "{src}");
-        assert!(src.contains("(int32_t)((uint32_t)col0_ref + (uint32_t)tessera_runs_get(col0, col0_runs, r))"), "{src}");
-        assert!(src.contains("(int64_t)((unsigned long long)col2_ref + (unsigned long long)tessera_runs_get(col2, col2_runs, r))"), "{src}");
+        assert!(src.contains("tessera_runs_get(col0, col0_runs, r)") && src.contains("tessera_runs_get(col2, col2_runs, r)"), "{src}");
         let at = |name: &str| k.params.iter().position(|q| matches!(q, Param::RunValues { column, .. } if *column == if name == "0" { 0 } else { 2 }));
         let last_ref = k.params.iter().rposition(|q| matches!(q, Param::Reference { .. })).unwrap();
         assert!(at("0").unwrap() > last_ref && at("2").unwrap() == at("0").unwrap() + 1);
