@@ -98,8 +98,17 @@ fn lineorder_forms(query: &str, memory_limit: Option<usize>) -> Vec<Option<tesse
     lineorder_kernels(query, memory_limit).0
 }
 
+/// [`lineorder_kernels`] with `tessera.gpu_compact_tables` set to `compact`.
+fn lineorder_forms_with(query: &str, memory_limit: Option<usize>, compact: tessera_exec::gpu::CompactTables) -> Vec<Option<tessera_cuda::codegen::Narrow>> {
+    lineorder_kernels_with(query, memory_limit, compact).0
+}
+
 /// [`lineorder_forms`], and the sources of the kernels scanning `lineorder`.
 fn lineorder_kernels(query: &str, memory_limit: Option<usize>) -> (Vec<Option<tessera_cuda::codegen::Narrow>>, Vec<String>) {
+    lineorder_kernels_with(query, memory_limit, tessera_exec::gpu::CompactTables::Auto)
+}
+
+fn lineorder_kernels_with(query: &str, memory_limit: Option<usize>, compact: tessera_exec::gpu::CompactTables) -> (Vec<Option<tessera_cuda::codegen::Narrow>>, Vec<String>) {
     use std::collections::HashMap;
     use tessera_cuda::codegen::KernelOptions;
     use tessera_exec::gpu::{GpuQueryState, plan_kernel};
@@ -108,6 +117,7 @@ fn lineorder_kernels(query: &str, memory_limit: Option<usize>) -> (Vec<Option<te
     let (_, plan) = plans.iter().find(|(n, _)| *n == query).unwrap();
     let mut state = GpuQueryState::default();
     state.memory_limit = memory_limit;
+    state.compact = compact;
     let (mut shapes, mut forms, mut sources) = (HashMap::new(), Vec::new(), Vec::new());
     for p in plan.pipelines() {
         let table = scanned_table(&session, &manifest, p);
@@ -125,7 +135,8 @@ fn lineorder_kernels(query: &str, memory_limit: Option<usize>) -> (Vec<Option<te
 
 /// A stored table whose columns would take more than half the GPU memory limit plain goes
 /// up compact (bit-packed, or in runs), others narrowed to whole bytes: SSB SF 0.01's
-/// `lineorder` (60,000 rows, about 4 MB plain) under a 1 MB limit and under 1 GB.
+/// `lineorder` (60,000 rows, about 4 MB plain) under a 1 MB limit and under 1 GB; unless
+/// `tessera.gpu_compact_tables` says always or never.
 #[test]
 fn a_table_over_half_the_gpu_memory_limit_goes_up_compact() {
     use tessera_cuda::codegen::Narrow;
@@ -142,6 +153,12 @@ fn a_table_over_half_the_gpu_memory_limit_goes_up_compact() {
         // spanning more than 16 bits stays as it is).
         assert!(large.iter().all(|n| !compact(n)) && large.iter().any(Option::is_some), "{query} under 1 GB: {large:?}");
         assert_eq!(large, unknown, "{query}: an unknown limit is not a small one");
+        // `tessera.gpu_compact_tables` overrides the size: compact under any limit, or
+        // whole bytes under any.
+        use tessera_exec::gpu::CompactTables;
+        assert_eq!(lineorder_forms_with(query, Some(1 << 30), CompactTables::Always), small, "{query}: always");
+        assert_eq!(lineorder_forms_with(query, None, CompactTables::Always), small, "{query}: always, no limit known");
+        assert_eq!(lineorder_forms_with(query, Some(1 << 20), CompactTables::Never), large, "{query}: never");
     }
 }
 

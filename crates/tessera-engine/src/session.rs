@@ -579,7 +579,8 @@ impl Session {
     }
 
     /// The `tessera.device` setting; also applies `tessera.gpu_memory_limit`,
-    /// `tessera.kernel_literals` and `tessera.gpu_items_per_thread` to the GPU (called before every query run, so they take
+    /// `tessera.gpu_compact_tables`, `tessera.kernel_literals` and
+    /// `tessera.gpu_items_per_thread` to the GPU (called before every query run, so they take
     /// effect at the next query).
     /// Applies `tessera.dictionary_max_distinct` (when set) to a table being written.
     fn set_dictionary_max(&self, writer: &mut tessera_storage::TableWriter<'_, '_>) -> Result<()> {
@@ -629,8 +630,12 @@ impl Session {
                 )));
             }
         };
+        let compact = tessera_exec::gpu::CompactTables::parse(&options.gpu_compact_tables).ok_or_else(|| {
+            TesseraError::Plan(format!("tessera.gpu_compact_tables must be 'auto', 'always' or 'never', not '{}'", options.gpu_compact_tables))
+        })?;
         if device != DevicePref::Cpu {
             self.db.executor.set_gpu_memory_limit(limit);
+            self.db.executor.set_gpu_compact_tables(compact);
             self.db.executor.set_kernel_options(KernelOptions { literals, items_per_thread, ..KernelOptions::default() });
         }
         Ok(device)

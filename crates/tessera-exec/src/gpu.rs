@@ -482,6 +482,8 @@ pub struct GpuRuntime {
     columns: Mutex<ColumnCache>,
     /// The memory limit when no `tessera.gpu_memory_limit` is set.
     default_limit: usize,
+    /// Which stored tables go up compact (`tessera.gpu_compact_tables`).
+    compact: Mutex<CompactTables>,
     /// Runs of the last query, their kernel times still to be read from their events
     /// ([`GpuRuntime::last_runs`]).
     last_runs: Mutex<Vec<PendingRun>>,
@@ -830,6 +832,8 @@ pub struct GpuQueryState {
     /// without a GPU): a stored table taking more than half of it goes up compact
     /// ([`compact_table`]).
     pub memory_limit: Option<usize>,
+    /// Which stored tables go up compact when placement began ([`compact_table`]).
+    pub compact: CompactTables,
     /// The query's stream and the cached columns its kernels read (last: the tables
     /// above are freed first).
     lane: Lane,
@@ -914,6 +918,7 @@ impl GpuQueryState {
             result_layouts: Arc::clone(&self.result_layouts),
             kept: Arc::clone(&self.kept),
             memory_limit: self.memory_limit,
+            compact: self.compact,
             ..GpuQueryState::default()
         }
     }
@@ -1115,6 +1120,7 @@ impl GpuRuntime {
             device,
             kernels: KernelCache::new(kernel_dir),
             default_limit,
+            compact: Mutex::new(CompactTables::default()),
             columns: Mutex::new(ColumnCache::default()),
             last_runs: Mutex::new(Vec::new()),
             last_placement_ms: Mutex::new(0.0),
@@ -1169,7 +1175,20 @@ impl GpuRuntime {
     /// Generates the kernel for `p` if it can run on the GPU (see [`plan_kernel`]).
     pub fn plan(&self, p: &Pipeline, table: Option<&Arc<LoadedTable>>, state: &mut GpuQueryState, gpu_tables: &HashMap<HashTableId, GpuTable>) -> std::result::Result<GpuPipeline, Vec<Unsupported>> {
         state.memory_limit = Some(self.device.memory().limit());
+        state.compact = self.compact.lock().map(|c| *c).unwrap_or_default();
         plan_kernel(p, table, state, gpu_tables, self.kernel_options())
+    }
+
+    /// Which stored tables the next queries put up compact (`tessera.gpu_compact_tables`);
+    /// whether that changed.
+    pub fn set_compact_tables(&self, compact: CompactTables) -> bool {
+        match self.compact.lock() {
+            Ok(mut c) if *c != compact => {
+                *c = compact;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// How kernels are generated now.
@@ -3070,12 +3089,42 @@ fn plain_gpu_width(dt: &DataType) -> usize {
     }
 }
 
+/// Which stored tables go up compact (`tessera.gpu_compact_tables`, see [`compact_table`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CompactTables {
+    /// Those whose columns take more than 1/[`COMPACT_TABLE_SHARE`] of the GPU memory
+    /// limit plain.
+    #[default]
+    Auto,
+    /// Every one: the smallest footprint, for slower kernels.
+    Always,
+    /// None: whole bytes, the fastest kernels, for the largest footprint.
+    Never,
+}
+
+impl CompactTables {
+    /// The setting's value (`auto`, `always`, `never`; case-insensitive), or None.
+    pub fn parse(s: &str) -> Option<CompactTables> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(CompactTables::Auto),
+            "always" => Some(CompactTables::Always),
+            "never" => Some(CompactTables::Never),
+            _ => None,
+        }
+    }
+}
+
 /// Whether `table`'s integer columns go up compact (bit-packed, in runs where those pay:
 /// about half their plain bytes, SSB SF 100's 0.489x, but kernels 15–29% slower, see
-/// `ExecExperiments::narrow_runs`) rather than narrowed to whole bytes: when its columns
-/// take more than 1/[`COMPACT_TABLE_SHARE`] of the GPU memory `limit` plain.
-fn compact_table(table: &LoadedTable, limit: Option<usize>) -> bool {
-    limit.is_some_and(|l| plain_gpu_bytes(table) > l / COMPACT_TABLE_SHARE)
+/// `ExecExperiments::narrow_runs`) rather than narrowed to whole bytes: as `compact`
+/// says; by default when its columns take more than 1/[`COMPACT_TABLE_SHARE`] of the GPU
+/// memory `limit` plain.
+fn compact_table(table: &LoadedTable, limit: Option<usize>, compact: CompactTables) -> bool {
+    match compact {
+        CompactTables::Auto => limit.is_some_and(|l| plain_gpu_bytes(table) > l / COMPACT_TABLE_SHARE),
+        CompactTables::Always => true,
+        CompactTables::Never => false,
+    }
 }
 
 /// One array of every part's values in order, each part converted into its place by
@@ -3754,7 +3803,7 @@ pub fn plan_kernel(
     let mut cols = Vec::new();
     let mut dict_values = Vec::new();
     let table = table.ok_or_else(|| one(Site::Source, Reason::Inconsistent("table not loaded".into())))?;
-    let compact = compact_table(table, state.memory_limit);
+    let compact = compact_table(table, state.memory_limit, state.compact);
     for (&c, f) in scan.columns.iter().zip(&scan.fields) {
         let dict = match table.dictionary(c) {
             Ok(d) => d,
@@ -4105,10 +4154,16 @@ mod tests {
         let batch = arrow::array::RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(arrow::array::Int16Array::from(vec![1, 2, 3])), Arc::new(Int64Array::from(vec![4, 5, 6]))]).unwrap();
         let table = LoadedTable::from_batches("t".into(), schema, vec![batch]);
         assert_eq!(plain_gpu_bytes(&table), 3 * (4 + 8));
-        // Over half the limit the table goes up compact; without a known limit, never.
-        assert!(compact_table(&table, Some(2 * 36 - 1)));
-        assert!(!compact_table(&table, Some(2 * 36)));
-        assert!(!compact_table(&table, None));
+        // Over half the limit the table goes up compact; without a known limit, never;
+        // always or never where the setting says so.
+        let auto = CompactTables::default();
+        assert!(compact_table(&table, Some(2 * 36 - 1), auto));
+        assert!(!compact_table(&table, Some(2 * 36), auto));
+        assert!(!compact_table(&table, None, auto));
+        assert!(compact_table(&table, None, CompactTables::Always) && compact_table(&table, Some(1 << 40), CompactTables::Always));
+        assert!(!compact_table(&table, Some(1), CompactTables::Never));
+        let parsed: Vec<_> = ["auto", " Always ", "NEVER", "yes", ""].iter().map(|s| CompactTables::parse(s)).collect();
+        assert_eq!(parsed, [Some(auto), Some(CompactTables::Always), Some(CompactTables::Never), None, None]);
     }
 
     /// Whether a column holds NULLs is what its data says, not its field: a nullable

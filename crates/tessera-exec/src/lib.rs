@@ -171,6 +171,20 @@ impl Executor {
         }
     }
 
+    /// Which stored tables go up compact on the GPU (`tessera.gpu_compact_tables`); a
+    /// change drops the cached placements, as a new memory limit does. Does nothing
+    /// without a GPU.
+    pub fn set_gpu_compact_tables(&self, compact: gpu::CompactTables) {
+        if let Some(gpu) = self.gpu() {
+            if gpu.set_compact_tables(compact) {
+                self.placements.clear();
+                if let Ok(mut m) = self.by_plan.lock() {
+                    m.clear();
+                }
+            }
+        }
+    }
+
     /// How GPU kernels are generated (`tessera.kernel_literals`,
     /// `tessera.gpu_items_per_thread`); does nothing without a GPU.
     pub fn set_kernel_options(&self, options: KernelOptions) {
