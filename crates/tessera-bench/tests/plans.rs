@@ -98,7 +98,7 @@ fn lineorder_forms(query: &str, memory_limit: Option<usize>) -> Vec<Option<tesse
     lineorder_kernels(query, memory_limit).0
 }
 
-/// [`lineorder_kernels`] with `tessera.gpu_compact_tables` set to `compact`.
+/// [`lineorder_forms`] with `tessera.gpu_compact_tables` set to `compact`.
 fn lineorder_forms_with(query: &str, memory_limit: Option<usize>, compact: tessera_exec::gpu::CompactTables) -> Vec<Option<tessera_cuda::codegen::Narrow>> {
     lineorder_kernels_with(query, memory_limit, compact).0
 }
@@ -108,6 +108,7 @@ fn lineorder_kernels(query: &str, memory_limit: Option<usize>) -> (Vec<Option<te
     lineorder_kernels_with(query, memory_limit, tessera_exec::gpu::CompactTables::Auto)
 }
 
+/// [`lineorder_kernels`] with `tessera.gpu_compact_tables` set to `compact`.
 fn lineorder_kernels_with(query: &str, memory_limit: Option<usize>, compact: tessera_exec::gpu::CompactTables) -> (Vec<Option<tessera_cuda::codegen::Narrow>>, Vec<String>) {
     use std::collections::HashMap;
     use tessera_cuda::codegen::KernelOptions;

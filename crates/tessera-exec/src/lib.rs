@@ -163,10 +163,7 @@ impl Executor {
     pub fn set_gpu_memory_limit(&self, limit: Option<usize>) {
         if let Some(gpu) = self.gpu() {
             if gpu.set_memory_limit(limit) {
-                self.placements.clear();
-                if let Ok(mut m) = self.by_plan.lock() {
-                    m.clear();
-                }
+                self.drop_placements();
             }
         }
     }
@@ -177,11 +174,17 @@ impl Executor {
     pub fn set_gpu_compact_tables(&self, compact: gpu::CompactTables) {
         if let Some(gpu) = self.gpu() {
             if gpu.set_compact_tables(compact) {
-                self.placements.clear();
-                if let Ok(mut m) = self.by_plan.lock() {
-                    m.clear();
-                }
+                self.drop_placements();
             }
+        }
+    }
+
+    /// Forgets the cached placements (their kernels were made for the columns' forms of
+    /// the settings they were placed under).
+    fn drop_placements(&self) {
+        self.placements.clear();
+        if let Ok(mut m) = self.by_plan.lock() {
+            m.clear();
         }
     }
 
