@@ -17,6 +17,19 @@ __device__ __forceinline__ long long tessera_checked64(long long v, long long lo
     return v;
 }
 
+// The two as pipeline kernels call them: an overflow sets the thread's `overflow`, which
+// the kernel writes to flags[0] once, after its last tile. Raising the flag where it
+// happened kept a predicated store and the flags' address in every row's path (SSB
+// q1.1's sum of products, 5 of its 25 instructions a selected item).
+__device__ __forceinline__ long long tessera_checked(__int128 v, long long lo, long long hi, bool& overflow) {
+    if (v < (__int128)lo || v > (__int128)hi) { overflow = true; return 0; }
+    return (long long)v;
+}
+__device__ __forceinline__ long long tessera_checked64(long long v, long long lo, long long hi, bool& overflow) {
+    if (v < lo || v > hi) { overflow = true; return 0; }
+    return v;
+}
+
 // Integer division (truncating) or remainder (the dividend's sign) of l by r, whose type's
 // smallest value is lo. A zero divisor and lo by -1 (an overflow either way, as the CPU
 // backend has it) raise flags[0] (the query then runs on the CPU, which reports it) and

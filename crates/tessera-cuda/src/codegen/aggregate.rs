@@ -313,8 +313,8 @@ impl Accumulator {
 /// L2 round trip. When the total provably fits fewer bits, the additions are
 /// fire-and-forget reductions instead: [`SumRepr::I64`] when `rows × max |value| < 2^63`
 /// (the values' bound from their types, see [`magnitude`]), else [`SumRepr::Split`] for
-/// fewer than 2^32 rows, else [`SumRepr::I128`]. Scalar aggregates add in registers and
-/// keep `I128`.
+/// fewer than 2^32 rows, else [`SumRepr::I128`]. Scalar aggregates add in registers:
+/// `I64` where it holds, else `I128` (a split sum is for atomics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SumRepr {
     /// `Int128` per group (two words, low first).
@@ -503,13 +503,19 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
         if agg.distinct {
             return Err(Reason::DistinctAggregate);
         }
-        // Scalar sums add in registers (a 128-bit atomic once per warp); grouped ones per
-        // row, as narrow as the rows and the values' bound allow. Doubles add as doubles.
-        let repr = match (accumulated(agg, fields), scalar) {
-            (Some(e), _) if e.ty(fields) == Type::Float64 => SumRepr::F64,
-            (Some(e), false) => {
+        // Grouped sums add per row, as narrow as the rows and the values' bound allow.
+        // Scalar sums add in registers, 64-bit ones where no total of the kernel's rows
+        // can leave 64 bits (two instructions a row where a 128-bit addition with its
+        // carry took nine), else 128-bit; an atomic once per warp either way. Doubles add
+        // as doubles.
+        let repr = match accumulated(agg, fields) {
+            Some(e) if e.ty(fields) == Type::Float64 => SumRepr::F64,
+            Some(e) => {
                 let magnitude = magnitude(e, fields);
-                let repr = SumRepr::for_rows(source_rows, magnitude);
+                let repr = match SumRepr::for_rows(source_rows, magnitude) {
+                    SumRepr::Split if scalar => SumRepr::I128,
+                    r => r,
+                };
                 let limit = match repr {
                     SumRepr::I64 => ((1u128 << 63) - 1) / magnitude.max(1),
                     SumRepr::Split => (1u128 << 32) - 1,
@@ -518,7 +524,7 @@ pub fn lower(b: &mut Builder<'_>, a: &Aggregate, fields: &[tessera_ir::Field], s
                 rows_limit = rows_limit.min(u64::try_from(limit).unwrap_or(u64::MAX));
                 repr
             }
-            _ => SumRepr::I128,
+            None => SumRepr::I128,
         };
         // An input that may be NULL is skipped where it is; SUM, MIN and MAX count the
         // inputs they took (NULL where none).
@@ -703,17 +709,32 @@ fn scalar_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &
                 }
                 cx![format!("t{j} += tessera_float_of_key("), v, format!("); n{j} += 1ull;")]
             }
+            // A sum's total of zero adds nothing, so only an AVG's or a NULL-skipping SUM's
+            // count needs counting.
+            Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) => {
+                let counted = acc.counted();
+                let _ = writeln!(init, "    long long t{j} = 0;{}", if counted { format!(" unsigned long long n{j} = 0;") } else { String::new() });
+                let _ = writeln!(epilogue, "    t{j} = (long long)tessera_warp_sum((unsigned long long)t{j});");
+                let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && t{j} != 0) atomicAdd((unsigned long long*)&out_a{j}[0], (unsigned long long)t{j});");
+                if counted {
+                    let _ = writeln!(epilogue, "    n{j} = tessera_warp_sum(n{j}); if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
+                    cx![format!("t{j} += "), v, format!("; n{j} += 1ull;")]
+                } else {
+                    cx![format!("t{j} += "), v, ";"]
+                }
+            }
             Accumulator::Sum(_) | Accumulator::SumCount(_) => {
-                let _ = writeln!(init, "    Int128 t{j} = make_int128(0ull, 0ull); unsigned long long n{j} = 0;");
-                let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j}); n{j} = tessera_warp_sum(n{j});");
-                let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomic_add_i128(&out_a{j}[0], t{j});");
-                if matches!(acc, Accumulator::SumCount(_)) {
-                    let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
+                let counted = acc.counted();
+                let _ = writeln!(init, "    Int128 t{j} = make_int128(0ull, 0ull);{}", if counted { format!(" unsigned long long n{j} = 0;") } else { String::new() });
+                let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j});");
+                let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && (t{j}.lo | t{j}.hi) != 0ull) atomic_add_i128(&out_a{j}[0], t{j});");
+                if counted {
+                    let _ = writeln!(epilogue, "    n{j} = tessera_warp_sum(n{j}); if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
                 }
                 cx![
                     "{ Int128 x = tessera_i128(",
                     v,
-                    format!("); unsigned long long lo = t{j}.lo + x.lo; t{j}.hi = t{j}.hi + x.hi + (lo < t{j}.lo ? 1ull : 0ull); t{j}.lo = lo; n{j} += 1ull; }}")
+                    format!("); unsigned long long lo = t{j}.lo + x.lo; t{j}.hi = t{j}.hi + x.hi + (lo < t{j}.lo ? 1ull : 0ull); t{j}.lo = lo;{} }}", if counted { format!(" n{j} += 1ull;") } else { String::new() })
                 ]
             }
             Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => {

@@ -61,7 +61,7 @@ fn fits_64(m: Option<u128>) -> Option<u128> {
 /// `long long` value `v` checked against `lo ..= hi`, or `v` itself where its magnitude
 /// `m` is known and every value that small lies in the range.
 fn checked(v: CExpr, m: Option<u128>, lo: i128, hi: i128) -> CExpr {
-    if m.is_some_and(|m| m <= inner_magnitude(lo, hi)) { v } else { cx!["tessera_checked64(", v, format!(", {lo}LL, {hi}LL, flags)")] }
+    if m.is_some_and(|m| m <= inner_magnitude(lo, hi)) { v } else { cx!["tessera_checked64(", v, format!(", {lo}LL, {hi}LL, overflow)")] }
 }
 
 /// IN lists longer than this test a bitmap instead of comparing with each value. String
@@ -557,7 +557,7 @@ fn arith(b: &mut Builder<'_>, op: ArithOp, left: &Expr, right: &Expr, ty: Type, 
     };
     let value = match m64 {
         Some(m) => checked(value, Some(m), lo, hi),
-        None => cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, flags)")],
+        None => cx!["tessera_checked(", value, format!(", {lo}LL, {hi}LL, overflow)")],
     };
     Ok((b.var(CType::LongLong, "a", value), both(lo_ok, ro)))
 }
@@ -647,7 +647,7 @@ fn cast(b: &mut Builder<'_>, x: &Expr, ty: Type, input: &[Field]) -> Lowered<(CE
         None => checked(cx!["((long long)(", v, "))"], m, lo, hi),
         Some(k) => match fits_64(m.and_then(|m| m.checked_mul(k as u128))) {
             Some(m) => checked(cx!["((long long)(", v, format!(") * {k}LL)")], Some(m), lo, hi),
-            None => cx!["tessera_checked((__int128)(", v, format!(") * {k}, {lo}LL, {hi}LL, flags)")],
+            None => cx!["tessera_checked((__int128)(", v, format!(") * {k}, {lo}LL, {hi}LL, overflow)")],
         },
     };
     Ok((b.var(CType::LongLong, "k", value), ok))

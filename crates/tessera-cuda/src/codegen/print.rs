@@ -182,6 +182,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let _ = writeln!(src, "extern \"C\" __global__ void __launch_bounds__({bounds}) {KERNEL_NAME}({}) {{", params.join(", "));
     let tile_items = threads * items;
     let _ = writeln!(src, "    constexpr int ITEMS = {items};");
+    // Set by a checked result out of its type's range (`tessera_checked`), written to the
+    // flags once after the last tile (a kernel with no checks drops both).
+    let _ = writeln!(src, "    bool overflow = false;");
     src.push_str(&ir.prologue);
     // The tile loop's integers: `tile` and `next` of type `tt`, literals with suffix
     // `ll`, and the rows they are compared with.
@@ -673,6 +676,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         let _ = writeln!(src, "    if (tq_n > 0)");
         write_drain(&mut src, ir, d, &decls, tail, "(int)tq_lane", "(int)tq_lane < tq_n", "    ");
     }
+    let _ = writeln!(src, "    if (overflow) flags[0] = 1ull;");
     src.push_str(&ir.epilogue);
     src.push_str("}\n");
     src

@@ -268,7 +268,7 @@ fn arithmetic_known_to_fit_64_bits_is_made_in_them() {
     let (x, v) = (Expr::col(0, "k"), Expr::col(1, "v"));
     // Two 32-bit values: the product fits 64 bits, and is checked against Int32's range.
     let s = with(arith(ArithOp::Mul, x.clone(), x.clone(), Type::Int32));
-    assert!(s.contains("tessera_checked64(((long long)(c0[i]) * (long long)(c0[i])), -2147483648LL, 2147483647LL, flags)"), "{s}");
+    assert!(s.contains("tessera_checked64(((long long)(c0[i]) * (long long)(c0[i])), -2147483648LL, 2147483647LL, overflow)") && s.contains("if (overflow) flags[0] = 1ull;"), "{s}");
     assert!(!s.contains("__int128"), "{s}");
     // ... into Int64, whose range holds every such product: no check at all.
     let s = with(arith(ArithOp::Mul, x.clone(), x.clone(), Type::Int64));
@@ -276,7 +276,7 @@ fn arithmetic_known_to_fit_64_bits_is_made_in_them() {
     assert!(!s.contains("tessera_checked"), "{s}");
     // A 64-bit operand may hold anything: 128 bits, checked.
     let s = with(arith(ArithOp::Mul, x.clone(), v.clone(), Type::Int64));
-    assert!(s.contains("tessera_checked(((__int128)(c0[i]) * (__int128)(c1[i])), -9223372036854775807LL, 9223372036854775807LL, flags)"), "{s}");
+    assert!(s.contains("tessera_checked(((__int128)(c0[i]) * (__int128)(c1[i])), -9223372036854775807LL, 9223372036854775807LL, overflow)"), "{s}");
     let s = with(arith(ArithOp::Add, v.clone(), v.clone(), Type::Int64));
     assert!(s.contains("tessera_checked(((__int128)(c1[i]) * 1 + (__int128)(c1[i]) * 1)"), "{s}");
     // A checked Int32 result has a known range: a product of two of them fits 64 bits too.
@@ -288,14 +288,14 @@ fn arithmetic_known_to_fit_64_bits_is_made_in_them() {
     let s = with(cast(x.clone(), Type::Int64));
     assert!(s.contains("= ((long long)(c0[i]));") && !s.contains("tessera_checked"), "{s}");
     let s = with(cast(v.clone(), Type::Int32));
-    assert!(s.contains("tessera_checked64(((long long)(c1[i])), -2147483648LL, 2147483647LL, flags)"), "{s}");
+    assert!(s.contains("tessera_checked64(((long long)(c1[i])), -2147483648LL, 2147483647LL, overflow)") && s.contains("if (overflow) flags[0] = 1ull;"), "{s}");
     // A decimal scaled by 10^2: an Int32 fits 64 bits after it and Decimal(12, 2) holds it.
     let s = with(cast(x.clone(), Type::Decimal { precision: 12, scale: 2 }));
     assert!(s.contains("= ((long long)(c0[i]) * 100LL);") && !s.contains("tessera_checked"), "{s}");
     let s = with(cast(x, Type::Decimal { precision: 9, scale: 2 }));
-    assert!(s.contains("tessera_checked64(((long long)(c0[i]) * 100LL), -999999999LL, 999999999LL, flags)"), "{s}");
+    assert!(s.contains("tessera_checked64(((long long)(c0[i]) * 100LL), -999999999LL, 999999999LL, overflow)"), "{s}");
     let s = with(cast(v, Type::Decimal { precision: 18, scale: 2 }));
-    assert!(s.contains("tessera_checked((__int128)(c1[i]) * 100, -999999999999999999LL, 999999999999999999LL, flags)"), "{s}");
+    assert!(s.contains("tessera_checked((__int128)(c1[i]) * 100, -999999999999999999LL, 999999999999999999LL, overflow)"), "{s}");
 }
 
 #[test]
@@ -1792,6 +1792,36 @@ fn golden_scalar_aggregate_kernel() {
     a.aggregates = vec![agg(AggFunc::Sum), agg(AggFunc::CountStar), agg(AggFunc::Min), agg(AggFunc::Max), agg(AggFunc::Avg)];
     a.fields = (0..5).map(|i| tessera_ir::Field::new(&format!("a{i}"), Type::Int64, true)).collect();
     golden("scalar_aggregate", &generate(&p, &cols(), &[]).unwrap().source);
+}
+
+/// Scalar sums of 32-bit values over rows whose total fits 64 bits add in a `long long`
+/// register (the output array 64-bit too) and bound the rows a launch may read; an AVG
+/// keeps its count, a SUM none (a zero total adds nothing). Over more rows than that
+/// bound, 128 bits.
+#[test]
+fn scalar_sums_that_fit_64_bits_add_in_64_bits() {
+    let mut p = grouped(9, AggFunc::Sum);
+    let Sink::Aggregate(a) = &mut p.sink else { unreachable!() };
+    a.strategy = GroupStrategy::Scalar;
+    a.group_by.clear();
+    let agg = |func| tessera_ir::AggExpr { func, arg: Some(Expr::col(0, "k")), distinct: false, ty: Type::Int64, name: "a".into() };
+    a.aggregates = vec![agg(AggFunc::Sum), agg(AggFunc::Avg)];
+    a.fields = (0..2).map(|i| tessera_ir::Field::new(&format!("a{i}"), Type::Int64, true)).collect();
+    let k = wide_rows(&p, &cols(), &[]);
+    let src = &k.source;
+    assert!(src.contains("long long* __restrict__ out_a0") && src.contains("long long* __restrict__ out_a1"), "{src}");
+    assert!(src.contains("    long long t0 = 0;\n") && src.contains("    long long t1 = 0; unsigned long long n1 = 0;\n"), "{src}");
+    assert!(src.contains("t0 += v0[i];") && src.contains("t1 += v1[i]; n1 += 1ull;") && !src.contains("Int128 t"), "{src}");
+    assert!(src.contains("atomicAdd((unsigned long long*)&out_a0[0], (unsigned long long)t0);"), "{src}");
+    assert_eq!(k.rows_limit, ((1u64 << 63) - 1) >> 31);
+    // More rows than 2^32 values of 2^31 could leave 64 bits: 128-bit registers.
+    let Source::Scan(scan) = &mut p.source else { unreachable!() };
+    scan.rows = 1 << 33;
+    let big = wide_rows(&p, &cols(), &[]);
+    assert!(big.source.contains("Int128 t0 = make_int128(0ull, 0ull);\n") && big.source.contains("Int128* __restrict__ out_a0"), "{}", big.source);
+    if crate::test_support::nvrtc_or_skip("64-bit scalar sums compile with NVRTC") {
+        crate::compile_cubin(src, "sm_90").unwrap_or_else(|e| panic!("{e}\n{src}"));
+    }
 }
 
 /// Every accumulator kind in a direct table of several copies (fewer slots than lanes):

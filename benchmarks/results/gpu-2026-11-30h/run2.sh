@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Run 2 of 2026-11-30h (pack A, as run 1). SSB SF 100, every query's kernels, 3 EXPLAIN
+# ANALYZE each after one plain run, one process each, in turns over 2 rounds: d (the
+# defaults) and always (SET tessera.gpu_compact_tables = 'always'); the 13 answers of both
+# against the CPU backend's.
+X=/tmp/tessera-gpu/bin/tessera
+[ -x $X ] || { rm -rf /tmp/tessera-gpu; mkdir -p /tmp/tessera-gpu && xz -dc -T0 .gpu/pack.tar.xz | tar -C /tmp/tessera-gpu -xf -; }
+for d in /usr/local/cuda/lib64 /usr/local/cuda-*/targets/x86_64-linux/lib; do [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"; done
+R=benchmarks/results/gpu-2026-11-30h
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; date -u; } > $OUT/log2-ssb100.txt
+D=/tmp/td100/bench/ssb-sf100
+grep -q lineorder $D/manifest.json 2>/dev/null || { rm -rf /tmp/td100; /usr/bin/time -f "gen --load: %e s" $X --data-dir $D gen ssb --sf 100 --load > /dev/null 2>> $OUT/log2-ssb100.txt; }
+an() { f=/tmp/an100.sql; : > $f; for x in "$@"; do echo "$x;" >> $f; done
+  for p in benchmarks/ssb/q*.sql; do q=$(basename $p .sql); s=$(sed '/^--/d' $p | tr '\n' ' ' | sed 's/;\s*$//'); echo "SELECT 'MARK $q' AS m;" >> $f; echo "$s;" >> $f; for i in 1 2 3; do echo "EXPLAIN ANALYZE $s;" >> $f; done; done
+  $X --format csv --data-dir $D sql $f 2>&1 | grep -oE "MARK q[0-9.]+|GPU kernels: [0-9.]+ ms in total, bandwidth model [0-9.]+ ms|GPU column cache [0-9.]+ MB|rror.*"; }
+for round in 1 2; do
+  echo "== d round $round"; an "SET tessera.gpu_compact_tables = 'auto'"
+  echo "== always round $round"; an "SET tessera.gpu_compact_tables = 'always'"
+done > $OUT/log2-variants.txt 2>&1
+python3 $R/medians.py $OUT/log2-variants.txt > $OUT/log2-medians.txt
+q=/tmp/ssb100.sql; : > $q
+for f in benchmarks/ssb/q*.sql; do echo "$(sed '/^--/d' $f | tr '\n' ' ' | sed 's/;\s*$//');" >> $q; done
+$X --format csv --data-dir $D sql <(echo "SET tessera.device = 'cpu';"; cat $q) > /tmp/100-cpu.out 2>&1
+for m in auto always; do
+  $X --format csv --data-dir $D sql <(echo "SET tessera.gpu_compact_tables = '$m';"; cat $q) > /tmp/100-$m.out 2>&1
+  echo "== SSB SF 100 $m against the CPU backend: $(wc -l < /tmp/100-$m.out) / $(wc -l < /tmp/100-cpu.out) lines, $(diff /tmp/100-cpu.out /tmp/100-$m.out | grep -c '^[<>]') differ" >> $OUT/log2-ssb100.txt
+done
+cat $OUT/log2-ssb100.txt; cat $OUT/log2-medians.txt | tr '|' '\n'
+date -u
