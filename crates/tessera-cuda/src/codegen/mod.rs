@@ -188,6 +188,15 @@ fn is_lean(pipeline: &Pipeline, ir: &KernelIr) -> bool {
 fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: &KernelOptions, items: u32, eager: &[usize]) -> Result<(Kernel, KernelIr), Vec<Unsupported>> {
     let mut lowered = lower(pipeline, cols, tables, options, eager)?;
     passes::drop_unread_payloads(&mut lowered.ir);
+    if options.experiments.compact_cuts {
+        // Only loads of runs, the costliest, get a stage: the stages that cuts before
+        // bit-packed loads added took SSB q4.2's probe over compact columns from 40
+        // registers to 55 (3 blocks of 512 threads an SM to 2; SF 20 0.554 → 0.658 ms)
+        // and, with them left to kernels of 128-thread blocks, q4.2's and q4.3's at SF 100
+        // 2.63 → 2.90 and 1.49 → 1.67 ms (H200, 2026-11-30h runs 2, 5–7).
+        let costly: Vec<bool> = cols.iter().map(|c| !c.packed && matches!(c.narrow, Some(Narrow::Runs { .. }))).collect();
+        passes::cut_before_compact_loads(&mut lowered.ir, &costly, items);
+    }
     let stages = passes::stages(&lowered.ir.stmts);
     let planned = match defer::expansion(&lowered.ir, &stages) {
         Some(Ok(expanded)) => Some(expanded),

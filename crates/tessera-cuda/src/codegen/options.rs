@@ -250,11 +250,16 @@ pub struct Experiments {
     /// 0.361 → 0.389; the 13 queries' 4.949 → 4.912 ms. `TESSERA_EXP_COMPACT_WIDE=0` keeps
     /// them at [`BLOCK_THREADS`], as before.
     pub compact_wide: bool,
+    /// A stage ends before a row-at-a-time load of a column of runs that the rejections
+    /// before it make likely to find a warp's rows all dropped, so the warp votes and
+    /// skips its decoding (`passes::cut_before_compact_loads`);
+    /// `TESSERA_EXP_COMPACT_CUTS=0` leaves the load in its stage, as before.
+    pub compact_cuts: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true }
     }
 }
 
@@ -299,6 +304,7 @@ impl Experiments {
             runs_lanes: var("TESSERA_EXP_RUNS_LANES").map_or(d.runs_lanes, |v| v != "0"),
             runs_distances: var("TESSERA_EXP_RUNS_DISTANCES").map_or(d.runs_distances, |v| v != "0"),
             compact_wide: var("TESSERA_EXP_COMPACT_WIDE").map_or(d.compact_wide, |v| v != "0"),
+            compact_cuts: var("TESSERA_EXP_COMPACT_CUTS").map_or(d.compact_cuts, |v| v != "0"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

@@ -849,18 +849,24 @@ fn stmt(ir: &KernelIr, s: &Stmt) -> String {
 /// rows (2026-11-27i run 2). Below it the vote costs more than it skips.
 const WARP_SKIP_MIN_SHARE: f64 = 0.1;
 
+/// Whether, with an estimated share `pass` of the rows still selected (taken as
+/// independent), a warp's 32 × `items` rows are all dropped often enough for a vote
+/// ([`WARP_SKIP_MIN_SHARE`]).
+pub(super) fn warp_skip_likely(pass: f64, items: u32) -> bool {
+    (1.0 - pass).powi((32 * items) as i32) >= WARP_SKIP_MIN_SHARE
+}
+
 /// Per stage of a tile body, whether a warp with no item left selected skips it and
 /// the stages after it (see [`WARP_SKIP_MIN_SHARE`]): when, by the rejections before
 /// it, a warp's 32 × `items` rows are all dropped often enough (rows taken as
 /// independent), and a rejection came since the last vote.
 fn warp_skips(stages: &[Stage], items: u32) -> Vec<bool> {
-    let rows = (32 * items) as i32;
     // The share selected after the rejections so far, and at the last vote.
     let (mut pass, mut voted) = (1.0f64, 1.0f64);
     stages
         .iter()
         .map(|st| {
-            let skip = pass < voted && (1.0 - pass).powi(rows) >= WARP_SKIP_MIN_SHARE;
+            let skip = pass < voted && warp_skip_likely(pass, items);
             if skip {
                 voted = pass;
             }
