@@ -5,29 +5,28 @@
 
 namespace tessera {
 
-// The value of an exact integer computation, or a flagged overflow (flags[0]).
-__device__ __forceinline__ long long tessera_checked(__int128 v, long long lo, long long hi, unsigned long long* flags) {
-    if (v < (__int128)lo || v > (__int128)hi) { flags[0] = 1ull; return 0; }
-    return (long long)v;
-}
-
-// The same for a value computed exactly in 64 bits (operands known small enough).
-__device__ __forceinline__ long long tessera_checked64(long long v, long long lo, long long hi, unsigned long long* flags) {
-    if (v < lo || v > hi) { flags[0] = 1ull; return 0; }
-    return v;
-}
-
-// The two as pipeline kernels call them: an overflow sets the thread's `overflow`, which
-// the kernel writes to flags[0] once, after its last tile. Raising the flag where it
-// happened kept a predicated store and the flags' address in every row's path (SSB
-// q1.1's sum of products, 5 of its 25 instructions a selected item).
+// The value of an exact integer computation, or 0 with the thread's `overflow` set
+// where it leaves lo ..= hi. A pipeline kernel writes `overflow` to flags[0] once, after
+// its last tile: raising the flag where it happened kept a predicated store and the
+// flags' address in every row's path (SSB q1.1's sum of products, 5 of its 25
+// instructions a selected item).
 __device__ __forceinline__ long long tessera_checked(__int128 v, long long lo, long long hi, bool& overflow) {
     if (v < (__int128)lo || v > (__int128)hi) { overflow = true; return 0; }
     return (long long)v;
 }
+
+// The same for a value computed exactly in 64 bits (operands known small enough).
 __device__ __forceinline__ long long tessera_checked64(long long v, long long lo, long long hi, bool& overflow) {
     if (v < lo || v > hi) { overflow = true; return 0; }
     return v;
+}
+
+// tessera_checked raising flags[0] itself, for helpers that take the flags.
+__device__ __forceinline__ long long tessera_checked(__int128 v, long long lo, long long hi, unsigned long long* flags) {
+    bool overflow = false;
+    const long long r = tessera_checked(v, lo, hi, overflow);
+    if (overflow) flags[0] = 1ull;
+    return r;
 }
 
 // Integer division (truncating) or remainder (the dividend's sign) of l by r, whose type's

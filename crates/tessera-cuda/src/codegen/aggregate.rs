@@ -709,33 +709,24 @@ fn scalar_aggregate(b: &mut Builder<'_>, accumulators: &[Accumulator], values: &
                 }
                 cx![format!("t{j} += tessera_float_of_key("), v, format!("); n{j} += 1ull;")]
             }
-            // A sum's total of zero adds nothing, so only an AVG's or a NULL-skipping SUM's
-            // count needs counting.
-            Accumulator::Sum(SumRepr::I64) | Accumulator::SumCount(SumRepr::I64) => {
+            // 64 or 128 bits (never split: `lower`). A sum's total of zero adds nothing, so
+            // only an AVG's or a NULL-skipping SUM's count needs counting.
+            Accumulator::Sum(r) | Accumulator::SumCount(r) => {
+                let t = format!("t{j}");
+                let (start, warp, add) = match r {
+                    SumRepr::I64 => ("0", format!("(long long)tessera_warp_sum((unsigned long long){t})"), cx![format!("{t} += "), v, ";"]),
+                    _ => ("make_int128(0ull, 0ull)", format!("tessera_warp_sum({t})"), cx!["{ Int128 x = tessera_i128(", v, format!("); {} }}", r.fold("x", &t))]),
+                };
                 let counted = acc.counted();
-                let _ = writeln!(init, "    long long t{j} = 0;{}", if counted { format!(" unsigned long long n{j} = 0;") } else { String::new() });
-                let _ = writeln!(epilogue, "    t{j} = (long long)tessera_warp_sum((unsigned long long)t{j});");
-                let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && t{j} != 0) atomicAdd((unsigned long long*)&out_a{j}[0], (unsigned long long)t{j});");
+                let _ = writeln!(init, "    {} {t} = {start};{}", r.c(), if counted { format!(" unsigned long long n{j} = 0;") } else { String::new() });
+                let _ = writeln!(epilogue, "    {t} = {warp};");
+                let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0) {{ {} }}", r.merge(&t, &format!("out_a{j}[0]")));
                 if counted {
                     let _ = writeln!(epilogue, "    n{j} = tessera_warp_sum(n{j}); if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
-                    cx![format!("t{j} += "), v, format!("; n{j} += 1ull;")]
+                    cx![add, format!(" n{j} += 1ull;")]
                 } else {
-                    cx![format!("t{j} += "), v, ";"]
+                    add
                 }
-            }
-            Accumulator::Sum(_) | Accumulator::SumCount(_) => {
-                let counted = acc.counted();
-                let _ = writeln!(init, "    Int128 t{j} = make_int128(0ull, 0ull);{}", if counted { format!(" unsigned long long n{j} = 0;") } else { String::new() });
-                let _ = writeln!(epilogue, "    t{j} = tessera_warp_sum(t{j});");
-                let _ = writeln!(epilogue, "    if ((threadIdx.x & 31) == 0 && (t{j}.lo | t{j}.hi) != 0ull) atomic_add_i128(&out_a{j}[0], t{j});");
-                if counted {
-                    let _ = writeln!(epilogue, "    n{j} = tessera_warp_sum(n{j}); if ((threadIdx.x & 31) == 0 && n{j} != 0) atomicAdd(&out_c{j}[0], n{j});");
-                }
-                cx![
-                    "{ Int128 x = tessera_i128(",
-                    v,
-                    format!("); unsigned long long lo = t{j}.lo + x.lo; t{j}.hi = t{j}.hi + x.hi + (lo < t{j}.lo ? 1ull : 0ull); t{j}.lo = lo;{} }}", if counted { format!(" n{j} += 1ull;") } else { String::new() })
-                ]
             }
             Accumulator::Min | Accumulator::Max | Accumulator::MinCount | Accumulator::MaxCount => {
                 let (f, start, warp, cmp) = min_max(*acc);

@@ -474,6 +474,11 @@ impl GpuColumn {
         }
     }
 
+    /// Whether the column lies in runs ([`Narrow::Runs`]; one in packed tiles never does).
+    pub fn in_runs(&self) -> bool {
+        !self.packed && matches!(self.narrow, Some(Narrow::Runs { .. }))
+    }
+
     /// [`GpuColumn::plain`] with a validity bitmap (its data holds NULLs).
     pub fn nullable(width: Width, dictionary: Option<DictRef>) -> GpuColumn {
         GpuColumn { nullable: true, ..GpuColumn::plain(width, dictionary) }

@@ -194,7 +194,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         // registers to 55 (3 blocks of 512 threads an SM to 2; SF 20 0.554 → 0.658 ms)
         // and, with them left to kernels of 128-thread blocks, q4.2's and q4.3's at SF 100
         // 2.63 → 2.90 and 1.49 → 1.67 ms (H200, 2026-11-30h runs 2, 5–7).
-        let costly: Vec<bool> = cols.iter().map(|c| !c.packed && matches!(c.narrow, Some(Narrow::Runs { .. }))).collect();
+        let costly: Vec<bool> = cols.iter().map(GpuColumn::in_runs).collect();
         passes::cut_before_compact_loads(&mut lowered.ir, &costly, items);
     }
     let stages = passes::stages(&lowered.ir.stmts);
@@ -290,7 +290,7 @@ fn block_threads(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], o
 /// Whether `c` is bit-packed or in runs: laid out for blocks of [`BLOCK_THREADS`], which a
 /// kernel of wider blocks reads in parts (`print::Shape::parts`).
 fn compact(c: &GpuColumn) -> bool {
-    !c.packed && matches!(c.narrow, Some(Narrow::Bits(_) | Narrow::Runs { .. }))
+    c.bit_width().is_some() || c.in_runs()
 }
 
 /// A pipeline lowered into the kernel IR, with what the kernel reads and writes.

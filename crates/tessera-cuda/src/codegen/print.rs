@@ -261,7 +261,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // its directory words, so each iteration reads the next tile's values from the
     // directory words loaded an iteration before (`nd`) and loads those of the tile after
     // it; read a row alone in the prefetch, the dependent loads stalled every tile.
-    let (runs_eager, rest): (Vec<_>, Vec<_>) = plain_eager.into_iter().partition(|(_, c)| matches!(shape.cols[*c].narrow, Some(Narrow::Runs { .. })) && !shape.cols[*c].packed);
+    let (runs_eager, rest): (Vec<_>, Vec<_>) = plain_eager.into_iter().partition(|(_, c)| shape.cols[*c].in_runs());
     plain_eager = rest;
     // Those that fit are staged in shared memory instead, a tile ahead (see `staged`).
     let (staged, packed_eager) = staged(packed_eager, shape.cols, tile_items);

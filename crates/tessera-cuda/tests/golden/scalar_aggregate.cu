@@ -38,11 +38,11 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             v2[i] = (long long)(c1[i]);
             v3[i] = (long long)(c1[i]);
             v4[i] = (long long)(c1[i]);
-            { Int128 x = tessera_i128(v0[i]); unsigned long long lo = t0.lo + x.lo; t0.hi = t0.hi + x.hi + (lo < t0.lo ? 1ull : 0ull); t0.lo = lo; }
+            { Int128 x = tessera_i128(v0[i]); { const unsigned long long lo = t0.lo + x.lo; t0.hi = t0.hi + x.hi + (lo < t0.lo ? 1ull : 0ull); t0.lo = lo; } }
             t1 += 1ull;
             if (v2[i] < t2) t2 = v2[i];
             if (v3[i] > t3) t3 = v3[i];
-            { Int128 x = tessera_i128(v4[i]); unsigned long long lo = t4.lo + x.lo; t4.hi = t4.hi + x.hi + (lo < t4.lo ? 1ull : 0ull); t4.lo = lo; n4 += 1ull; }
+            { Int128 x = tessera_i128(v4[i]); { const unsigned long long lo = t4.lo + x.lo; t4.hi = t4.hi + x.hi + (lo < t4.lo ? 1ull : 0ull); t4.lo = lo; } } n4 += 1ull;
             any = true;
         }
         }
@@ -74,23 +74,23 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             v2[i] = (long long)(c1[i]);
             v3[i] = (long long)(c1[i]);
             v4[i] = (long long)(c1[i]);
-            { Int128 x = tessera_i128(v0[i]); unsigned long long lo = t0.lo + x.lo; t0.hi = t0.hi + x.hi + (lo < t0.lo ? 1ull : 0ull); t0.lo = lo; }
+            { Int128 x = tessera_i128(v0[i]); { const unsigned long long lo = t0.lo + x.lo; t0.hi = t0.hi + x.hi + (lo < t0.lo ? 1ull : 0ull); t0.lo = lo; } }
             t1 += 1ull;
             if (v2[i] < t2) t2 = v2[i];
             if (v3[i] > t3) t3 = v3[i];
-            { Int128 x = tessera_i128(v4[i]); unsigned long long lo = t4.lo + x.lo; t4.hi = t4.hi + x.hi + (lo < t4.lo ? 1ull : 0ull); t4.lo = lo; n4 += 1ull; }
+            { Int128 x = tessera_i128(v4[i]); { const unsigned long long lo = t4.lo + x.lo; t4.hi = t4.hi + x.hi + (lo < t4.lo ? 1ull : 0ull); t4.lo = lo; } } n4 += 1ull;
             any = true;
         }
         }
     }
     if (overflow) flags[0] = 1ull;
     t0 = tessera_warp_sum(t0);
-    if ((threadIdx.x & 31) == 0 && (t0.lo | t0.hi) != 0ull) atomic_add_i128(&out_a0[0], t0);
+    if ((threadIdx.x & 31) == 0) { { const Int128 x = t0; if ((x.lo | x.hi) != 0ull) atomic_add_i128(&out_a0[0], x); } }
     t1 = tessera_warp_sum(t1); if ((threadIdx.x & 31) == 0 && t1 != 0) atomicAdd(&out_a1[0], t1);
     t2 = tessera_warp_min(t2); if ((threadIdx.x & 31) == 0 && t2 != 9223372036854775807LL) atomicMin(&out_a2[0], t2);
     t3 = tessera_warp_max(t3); if ((threadIdx.x & 31) == 0 && t3 != (-9223372036854775807LL - 1)) atomicMax(&out_a3[0], t3);
     t4 = tessera_warp_sum(t4);
-    if ((threadIdx.x & 31) == 0 && (t4.lo | t4.hi) != 0ull) atomic_add_i128(&out_a4[0], t4);
+    if ((threadIdx.x & 31) == 0) { { const Int128 x = t4; if ((x.lo | x.hi) != 0ull) atomic_add_i128(&out_a4[0], x); } }
     n4 = tessera_warp_sum(n4); if ((threadIdx.x & 31) == 0 && n4 != 0) atomicAdd(&out_c4[0], n4);
     if (__any_sync(0xffffffffu, any) && (threadIdx.x & 31) == 0) out_seen[0] = 1u;
 }
