@@ -21,12 +21,15 @@ __device__ __forceinline__ long long tessera_checked64(long long v, long long lo
     return v;
 }
 
-// tessera_checked raising flags[0] itself, for helpers that take the flags.
+// The two raising flags[0] themselves, for helpers that take the flags and for kernels
+// generated before the thread's flag (`tests/kernels/`).
 __device__ __forceinline__ long long tessera_checked(__int128 v, long long lo, long long hi, unsigned long long* flags) {
-    bool overflow = false;
-    const long long r = tessera_checked(v, lo, hi, overflow);
-    if (overflow) flags[0] = 1ull;
-    return r;
+    if (v < (__int128)lo || v > (__int128)hi) { flags[0] = 1ull; return 0; }
+    return (long long)v;
+}
+__device__ __forceinline__ long long tessera_checked64(long long v, long long lo, long long hi, unsigned long long* flags) {
+    if (v < lo || v > hi) { flags[0] = 1ull; return 0; }
+    return v;
 }
 
 // Integer division (truncating) or remainder (the dividend's sign) of l by r, whose type's

@@ -27,6 +27,16 @@ fn smoke_kernels_compile_with_nvrtc() {
     }
 }
 
+/// The recorded spilling kernel (an earlier generator's output, calling the device
+/// library's helpers as they were then) compiles too, also where there is no GPU: the
+/// test that loads it runs only on one.
+#[test]
+fn spilling_kernel_compiles_with_nvrtc() {
+    if crate::test_support::nvrtc_or_skip("the recorded spilling kernel compiles with NVRTC") {
+        crate::compile_cubin(SPILLING, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 /// Deterministic pseudo-random numbers (SplitMix64).
 struct Rng(u64);
 impl Rng {
