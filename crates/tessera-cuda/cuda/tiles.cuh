@@ -515,6 +515,22 @@ __device__ __forceinline__ unsigned int tessera_bits_shift(T tile) {
     return (((unsigned int)tile / B) * (unsigned int)W) & 31u;
 }
 
+// Over `int` rows a kernel reading compact columns up front counts its tile by the
+// tile's value of the streams, `tessera_stream_value` (its part's first row over B = 128:
+// value k % 32 of group k / 32, below 2^23), and adds a grid's stride's values each tile
+// (`print.rs`) instead of finding each column's words from the tile. A bit-packed
+// column's words for value k start at bit k * W of its streams (below 2^28): its
+// 32-bit word, times B, is the thread's word from the column's start (as
+// `tessera_bits_base`), and its low 5 bits the shift (as `tessera_bits_shift`).
+template <int B>
+__device__ __forceinline__ unsigned int tessera_stream_value(int tile) {
+    return (unsigned int)tile / B;
+}
+template <int B, bool PARTS = false>
+__device__ __forceinline__ const unsigned int* tessera_bits_word(const unsigned int* __restrict__ col, unsigned int pos) {
+    return col + ((pos >> 5) * B + tessera_thread_in<B, PARTS>());
+}
+
 // A tile's ITEMS distances from the words a thread loaded (`w`: tessera_bits_loads of
 // them, the rest 0) and the bit its first starts at (`s`). The words are first shifted
 // to start at the first value (a funnel shift a word; none where every tile starts on a
@@ -549,6 +565,21 @@ __device__ __forceinline__ unsigned int tessera_bits_get(const unsigned int* __r
     return __funnelshift_r(lo, __ldg(p + B), s) & mask;
 }
 
+// The same over a kernel whose rows are `int`s (`codegen::Shape::index32`), in 32 bits:
+// row r is value r / B of the streams counted from the column's start, so its word is
+// that value's bit (below 2^29) over 32 times B, plus its stream; 64-bit rows took SSB
+// q4.2's compact probe about 25 instructions a row read.
+template <int W, int B>
+__device__ __forceinline__ unsigned int tessera_bits_get(const unsigned int* __restrict__ col, int r) {
+    constexpr unsigned int mask = (1u << W) - 1u;
+    const unsigned int bit = ((unsigned int)r / B) * (unsigned int)W;
+    const unsigned int* __restrict__ p = col + ((bit >> 5) * B + (unsigned int)r % B);
+    const unsigned int s = bit & 31u;
+    const unsigned int lo = __ldg(p);
+    if (32 % W == 0 || s + W <= 32u) return (lo >> s) & mask;
+    return __funnelshift_r(lo, __ldg(p + B), s) & mask;
+}
+
 // Columns of runs (`Narrow::Runs`, `codegen::fill_runs`): each run's distance once, and a
 // directory of two words a 32 rows (bit j of the first set where row j of them starts a
 // run, the second the run holding row 0 of them). A warp's 32 rows of an item share
@@ -567,6 +598,11 @@ __device__ __forceinline__ T tessera_runs_get(const unsigned int* __restrict__ d
     const uint2 d = __ldg(reinterpret_cast<const uint2*>(dir) + (r >> 5));
     return tessera_runs_value(values, d, 0xffffffffu >> (31u - ((unsigned int)r & 31u)));
 }
+template <typename T>
+__device__ __forceinline__ T tessera_runs_get(const unsigned int* __restrict__ dir, const T* __restrict__ values, int r) {
+    const uint2 d = __ldg(reinterpret_cast<const uint2*>(dir) + ((unsigned int)r >> 5));
+    return tessera_runs_value(values, d, 0xffffffffu >> (31u - ((unsigned int)r & 31u)));
+}
 
 // The directory words of a warp's 32 rows of item 0 of `tile` (a multiple of 32), the
 // warp one of a block (or group, `tessera_part`) of B threads: item i's are B / 32 pairs
@@ -574,7 +610,10 @@ __device__ __forceinline__ T tessera_runs_get(const unsigned int* __restrict__ d
 // column's end they are the directory's zero padding.
 template <int B, bool PARTS = false, typename T>
 __device__ __forceinline__ const uint2* tessera_runs_dirs(const unsigned int* __restrict__ dir, T tile) {
-    return reinterpret_cast<const uint2*>(dir) + (tile >> 5) + (tessera_thread_in<B, PARTS>() >> 5);
+    // An `int` tile (`codegen::Shape::index32`) is not negative: its pair is counted in
+    // 32 bits, without a sign to extend.
+    if constexpr (sizeof(T) == 4) return reinterpret_cast<const uint2*>(dir) + (((unsigned int)tile >> 5) + (tessera_thread_in<B, PARTS>() >> 5));
+    else return reinterpret_cast<const uint2*>(dir) + (tile >> 5) + (tessera_thread_in<B, PARTS>() >> 5);
 }
 
 // The directory words of a warp's I items of `tile` held one a lane (`Shape::runs_lanes`):
@@ -588,6 +627,21 @@ __device__ __forceinline__ unsigned int tessera_runs_dir_lane(const unsigned int
     const unsigned int lane = threadIdx.x & 31u;
     if (lane >= 2u * I) return 0u;
     const uint2* pair = tessera_runs_dirs<32 * W, PARTS>(dir, tile) + (lane >> 1) * W;
+    return __ldg(reinterpret_cast<const unsigned int*>(pair) + (lane & 1u));
+}
+
+// The same from the tile's value of the streams `k` (`tessera_stream_value`) over `int`
+// rows: the tile's first row is k * B, so its first pair is k * B / 32 pairs on.
+template <int B, bool PARTS = false>
+__device__ __forceinline__ const uint2* tessera_runs_pairs_at(const unsigned int* __restrict__ dir, unsigned int k) {
+    return reinterpret_cast<const uint2*>(dir) + (k * (unsigned int)(B / 32) + (tessera_thread_in<B, PARTS>() >> 5));
+}
+template <int I, int W, bool PARTS = false>
+__device__ __forceinline__ unsigned int tessera_runs_word_at(const unsigned int* __restrict__ dir, unsigned int k) {
+    static_assert(2 * I <= 32, "two words an item, one a lane");
+    const unsigned int lane = threadIdx.x & 31u;
+    if (lane >= 2u * I) return 0u;
+    const uint2* pair = tessera_runs_pairs_at<32 * W, PARTS>(dir, k) + (lane >> 1) * W;
     return __ldg(reinterpret_cast<const unsigned int*>(pair) + (lane & 1u));
 }
 

@@ -1010,7 +1010,9 @@ fn gpu_narrow_words_give_each_row_its_value() {
 /// (`tessera_bits_get`), give each row the value `pack_bits` packed: widths that divide
 /// a word and widths whose values cross words, 2 to 16 items a thread (tiles starting at
 /// every bit a value can), columns ending inside a group of streams, a block's rows and
-/// a tile, values at the width's extremes; tiles counted in 64 and in 32 bits.
+/// a tile, values at the width's extremes; tiles counted in 64 and in 32 bits, and by
+/// their value of the streams (`tessera_stream_value`, as kernels over `int` rows walk
+/// them).
 #[test]
 fn gpu_bit_packed_columns_give_each_row_its_value() {
     let Some(device) = gpu_and_nvrtc_or_skip("gpu_bit_packed_columns_give_each_row_its_value") else {
@@ -1027,7 +1029,7 @@ fn gpu_bit_packed_columns_give_each_row_its_value() {
             assert_eq!(crate::codegen::pack_bits(&values, w, &mut words), None);
             let d_col = device.upload(&words).unwrap();
             let n_arg = n as i64;
-            for kind in ["bit_words", "bit_words32"] {
+            for kind in ["bit_words", "bit_words32", "bit_steps32"] {
                 let name = format!("{kind}_{w}_{items}");
                 let kernel = module.load_function(&name).unwrap();
                 let mut d_out = device.memory().alloc::<i64>(n).unwrap();
@@ -1051,9 +1053,11 @@ fn gpu_bit_packed_columns_give_each_row_its_value() {
 /// Columns of runs (`Narrow::Runs`) laid out by `runs_of` in parts, as the executor
 /// lays them out, give every row its value on the GPU, read alone (`tessera_runs_get`)
 /// and as a tile's rows up front (`tessera_runs_dirs`, `tessera_runs_value`; and from
-/// directory words held one a lane, `tessera_runs_dir_lane`): runs of one
-/// to 40 rows, across 32-row words and parts, 8-, 16- and 32-bit values with their
-/// extremes, columns ending inside a word.
+/// directory words held one a lane, `tessera_runs_dir_lane`), and so over `int` rows
+/// (read alone in 32 bits, the directory words found from a tile's value of the
+/// streams: `tessera_runs_pairs_at`, `tessera_runs_word_at`): runs of one to 40 rows,
+/// across 32-row words and parts, 8-, 16- and 32-bit values with their extremes, columns
+/// ending inside a word.
 #[test]
 fn gpu_runs_give_each_row_its_value() {
     let Some(device) = gpu_and_nvrtc_or_skip("gpu_runs_give_each_row_its_value") else {
@@ -1077,6 +1081,11 @@ fn gpu_runs_give_each_row_its_value() {
             let mut d_out2 = device.memory().alloc::<i64>(n).unwrap();
             let mut d_out3 = device.memory().alloc::<i64>(n).unwrap();
             let lanes = module.load_function(&format!("runs_lane_rows_{bits}")).unwrap();
+            let rows32 = module.load_function(&format!("runs_rows32_{bits}")).unwrap();
+            let steps = module.load_function(&format!("runs_lane_steps_{bits}")).unwrap();
+            let mut d_out4 = device.memory().alloc::<i64>(n).unwrap();
+            let mut d_out5 = device.memory().alloc::<i64>(n).unwrap();
+            let mut d_out6 = device.memory().alloc::<i64>(n).unwrap();
             let cfg = LaunchConfig { grid_dim: (7, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
             macro_rules! check {
                 ($t:ty) => {{
@@ -1091,7 +1100,18 @@ fn gpu_runs_give_each_row_its_value() {
                     unsafe { launch.launch(cfg) }.unwrap();
                     let (got, tiled) = (device.download(&d_out).unwrap(), device.download(&d_out2).unwrap());
                     let laned = device.download(&d_out3).unwrap();
+                    let mut launch = stream.launch_builder(&rows32);
+                    launch.arg(&d_dir).arg(&d_runs).arg(&n_arg).arg(&mut d_out4).arg(&mut d_out5);
+                    unsafe { launch.launch(cfg) }.unwrap();
+                    let mut launch = stream.launch_builder(&steps);
+                    launch.arg(&d_dir).arg(&d_runs).arg(&n_arg).arg(&mut d_out6);
+                    unsafe { launch.launch(cfg) }.unwrap();
+                    let (alone32, tiled32) = (device.download(&d_out4).unwrap(), device.download(&d_out5).unwrap());
+                    let stepped = device.download(&d_out6).unwrap();
                     for i in 0..n {
+                        assert_eq!(alone32[i], values[i] as i64, "{bits}-bit runs read alone over int rows, {n} rows, row {i}");
+                        assert_eq!(tiled32[i], values[i] as i64, "{bits}-bit runs from a tile's value of the streams, {n} rows, row {i}");
+                        assert_eq!(stepped[i], values[i] as i64, "{bits}-bit runs from words held a lane each, walked by values, {n} rows, row {i}");
                         assert_eq!(got[i], values[i] as i64, "{bits}-bit runs, {n} rows, row {i}");
                         assert_eq!(tiled[i], values[i] as i64, "{bits}-bit runs read as a tile's, {n} rows, row {i}");
                         assert_eq!(laned[i], values[i] as i64, "{bits}-bit runs from words held a lane each, {n} rows, row {i}");

@@ -162,7 +162,9 @@ extern "C" __global__ void narrow_words_16_6(const uint16_t* col, int64_t n, int
 // stream (tessera_bits_base, tessera_bits_loads of them) and taken out by
 // tessera_bits_take, as generated kernels load the bit-packed columns they read up
 // front (bit_words32_: tiles counted in `int`s, as kernels over at most 2^30 rows count
-// them); out2 gets each row read alone (tessera_bits_get). Launched with blocks of 128
+// them); out2 gets each row read alone (tessera_bits_get, its row a T). bit_steps32_: as
+// kernels over `int` rows walk them, the tile's value of the streams counted a grid's
+// stride a tile (tessera_stream_value, tessera_bits_word). Launched with blocks of 128
 // threads.
 template <int W, int ITEMS, typename T>
 __device__ void bit_words(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) {
@@ -174,7 +176,26 @@ __device__ void bit_words(const unsigned int* col, int64_t n, int64_t* out, int6
         unsigned int d[ITEMS];
         tessera_bits_take<W, ITEMS>(w, tessera_bits_shift<W, 128>(tile), d);
         for (int i = 0; i < ITEMS; ++i) {
-            const long long row = tile + threadIdx.x + (long long)i * 128;
+            const T row = tile + (T)threadIdx.x + (T)i * 128;
+            if (row < n) {
+                out[row] = (int64_t)d[i];
+                out2[row] = (int64_t)tessera_bits_get<W, 128>(col, row);
+            }
+        }
+    }
+}
+template <int W, int ITEMS>
+__device__ void bit_steps(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) {
+    constexpr int LOADS = tessera_bits_loads(W, ITEMS);
+    unsigned int kq = tessera_stream_value<128>((int)blockIdx.x * ITEMS * 128);
+    for (int tile = (int)blockIdx.x * ITEMS * 128; tile < n; tile += (int)gridDim.x * ITEMS * 128, kq += gridDim.x * ITEMS) {
+        unsigned int w[(ITEMS * W + 31) / 32 + 1] = {};
+        const unsigned int* bw = tessera_bits_word<128>(col, kq * W);
+        for (int k = 0; k < LOADS; ++k) w[k] = __ldg(bw + k * 128);
+        unsigned int d[ITEMS];
+        tessera_bits_take<W, ITEMS>(w, (kq * W) & 31u, d);
+        for (int i = 0; i < ITEMS; ++i) {
+            const int row = tile + (int)threadIdx.x + i * 128;
             if (row < n) {
                 out[row] = (int64_t)d[i];
                 out2[row] = (int64_t)tessera_bits_get<W, 128>(col, row);
@@ -184,7 +205,8 @@ __device__ void bit_words(const unsigned int* col, int64_t n, int64_t* out, int6
 }
 #define BIT_WORDS(W, ITEMS) \
     extern "C" __global__ void bit_words_##W##_##ITEMS(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) { bit_words<W, ITEMS, long long>(col, n, out, out2); } \
-    extern "C" __global__ void bit_words32_##W##_##ITEMS(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) { bit_words<W, ITEMS, int>(col, n, out, out2); }
+    extern "C" __global__ void bit_words32_##W##_##ITEMS(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) { bit_words<W, ITEMS, int>(col, n, out, out2); } \
+    extern "C" __global__ void bit_steps32_##W##_##ITEMS(const unsigned int* col, int64_t n, int64_t* out, int64_t* out2) { bit_steps<W, ITEMS>(col, n, out, out2); }
 BIT_WORDS(1, 8)
 BIT_WORDS(4, 8)
 BIT_WORDS(4, 4)
@@ -225,6 +247,36 @@ __device__ void runs_lane_rows(const unsigned int* dir, const T* values, int64_t
         }
     }
 }
+// The same over `int` rows: read alone in 32 bits, and a tile's directory words found
+// from its value of the streams (tessera_runs_pairs_at, tessera_runs_word_at; the
+// tile's first row over 128).
+template <typename T>
+__device__ void runs_rows32(const unsigned int* dir, const T* values, int64_t n, int64_t* out, int64_t* out2) {
+    for (int r = (int)(blockIdx.x * blockDim.x + threadIdx.x); r < n; r += (int)(gridDim.x * blockDim.x)) {
+        out[r] = (int64_t)tessera_runs_get(dir, values, r);
+        const uint2 d = __ldg(tessera_runs_pairs_at<128>(dir, tessera_stream_value<128>(r - (int)threadIdx.x)));
+        out2[r] = (int64_t)tessera_runs_value(values, d, tessera_lanemask_le());
+    }
+}
+template <typename T>
+__device__ void runs_lane_steps(const unsigned int* dir, const T* values, int64_t n, int64_t* out) {
+    unsigned int kq = tessera_stream_value<128>((int)blockIdx.x * 512);
+    for (int tile = (int)blockIdx.x * 512; tile < n; tile += (int)gridDim.x * 512, kq += gridDim.x * 4u) {
+        const unsigned int w = tessera_runs_word_at<4, 4>(dir, kq);
+        #pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int r = tile + (int)threadIdx.x + i * 128;
+            const T v = tessera_runs_value_lane(values, w, i, tessera_lanemask_le());
+            if (r < n) out[r] = (int64_t)v;
+        }
+    }
+}
+extern "C" __global__ void runs_rows32_8(const unsigned int* dir, const uint8_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows32(dir, values, n, out, out2); }
+extern "C" __global__ void runs_rows32_16(const unsigned int* dir, const uint16_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows32(dir, values, n, out, out2); }
+extern "C" __global__ void runs_rows32_32(const unsigned int* dir, const uint32_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows32(dir, values, n, out, out2); }
+extern "C" __global__ void runs_lane_steps_8(const unsigned int* dir, const uint8_t* values, int64_t n, int64_t* out) { runs_lane_steps(dir, values, n, out); }
+extern "C" __global__ void runs_lane_steps_16(const unsigned int* dir, const uint16_t* values, int64_t n, int64_t* out) { runs_lane_steps(dir, values, n, out); }
+extern "C" __global__ void runs_lane_steps_32(const unsigned int* dir, const uint32_t* values, int64_t n, int64_t* out) { runs_lane_steps(dir, values, n, out); }
 extern "C" __global__ void runs_rows_8(const unsigned int* dir, const uint8_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows(dir, values, n, out, out2); }
 extern "C" __global__ void runs_rows_16(const unsigned int* dir, const uint16_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows(dir, values, n, out, out2); }
 extern "C" __global__ void runs_rows_32(const unsigned int* dir, const uint32_t* values, int64_t n, int64_t* out, int64_t* out2) { runs_rows(dir, values, n, out, out2); }

@@ -227,6 +227,8 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         sel_bool: options.experiments.sel_bool,
         column_loads: options.experiments.column_loads,
         index32: index32(pipeline, options),
+        int_rows: options.experiments.int_rows && index32(pipeline, options),
+        stream_steps: options.experiments.stream_steps,
         runs_lanes: options.experiments.runs_lanes && (options::RUNS_LANES_MIN_ITEMS..=16).contains(&items),
         runs_distances: options.experiments.runs_distances,
         parts: threads > BLOCK_THREADS && cols.iter().any(compact),

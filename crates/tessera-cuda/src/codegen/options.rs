@@ -255,11 +255,25 @@ pub struct Experiments {
     /// skips its decoding (`passes::cut_before_compact_loads`);
     /// `TESSERA_EXP_COMPACT_CUTS=0` leaves the load in its stage, as before.
     pub compact_cuts: bool,
+    /// In a kernel over `int` rows (`index32`) an item's row is an `int` in the stages
+    /// too, so a row of a compact column read alone is found in 32 bits
+    /// (`tessera_bits_get`, `tessera_runs_get`: SSB q4.2's compact probe spent about 25
+    /// instructions a bit-packed row in 64), and the words of the next tile of a
+    /// compact column loaded up front are found from the last ones' place plus a grid's
+    /// stride (`tessera_bits_pos`, `tessera_runs_pair_of`) instead of from the tile.
+    /// `TESSERA_EXP_INT_ROWS=0` keeps `long long` rows and finds each tile's words
+    /// from the tile, as before.
+    pub int_rows: bool,
+    /// Over `int` rows (`int_rows`), compact columns loaded up front find their next
+    /// tile's words from a count of the tile's value of their streams (`kq`, advanced a
+    /// grid's stride a tile) instead of from the tile; `TESSERA_EXP_STREAM_STEPS=0`
+    /// finds them from the tile, as before.
+    pub stream_steps: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true }
     }
 }
 
@@ -305,6 +319,8 @@ impl Experiments {
             runs_distances: var("TESSERA_EXP_RUNS_DISTANCES").map_or(d.runs_distances, |v| v != "0"),
             compact_wide: var("TESSERA_EXP_COMPACT_WIDE").map_or(d.compact_wide, |v| v != "0"),
             compact_cuts: var("TESSERA_EXP_COMPACT_CUTS").map_or(d.compact_cuts, |v| v != "0"),
+            int_rows: var("TESSERA_EXP_INT_ROWS").map_or(d.int_rows, |v| v != "0"),
+            stream_steps: var("TESSERA_EXP_STREAM_STEPS").map_or(d.stream_steps, |v| v != "0"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

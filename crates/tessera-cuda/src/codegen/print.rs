@@ -87,12 +87,19 @@ pub struct Shape<'a> {
     /// (`TESSERA_COLUMN_LOADS`, defined before the header is included).
     pub column_loads: u32,
     /// Whether tiles and rows are counted in 32 bits (`int` tiles and rows, compared
-    /// with `nrows`; see `options::INDEX32_MAX_ROWS`). Each row's number `r` stays a
-    /// `long long` for the stages: the same value. Signed, not `unsigned`: an `int`
+    /// with `nrows`; see `options::INDEX32_MAX_ROWS`). Signed, not `unsigned`: an `int`
     /// cannot wrap, so NVRTC folds item `i`'s offset into its loads' addresses, where
     /// `unsigned` rows made SSB q1.3's probe loop 558 → 672 SASS instructions and its
     /// kernel 0.140 → 0.185 ms on the H200 (2026-11-28g run 1).
     pub index32: bool,
+    /// Whether, over `int` rows, each row's number `r` in the stages is an `int` too and
+    /// compact columns loaded up front keep their next words' place
+    /// (`Experiments::int_rows`); else `r` is a `long long` (the same value) and the
+    /// place is found from each tile.
+    pub int_rows: bool,
+    /// Whether, over `int` rows, compact columns loaded up front find their words from
+    /// the count of the tile's value of their streams (`Experiments::stream_steps`).
+    pub stream_steps: bool,
     /// Whether a column of runs loaded up front keeps a warp's directory words one word
     /// a lane (`Experiments::runs_lanes`): set where the kernel has from
     /// `options::RUNS_LANES_MIN_ITEMS` to 16 items a thread (2 words an item, 32 lanes).
@@ -189,6 +196,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // The tile loop's integers: `tile` and `next` of type `tt`, literals with suffix
     // `ll`, and the rows they are compared with.
     let (tt, ll, nrows) = if shape.index32 { ("int", "", "nrows") } else { ("long long", "LL", "rows") };
+    // An item's row in the stages (see [`write_stages`]).
+    let rt = if shape.int_rows { "int" } else { "long long" };
     if shape.index32 {
         let _ = writeln!(src, "    const int nrows = (int)rows;");
     }
@@ -202,6 +211,16 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let part = |tile: &str| if parts { format!("tessera_part<{lb}, ITEMS>({tile})") } else { tile.to_string() };
     // The helpers' flag for a kernel read in parts (`tessera_thread_in`).
     let pt = if parts { ", true" } else { "" };
+    // Over `int` rows a kernel reading compact columns up front keeps its tile's value
+    // of their streams (`kq`: its part's first row over `BLOCK_THREADS`, a whole number
+    // where a tile's rows are) and adds a grid's stride's to it each tile
+    // (`tessera_stream_value`); a bit-packed column's words and shift and a column of
+    // runs' directory words are found from it (`tessera_bits_word`,
+    // `tessera_runs_pairs_at`, `tessera_runs_word_at`) instead of from the tile: SSB
+    // q4.2's compact probe spent about 20 of its 138 warp instructions a tile finding
+    // them. One counter for every column: one a column took q3.4's and q4.3's probes
+    // from 32 registers to 36 and 40 (NVRTC, sm_90).
+    let steps = shape.int_rows && shape.stream_steps && lb == BLOCK_THREADS && tile_items % BLOCK_THREADS == 0;
     let row = |tile: &str| match (parts, shape.index32) {
         (false, true) => format!("{tile} + (int)threadIdx.x + i * {threads}"),
         (false, false) => format!("{tile} + threadIdx.x + (long long)i * {threads}"),
@@ -277,6 +296,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // each lane's mask of the rows of its 32 up to its own is the same for every item
     // (`rl`).
     // (Held one word a lane where `Shape::runs_lanes`: a warp's 2 × ITEMS words.)
+    // Over `int` rows (`steps`) the words of the tile at `after` are found from its value
+    // of the streams (`kq + kstep`: `after` is a stride past the tile `kq` counts).
     let runs_loads = |indent: &str, tile: &str, first: bool| -> String {
         if runs_eager.is_empty() {
             return String::new();
@@ -296,7 +317,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 if first { format!(" if (r < rows) n{n}[i] = {read};") } else { format!(" n{n}[i] = {read};") }
             })
             .collect();
-        let r = if first { format!(" const long long r = {};", row(tile)) } else { String::new() };
+        let r = if first { format!(" const {rt} r = {};", row(tile)) } else { String::new() };
         // A tile the zone bitmap skips reads no values, and the directory words of one
         // it will skip are not loaded (its values are never read).
         let (open_zone, close_zone) = if shape.zones { (format!("{{ const bool zr = {};\n{indent}", zone_test(tile)), " }".to_string()) } else { (String::new(), String::new()) };
@@ -305,8 +326,17 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         let dirs: String = runs_eager
             .iter()
             .map(|(n, c)| {
+                if shape.runs_lanes && steps {
+                    return format!("{indent}    nd{n} = tessera_runs_word_at<ITEMS, {}{pt}>(col{c}, kq + kstep);\n", lb / 32);
+                }
                 if shape.runs_lanes {
                     return format!("{indent}    nd{n} = tessera_runs_dir_lane<ITEMS, {}{pt}>(col{c}, {});\n", lb / 32, part("after"));
+                }
+                if steps {
+                    return format!(
+                        "{indent}    const uint2* __restrict__ rd{n} = tessera_runs_pairs_at<{lb}{pt}>(col{c}, kq + kstep);\n{indent}    #pragma unroll\n{indent}    for (int i = 0; i < ITEMS; ++i) nd{n}[i] = __ldg(rd{n} + i * {});\n",
+                        lb / 32
+                    );
                 }
                 format!(
                     "{indent}    const uint2* __restrict__ rd{n} = tessera_runs_dirs<{lb}{pt}>(col{c}, {});\n{indent}    #pragma unroll\n{indent}    for (int i = 0; i < ITEMS; ++i) nd{n}[i] = __ldg(rd{n} + i * {});\n",
@@ -315,7 +345,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 )
             })
             .collect();
-        format!("{open_zone}#pragma unroll\n{indent}for (int i = 0; i < ITEMS; ++i) {{{r}{reads} }}{close_zone}\n{indent}if (const {tt} after = {tile} + {stride}; after < rows{after_zone}) {{\n{dirs}{indent}}}")
+        format!("{open_zone}#pragma unroll\n{indent}for (int i = 0; i < ITEMS; ++i) {{{r}{reads} }}{close_zone}\n{indent}if (const {tt} after = {tile} + {stride}; after < {nrows}{after_zone}) {{\n{dirs}{indent}}}")
     };
     // Each column's copy by a warp in turn (`tessera_stage`), of the tile at `at` into
     // buffer `buffer`.
@@ -380,7 +410,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             .iter()
             .map(|(n, c, w, loads)| {
                 let loads: String = (0..*loads).map(|k| format!(" nb{n}[{k}] = __ldg(bw + {});", k * BLOCK_THREADS)).collect();
-                let body = format!(" {{ const unsigned int* __restrict__ bw = tessera_bits_base<{w}, {BLOCK_THREADS}{pt}>(col{c}, {});{loads} }}", part(tile));
+                let word = if steps { format!("tessera_bits_word<{BLOCK_THREADS}{pt}>(col{c}, kq * {w}u)") } else { format!("tessera_bits_base<{w}, {BLOCK_THREADS}{pt}>(col{c}, {})", part(tile)) };
+                let body = format!(" {{ const unsigned int* __restrict__ bw = {word};{loads} }}");
                 if guard { format!(" if ({tile} < rows){body}") } else { body }
             })
             .collect();
@@ -389,7 +420,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     };
     let guarded_loads = |tile: &str| -> String {
         let plain = if prefetch_loads.is_empty() { String::new() } else { format!(" if ({}) {{{prefetch_loads} }}", zoned("r < rows")) };
-        format!("for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}{}", row(tile), word_loads("r < rows"), lane_words(tile, true))
+        format!("for (int i = 0; i < ITEMS; ++i) {{ const {rt} r = {};{plain}{} }}{}", row(tile), word_loads("r < rows"), lane_words(tile, true))
     };
     let header_prefetch = |indent: &str, at: &str| -> String {
         let loads: String = headed.iter().map(|c| format!(" tessera_tile_prefetch(col{c}, {at});")).collect();
@@ -425,6 +456,10 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             } else {
                 let _ = writeln!(src, "    uint2 nd{n}[ITEMS] = {{}};");
             }
+        }
+        if steps && !(bit_eager.is_empty() && runs_eager.is_empty()) {
+            let _ = writeln!(src, "    unsigned int kq = tessera_stream_value<{BLOCK_THREADS}>({});  // the tile's value of the compact columns' streams", part("tile"));
+            let _ = writeln!(src, "    const unsigned int kstep = gridDim.x * {}u;", tile_items / BLOCK_THREADS);
         }
         if !packed_eager.is_empty() {
             let _ = writeln!(src, "    {{");
@@ -491,7 +526,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 }
             }
         }
-        write_stages(src, ir, last, &row("tile"), indent, Some(shape.cols), skips);
+        write_stages(src, ir, last, (&row("tile"), rt), indent, Some(shape.cols), skips);
         let _ = writeln!(src, "{indent}}}");
     };
     let tile_body = |src: &mut String, kind: TileKind| {
@@ -546,6 +581,10 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 .collect();
             if registers {
                 for (n, _, w, _) in &bit_eager {
+                    if steps {
+                        let _ = writeln!(src, "        unsigned int db{n}[ITEMS]; tessera_bits_take<{w}, ITEMS>(nb{n}, (kq * {w}u) & 31u, db{n});");
+                        continue;
+                    }
                     let _ = writeln!(
                         src,
                         "        unsigned int db{n}[ITEMS]; tessera_bits_take<{w}, ITEMS>(nb{n}, tessera_bits_shift<{w}, {BLOCK_THREADS}>({}), db{n});",
@@ -554,6 +593,10 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 }
                 let _ = writeln!(src, "        #pragma unroll");
                 let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
+                if steps && kind != TileKind::Last && !(bit_eager.is_empty() && runs_eager.is_empty()) {
+                    // What follows loads the next tile's words, a stride on.
+                    let _ = writeln!(src, "        kq += kstep;");
+                }
             }
             let guarded = format!("        {}", guarded_loads("next"));
             if kind != TileKind::Last {
@@ -579,7 +622,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                     let _ = writeln!(src, "        if (next + {tile_items}{ll} <= {nrows}) {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let plain = if shape.zones && !prefetch_loads.is_empty() { format!(" if (zn) {{{prefetch_loads} }}") } else { prefetch_loads.clone() };
-                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const long long r = {};{plain}{} }}{}", row("next"), word_loads("true"), lane_words("next", false));
+                    let _ = writeln!(src, "            for (int i = 0; i < ITEMS; ++i) {{ const {rt} r = {};{plain}{} }}{}", row("next"), word_loads("true"), lane_words("next", false));
                     let _ = writeln!(src, "        }} else {{");
                     let _ = writeln!(src, "            #pragma unroll");
                     let _ = writeln!(src, "    {guarded}");
@@ -638,13 +681,13 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             // tile's second-to-last (under a warp's skip if any stage before it was).
             let n = body_stages.len();
             let skip = |k: usize| skips.get(k).copied().unwrap_or(false);
-            write_stages(src, ir, &body_stages[..n - 2], &row("tile"), "        ", Some(shape.cols), &skips[..skips.len().min(n - 2)]);
+            write_stages(src, ir, &body_stages[..n - 2], (&row("tile"), rt), "        ", Some(shape.cols), &skips[..skips.len().min(n - 2)]);
             late_stage(src, &[(0..n).any(skip)], "        ", false);
-            write_stages(src, ir, &body_stages[n - 2..n - 1], &row("tile"), "        ", Some(shape.cols), &[(0..n - 1).any(skip)]);
+            write_stages(src, ir, &body_stages[n - 2..n - 1], (&row("tile"), rt), "        ", Some(shape.cols), &[(0..n - 1).any(skip)]);
             let _ = writeln!(src, "        #pragma unroll");
             let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) psel[i] = sel[i];");
         } else {
-            write_stages(src, ir, body_stages, &row("tile"), "        ", Some(shape.cols), &skips);
+            write_stages(src, ir, body_stages, (&row("tile"), rt), "        ", Some(shape.cols), &skips);
         }
         if let Some(d) = deferral {
             write_queue(src, ir, d, &decls, tail, &row("tile"));
@@ -894,7 +937,10 @@ fn warp_skips(stages: &[Stage], items: u32) -> Vec<bool> {
 /// Before a stage whose `skips` entry is set ([`warp_skips`]), the warp votes and runs
 /// that stage and the rest only if an item is still selected (the braces close after the
 /// last stage).
-fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, indent: &str, striped: Option<&[GpuColumn]>, skips: &[bool]) {
+///
+/// An item's row is declared `rt`: `int` in a kernel over `int` rows (`Shape::index32`),
+/// so that a row read alone is found in 32 bits (`tessera_bits_get`, `tessera_runs_get`).
+fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], (row, rt): (&str, &str), indent: &str, striped: Option<&[GpuColumn]>, skips: &[bool]) {
     let mut open = 0;
     for (k, st) in stages.iter().enumerate() {
         if skips.get(k).copied().unwrap_or(false) {
@@ -909,7 +955,7 @@ fn write_stages(src: &mut String, ir: &KernelIr, stages: &[Stage], row: &str, in
             let _ = writeln!(src, "{indent}for (int i = 0; i < ITEMS; ++i) {{");
             let _ = writeln!(src, "{indent}    if (!sel[i]) continue;");
             if rest.iter().any(|s| s.uses(super::ir::Use::Row)) {
-                let _ = writeln!(src, "{indent}    const long long r = {row};");
+                let _ = writeln!(src, "{indent}    const {rt} r = {row};");
             }
             for s in &rest {
                 let _ = writeln!(src, "{indent}    {}", stmt(ir, s));
@@ -1011,6 +1057,6 @@ fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     let _ = writeln!(src, "{ind}if (sel[0]) {{{take} }}");
     // The entries are read before any lane queues the next tile's rows over them.
     let _ = writeln!(src, "{ind}__syncwarp();");
-    write_stages(src, ir, tail, "tq_r[i]", &ind, None, &[]);
+    write_stages(src, ir, tail, ("tq_r[i]", "long long"), &ind, None, &[]);
     let _ = writeln!(src, "{indent}}}");
 }

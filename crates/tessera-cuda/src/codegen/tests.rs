@@ -636,8 +636,9 @@ fn star_joins_into_global_arrays_take_wide_blocks() {
 /// A star join into global arrays over bit-packed columns and columns of runs (laid out
 /// for 128-thread blocks) takes wide blocks too, each group of 128 threads reading its
 /// part of the tile (`tessera_part`): its rows, its bit-packed words and shift, its
-/// directory words at 128 threads' strides; with `Experiments::compact_wide` off, or
-/// over a packed column, 128 threads as before. The kernels compile.
+/// directory words at 128 threads' strides (found from the part's value of the streams,
+/// counted a grid's stride a tile, over `int` rows; from the tile over 64-bit rows); with `Experiments::compact_wide`
+/// off, or over a packed column, 128 threads as before. The kernels compile.
 #[test]
 fn wide_star_joins_read_compact_columns_in_parts() {
     let (mut p, mut cols, tables) = star();
@@ -653,9 +654,20 @@ fn wide_star_joins_read_compact_columns_in_parts() {
     let src = &k.source;
     assert!(src.contains("__launch_bounds__(512)") && src.contains("gridDim.x * 1024"), "{src}");
     assert!(src.contains("tessera_part<128, ITEMS>(tile) + (int)(threadIdx.x % 128u) + i * 128"), "{src}");
-    assert!(src.contains("tessera_bits_base<9, 128, true>(col0, tessera_part<128, ITEMS>(next))"), "{src}");
-    assert!(src.contains("tessera_bits_shift<9, 128>(tessera_part<128, ITEMS>(tile))"), "{src}");
-    assert!(src.contains("tessera_runs_dirs<128, true>(col2, tessera_part<128, ITEMS>(after))") && src.contains("__ldg(rdc2 + i * 4)"), "{src}");
+    // The part's value of the streams, advanced 1024 / 128 values a block a tile; the
+    // 9-bit column's words and shift and the directory's pairs found from it.
+    assert!(src.contains("unsigned int kq = tessera_stream_value<128>(tessera_part<128, ITEMS>(tile));") && src.contains("const unsigned int kstep = gridDim.x * 8u;"), "{src}");
+    assert!(src.contains("tessera_bits_word<128, true>(col0, kq * 9u)") && src.contains("tessera_bits_take<9, ITEMS>(nbc0, (kq * 9u) & 31u, dbc0);"), "{src}");
+    assert!(src.contains("        kq += kstep;\n") && src.contains("tessera_runs_pairs_at<128, true>(col2, kq + kstep);") && src.contains("__ldg(rdc2 + i * 4)"), "{src}");
+    let wide = with(&cols, Experiments { index32: false, ..eager }).source;
+    assert!(wide.contains("tessera_bits_base<9, 128, true>(col0, tessera_part<128, ITEMS>(next))"), "{wide}");
+    assert!(wide.contains("tessera_bits_shift<9, 128>(tessera_part<128, ITEMS>(tile))"), "{wide}");
+    assert!(wide.contains("tessera_runs_dirs<128, true>(col2, tessera_part<128, ITEMS>(after))") && wide.contains("__ldg(rdc2 + i * 4)"), "{wide}");
+    if crate::test_support::nvrtc_or_skip("wide star joins over compact columns compile with NVRTC") {
+        for src in [src, &wide] {
+            crate::compile_cubin(src, "sm_90").unwrap_or_else(|e| panic!("{e}\n{src}"));
+        }
+    }
     eager.compact_wide = false;
     let narrow = with(&cols, eager);
     assert_eq!(narrow.block_threads, BLOCK_THREADS);
@@ -968,7 +980,7 @@ fn columns_mostly_read_anyway_are_loaded_up_front_and_probed_together() {
     // ...and not for a whole next tile.
     let body = whole_tile_loop(src);
     assert!(body.contains("if (next + 256 <= nrows) {"), "{src}");
-    assert!(body.contains("{ const long long r = next + (int)threadIdx.x + i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }"), "{src}");
+    assert!(body.contains("{ const int r = next + (int)threadIdx.x + i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }"), "{src}");
     assert!(src.contains("{ c1[i] = nc1[i]; c0[i] = nc0[i]; c2[i] = nc2[i]; }"), "{src}");
     // Both membership bitmaps are read in one stage, tested in the next.
     let first = stage_of(src, "h1_bits[s");
@@ -1360,8 +1372,9 @@ fn bit_loads_cover_every_tile_and_stay_in_the_column() {
 }
 
 /// Bit-packed columns (`Narrow::Bits`) loaded up front are loaded as the words of the
-/// thread's own stream (`tessera_bits_base`, coalesced, a block's row of words apart)
-/// and taken out by `tessera_bits_take`, even one alone; loaded where first used (or with
+/// thread's own stream (`tessera_bits_word` at the tile's value of the streams a kernel
+/// over `int` rows counts, `tessera_bits_base` over 64-bit rows; coalesced, a block's
+/// row of words apart) and taken out by `tessera_bits_take`, even one alone; loaded where first used (or with
 /// `narrow_words` off, or items that do not divide 32) they are read a row alone
 /// (`tessera_bits_get`); the kernels compile.
 #[test]
@@ -1377,28 +1390,40 @@ fn bit_packed_columns_load_a_threads_words() {
     assert!(late.source.contains("tessera_bits_get<12, 128>(col0, "), "{}", late.source);
     // The first probe's key (the more selective probe goes first) is the one column
     // loaded up front: alone, bit-packed, still as its words.
-    assert!(late.source.contains("tessera_bits_base<4, 128>(col1, next);"), "{}", late.source);
+    assert!(late.source.contains("tessera_bits_word<128>(col1, kq * 4u);"), "{}", late.source);
     options.experiments.eager_min_sectors = 0.0;
     let k = generate_with(&p, &cols, &tables, options).unwrap();
     let src = &k.source;
     // 4 items: 48 bits of 12-bit values (2 words loaded, 3 kept), 16 of 4-bit ones, 96 of 24-bit ones.
     assert!(src.contains("unsigned int nbc0[3] = {};") && src.contains("unsigned int nbc1[2] = {};") && src.contains("unsigned int nbc2[4] = {};"), "{src}");
-    assert!(src.contains("{ const unsigned int* __restrict__ bw = tessera_bits_base<12, 128>(col0, next); nbc0[0] = __ldg(bw + 0); nbc0[1] = __ldg(bw + 128); }"), "{src}");
-    assert!(src.contains(" if (next < rows) { const unsigned int* __restrict__ bw = tessera_bits_base<12, 128>(col0, next);"), "{src}");
-    assert!(src.contains(" if (tile < rows) { const unsigned int* __restrict__ bw = tessera_bits_base<4, 128>(col1, tile); nbc1[0] = __ldg(bw + 0); }"), "{src}");
+    assert!(src.contains("{ const unsigned int* __restrict__ bw = tessera_bits_word<128>(col0, kq * 12u); nbc0[0] = __ldg(bw + 0); nbc0[1] = __ldg(bw + 128); }"), "{src}");
+    assert!(src.contains(" if (next < rows) { const unsigned int* __restrict__ bw = tessera_bits_word<128>(col0, kq * 12u);"), "{src}");
+    assert!(src.contains(" if (tile < rows) { const unsigned int* __restrict__ bw = tessera_bits_word<128>(col1, kq * 4u); nbc1[0] = __ldg(bw + 0); }"), "{src}");
+    // 512 rows a tile: 4 values of each stream a tile.
+    assert!(src.contains("unsigned int kq = tessera_stream_value<128>(tile);") && src.contains("const unsigned int kstep = gridDim.x * 4u;"), "{src}");
     assert!(src.contains("nbc2[0] = __ldg(bw + 0); nbc2[1] = __ldg(bw + 128); nbc2[2] = __ldg(bw + 256); }"), "{src}");
-    assert!(src.contains("unsigned int dbc0[ITEMS]; tessera_bits_take<12, ITEMS>(nbc0, tessera_bits_shift<12, 128>(tile), dbc0);"), "{src}");
+    assert!(src.contains("unsigned int dbc0[ITEMS]; tessera_bits_take<12, ITEMS>(nbc0, (kq * 12u) & 31u, dbc0);"), "{src}");
+    // Whole tiles advance the count before loading the next tile's words; the last,
+    // partial one takes its values and advances nothing.
+    assert_eq!(src.matches("kq += kstep;").count(), 1, "{src}");
+    // Over 64-bit rows the words and the shift are found from the tile.
+    let wide = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { index32: false, ..options.experiments }, ..options }).unwrap();
+    assert!(wide.source.contains("{ const unsigned int* __restrict__ bw = tessera_bits_base<12, 128>(col0, next); nbc0[0] = __ldg(bw + 0); nbc0[1] = __ldg(bw + 128); }"), "{}", wide.source);
+    assert!(wide.source.contains("unsigned int dbc0[ITEMS]; tessera_bits_take<12, ITEMS>(nbc0, tessera_bits_shift<12, 128>(tile), dbc0);"), "{}", wide.source);
+    assert!(!wide.source.contains("kq"), "{}", wide.source);
     assert!(src.contains("c0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)dbc0[i]);"), "{src}");
     assert!(src.contains("c2[i] = (int64_t)((unsigned long long)col2_ref + (unsigned long long)dbc2[i]);"), "{src}");
     options.experiments.narrow_words = false;
     let off = generate_with(&p, &cols, &tables, options).unwrap();
-    assert!(!off.source.contains("tessera_bits_base") && off.source.contains("tessera_bits_get<4, 128>(col1, r)"), "{}", off.source);
+    assert!(!off.source.contains("tessera_bits_word") && off.source.contains("tessera_bits_get<4, 128>(col1, r)"), "{}", off.source);
+    // A row read alone is an `int` over `int` rows (`tessera_bits_get`'s 32-bit form).
+    assert!(off.source.contains("const int r = tile + (int)threadIdx.x + i * 128;"), "{}", off.source);
     options.experiments.narrow_words = true;
     options.items_per_thread = Some(6);
     let six = generate_with(&p, &cols, &tables, options).unwrap();
-    assert!(!six.source.contains("tessera_bits_base") && six.source.contains("tessera_bits_get<4, 128>(col1, r)"), "{}", six.source);
+    assert!(!six.source.contains("tessera_bits_word") && six.source.contains("tessera_bits_get<4, 128>(col1, r)"), "{}", six.source);
     if crate::test_support::nvrtc_or_skip("bit-packed column kernels compile with NVRTC") {
-        for k in [&late, &k, &off, &six] {
+        for k in [&late, &k, &off, &six, &wide] {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}
 {}", k.source);
@@ -1508,8 +1533,13 @@ fn runs_columns_read_their_directory() {
     let summed = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { runs_distances: false, ..options.experiments }, ..options }).unwrap();
     assert!(summed.source.contains("int32_t nc0[ITEMS] = {};") && summed.source.contains("c0[i] = nc0[i];"), "{}", summed.source);
     assert!(summed.source.contains("nc0[i] = (int32_t)((uint32_t)col0_ref + (uint32_t)tessera_runs_value(col0_runs, ndc0[i], rl));"), "{}", summed.source);
-    assert!(eager.source.contains("if (const int after = next + (int)gridDim.x * 256; after < rows) {"), "{}", eager.source);
-    assert!(eager.source.contains("const uint2* __restrict__ rdc2 = tessera_runs_dirs<128>(col2, after);"), "{}", eager.source);
+    // The directory's pair of the tile at `after`: kept, advanced 256 / 32 pairs a block a
+    // tile (over 64-bit rows, found from the tile).
+    assert!(eager.source.contains("if (const int after = next + (int)gridDim.x * 256; after < nrows) {"), "{}", eager.source);
+    assert!(eager.source.contains("unsigned int kq = tessera_stream_value<128>(tile);") && eager.source.contains("const unsigned int kstep = gridDim.x * 2u;"), "{}", eager.source);
+    assert!(eager.source.contains("const uint2* __restrict__ rdc2 = tessera_runs_pairs_at<128>(col2, kq + kstep);"), "{}", eager.source);
+    let wide = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { index32: false, ..options.experiments }, ..options }).unwrap();
+    assert!(wide.source.contains("const uint2* __restrict__ rdc2 = tessera_runs_dirs<128>(col2, after);") && !wide.source.contains("kstep"), "{}", wide.source);
     assert!(eager.source.contains("for (int i = 0; i < ITEMS; ++i) ndc2[i] = __ldg(rdc2 + i * 4);"), "{}", eager.source);
     // With 4 items a thread, held one word a lane (`Experiments::runs_lanes`), unless off.
     options.items_per_thread = Some(4);
@@ -1518,7 +1548,7 @@ fn runs_columns_read_their_directory() {
     let pairs = generate_with(&p, &cols, &tables, options).unwrap();
     assert!(laned.source.contains("unsigned int ndc0 = 0u;") && laned.source.contains("unsigned int ndc2 = 0u;"), "{}", laned.source);
     assert!(laned.source.contains("nc0[i] = tessera_runs_value_lane(col0_runs, ndc0, i, rl);"), "{}", laned.source);
-    assert!(laned.source.contains("ndc2 = tessera_runs_dir_lane<ITEMS, 4>(col2, after);"), "{}", laned.source);
+    assert!(laned.source.contains("ndc2 = tessera_runs_word_at<ITEMS, 4>(col2, kq + kstep);"), "{}", laned.source);
     assert!(pairs.source.contains("uint2 ndc0[ITEMS] = {};") && !pairs.source.contains("tessera_runs_dir_lane"), "{}", pairs.source);
     assert!(!late.source.contains("tessera_runs_value"), "{}", late.source);
     // Read a row alone where first used, a value: the distance added to the reference.
@@ -1534,7 +1564,7 @@ fn runs_columns_read_their_directory() {
         assert!(at("0").unwrap() > last_ref && at("2").unwrap() == at("0").unwrap() + 1);
     }
     if crate::test_support::nvrtc_or_skip("kernels over columns of runs compile with NVRTC") {
-        for k in [&late, &eager, &laned, &pairs] {
+        for k in [&late, &eager, &laned, &pairs, &wide] {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}
 {}", k.source);
@@ -1559,7 +1589,7 @@ fn runs_columns_skip_the_tiles_zone_bitmaps_rule_out() {
     assert!(src.contains("    { const bool zr = tessera_zone_pass<512>(zones, tile, rows);\n    #pragma unroll\n"), "{src}");
     assert!(src.contains("        { const bool zr = tessera_zone_pass<512>(zones, next, rows);\n        #pragma unroll\n"), "{src}");
     assert!(src.contains(" if (zr) { if (r < rows) nc1[i] = ") && src.contains(" if (zr) { nc1[i] = "), "{src}");
-    assert_eq!(src.matches("after < rows && tessera_zone_pass<512>(zones, after, rows)) {").count(), 2, "{src}");
+    assert_eq!(src.matches("after < nrows && tessera_zone_pass<512>(zones, after, rows)) {").count(), 2, "{src}");
     if crate::test_support::nvrtc_or_skip("kernels over runs with zone bitmaps compile with NVRTC") {
         crate::compile_cubin(src, "sm_90").unwrap_or_else(|e| panic!("{e}\n{src}"));
     }

@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     int32_t nc0[ITEMS] = {};
     int64_t nc1[ITEMS] = {};
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + (int)threadIdx.x + i * 128; if (r < rows) { nc0[i] = col0[r]; nc1[i] = col1[r]; } }
+    for (int i = 0; i < ITEMS; ++i) { const int r = tile + (int)threadIdx.x + i * 128; if (r < rows) { nc0[i] = col0[r]; nc1[i] = col1[r]; } }
     for (; tile + 512 <= nrows; tile += (int)gridDim.x * 512) {
         int sel[ITEMS];
         int32_t c0[ITEMS];
@@ -23,15 +23,15 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         const int next = tile + (int)gridDim.x * 512;
         if (next + 512 <= nrows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + (int)threadIdx.x + i * 128; nc0[i] = col0[r]; nc1[i] = col1[r]; }
+            for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; nc0[i] = col0[r]; nc1[i] = col1[r]; }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + (int)threadIdx.x + i * 128; if (r < rows) { nc0[i] = col0[r]; nc1[i] = col1[r]; } }
+            for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; if (r < rows) { nc0[i] = col0[r]; nc1[i] = col1[r]; } }
         }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + (int)threadIdx.x + i * 128;
+            const int r = tile + (int)threadIdx.x + i * 128;
             s1[i] = (long long)((unsigned long long)(c0[i]) - (unsigned long long)5LL);
             if (s1[i] < 0 || s1[i] >= 100LL) { flags[1] = 1ull; sel[i] = false; continue; }
             if (atomicCAS((int*)&out_rows[s1[i]], 0, (int)(r + 1)) != 0) { flags[2] = 1ull; sel[i] = false; continue; }
@@ -52,7 +52,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + (int)threadIdx.x + i * 128;
+            const int r = tile + (int)threadIdx.x + i * 128;
             s1[i] = (long long)((unsigned long long)(c0[i]) - (unsigned long long)5LL);
             if (s1[i] < 0 || s1[i] >= 100LL) { flags[1] = 1ull; sel[i] = false; continue; }
             if (atomicCAS((int*)&out_rows[s1[i]], 0, (int)(r + 1)) != 0) { flags[2] = 1ull; sel[i] = false; continue; }

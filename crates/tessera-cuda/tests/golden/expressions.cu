@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     int64_t nc1[ITEMS] = {};
     int32_t nc0[ITEMS] = {};
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + (int)threadIdx.x + i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
+    for (int i = 0; i < ITEMS; ++i) { const int r = tile + (int)threadIdx.x + i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
     for (; tile + 512 <= nrows; tile += (int)gridDim.x * 512) {
         int sel[ITEMS];
         int64_t c1[ITEMS];
@@ -26,10 +26,10 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         const int next = tile + (int)gridDim.x * 512;
         if (next + 512 <= nrows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + (int)threadIdx.x + i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; }
+            for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + (int)threadIdx.x + i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
+            for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
         }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {

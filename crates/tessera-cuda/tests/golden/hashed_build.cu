@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     int32_t nc0[ITEMS] = {};
     int64_t nc1[ITEMS] = {};
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + (int)threadIdx.x + i * 128; if (r < rows) { nc0[i] = col0[r]; nc1[i] = col1[r]; } }
+    for (int i = 0; i < ITEMS; ++i) { const int r = tile + (int)threadIdx.x + i * 128; if (r < rows) { nc0[i] = col0[r]; nc1[i] = col1[r]; } }
     for (; tile + 512 <= nrows; tile += (int)gridDim.x * 512) {
         int sel[ITEMS];
         int32_t c0[ITEMS];
@@ -26,10 +26,10 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         const int next = tile + (int)gridDim.x * 512;
         if (next + 512 <= nrows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + (int)threadIdx.x + i * 128; nc0[i] = col0[r]; nc1[i] = col1[r]; }
+            for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; nc0[i] = col0[r]; nc1[i] = col1[r]; }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + (int)threadIdx.x + i * 128; if (r < rows) { nc0[i] = col0[r]; nc1[i] = col1[r]; } }
+            for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; if (r < rows) { nc0[i] = col0[r]; nc1[i] = col1[r]; } }
         }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {

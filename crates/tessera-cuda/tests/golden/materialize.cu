@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     {
     const bool zn = tessera_zone_pass<512>(zones, tile, rows);
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + (int)threadIdx.x + i * 128; if (r < rows && zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
+    for (int i = 0; i < ITEMS; ++i) { const int r = tile + (int)threadIdx.x + i * 128; if (r < rows && zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
     }
     for (; tile + 512 <= nrows; tile += (int)gridDim.x * 512) {
         int sel[ITEMS];
@@ -26,10 +26,10 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         const bool zn = tessera_zone_pass<512>(zones, next, rows);
         if (next + 512 <= nrows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + (int)threadIdx.x + i * 128; if (zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
+            for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; if (zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + (int)threadIdx.x + i * 128; if (r < rows && zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
+            for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; if (r < rows && zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
         }
         if (tessera_zone_pass<512>(zones, tile, rows)) {
         #pragma unroll

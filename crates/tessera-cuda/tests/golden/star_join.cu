@@ -34,7 +34,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + (int)threadIdx.x + i * 128;
+            const int r = tile + (int)threadIdx.x + i * 128;
             c1[i] = col1[r];
         }
         #pragma unroll
@@ -46,7 +46,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + (int)threadIdx.x + i * 128;
+            const int r = tile + (int)threadIdx.x + i * 128;
             if (!f2[i]) { sel[i] = false; continue; }
             c0[i] = col0[r];
         }
@@ -127,7 +127,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + (int)threadIdx.x + i * 128;
+            const int r = tile + (int)threadIdx.x + i * 128;
             c1[i] = col1[r];
         }
         #pragma unroll
@@ -139,7 +139,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tile + (int)threadIdx.x + i * 128;
+            const int r = tile + (int)threadIdx.x + i * 128;
             if (!f2[i]) { sel[i] = false; continue; }
             c0[i] = col0[r];
         }

@@ -20,7 +20,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     int32_t nc0[ITEMS] = {};
     int64_t nc2[ITEMS] = {};
     #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) { const long long r = tile + (int)threadIdx.x + i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; } }
+    for (int i = 0; i < ITEMS; ++i) { const int r = tile + (int)threadIdx.x + i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; } }
     for (; tile + 256 <= nrows; tile += (int)gridDim.x * 256) {
         int sel[ITEMS];
         int32_t c1[ITEMS];
@@ -41,10 +41,10 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         const int next = tile + (int)gridDim.x * 256;
         if (next + 256 <= nrows) {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + (int)threadIdx.x + i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }
+            for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; }
         } else {
             #pragma unroll
-            for (int i = 0; i < ITEMS; ++i) { const long long r = next + (int)threadIdx.x + i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; } }
+            for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; if (r < rows) { nc1[i] = col1[r]; nc0[i] = col0[r]; nc2[i] = col2[r]; } }
         }
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
