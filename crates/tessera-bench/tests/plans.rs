@@ -175,7 +175,8 @@ fn a_compact_probe_reads_its_first_column_of_runs_up_front() {
     assert!(probe.contains("tessera_runs_value_lane(col0_runs"), "{probe}");
     // A warp's directory words held one a lane (`Experiments::runs_lanes`), not every
     // item's pair in every lane.
-    assert!(probe.contains("nd") && probe.contains("= tessera_runs_dir_lane<ITEMS, 4>(col0, after);") && !probe.contains("uint2 nd"), "{probe}");
+    // (Found from the tile's value of the streams, `tessera_runs_word_at`.)
+    assert!(probe.contains("nd") && probe.contains("= tessera_runs_word_at<ITEMS, 4>(col0, kq + kstep);") && !probe.contains("uint2 nd"), "{probe}");
 }
 
 #[test]

@@ -515,16 +515,16 @@ __device__ __forceinline__ unsigned int tessera_bits_shift(T tile) {
     return (((unsigned int)tile / B) * (unsigned int)W) & 31u;
 }
 
-// Over `int` rows a kernel reading compact columns up front counts its tile by the
-// tile's value of the streams, `tessera_stream_value` (its part's first row over B = 128:
-// value k % 32 of group k / 32, below 2^23), and adds a grid's stride's values each tile
+// Over a table of at most 2^30 rows a kernel reading compact columns up front counts its
+// tile by the tile's value of the streams, `tessera_stream_value` (its part's first row
+// over B = 128: value k % 32 of group k / 32, below 2^23; the tile an `int` or not), and adds a grid's stride's values each tile
 // (`print.rs`) instead of finding each column's words from the tile. A bit-packed
 // column's words for value k start at bit k * W of its streams (below 2^28): its
 // 32-bit word, times B, is the thread's word from the column's start (as
 // `tessera_bits_base`), and its low 5 bits the shift (as `tessera_bits_shift`).
-template <int B>
-__device__ __forceinline__ unsigned int tessera_stream_value(int tile) {
-    return (unsigned int)tile / B;
+template <int B, typename T>
+__device__ __forceinline__ unsigned int tessera_stream_value(T tile) {
+    return (unsigned int)(tile / B);
 }
 template <int B, bool PARTS = false>
 __device__ __forceinline__ const unsigned int* tessera_bits_word(const unsigned int* __restrict__ col, unsigned int pos) {

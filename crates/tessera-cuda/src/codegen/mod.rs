@@ -228,7 +228,9 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         column_loads: options.experiments.column_loads,
         index32: index32(pipeline, options),
         int_rows: options.experiments.int_rows && index32(pipeline, options),
-        stream_steps: options.experiments.stream_steps,
+        // Over a table of at most INDEX32_MAX_ROWS rows, whatever its rows are counted in
+        // (a lean pipeline counts them in 64 bits): the count of stream values fits 32.
+        stream_steps: options.experiments.stream_steps && options.experiments.int_rows && fits32(pipeline) && cols.iter().any(compact),
         runs_lanes: options.experiments.runs_lanes && (options::RUNS_LANES_MIN_ITEMS..=16).contains(&items),
         runs_distances: options.experiments.runs_distances,
         parts: threads > BLOCK_THREADS && cols.iter().any(compact),
@@ -236,7 +238,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         threads,
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
-    let rows_limit = if shape.index32 { lowered.rows_limit.min(INDEX32_MAX_ROWS) } else { lowered.rows_limit };
+    let rows_limit = if shape.index32 || shape.stream_steps { lowered.rows_limit.min(INDEX32_MAX_ROWS) } else { lowered.rows_limit };
     let kernel = Kernel {
         source,
         params: lowered.params,
@@ -476,7 +478,12 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
 /// Whether the kernel counts rows in 32 bits (see [`INDEX32_MAX_ROWS`]): a scan of a
 /// table that small, whose rows are known when the kernel is made.
 fn index32(pipeline: &Pipeline, options: &KernelOptions) -> bool {
-    options.experiments.index32 && matches!(&pipeline.source, Source::Scan(scan) if scan.rows <= INDEX32_MAX_ROWS)
+    options.experiments.index32 && fits32(pipeline)
+}
+
+/// Whether the pipeline scans a stored table of at most [`INDEX32_MAX_ROWS`] rows.
+fn fits32(pipeline: &Pipeline) -> bool {
+    matches!(&pipeline.source, Source::Scan(scan) if scan.rows <= INDEX32_MAX_ROWS)
 }
 
 /// Whether the kernel skips tiles by a zone bitmap ([`Param::Zones`]): a scan whose

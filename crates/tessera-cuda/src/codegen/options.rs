@@ -264,10 +264,10 @@ pub struct Experiments {
     /// `TESSERA_EXP_INT_ROWS=0` keeps `long long` rows and finds each tile's words
     /// from the tile, as before.
     pub int_rows: bool,
-    /// Over `int` rows (`int_rows`), compact columns loaded up front find their next
-    /// tile's words from a count of the tile's value of their streams (`kq`, advanced a
-    /// grid's stride a tile) instead of from the tile; `TESSERA_EXP_STREAM_STEPS=0`
-    /// finds them from the tile, as before.
+    /// Over a table of at most [`INDEX32_MAX_ROWS`] rows (with `int_rows`), compact
+    /// columns loaded up front find their next tile's words from a count of the tile's
+    /// value of their streams (`kq`, advanced a grid's stride a tile) instead of from the
+    /// tile; `TESSERA_EXP_STREAM_STEPS=0` finds them from the tile, as before.
     pub stream_steps: bool,
 }
 

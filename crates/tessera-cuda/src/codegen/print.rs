@@ -97,8 +97,9 @@ pub struct Shape<'a> {
     /// (`Experiments::int_rows`); else `r` is a `long long` (the same value) and the
     /// place is found from each tile.
     pub int_rows: bool,
-    /// Whether, over `int` rows, compact columns loaded up front find their words from
-    /// the count of the tile's value of their streams (`Experiments::stream_steps`).
+    /// Whether compact columns loaded up front find their words from the count of the
+    /// tile's value of their streams (`Experiments::stream_steps`): over a table of at
+    /// most `options::INDEX32_MAX_ROWS` rows, whether or not its rows are `int`s.
     pub stream_steps: bool,
     /// Whether a column of runs loaded up front keeps a warp's directory words one word
     /// a lane (`Experiments::runs_lanes`): set where the kernel has from
@@ -211,8 +212,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let part = |tile: &str| if parts { format!("tessera_part<{lb}, ITEMS>({tile})") } else { tile.to_string() };
     // The helpers' flag for a kernel read in parts (`tessera_thread_in`).
     let pt = if parts { ", true" } else { "" };
-    // Over `int` rows a kernel reading compact columns up front keeps its tile's value
-    // of their streams (`kq`: its part's first row over `BLOCK_THREADS`, a whole number
+    // Over a table of at most `INDEX32_MAX_ROWS` rows a kernel reading compact columns up
+    // front keeps its tile's value of their streams (`kq`: its part's first row over `BLOCK_THREADS`, a whole number
     // where a tile's rows are) and adds a grid's stride's to it each tile
     // (`tessera_stream_value`); a bit-packed column's words and shift and a column of
     // runs' directory words are found from it (`tessera_bits_word`,
@@ -220,7 +221,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // q4.2's compact probe spent about 20 of its 138 warp instructions a tile finding
     // them. One counter for every column: one a column took q3.4's and q4.3's probes
     // from 32 registers to 36 and 40 (NVRTC, sm_90).
-    let steps = shape.int_rows && shape.stream_steps && lb == BLOCK_THREADS && tile_items % BLOCK_THREADS == 0;
+    let steps = shape.stream_steps && lb == BLOCK_THREADS && tile_items % BLOCK_THREADS == 0;
     let row = |tile: &str| match (parts, shape.index32) {
         (false, true) => format!("{tile} + (int)threadIdx.x + i * {threads}"),
         (false, false) => format!("{tile} + threadIdx.x + (long long)i * {threads}"),

@@ -659,7 +659,7 @@ fn wide_star_joins_read_compact_columns_in_parts() {
     assert!(src.contains("unsigned int kq = tessera_stream_value<128>(tessera_part<128, ITEMS>(tile));") && src.contains("const unsigned int kstep = gridDim.x * 8u;"), "{src}");
     assert!(src.contains("tessera_bits_word<128, true>(col0, kq * 9u)") && src.contains("tessera_bits_take<9, ITEMS>(nbc0, (kq * 9u) & 31u, dbc0);"), "{src}");
     assert!(src.contains("        kq += kstep;\n") && src.contains("tessera_runs_pairs_at<128, true>(col2, kq + kstep);") && src.contains("__ldg(rdc2 + i * 4)"), "{src}");
-    let wide = with(&cols, Experiments { index32: false, ..eager }).source;
+    let wide = with(&cols, Experiments { index32: false, stream_steps: false, ..eager }).source;
     assert!(wide.contains("tessera_bits_base<9, 128, true>(col0, tessera_part<128, ITEMS>(next))"), "{wide}");
     assert!(wide.contains("tessera_bits_shift<9, 128>(tessera_part<128, ITEMS>(tile))"), "{wide}");
     assert!(wide.contains("tessera_runs_dirs<128, true>(col2, tessera_part<128, ITEMS>(after))") && wide.contains("__ldg(rdc2 + i * 4)"), "{wide}");
@@ -1406,8 +1406,14 @@ fn bit_packed_columns_load_a_threads_words() {
     // Whole tiles advance the count before loading the next tile's words; the last,
     // partial one takes its values and advances nothing.
     assert_eq!(src.matches("kq += kstep;").count(), 1, "{src}");
-    // Over 64-bit rows the words and the shift are found from the tile.
-    let wide = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { index32: false, ..options.experiments }, ..options }).unwrap();
+    // Over 64-bit rows (a lean pipeline's) of a table of at most INDEX32_MAX_ROWS rows,
+    // still counted by their value of the streams, in 32 bits, and refused more rows;
+    // with `stream_steps` off the words and the shift are found from the tile.
+    let long = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { index32: false, ..options.experiments }, ..options }).unwrap();
+    assert!(long.source.contains("long long tile") && long.source.contains("unsigned int kq = tessera_stream_value<128>(tile);"), "{}", long.source);
+    assert_eq!(long.rows_limit, INDEX32_MAX_ROWS);
+    let wide = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { index32: false, stream_steps: false, ..options.experiments }, ..options }).unwrap();
+    assert!(wide.rows_limit > INDEX32_MAX_ROWS);
     assert!(wide.source.contains("{ const unsigned int* __restrict__ bw = tessera_bits_base<12, 128>(col0, next); nbc0[0] = __ldg(bw + 0); nbc0[1] = __ldg(bw + 128); }"), "{}", wide.source);
     assert!(wide.source.contains("unsigned int dbc0[ITEMS]; tessera_bits_take<12, ITEMS>(nbc0, tessera_bits_shift<12, 128>(tile), dbc0);"), "{}", wide.source);
     assert!(!wide.source.contains("kq"), "{}", wide.source);
@@ -1423,7 +1429,7 @@ fn bit_packed_columns_load_a_threads_words() {
     let six = generate_with(&p, &cols, &tables, options).unwrap();
     assert!(!six.source.contains("tessera_bits_word") && six.source.contains("tessera_bits_get<4, 128>(col1, r)"), "{}", six.source);
     if crate::test_support::nvrtc_or_skip("bit-packed column kernels compile with NVRTC") {
-        for k in [&late, &k, &off, &six, &wide] {
+        for k in [&late, &k, &off, &six, &wide, &long] {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}
 {}", k.source);
@@ -1538,7 +1544,7 @@ fn runs_columns_read_their_directory() {
     assert!(eager.source.contains("if (const int after = next + (int)gridDim.x * 256; after < nrows) {"), "{}", eager.source);
     assert!(eager.source.contains("unsigned int kq = tessera_stream_value<128>(tile);") && eager.source.contains("const unsigned int kstep = gridDim.x * 2u;"), "{}", eager.source);
     assert!(eager.source.contains("const uint2* __restrict__ rdc2 = tessera_runs_pairs_at<128>(col2, kq + kstep);"), "{}", eager.source);
-    let wide = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { index32: false, ..options.experiments }, ..options }).unwrap();
+    let wide = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { index32: false, stream_steps: false, ..options.experiments }, ..options }).unwrap();
     assert!(wide.source.contains("const uint2* __restrict__ rdc2 = tessera_runs_dirs<128>(col2, after);") && !wide.source.contains("kstep"), "{}", wide.source);
     assert!(eager.source.contains("for (int i = 0; i < ITEMS; ++i) ndc2[i] = __ldg(rdc2 + i * 4);"), "{}", eager.source);
     // With 4 items a thread, held one word a lane (`Experiments::runs_lanes`), unless off.
