@@ -227,11 +227,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         sel_bool: options.experiments.sel_bool,
         column_loads: options.experiments.column_loads,
         index32: index32(pipeline, options),
-        // Also in a kernel counting tiles in 64 bits (a lean one) that reads compact columns
-        // over a table of at most INDEX32_MAX_ROWS rows: its late bit-packed reads are
-        // found in 32 bits (SSB q1.3's compact probe loop 1,121 -> 959 SASS instructions,
-        // NVRTC sm_90), where `int` rows made its byte-narrowed probe longer (454 -> 544).
-        int_rows: options.experiments.int_rows && (index32(pipeline, options) || (fits32(pipeline) && cols.iter().any(compact))),
+        int_rows: options.experiments.int_rows && index32(pipeline, options),
         // Over a table of at most INDEX32_MAX_ROWS rows, whatever its rows are counted in
         // (a lean pipeline counts them in 64 bits): the count of stream values fits 32.
         stream_steps: options.experiments.stream_steps && options.experiments.int_rows && fits32(pipeline) && cols.iter().any(compact),
@@ -242,7 +238,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         threads,
     };
     let source = print::kernel(&lowered.ir, &shape, &head, deferral.as_ref(), &tail);
-    let rows_limit = if shape.index32 || shape.int_rows || shape.stream_steps { lowered.rows_limit.min(INDEX32_MAX_ROWS) } else { lowered.rows_limit };
+    let rows_limit = if shape.index32 || shape.stream_steps { lowered.rows_limit.min(INDEX32_MAX_ROWS) } else { lowered.rows_limit };
     let kernel = Kernel {
         source,
         params: lowered.params,

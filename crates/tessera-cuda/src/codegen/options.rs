@@ -255,9 +255,8 @@ pub struct Experiments {
     /// skips its decoding (`passes::cut_before_compact_loads`);
     /// `TESSERA_EXP_COMPACT_CUTS=0` leaves the load in its stage, as before.
     pub compact_cuts: bool,
-    /// In a kernel over `int` rows (`index32`), or one reading compact columns of a table
-    /// of at most [`INDEX32_MAX_ROWS`] rows, an item's row is an `int` in the stages, so
-    /// a row of a compact column read alone is found in 32 bits
+    /// In a kernel over `int` rows (`index32`) an item's row is an `int` in the stages
+    /// too, so a row of a compact column read alone is found in 32 bits
     /// (`tessera_bits_get`, `tessera_runs_get`: SSB q4.2's compact probe spent about 25
     /// instructions a bit-packed row in 64), and the words of the next tile of a
     /// compact column loaded up front are found from the last ones' place plus a grid's

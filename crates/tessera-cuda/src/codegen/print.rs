@@ -92,10 +92,10 @@ pub struct Shape<'a> {
     /// `unsigned` rows made SSB q1.3's probe loop 558 → 672 SASS instructions and its
     /// kernel 0.140 → 0.185 ms on the H200 (2026-11-28g run 1).
     pub index32: bool,
-    /// Whether each row's number `r` in the stages is an `int` (`Experiments::int_rows`):
-    /// over `int` rows, and over a table of at most `options::INDEX32_MAX_ROWS` rows
-    /// read compact by a kernel counting its tiles in 64 bits; else a `long long` (the
-    /// same value).
+    /// Whether, over `int` rows, each row's number `r` in the stages is an `int` too and
+    /// compact columns loaded up front keep their next words' place
+    /// (`Experiments::int_rows`); else `r` is a `long long` (the same value) and the
+    /// place is found from each tile.
     pub int_rows: bool,
     /// Whether compact columns loaded up front find their words from the count of the
     /// tile's value of their streams (`Experiments::stream_steps`): over a table of at

@@ -1408,14 +1408,12 @@ fn bit_packed_columns_load_a_threads_words() {
     assert_eq!(src.matches("kq += kstep;").count(), 1, "{src}");
     // Over 64-bit rows (a lean pipeline's) of a table of at most INDEX32_MAX_ROWS rows,
     // still counted by their value of the streams, in 32 bits, and refused more rows;
-    // with `int_rows` off the words and the shift are found from the tile.
+    // with `stream_steps` off the words and the shift are found from the tile.
     let long = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { index32: false, ..options.experiments }, ..options }).unwrap();
     assert!(long.source.contains("long long tile") && long.source.contains("unsigned int kq = tessera_stream_value<128>(tile);"), "{}", long.source);
-    // Its rows in the stages are `int`s, read alone in 32 bits.
-    assert!(long.source.contains("const int r = tile + threadIdx.x + (long long)i * 128;"), "{}", long.source);
     assert_eq!(long.rows_limit, INDEX32_MAX_ROWS);
-    let wide = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { index32: false, int_rows: false, ..options.experiments }, ..options }).unwrap();
-    assert!(wide.rows_limit > INDEX32_MAX_ROWS && wide.source.contains("const long long r = tile + threadIdx.x + (long long)i * 128;"), "{}", wide.source);
+    let wide = generate_with(&p, &cols, &tables, KernelOptions { experiments: Experiments { index32: false, stream_steps: false, ..options.experiments }, ..options }).unwrap();
+    assert!(wide.rows_limit > INDEX32_MAX_ROWS);
     assert!(wide.source.contains("{ const unsigned int* __restrict__ bw = tessera_bits_base<12, 128>(col0, next); nbc0[0] = __ldg(bw + 0); nbc0[1] = __ldg(bw + 128); }"), "{}", wide.source);
     assert!(wide.source.contains("unsigned int dbc0[ITEMS]; tessera_bits_take<12, ITEMS>(nbc0, tessera_bits_shift<12, 128>(tile), dbc0);"), "{}", wide.source);
     assert!(!wide.source.contains("kq"), "{}", wide.source);
