@@ -258,16 +258,19 @@ pub struct Experiments {
     /// In a kernel over `int` rows (`index32`) an item's row is an `int` in the stages
     /// too, so a row of a compact column read alone is found in 32 bits
     /// (`tessera_bits_get`, `tessera_runs_get`: SSB q4.2's compact probe spent about 25
-    /// instructions a bit-packed row in 64), and the words of the next tile of a
-    /// compact column loaded up front are found from the last ones' place plus a grid's
-    /// stride (`tessera_bits_pos`, `tessera_runs_pair_of`) instead of from the tile.
-    /// `TESSERA_EXP_INT_ROWS=0` keeps `long long` rows and finds each tile's words
-    /// from the tile, as before.
+    /// instructions a bit-packed row in 64, 17 in 32). SSB SF 100 over compact columns
+    /// on an H200: q2.2 1.336 → 1.262 ms, q3.3 and q3.4 1.216 → 1.14; SF 20 unchanged
+    /// (2026-11-30i runs 1–2). Not in the lean kernels, which count in 64 bits: there it
+    /// made SSB q1.3's compact probe slower (0.218 → 0.231 ms at SF 20, run 4), its
+    /// cheaper late reads predicated for every item. `TESSERA_EXP_INT_ROWS=0` keeps
+    /// `long long` rows and turns `stream_steps` off too, as before.
     pub int_rows: bool,
     /// Over a table of at most [`INDEX32_MAX_ROWS`] rows (with `int_rows`), compact
     /// columns loaded up front find their next tile's words from a count of the tile's
     /// value of their streams (`kq`, advanced a grid's stride a tile) instead of from the
-    /// tile; `TESSERA_EXP_STREAM_STEPS=0` finds them from the tile, as before.
+    /// tile. SSB over compact columns on an H200, with `int_rows`: SF 20's kernels
+    /// 4.613 → 4.516 ms (q3.2 0.352 → 0.322), SF 100's 21.25 → 21.23 (2026-11-30i runs
+    /// 1–2). `TESSERA_EXP_STREAM_STEPS=0` finds them from the tile, as before.
     pub stream_steps: bool,
 }
 

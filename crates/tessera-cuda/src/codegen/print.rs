@@ -92,10 +92,8 @@ pub struct Shape<'a> {
     /// `unsigned` rows made SSB q1.3's probe loop 558 → 672 SASS instructions and its
     /// kernel 0.140 → 0.185 ms on the H200 (2026-11-28g run 1).
     pub index32: bool,
-    /// Whether, over `int` rows, each row's number `r` in the stages is an `int` too and
-    /// compact columns loaded up front keep their next words' place
-    /// (`Experiments::int_rows`); else `r` is a `long long` (the same value) and the
-    /// place is found from each tile.
+    /// Whether, over `int` rows, each row's number `r` in the stages is an `int` too
+    /// (`Experiments::int_rows`); else a `long long` (the same value).
     pub int_rows: bool,
     /// Whether compact columns loaded up front find their words from the count of the
     /// tile's value of their streams (`Experiments::stream_steps`): over a table of at
@@ -213,14 +211,14 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // The helpers' flag for a kernel read in parts (`tessera_thread_in`).
     let pt = if parts { ", true" } else { "" };
     // Over a table of at most `INDEX32_MAX_ROWS` rows a kernel reading compact columns up
-    // front keeps its tile's value of their streams (`kq`: its part's first row over `BLOCK_THREADS`, a whole number
-    // where a tile's rows are) and adds a grid's stride's to it each tile
-    // (`tessera_stream_value`); a bit-packed column's words and shift and a column of
-    // runs' directory words are found from it (`tessera_bits_word`,
-    // `tessera_runs_pairs_at`, `tessera_runs_word_at`) instead of from the tile: SSB
-    // q4.2's compact probe spent about 20 of its 138 warp instructions a tile finding
-    // them. One counter for every column: one a column took q3.4's and q4.3's probes
-    // from 32 registers to 36 and 40 (NVRTC, sm_90).
+    // front keeps its tile's value of their streams (`kq`: its part's first row over
+    // `BLOCK_THREADS`, a whole number where a tile's rows are) and adds a grid's
+    // stride's to it each tile (`tessera_stream_value`); a bit-packed column's words and
+    // shift and a column of runs' directory words are found from it
+    // (`tessera_bits_word`, `tessera_runs_pairs_at`, `tessera_runs_word_at`) instead of
+    // from the tile: SSB q4.2's compact probe spent about 20 of its 138 warp
+    // instructions a tile finding them. One count for every column: one a column took
+    // q3.4's and q4.3's probes from 32 registers to 36 and 40 (NVRTC, sm_90).
     let steps = shape.stream_steps && lb == BLOCK_THREADS && tile_items % BLOCK_THREADS == 0;
     let row = |tile: &str| match (parts, shape.index32) {
         (false, true) => format!("{tile} + (int)threadIdx.x + i * {threads}"),
@@ -297,8 +295,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // each lane's mask of the rows of its 32 up to its own is the same for every item
     // (`rl`).
     // (Held one word a lane where `Shape::runs_lanes`: a warp's 2 × ITEMS words.)
-    // Over `int` rows (`steps`) the words of the tile at `after` are found from its value
-    // of the streams (`kq + kstep`: `after` is a stride past the tile `kq` counts).
+    // With `steps` the words of the tile at `after` are found from its value of the
+    // streams (`kq + kstep`: `after` is a stride past the tile `kq` counts).
     let runs_loads = |indent: &str, tile: &str, first: bool| -> String {
         if runs_eager.is_empty() {
             return String::new();
