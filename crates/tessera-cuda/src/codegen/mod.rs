@@ -194,7 +194,10 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         // registers to 55 (3 blocks of 512 threads an SM to 2; SF 20 0.554 → 0.658 ms)
         // and, with them left to kernels of 128-thread blocks, q4.2's and q4.3's at SF 100
         // 2.63 → 2.90 and 1.49 → 1.67 ms (H200, 2026-11-30h runs 2, 5–7).
-        let costly: Vec<bool> = cols.iter().map(GpuColumn::in_runs).collect();
+        // In kernels of ITEMS_PER_THREAD_LEAN items or more (SSB's lean q1.x probes) a
+        // bit-packed row read alone gets one too (`Experiments::lean_bit_cuts`).
+        let bits = options.experiments.lean_bit_cuts && items >= options::ITEMS_PER_THREAD_LEAN;
+        let costly: Vec<bool> = cols.iter().map(|c| c.in_runs() || (bits && c.bit_width().is_some())).collect();
         passes::cut_before_compact_loads(&mut lowered.ir, &costly, items);
     }
     let stages = passes::stages(&lowered.ir.stmts);

@@ -272,11 +272,17 @@ pub struct Experiments {
     /// 4.613 → 4.516 ms (q3.2 0.352 → 0.322), SF 100's 21.25 → 21.23 (2026-11-30i runs
     /// 1–2). `TESSERA_EXP_STREAM_STEPS=0` finds them from the tile, as before.
     pub stream_steps: bool,
+    /// With `compact_cuts`, a kernel of at least [`ITEMS_PER_THREAD_LEAN`] items a thread
+    /// also ends a stage before a bit-packed row read alone after selective tests, so a
+    /// warp with no row left skips it (SSB q1.3's compact probe read its discounts
+    /// predicated for every item, about 25 instructions each);
+    /// `TESSERA_EXP_LEAN_BIT_CUTS=0` leaves them in their stage, as before.
+    pub lean_bit_cuts: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true }
     }
 }
 
@@ -324,6 +330,7 @@ impl Experiments {
             compact_cuts: var("TESSERA_EXP_COMPACT_CUTS").map_or(d.compact_cuts, |v| v != "0"),
             int_rows: var("TESSERA_EXP_INT_ROWS").map_or(d.int_rows, |v| v != "0"),
             stream_steps: var("TESSERA_EXP_STREAM_STEPS").map_or(d.stream_steps, |v| v != "0"),
+            lean_bit_cuts: var("TESSERA_EXP_LEAN_BIT_CUTS").map_or(d.lean_bit_cuts, |v| v != "0"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }
