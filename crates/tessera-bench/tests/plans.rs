@@ -177,6 +177,10 @@ fn a_compact_probe_reads_its_first_column_of_runs_up_front() {
     // item's pair in every lane.
     // (Found from the tile's value of the streams, `tessera_runs_word_at`.)
     assert!(probe.contains("nd") && probe.contains("= tessera_runs_word_at<ITEMS, 4>(col0, kq + kstep);") && !probe.contains("uint2 nd"), "{probe}");
+    // Its late bit-packed columns are read after a warp's vote on the dates' test
+    // (`Experiments::lean_bit_cuts`), not predicated in that test's stage.
+    let (vote, read) = (probe.find("tessera_warp_any(sel)"), probe.find("tessera_bits_get<"));
+    assert!(vote.is_some() && read.is_some() && vote < read, "{probe}");
 }
 
 #[test]

@@ -21,7 +21,7 @@ pub fn drop_unread_payloads(ir: &mut KernelIr) {
 }
 
 /// Ends a stage before each row-at-a-time load of a costly column (`costly`, by column:
-/// in runs, see `codegen::assemble`) where the rejections before it leave a share of the rows
+/// in runs, and bit-packed in kernels of many items a thread, see `codegen::assemble`) where the rejections before it leave a share of the rows
 /// small enough that a warp of `items` rows a lane often has none left
 /// ([`super::print::warp_skip_likely`]): the warp then votes before the new stage and
 /// skips the load with the rest of the tile. Left in the stage of the tests before it,
