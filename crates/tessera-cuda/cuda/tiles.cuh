@@ -551,29 +551,25 @@ __device__ __forceinline__ void tessera_bits_take(const unsigned int (&w)[N], un
     }
 }
 
-// Row r's distance, read alone: one word, two where the value crosses a word's end. The
-// row's place in its group is computed in 32 bits, the group's first word in 64.
-template <int W, int B>
-__device__ __forceinline__ unsigned int tessera_bits_get(const unsigned int* __restrict__ col, long long r) {
+// Row r's distance, read alone: one word, two where the value crosses a word's end. A
+// 64-bit row's place in its group is computed in 32 bits, the group's first word in 64.
+// An `int` row (`codegen::Shape::index32`) is found all in 32 bits: it is value r / B of
+// the streams counted from the column's start, so its word is that value's bit (below
+// 2^29) over 32 times B, plus its stream; 64-bit rows took SSB q4.2's compact probe about
+// 25 instructions a row read, 32-bit ones 17.
+template <int W, int B, typename R>
+__device__ __forceinline__ unsigned int tessera_bits_get(const unsigned int* __restrict__ col, R r) {
     constexpr unsigned int mask = (1u << W) - 1u;
-    const unsigned int in = (unsigned int)r & (32u * B - 1u);
-    const unsigned int bit = (in / B) * (unsigned int)W;
-    const unsigned int* __restrict__ p = col + ((unsigned long long)r / (32u * B)) * (unsigned long long)(B * W) + ((bit >> 5) * B + in % B);
-    const unsigned int s = bit & 31u;
-    const unsigned int lo = __ldg(p);
-    if (32 % W == 0 || s + W <= 32u) return (lo >> s) & mask;
-    return __funnelshift_r(lo, __ldg(p + B), s) & mask;
-}
-
-// The same over a kernel whose rows are `int`s (`codegen::Shape::index32`), in 32 bits:
-// row r is value r / B of the streams counted from the column's start, so its word is
-// that value's bit (below 2^29) over 32 times B, plus its stream; 64-bit rows took SSB
-// q4.2's compact probe about 25 instructions a row read.
-template <int W, int B>
-__device__ __forceinline__ unsigned int tessera_bits_get(const unsigned int* __restrict__ col, int r) {
-    constexpr unsigned int mask = (1u << W) - 1u;
-    const unsigned int bit = ((unsigned int)r / B) * (unsigned int)W;
-    const unsigned int* __restrict__ p = col + ((bit >> 5) * B + (unsigned int)r % B);
+    const unsigned int* __restrict__ p;
+    unsigned int bit;
+    if constexpr (sizeof(R) == 4) {
+        bit = ((unsigned int)r / B) * (unsigned int)W;
+        p = col + ((bit >> 5) * B + (unsigned int)r % B);
+    } else {
+        const unsigned int in = (unsigned int)r & (32u * B - 1u);
+        bit = (in / B) * (unsigned int)W;
+        p = col + ((unsigned long long)r / (32u * B)) * (unsigned long long)(B * W) + ((bit >> 5) * B + in % B);
+    }
     const unsigned int s = bit & 31u;
     const unsigned int lo = __ldg(p);
     if (32 % W == 0 || s + W <= 32u) return (lo >> s) & mask;
@@ -592,15 +588,11 @@ __device__ __forceinline__ T tessera_runs_value(const T* __restrict__ values, ui
     return __ldg(values + (d.y + (unsigned int)__popc(d.x & le)));
 }
 
-// Row r's distance, read alone.
-template <typename T>
-__device__ __forceinline__ T tessera_runs_get(const unsigned int* __restrict__ dir, const T* __restrict__ values, long long r) {
-    const uint2 d = __ldg(reinterpret_cast<const uint2*>(dir) + (r >> 5));
-    return tessera_runs_value(values, d, 0xffffffffu >> (31u - ((unsigned int)r & 31u)));
-}
-template <typename T>
-__device__ __forceinline__ T tessera_runs_get(const unsigned int* __restrict__ dir, const T* __restrict__ values, int r) {
-    const uint2 d = __ldg(reinterpret_cast<const uint2*>(dir) + ((unsigned int)r >> 5));
+// Row r's distance, read alone (an `int` row's directory pair counted in 32 bits).
+template <typename T, typename R>
+__device__ __forceinline__ T tessera_runs_get(const unsigned int* __restrict__ dir, const T* __restrict__ values, R r) {
+    const uint2* pairs = reinterpret_cast<const uint2*>(dir);
+    const uint2 d = sizeof(R) == 4 ? __ldg(pairs + ((unsigned int)r >> 5)) : __ldg(pairs + (r >> 5));
     return tessera_runs_value(values, d, 0xffffffffu >> (31u - ((unsigned int)r & 31u)));
 }
 

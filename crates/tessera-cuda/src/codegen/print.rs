@@ -285,6 +285,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let (staged, packed_eager) = staged(packed_eager, shape.cols, tile_items);
     // Whether any column loaded up front is prefetched into registers.
     let registers = !plain_eager.is_empty() || !packed_eager.is_empty() || !word_eager.is_empty() || !bit_eager.is_empty() || !runs_eager.is_empty();
+    // Whether the kernel keeps the count `kq` (see `steps`): it loads a compact column up front.
+    let counts = steps && !(bit_eager.is_empty() && runs_eager.is_empty());
     // Whether the zone bitmap lets the tile at `tile` run (see `Shape::zones`).
     let zone_test = |tile: &str| format!("tessera_zone_pass<{tile_items}>(zones, {tile}, rows)");
     // The values of the runs columns' rows at `tile` from the directory words in `nd`
@@ -325,21 +327,13 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         let dirs: String = runs_eager
             .iter()
             .map(|(n, c)| {
-                if shape.runs_lanes && steps {
-                    return format!("{indent}    nd{n} = tessera_runs_word_at<ITEMS, {}{pt}>(col{c}, kq + kstep);\n", lb / 32);
-                }
+                // The tile at `after`, by the count or as a row, and the helper taking it.
+                let (at, lane_word, pairs) = if steps { ("kq + kstep".to_string(), "tessera_runs_word_at", "tessera_runs_pairs_at") } else { (part("after"), "tessera_runs_dir_lane", "tessera_runs_dirs") };
                 if shape.runs_lanes {
-                    return format!("{indent}    nd{n} = tessera_runs_dir_lane<ITEMS, {}{pt}>(col{c}, {});\n", lb / 32, part("after"));
-                }
-                if steps {
-                    return format!(
-                        "{indent}    const uint2* __restrict__ rd{n} = tessera_runs_pairs_at<{lb}{pt}>(col{c}, kq + kstep);\n{indent}    #pragma unroll\n{indent}    for (int i = 0; i < ITEMS; ++i) nd{n}[i] = __ldg(rd{n} + i * {});\n",
-                        lb / 32
-                    );
+                    return format!("{indent}    nd{n} = {lane_word}<ITEMS, {}{pt}>(col{c}, {at});\n", lb / 32);
                 }
                 format!(
-                    "{indent}    const uint2* __restrict__ rd{n} = tessera_runs_dirs<{lb}{pt}>(col{c}, {});\n{indent}    #pragma unroll\n{indent}    for (int i = 0; i < ITEMS; ++i) nd{n}[i] = __ldg(rd{n} + i * {});\n",
-                    part("after"),
+                    "{indent}    const uint2* __restrict__ rd{n} = {pairs}<{lb}{pt}>(col{c}, {at});\n{indent}    #pragma unroll\n{indent}    for (int i = 0; i < ITEMS; ++i) nd{n}[i] = __ldg(rd{n} + i * {});\n",
                     lb / 32
                 )
             })
@@ -456,7 +450,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 let _ = writeln!(src, "    uint2 nd{n}[ITEMS] = {{}};");
             }
         }
-        if steps && !(bit_eager.is_empty() && runs_eager.is_empty()) {
+        if counts {
             let _ = writeln!(src, "    unsigned int kq = tessera_stream_value<{BLOCK_THREADS}>({});  // the tile's value of the compact columns' streams", part("tile"));
             let _ = writeln!(src, "    const unsigned int kstep = gridDim.x * {}u;", tile_items / BLOCK_THREADS);
         }
@@ -592,7 +586,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 }
                 let _ = writeln!(src, "        #pragma unroll");
                 let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{{take} }}");
-                if steps && kind != TileKind::Last && !(bit_eager.is_empty() && runs_eager.is_empty()) {
+                if counts && kind != TileKind::Last {
                     // What follows loads the next tile's words, a stride on.
                     let _ = writeln!(src, "        kq += kstep;");
                 }
