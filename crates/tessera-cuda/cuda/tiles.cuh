@@ -676,10 +676,17 @@ __device__ __forceinline__ bool tessera_warp_any(const T (&sel)[N]) {
 // Whether kernel tile [tile, tile + T) of a table of `rows` rows may hold a row the
 // pipeline's leading filters keep, by the executor's zone bitmap (`tessera-exec`'s
 // `zones::tile_bitmap`): bit g covers rows [g * 2048, (g + 1) * 2048), so a tile of at
-// most 2048 rows spans one or two bits. Null: no zone rules a tile out.
-template <int T>
+// most 2048 rows spans one or two bits. Null: no zone rules a tile out. A kernel's tiles
+// start at multiples of T (`print.rs`: the block's first tile and a grid's stride on), so
+// where T divides 2048 (`ONE`) a tile lies in one zone and one bit is read.
+template <int T, bool ONE = (2048 % T == 0)>
 __device__ __forceinline__ bool tessera_zone_pass(const unsigned int* __restrict__ zones, long long tile, long long rows) {
     if (zones == nullptr) return true;
+    if constexpr (ONE) {
+        static_assert(2048 % T == 0, "a tile in one zone");
+        const unsigned int a = (unsigned int)((unsigned long long)tile >> 11);
+        return ((__ldg(&zones[a >> 5]) >> (a & 31u)) & 1u) != 0u;
+    }
     const long long last = (tile + T < rows ? tile + T : rows) - 1;
     const long long a = tile >> 11, b = last >> 11;
     return ((__ldg(&zones[a >> 5]) >> (a & 31)) & 1u) != 0u || ((__ldg(&zones[b >> 5]) >> (b & 31)) & 1u) != 0u;

@@ -1204,3 +1204,43 @@ fn gpu_kernels_that_spill_are_compiled_again() {
     assert_eq!(crate::compile::kernel_locals(&stored), Some((registers, 0)));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A kernel tile of T rows (at a multiple of T) may run where a 2048-row zone it
+/// overlaps is set in the zone bitmap (`tessera_zone_pass`): read as one bit where T
+/// divides 2048, two otherwise, for tables ending inside a zone and on its edge.
+#[test]
+fn gpu_zone_tests_read_the_zones_a_tile_overlaps() {
+    let Some(device) = gpu_and_nvrtc_or_skip("gpu_zone_tests_read_the_zones_a_tile_overlaps") else {
+        return;
+    };
+    let module = KernelCache::new(None).load(&device, SMOKE).unwrap_or_else(|e| panic!("{e}"));
+    let stream = device.stream().clone();
+    let mut rng = Rng(17);
+    for n in [1usize, 2047, 2048, 2049, 100_000, 1 << 20] {
+        let units = n.div_ceil(2048);
+        let set: Vec<bool> = (0..units).map(|g| g % 7 == 3 || rng.range(0, 3) == 0).collect();
+        let mut bits = vec![0u32; units.div_ceil(32)];
+        for (g, _) in set.iter().enumerate().filter(|(_, s)| **s) {
+            bits[g / 32] |= 1 << (g % 32);
+        }
+        let d_zones = device.upload(&bits).unwrap();
+        let n_arg = n as i64;
+        for t in [256usize, 1024, 2048, 1536] {
+            let tiles = n.div_ceil(t);
+            let kernel = module.load_function(&format!("zone_tiles_{t}")).unwrap();
+            let mut d_out = device.memory().alloc::<i64>(tiles).unwrap();
+            let mut d_out2 = device.memory().alloc::<i64>(tiles).unwrap();
+            let mut launch = stream.launch_builder(&kernel);
+            launch.arg(&d_zones).arg(&n_arg).arg(&mut d_out).arg(&mut d_out2);
+            unsafe { launch.launch(per_row(tiles)) }.unwrap();
+            let (one, two) = (device.download(&d_out).unwrap(), device.download(&d_out2).unwrap());
+            for k in 0..tiles {
+                let (first, last) = (k * t / 2048, ((k * t + t).min(n) - 1) / 2048);
+                let want = i64::from((first..=last).any(|g| set[g]));
+                assert_eq!(one[k], want, "one-bit form, tile {k} of {t} rows, {n} rows");
+                assert_eq!(two[k], want, "two-bit form, tile {k} of {t} rows, {n} rows");
+            }
+        }
+    }
+    device.synchronize().unwrap();
+}

@@ -283,3 +283,18 @@ extern "C" __global__ void runs_rows_32(const unsigned int* dir, const uint32_t*
 extern "C" __global__ void runs_lane_rows_8(const unsigned int* dir, const uint8_t* values, int64_t n, int64_t* out) { runs_lane_rows(dir, values, n, out); }
 extern "C" __global__ void runs_lane_rows_16(const unsigned int* dir, const uint16_t* values, int64_t n, int64_t* out) { runs_lane_rows(dir, values, n, out); }
 extern "C" __global__ void runs_lane_rows_32(const unsigned int* dir, const uint32_t* values, int64_t n, int64_t* out) { runs_lane_rows(dir, values, n, out); }
+
+// Zone tests (tessera_zone_pass) of every tile of T rows of a table of `n` rows, one a
+// thread: out[t] the default form (one bit where T divides 2048), out2[t] the two-bit form.
+template <int T>
+__device__ void zone_tiles(const unsigned int* zones, int64_t n, int64_t* out, int64_t* out2) {
+    const int64_t tiles = (n + T - 1) / T;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < tiles; t += (int64_t)gridDim.x * blockDim.x) {
+        out[t] = tessera_zone_pass<T>(zones, t * T, n) ? 1 : 0;
+        out2[t] = tessera_zone_pass<T, false>(zones, t * T, n) ? 1 : 0;
+    }
+}
+extern "C" __global__ void zone_tiles_256(const unsigned int* zones, int64_t n, int64_t* out, int64_t* out2) { zone_tiles<256>(zones, n, out, out2); }
+extern "C" __global__ void zone_tiles_1024(const unsigned int* zones, int64_t n, int64_t* out, int64_t* out2) { zone_tiles<1024>(zones, n, out, out2); }
+extern "C" __global__ void zone_tiles_2048(const unsigned int* zones, int64_t n, int64_t* out, int64_t* out2) { zone_tiles<2048>(zones, n, out, out2); }
+extern "C" __global__ void zone_tiles_1536(const unsigned int* zones, int64_t n, int64_t* out, int64_t* out2) { zone_tiles<1536>(zones, n, out, out2); }

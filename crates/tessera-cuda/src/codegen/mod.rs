@@ -224,6 +224,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         whole_tiles: options.experiments.whole_tiles,
         stage_late: options.experiments.stage_late,
         zones: zone_pruned(pipeline, options),
+        zone_carry: options.experiments.zone_carry,
         min_blocks: options.experiments.min_blocks,
         narrow_words: options.experiments.narrow_words,
         warp_skip: options.experiments.warp_skip,

@@ -281,11 +281,19 @@ pub struct Experiments {
     /// in their stage (see `codegen::assemble`). `TESSERA_EXP_LEAN_BIT_CUTS=0` leaves
     /// them in their stage, as before.
     pub lean_bit_cuts: bool,
+    /// A kernel skipping tiles by a zone bitmap tests each tile's zone once, a tile ahead,
+    /// and carries the answer to the iteration that runs the tile (`zt`, `zn`, and `zu`
+    /// for the tile after next where it loads a column of runs: `print.rs`); one bit is
+    /// read where a tile lies in one zone. Before, SSB q1.1's probe tested two bits each
+    /// for the tile, the next and the one after, four times an iteration over compact
+    /// columns (about a sixth of its loop's SASS instructions), three over narrowed ones.
+    /// `TESSERA_EXP_ZONE_CARRY=0` tests them where they are used, as before.
+    pub zone_carry: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true }
     }
 }
 
@@ -334,6 +342,7 @@ impl Experiments {
             int_rows: var("TESSERA_EXP_INT_ROWS").map_or(d.int_rows, |v| v != "0"),
             stream_steps: var("TESSERA_EXP_STREAM_STEPS").map_or(d.stream_steps, |v| v != "0"),
             lean_bit_cuts: var("TESSERA_EXP_LEAN_BIT_CUTS").map_or(d.lean_bit_cuts, |v| v != "0"),
+            zone_carry: var("TESSERA_EXP_ZONE_CARRY").map_or(d.zone_carry, |v| v != "0"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

@@ -72,6 +72,9 @@ pub struct Shape<'a> {
     /// Whether tiles are skipped by the zone bitmap ([`Param::Zones`]): a skipped tile
     /// runs no stage, and the eager loads for it are not issued.
     pub zones: bool,
+    /// With `zones`, whether each tile's zone is tested once and carried
+    /// (`Experiments::zone_carry`; see `kernel`).
+    pub zone_carry: bool,
     /// Resident blocks an SM the kernel asks registers to allow (0: no minimum;
     /// `TESSERA_EXP_MIN_BLOCKS`).
     pub min_blocks: u32,
@@ -288,7 +291,15 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // Whether the kernel keeps the count `kq` (see `steps`): it loads a compact column up front.
     let counts = steps && !(bit_eager.is_empty() && runs_eager.is_empty());
     // Whether the zone bitmap lets the tile at `tile` run (see `Shape::zones`).
-    let zone_test = |tile: &str| format!("tessera_zone_pass<{tile_items}>(zones, {tile}, rows)");
+    let zone_test = |tile: &str| {
+        let one = if shape.zone_carry { "" } else { ", false" };
+        format!("tessera_zone_pass<{tile_items}{one}>(zones, {tile}, rows)")
+    };
+    // Whether each tile's zone is tested once and carried (`Shape::zone_carry`): `zt`
+    // says whether the tile an iteration runs may hold rows, `zn` the next tile (tested
+    // where its columns are loaded, then `zt` of the next iteration), `zu` the tile after
+    // it where a column of runs loads its directory words two tiles ahead (then `zn`).
+    let zone_carried = shape.zones && shape.zone_carry && shape.prefetch && registers;
     // The values of the runs columns' rows at `tile` from the directory words in `nd`
     // (`first`: read alone, the loop's first tile), then the directory words of the tile
     // a grid's stride after it, where it exists: a warp's item shares one pair of words
@@ -321,7 +332,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         let r = if first { format!(" const {rt} r = {};", row(tile)) } else { String::new() };
         // A tile the zone bitmap skips reads no values, and the directory words of one
         // it will skip are not loaded (its values are never read).
-        let (open_zone, close_zone) = if shape.zones { (format!("{{ const bool zr = {};\n{indent}", zone_test(tile)), " }".to_string()) } else { (String::new(), String::new()) };
+        let zr = if zone_carried { (if first { "zt" } else { "zn" }).to_string() } else { zone_test(tile) };
+        let (open_zone, close_zone) = if shape.zones { (format!("{{ const bool zr = {zr};\n{indent}"), " }".to_string()) } else { (String::new(), String::new()) };
         let reads = if shape.zones { format!(" if (zr) {{{reads} }}") } else { reads };
         let after_zone = if shape.zones { format!(" && {}", zone_test("after")) } else { String::new() };
         let dirs: String = runs_eager
@@ -338,7 +350,11 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
                 )
             })
             .collect();
-        format!("{open_zone}#pragma unroll\n{indent}for (int i = 0; i < ITEMS; ++i) {{{r}{reads} }}{close_zone}\n{indent}if (const {tt} after = {tile} + {stride}; after < {nrows}{after_zone}) {{\n{dirs}{indent}}}")
+        let loop_reads = format!("{open_zone}#pragma unroll\n{indent}for (int i = 0; i < ITEMS; ++i) {{{r}{reads} }}{close_zone}");
+        if zone_carried {
+            return format!("{loop_reads}\n{indent}{{ const {tt} after = {tile} + {stride}; zu = after < {nrows}{after_zone}; if (zu) {{\n{dirs}{indent}}} }}");
+        }
+        format!("{loop_reads}\n{indent}if (const {tt} after = {tile} + {stride}; after < {nrows}{after_zone}) {{\n{dirs}{indent}}}")
     };
     // Each column's copy by a warp in turn (`tessera_stage`), of the tile at `at` into
     // buffer `buffer`.
@@ -459,7 +475,13 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             src.push_str(&decoders("    ", "dn", "tile", true));
         }
         if registers {
-            if shape.zones {
+            if zone_carried {
+                let _ = writeln!(src, "    bool zt = {};  // whether the zone bitmap lets this tile run", zone_test("tile"));
+                if !runs_eager.is_empty() {
+                    let _ = writeln!(src, "    bool zu = false;  // the same of the tile a stride on");
+                }
+                let _ = writeln!(src, "    {{\n    const bool zn = zt;");
+            } else if shape.zones {
                 let _ = writeln!(src, "    {{\n    const bool zn = {};", zone_test("tile"));
             }
             let _ = writeln!(src, "    #pragma unroll");
@@ -594,7 +616,11 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             let guarded = format!("        {}", guarded_loads("next"));
             if kind != TileKind::Last {
                 let _ = writeln!(src, "        const {tt} next = tile + {stride};");
-                if shape.zones && registers {
+                if zone_carried && !runs_eager.is_empty() {
+                    let _ = writeln!(src, "        const bool zn = zu;");
+                } else if zone_carried {
+                    let _ = writeln!(src, "        const bool zn = next < {nrows} && {};", zone_test("next"));
+                } else if shape.zones && registers {
                     let _ = writeln!(src, "        const bool zn = {};", zone_test("next"));
                 }
                 if !headed.is_empty() {
@@ -666,7 +692,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         // A tile the zone bitmap rules out runs no stage (the test is the same for the
         // whole block; the flags stay constant, so whole tiles' tests still fold away).
         if shape.zones {
-            let _ = writeln!(src, "        if ({}) {{", zone_test("tile"));
+            let _ = writeln!(src, "        if ({}) {{", if zone_carried { "zt".to_string() } else { zone_test("tile") });
         }
         let skips = if shape.warp_skip { warp_skips(body_stages, items) } else { Vec::new() };
         if let (Some(_), TileKind::Whole) = (&carry, kind) {
@@ -687,6 +713,9 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         }
         if shape.zones {
             let _ = writeln!(src, "        }}");
+        }
+        if zone_carried && kind != TileKind::Last {
+            let _ = writeln!(src, "        zt = zn;");
         }
     };
     if shape.whole_tiles {

@@ -1210,26 +1210,38 @@ fn a_tiles_last_stage_can_run_an_iteration_late() {
 /// A scan whose leading filter compares a column with a literal takes the executor's
 /// zone bitmap (`Param::Zones`): a tile it rules out runs none of the stages (whose
 /// flags stay `true` in whole tiles), and the columns loaded up front are not loaded for
-/// it; without such a filter, no bitmap.
+/// it; without such a filter, no bitmap. Each tile's zone is tested once, where the
+/// tile's columns are loaded a tile ahead (`zn`, for a next tile that exists), and
+/// carried to the iteration running it (`zt`); `TESSERA_EXP_ZONE_CARRY=0` tests it
+/// where it is used, two bits each time, as before.
 #[test]
 fn zone_bitmaps_skip_tiles() {
     let k = generate(&grouped(10, AggFunc::Sum), &cols(), &[]).unwrap();
     let src = &k.source;
     assert!(k.params.contains(&Param::Zones) && src.contains("const uint32_t* __restrict__ zones"), "{src}");
-    assert!(src.contains("sel[i] = true;\n") && src.contains("        if (tessera_zone_pass<512>(zones, tile, rows)) {\n"), "{src}");
-    let (test, stage) = (src.find("if (tessera_zone_pass<512>(zones, tile, rows))").unwrap(), src.find("if (!(((long long)(c1[i])").unwrap());
-    assert!(test < stage, "{src}");
+    assert!(src.contains("sel[i] = true;\n") && src.contains("    bool zt = tessera_zone_pass<512>(zones, tile, rows);"), "{src}");
+    assert!(src.contains("        const bool zn = next < nrows && tessera_zone_pass<512>(zones, next, rows);\n"), "{src}");
+    // Tested twice in all: the block's first tile, and each next one.
+    assert_eq!(src.matches("tessera_zone_pass<").count(), 2, "{src}");
+    let (test, stage) = (src.find("        if (zt) {\n").unwrap(), src.find("if (!(((long long)(c1[i])").unwrap());
+    assert!(test < stage && stage < src.find("        zt = zn;\n").unwrap(), "{src}");
     let mut options = KernelOptions::default();
     options.experiments.eager_min_sectors = 0.0;
     let eager = generate_with(&grouped(10, AggFunc::Sum), &cols(), &[], options).unwrap();
-    assert!(eager.source.contains("const bool zn = tessera_zone_pass<"), "{}", eager.source);
+    assert!(eager.source.contains("const bool zn = next < nrows && tessera_zone_pass<"), "{}", eager.source);
     assert!(eager.source.contains("if (r < rows && zn) {") && eager.source.contains(" if (zn) {"), "{}", eager.source);
+    let mut before = KernelOptions::default();
+    before.experiments.zone_carry = false;
+    let before = generate_with(&grouped(10, AggFunc::Sum), &cols(), &[], before).unwrap();
+    let old = &before.source;
+    assert!(old.contains("        if (tessera_zone_pass<512, false>(zones, tile, rows)) {\n") && old.contains("const bool zn = tessera_zone_pass<512, false>(zones, next, rows);"), "{old}");
+    assert!(!old.contains("zt"), "{old}");
     let mut unfiltered = grouped(10, AggFunc::Sum);
     unfiltered.operators.clear();
     let plain = generate(&unfiltered, &cols(), &[]).unwrap();
     assert!(!plain.params.contains(&Param::Zones) && !plain.source.contains("zone"), "{}", plain.source);
     if crate::test_support::nvrtc_or_skip("zone-bitmap kernels compile with NVRTC") {
-        for k in [&k, &eager] {
+        for k in [&k, &eager, &before] {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}\n{}", k.source);
             }
@@ -1591,13 +1603,23 @@ fn runs_columns_skip_the_tiles_zone_bitmaps_rule_out() {
     let k = generate_with(&grouped(10, AggFunc::Sum), &c, &[], options).unwrap();
     let src = &k.source;
     assert!(k.params.contains(&Param::Zones) && src.contains("tessera_runs_value_lane(col1_runs"), "{src}");
-    // The first tile's values, read alone, and the loop's next tile's, from directories.
-    assert!(src.contains("    { const bool zr = tessera_zone_pass<512>(zones, tile, rows);\n    #pragma unroll\n"), "{src}");
-    assert!(src.contains("        { const bool zr = tessera_zone_pass<512>(zones, next, rows);\n        #pragma unroll\n"), "{src}");
+    // The first tile's values, read alone, and the loop's next tile's, from directories;
+    // the zone of the tile whose directory words load two tiles ahead (`zu`) is the next
+    // iteration's `zn`, so the loop tests one zone an iteration.
+    assert!(src.contains("    { const bool zr = zt;\n    #pragma unroll\n"), "{src}");
+    assert!(src.contains("        const bool zn = zu;\n") && src.contains("        { const bool zr = zn;\n        #pragma unroll\n"), "{src}");
     assert!(src.contains(" if (zr) { if (r < rows) nc1[i] = ") && src.contains(" if (zr) { nc1[i] = "), "{src}");
-    assert_eq!(src.matches("after < nrows && tessera_zone_pass<512>(zones, after, rows)) {").count(), 2, "{src}");
+    assert_eq!(src.matches("zu = after < nrows && tessera_zone_pass<512>(zones, after, rows); if (zu) {").count(), 2, "{src}");
+    assert_eq!(src.matches("tessera_zone_pass<").count(), 3, "{src}");
+    let mut before = options;
+    before.experiments.zone_carry = false;
+    let old = generate_with(&grouped(10, AggFunc::Sum), &c, &[], before).unwrap().source;
+    assert!(old.contains("    { const bool zr = tessera_zone_pass<512, false>(zones, tile, rows);\n    #pragma unroll\n"), "{old}");
+    assert!(old.contains("        { const bool zr = tessera_zone_pass<512, false>(zones, next, rows);\n        #pragma unroll\n"), "{old}");
+    assert_eq!(old.matches("after < nrows && tessera_zone_pass<512, false>(zones, after, rows)) {").count(), 2, "{old}");
     if crate::test_support::nvrtc_or_skip("kernels over runs with zone bitmaps compile with NVRTC") {
         crate::compile_cubin(src, "sm_90").unwrap_or_else(|e| panic!("{e}\n{src}"));
+        crate::compile_cubin(&old, "sm_90").unwrap_or_else(|e| panic!("{e}\n{old}"));
     }
 }
 

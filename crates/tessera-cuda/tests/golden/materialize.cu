@@ -9,8 +9,9 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     int tile = (int)blockIdx.x * 512;
     int64_t nc1[ITEMS] = {};
     int32_t nc0[ITEMS] = {};
+    bool zt = tessera_zone_pass<512>(zones, tile, rows);  // whether the zone bitmap lets this tile run
     {
-    const bool zn = tessera_zone_pass<512>(zones, tile, rows);
+    const bool zn = zt;
     #pragma unroll
     for (int i = 0; i < ITEMS; ++i) { const int r = tile + (int)threadIdx.x + i * 128; if (r < rows && zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
     }
@@ -23,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { c1[i] = nc1[i]; c0[i] = nc0[i]; }
         const int next = tile + (int)gridDim.x * 512;
-        const bool zn = tessera_zone_pass<512>(zones, next, rows);
+        const bool zn = next < nrows && tessera_zone_pass<512>(zones, next, rows);
         if (next + 512 <= nrows) {
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; if (zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
@@ -31,7 +32,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             #pragma unroll
             for (int i = 0; i < ITEMS; ++i) { const int r = next + (int)threadIdx.x + i * 128; if (r < rows && zn) { nc1[i] = col1[r]; nc0[i] = col0[r]; } }
         }
-        if (tessera_zone_pass<512>(zones, tile, rows)) {
+        if (zt) {
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
@@ -39,6 +40,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             { const unsigned long long pos = warp_append(out_count); out_m0[pos] = c0[i]; out_m1[pos] = c1[i]; }
         }
         }
+        zt = zn;
     }
     // The last tile, partial: no tile follows it.
     if (tile < nrows) {
@@ -49,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         for (int i = 0; i < ITEMS; ++i) sel[i] = tile + (int)threadIdx.x + i * 128 < nrows;
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) { c1[i] = nc1[i]; c0[i] = nc0[i]; }
-        if (tessera_zone_pass<512>(zones, tile, rows)) {
+        if (zt) {
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
