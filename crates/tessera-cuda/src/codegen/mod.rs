@@ -225,6 +225,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         stage_late: options.experiments.stage_late,
         zones: zone_pruned(pipeline, options),
         zone_carry: options.experiments.zone_carry,
+        zone_one: options.experiments.zone_carry && options.experiments.zone_one,
         min_blocks: options.experiments.min_blocks,
         narrow_words: options.experiments.narrow_words,
         warp_skip: options.experiments.warp_skip,

@@ -75,6 +75,8 @@ pub struct Shape<'a> {
     /// With `zones`, whether each tile's zone is tested once and carried
     /// (`Experiments::zone_carry`; see `kernel`).
     pub zone_carry: bool,
+    /// Whether a tile lying in one zone has one bit read (`Experiments::zone_one`).
+    pub zone_one: bool,
     /// Resident blocks an SM the kernel asks registers to allow (0: no minimum;
     /// `TESSERA_EXP_MIN_BLOCKS`).
     pub min_blocks: u32,
@@ -292,7 +294,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let counts = steps && !(bit_eager.is_empty() && runs_eager.is_empty());
     // Whether the zone bitmap lets the tile at `tile` run (see `Shape::zones`).
     let zone_test = |tile: &str| {
-        let one = if shape.zone_carry { "" } else { ", false" };
+        let one = if shape.zone_one { "" } else { ", false" };
         format!("tessera_zone_pass<{tile_items}{one}>(zones, {tile}, rows)")
     };
     // Whether each tile's zone is tested once and carried (`Shape::zone_carry`): `zt`
