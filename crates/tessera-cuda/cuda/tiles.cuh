@@ -678,8 +678,10 @@ __device__ __forceinline__ bool tessera_warp_any(const T (&sel)[N]) {
 // `zones::tile_bitmap`): bit g covers rows [g * 2048, (g + 1) * 2048), so a tile of at
 // most 2048 rows spans one or two bits. Null: no zone rules a tile out. A kernel's tiles
 // start at multiples of T (`print.rs`: the block's first tile and a grid's stride on), so
-// where T divides 2048 (`ONE`) a tile lies in one zone and one bit is read.
-template <int T, bool ONE = (2048 % T == 0)>
+// where T divides 2048 a tile lies in one zone, and `ONE` reads one bit
+// (`Experiments::zone_one`: fewer instructions, but SSB q1.3's byte-narrowed probe was
+// 11% slower with it on an H200, ptxas then issuing two of its date loads late).
+template <int T, bool ONE = false>
 __device__ __forceinline__ bool tessera_zone_pass(const unsigned int* __restrict__ zones, long long tile, long long rows) {
     if (zones == nullptr) return true;
     if constexpr (ONE) {

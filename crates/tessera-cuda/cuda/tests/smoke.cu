@@ -285,13 +285,13 @@ extern "C" __global__ void runs_lane_rows_16(const unsigned int* dir, const uint
 extern "C" __global__ void runs_lane_rows_32(const unsigned int* dir, const uint32_t* values, int64_t n, int64_t* out) { runs_lane_rows(dir, values, n, out); }
 
 // Zone tests (tessera_zone_pass) of every tile of T rows of a table of `n` rows, one a
-// thread: out[t] the default form (one bit where T divides 2048), out2[t] the two-bit form.
+// thread: out[t] one bit read where T divides 2048 (`ONE`), out2[t] the two-bit form.
 template <int T>
 __device__ void zone_tiles(const unsigned int* zones, int64_t n, int64_t* out, int64_t* out2) {
     const int64_t tiles = (n + T - 1) / T;
     for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < tiles; t += (int64_t)gridDim.x * blockDim.x) {
-        out[t] = tessera_zone_pass<T>(zones, t * T, n) ? 1 : 0;
-        out2[t] = tessera_zone_pass<T, false>(zones, t * T, n) ? 1 : 0;
+        out[t] = tessera_zone_pass<T, 2048 % T == 0>(zones, t * T, n) ? 1 : 0;
+        out2[t] = tessera_zone_pass<T>(zones, t * T, n) ? 1 : 0;
     }
 }
 extern "C" __global__ void zone_tiles_256(const unsigned int* zones, int64_t n, int64_t* out, int64_t* out2) { zone_tiles<256>(zones, n, out, out2); }

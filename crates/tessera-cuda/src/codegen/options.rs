@@ -283,20 +283,26 @@ pub struct Experiments {
     pub lean_bit_cuts: bool,
     /// A kernel skipping tiles by a zone bitmap tests each tile's zone once, a tile ahead,
     /// and carries the answer to the iteration that runs the tile (`zt`, `zn`, and `zu`
-    /// for the tile after next where it loads a column of runs: `print.rs`); one bit is
-    /// read where a tile lies in one zone. Before, SSB q1.1's probe tested two bits each
-    /// for the tile, the next and the one after, four times an iteration over compact
-    /// columns (about a sixth of its loop's SASS instructions), three over narrowed ones.
-    /// `TESSERA_EXP_ZONE_CARRY=0` tests them where they are used, as before.
+    /// for the tile after next where it loads a column of runs: `print.rs`). Before, SSB
+    /// q1.1's probe tested the tile, the next and the one after, four times an iteration
+    /// over compact columns, three over narrowed ones (its loop 649 → 529 SASS
+    /// instructions compact). On an H200 (2026-12-01 runs 1–2), SSB SF 100: q1.1 1.348 →
+    /// 1.290 ms byte-narrowed and 1.624 → 1.534 compact, q1.2 compact 1.192 → 1.147, q1.3
+    /// compact 0.897 → 0.873, q1.2 byte-narrowed 0.966 → 0.984; SF 20 within the rounds'
+    /// spread. `TESSERA_EXP_ZONE_CARRY=0` tests them where they are used, as before.
     pub zone_carry: bool,
-    /// `TESSERA_EXP_ZONE_ONE=0` reads a tile's zone as two bits (its first and last
-    /// rows') even where it lies in one zone (`tessera_zone_pass`' `ONE`).
+    /// With `zone_carry`, a tile lying in one zone (its rows dividing 2048) has one bit
+    /// read instead of its first and last rows' (`tessera_zone_pass`' `ONE`;
+    /// `TESSERA_EXP_ZONE_ONE=1`). Off: on an H200 it made SSB q1.3's byte-narrowed probe,
+    /// whose source is otherwise the same, 0.149 → 0.167 ms at SF 20 and 0.631 → 0.708
+    /// at SF 100 (ptxas issued two of its eight date loads after the first bitmap probe),
+    /// and gained nothing elsewhere beyond the rounds' spread (2026-12-01 run 2).
     pub zone_one: bool,
 }
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: true }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false }
     }
 }
 
@@ -346,7 +352,7 @@ impl Experiments {
             stream_steps: var("TESSERA_EXP_STREAM_STEPS").map_or(d.stream_steps, |v| v != "0"),
             lean_bit_cuts: var("TESSERA_EXP_LEAN_BIT_CUTS").map_or(d.lean_bit_cuts, |v| v != "0"),
             zone_carry: var("TESSERA_EXP_ZONE_CARRY").map_or(d.zone_carry, |v| v != "0"),
-            zone_one: var("TESSERA_EXP_ZONE_ONE").map_or(d.zone_one, |v| v != "0"),
+            zone_one: var("TESSERA_EXP_ZONE_ONE").map_or(d.zone_one, |v| v == "1"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

@@ -294,7 +294,8 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     let counts = steps && !(bit_eager.is_empty() && runs_eager.is_empty());
     // Whether the zone bitmap lets the tile at `tile` run (see `Shape::zones`).
     let zone_test = |tile: &str| {
-        let one = if shape.zone_one { "" } else { ", false" };
+        // One bit where a tile lies in one of the bitmap's 2048-row zones.
+        let one = if shape.zone_one && 2048 % tile_items == 0 { ", true" } else { "" };
         format!("tessera_zone_pass<{tile_items}{one}>(zones, {tile}, rows)")
     };
     // Whether each tile's zone is tested once and carried (`Shape::zone_carry`): `zt`

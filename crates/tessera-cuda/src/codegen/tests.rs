@@ -1213,7 +1213,7 @@ fn a_tiles_last_stage_can_run_an_iteration_late() {
 /// it; without such a filter, no bitmap. Each tile's zone is tested once, where the
 /// tile's columns are loaded a tile ahead (`zn`, for a next tile that exists), and
 /// carried to the iteration running it (`zt`); `TESSERA_EXP_ZONE_CARRY=0` tests it
-/// where it is used, two bits each time, as before.
+/// where it is used, as before; `Experiments::zone_one` reads one bit of it.
 #[test]
 fn zone_bitmaps_skip_tiles() {
     let k = generate(&grouped(10, AggFunc::Sum), &cols(), &[]).unwrap();
@@ -1234,14 +1234,20 @@ fn zone_bitmaps_skip_tiles() {
     before.experiments.zone_carry = false;
     let before = generate_with(&grouped(10, AggFunc::Sum), &cols(), &[], before).unwrap();
     let old = &before.source;
-    assert!(old.contains("        if (tessera_zone_pass<512, false>(zones, tile, rows)) {\n") && old.contains("const bool zn = tessera_zone_pass<512, false>(zones, next, rows);"), "{old}");
+    assert!(old.contains("        if (tessera_zone_pass<512>(zones, tile, rows)) {\n") && old.contains("const bool zn = tessera_zone_pass<512>(zones, next, rows);"), "{old}");
     assert!(!old.contains("zt"), "{old}");
+    let mut one = KernelOptions::default();
+    one.experiments.zone_one = true;
+    let one = generate_with(&grouped(10, AggFunc::Sum), &cols(), &[], one).unwrap();
+    let base = generate_with(&grouped(10, AggFunc::Sum), &cols(), &[], KernelOptions::default()).unwrap();
+    assert_eq!(one.source.matches("tessera_zone_pass<512, true>").count(), 2, "{}", one.source);
+    assert_eq!(one.source.replace("tessera_zone_pass<512, true>", "tessera_zone_pass<512>"), base.source, "{}", one.source);
     let mut unfiltered = grouped(10, AggFunc::Sum);
     unfiltered.operators.clear();
     let plain = generate(&unfiltered, &cols(), &[]).unwrap();
     assert!(!plain.params.contains(&Param::Zones) && !plain.source.contains("zone"), "{}", plain.source);
     if crate::test_support::nvrtc_or_skip("zone-bitmap kernels compile with NVRTC") {
-        for k in [&k, &eager, &before] {
+        for k in [&k, &eager, &before, &one] {
             if let Err(e) = crate::compile_cubin(&k.source, "sm_90") {
                 panic!("{e}\n{}", k.source);
             }
@@ -1614,9 +1620,9 @@ fn runs_columns_skip_the_tiles_zone_bitmaps_rule_out() {
     let mut before = options;
     before.experiments.zone_carry = false;
     let old = generate_with(&grouped(10, AggFunc::Sum), &c, &[], before).unwrap().source;
-    assert!(old.contains("    { const bool zr = tessera_zone_pass<512, false>(zones, tile, rows);\n    #pragma unroll\n"), "{old}");
-    assert!(old.contains("        { const bool zr = tessera_zone_pass<512, false>(zones, next, rows);\n        #pragma unroll\n"), "{old}");
-    assert_eq!(old.matches("after < nrows && tessera_zone_pass<512, false>(zones, after, rows)) {").count(), 2, "{old}");
+    assert!(old.contains("    { const bool zr = tessera_zone_pass<512>(zones, tile, rows);\n    #pragma unroll\n"), "{old}");
+    assert!(old.contains("        { const bool zr = tessera_zone_pass<512>(zones, next, rows);\n        #pragma unroll\n"), "{old}");
+    assert_eq!(old.matches("after < nrows && tessera_zone_pass<512>(zones, after, rows)) {").count(), 2, "{old}");
     if crate::test_support::nvrtc_or_skip("kernels over runs with zone bitmaps compile with NVRTC") {
         crate::compile_cubin(src, "sm_90").unwrap_or_else(|e| panic!("{e}\n{src}"));
         crate::compile_cubin(&old, "sm_90").unwrap_or_else(|e| panic!("{e}\n{old}"));
