@@ -29,7 +29,8 @@
 //! rules out, and issues no eager load for it. It tests the tile around the stages and
 //! leaves the flags alone: flags starting `false` in ruled-out tiles kept whole tiles'
 //! tests from folding away (TPC-H SF 10 q12 3.87 → 4.25 ms, q20 2.54 → 3.19 on the
-//! H200, 2026-11-26f run 4).
+//! H200, 2026-11-26f run 4). Each tile's zone is tested once, a tile ahead where its
+//! columns are loaded, and carried (`Shape::zone_carry`).
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
