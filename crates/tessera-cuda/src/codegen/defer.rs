@@ -13,6 +13,15 @@
 //! the 32 lanes' atomics on a few hot L2 lines made it slower (measured on an H200,
 //! `benchmarks/results/README.md`, "Warp queues").
 //!
+//! A scalar aggregation (sums in each thread's registers, no atomics a row) queues
+//! earlier: after its first row test that leaves few rows, when a load follows it (a
+//! probe's bit, a column read at the row). Its kernels are bound by the instructions they
+//! issue, not by their bytes, and a warp issues an item's statements whenever one of its
+//! 32 lanes still holds the item: with 13% of the rows left (SSB q1.1's discount and
+//! quantity) nearly every warp does. Queued, the date probe, the product and the sum run
+//! once a lane for 32 rows, and a column only the rows left read (SSB's order dates in
+//! runs, two dependent loads a row) is read for them alone, at their rows.
+//!
 //! The same queue expands rows at a 1:N join ([`expansion`]): each row that matches
 //! several build rows queues one entry per match, the warp's lanes walking their chains
 //! together (a ballot per step), and the rest of the pipeline runs on full warps of
@@ -62,6 +71,12 @@ pub struct Deferral {
     pub capacity: usize,
     /// The rows expand at a 1:N join here: one entry per match.
     pub expand: Option<Expansion>,
+    /// Items a thread queues before its warp drains the queue (the kernel's items, or
+    /// fewer where a queue of 32 rows an item would take more than [`DEFER_MAX_BYTES`]).
+    pub chunk: u32,
+    /// Entries each lane takes in a drain (the drain's items): a warp drains once its
+    /// queue holds 32 times as many.
+    pub drain: u32,
 }
 
 /// Where the queue expands rows (from a [`Stmt::Expand`]).
@@ -99,13 +114,19 @@ pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Ve
     if bytes > EXPAND_MAX_BYTES {
         return Some(Err(Reason::ExpansionQueue(bytes)));
     }
-    Some(Ok((Deferral { live, row, capacity: EXPAND_CAPACITY, expand: Some(Expansion { first, next, matched, outer }) }, head, tail)))
+    Some(Ok((Deferral { live, row, capacity: EXPAND_CAPACITY, expand: Some(Expansion { first, next, matched, outer }), chunk: 1, drain: 1 }, head, tail)))
 }
 
 /// Splits `stages` after the kernel's last row test when its passing rows are queued
 /// (see the module doc): the queue, the stages before, and the stages after (run on
-/// queued rows). None: the rows finish in place.
-pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+/// queued rows). None: the rows finish in place. A scalar aggregation's split is after
+/// its first selective row test instead ([`scalar_split`]); `scalar` then gives the
+/// entries a lane takes in a drain and which source columns are compact (bit-packed or
+/// in runs, see [`plan_scalar`]).
+pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, scalar: Option<(u32, &[bool])>) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+    if let Some((drain, compact)) = scalar {
+        return plan_scalar(ir, stages, items, max_pass, drain, compact);
+    }
     // The last row test: (stage, statement) and the estimated share passing it.
     let (at_stage, at_stmt, pass) = stages
         .iter()
@@ -119,16 +140,7 @@ pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u
     if !matches!(table, Some(GroupTable::Direct { .. })) || pass > max_pass {
         return None;
     }
-    let mut head: Vec<Stage> = stages[..at_stage].to_vec();
-    let mut tail: Vec<Stage> = Vec::new();
-    let (a, b) = stages[at_stage].split_at(at_stmt + 1);
-    if !a.is_empty() {
-        head.push(a.to_vec());
-    }
-    if !b.is_empty() {
-        tail.push(b.to_vec());
-    }
-    tail.extend(stages[at_stage + 1..].iter().cloned());
+    let (head, tail) = split(stages, at_stage, at_stmt);
     let rest: Vec<Stmt> = tail.concat();
     let (live, row, per_row) = queued(ir, &head, &rest, None);
     // Worth it only when the rest reads global memory: payloads at the slots found, or
@@ -139,7 +151,74 @@ pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u
     }
     let capacity = 32 * (items as usize + 1);
     let warps = (BLOCK_THREADS / 32) as usize;
-    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity, expand: None }, head, tail))
+    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity, expand: None, chunk: items, drain: 1 }, head, tail))
+}
+
+/// The stages before statement `at_stmt` of stage `at_stage` (it included) and those after.
+fn split(stages: &[Stage], at_stage: usize, at_stmt: usize) -> (Vec<Stage>, Vec<Stage>) {
+    let mut head: Vec<Stage> = stages[..at_stage].to_vec();
+    let mut tail: Vec<Stage> = Vec::new();
+    let (a, b) = stages[at_stage].split_at(at_stmt + 1);
+    if !a.is_empty() {
+        head.push(a.to_vec());
+    }
+    if !b.is_empty() {
+        tail.push(b.to_vec());
+    }
+    tail.extend(stages[at_stage + 1..].iter().cloned());
+    (head, tail)
+}
+
+/// Where a scalar aggregation's rows are queued, in `stmts` (a kernel's statements in
+/// order, `items` a thread): the index of its first row test that leaves at most
+/// `max_pass` of the rows, but too many for a warp's vote to skip its stages often
+/// (`print::warp_skip_likely`), and after which a statement loads from global memory.
+/// None: its rows finish in place. Where a vote skips most warps, the queue's ballot an
+/// item costs more than it saves: SSB q1.3's byte-narrowed probe (one row in 364 left by
+/// its dates) took 0.181 ms queued against 0.147 with the vote (H200, SF 20,
+/// 2026-12-01b run 1). A column first read after the test is read at the queued rows,
+/// not up front (`scan::eager_columns`).
+pub fn scalar_split<'a>(stmts: impl IntoIterator<Item = &'a Stmt>, max_pass: f64, items: u32) -> Option<usize> {
+    let stmts: Vec<&Stmt> = stmts.into_iter().collect();
+    let last_load = stmts.iter().rposition(|s| matches!(s, Stmt::Def { load: Some(_), .. }))?;
+    let at = stmts[..last_load].iter().position(|s| matches!(s, Stmt::Reject { flag: None, pass, .. } if *pass <= max_pass))?;
+    match stmts[at] {
+        Stmt::Reject { pass, .. } if !super::print::warp_skip_likely(*pass, items) => Some(at),
+        _ => None,
+    }
+}
+
+/// [`plan`] for a scalar aggregation: queued after [`scalar_split`]'s row test, draining
+/// `drain` entries a lane whenever a warp's queue holds that many, after every
+/// [`Deferral::chunk`] items; one entry a lane where the rest reads a `compact` column at
+/// the row.
+///
+/// Two entries a lane keep two rows' loads in flight in a drain: SSB q1.1's
+/// byte-narrowed probe took 0.266 ms against 0.295 with one at SF 20, 1.292 against
+/// 1.421 at SF 100 (H200, 2026-12-01b run 3). A compact row read alone holds more
+/// registers (q1.1's compact probe 48 instead of 40 with two, compiled at SF 0.01): it
+/// took 0.305 against 0.258 ms with two at SF 20, 1.478 against 1.249 at SF 100.
+fn plan_scalar(ir: &KernelIr, stages: &[Stage], items: u32, max_pass: f64, drain: u32, compact: &[bool]) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+    let at = scalar_split(stages.iter().flatten(), max_pass, items)?;
+    let mut seen = 0;
+    let (at_stage, at_stmt) = stages.iter().enumerate().find_map(|(k, st)| {
+        let found = (at < seen + st.len()).then_some((k, at - seen));
+        seen += st.len();
+        found
+    })?;
+    let (head, tail) = split(stages, at_stage, at_stmt);
+    let rest: Vec<Stmt> = tail.concat();
+    let (live, row, per_row) = queued(ir, &head, &rest, None);
+    // The most items a thread queues before a drain that keeps the queues within
+    // DEFER_MAX_BYTES: a divisor of the items (the queueing loop is unrolled in chunks).
+    // A queue holds fewer than 32 × `drain` entries after a drain, and a chunk adds at
+    // most 32 a thread's item.
+    let warps = (BLOCK_THREADS / 32) as usize;
+    let reads_compact = rest.iter().any(|s| matches!(s, Stmt::Def { load: Some(Load::Column { column, .. }), .. } if compact.get(*column).copied().unwrap_or(false)));
+    let drain = if reads_compact { 1 } else { drain.max(1) };
+    let capacity = |chunk: u32| 32 * (chunk + drain) as usize;
+    let chunk = (1..=items).rev().find(|&c| items % c == 0 && per_row * capacity(c) * warps <= DEFER_MAX_BYTES)?;
+    Some((Deferral { live, row, capacity: capacity(chunk), expand: None, chunk, drain }, head, tail))
 }
 
 /// What a queue entry holds when the statements `rest` run on queued rows after the

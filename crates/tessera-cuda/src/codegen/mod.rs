@@ -153,7 +153,8 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         }
     }
     let items = kernel.items_per_thread;
-    let eager = scan::eager_columns(&ir, cols, options.experiments.eager_min_sectors);
+    let queued_from = if scalar_queue(pipeline, &options) { defer::scalar_split(&ir.stmts, options.experiments.defer_max_pass, items) } else { None };
+    let eager = scan::eager_columns(&ir, cols, options.experiments.eager_min_sectors, queued_from);
     // A bit-packed column is loaded up front even alone: where first used it is read a
     // row at a time (`tessera_bits_get`: the row's word found, one or two loads, shifts),
     // up front as the words of the thread's stream, shared by its items (SSB q2.2's
@@ -170,6 +171,26 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // Loading columns up front makes more values live across stages (and queued, with a
     // warp queue): should that exceed a limit the first kernel is kept.
     Ok(assemble(pipeline, cols, tables, &options, items, &eager).map_or(kernel, |(k, _)| k))
+}
+
+/// Whether `pipeline`'s rows may be queued after its first selective row test
+/// (`Experiments::scalar_queue`, see `defer.rs`): it ends in one group, whose sums
+/// each thread keeps in registers.
+fn scalar_queue(pipeline: &Pipeline, options: &KernelOptions) -> bool {
+    options.experiments.scalar_queue && matches!(&pipeline.sink, Sink::Aggregate(a) if a.group_by.is_empty())
+}
+
+/// The last filter before `pipeline`'s first probe (an operator index) and the share of
+/// the scanned rows the planner estimates the operators before that probe keep
+/// ([`tessera_ir::Scan::kept_permille`]); None without an estimate.
+fn filtered_share(pipeline: &Pipeline) -> Option<(usize, f64)> {
+    let Source::Scan(scan) = &pipeline.source else { return None };
+    if scan.kept_permille >= 1000 {
+        return None;
+    }
+    let first_probe = pipeline.operators.iter().position(|op| matches!(op, Operator::Probe(_))).unwrap_or(pipeline.operators.len());
+    let last = pipeline.operators[..first_probe].iter().rposition(|op| matches!(op, Operator::Filter(_)))?;
+    Some((last, f64::from(scan.kept_permille) / 1000.0))
 }
 
 /// Whether `pipeline`, lowered to `ir`, is lean (see [`ITEMS_PER_THREAD_LEAN`]): it ends
@@ -204,7 +225,11 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
     let planned = match defer::expansion(&lowered.ir, &stages) {
         Some(Ok(expanded)) => Some(expanded),
         Some(Err(r)) => return Err(vec![Unsupported::new(Site::Kernel, r)]),
-        None => defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass),
+        None => {
+            let compact_cols: Vec<bool> = cols.iter().map(compact).collect();
+            let scalar = scalar_queue(pipeline, options).then_some((options.experiments.drain_items, compact_cols.as_slice()));
+            defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass, scalar)
+        }
     };
     let (deferral, mut head, tail) = match planned {
         Some((d, head, tail)) => (Some(d), head, tail),
@@ -376,7 +401,12 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         }
     };
     let mut probe_no = 0usize;
+    // A scalar aggregation queues its rows after its first selective row test (see
+    // `defer.rs`); the planner's estimate of what its filters before the first probe keep
+    // goes on the last of their tests (`filtered_share`), which had none.
+    let filters_kept = filtered_share(pipeline).filter(|_| scalar_queue(pipeline, options));
     for (index, op) in pipeline.operators.iter().enumerate() {
+        let tested_from = b.ir.stmts.len();
         let (kind, out) = match op {
             Operator::Filter(_) => ("filter", fields.clone()),
             Operator::Project { fields: out, .. } => ("project", out.clone()),
@@ -407,6 +437,14 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
                 b.layout.push(Val::Local(cx!["0"], Width::I64));
                 b.dicts.push(None);
                 b.nulls.push(None);
+            }
+        }
+        if let Some((last, kept)) = filters_kept {
+            if index == last {
+                if let Some(Stmt::Reject { pass, .. }) = b.ir.stmts[tested_from..].iter_mut().rev().find(|s| matches!(s, Stmt::Reject { flag: None, .. })) {
+                    b.pass *= kept;
+                    *pass = b.pass;
+                }
             }
         }
         if matches!(op, Operator::Probe(_)) {

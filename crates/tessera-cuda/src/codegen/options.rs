@@ -298,11 +298,25 @@ pub struct Experiments {
     /// at SF 100 (ptxas issued two of its eight date loads after the first bitmap probe),
     /// and gained nothing elsewhere beyond the rounds' spread (2026-12-01 run 2).
     pub zone_one: bool,
+    /// A scalar aggregation's rows that pass its first selective row test finish in full
+    /// warps (`defer::plan`'s scalar case): the probes and columns after it run on a warp
+    /// queue, one row a lane. `TESSERA_EXP_SCALAR_QUEUE=0` runs them in place, as before.
+    pub scalar_queue: bool,
+    /// Entries each lane takes from a scalar aggregation's warp queue in a drain
+    /// ([`super::defer::Deferral::drain`]), their loads in flight together, where the
+    /// drained stages read no compact column (those take one: `defer::plan_scalar`);
+    /// `TESSERA_EXP_DRAIN_ITEMS`.
+    pub drain_items: u32,
 }
+
+/// Entries each lane takes from a scalar aggregation's warp queue in a drain (see
+/// `Experiments::drain_items`). One a lane leaves each drain a chain of dependent loads
+/// (the row's columns, then the probe's bit) with nothing else in flight.
+pub const DRAIN_ITEMS: u32 = 2;
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false, scalar_queue: true, drain_items: DRAIN_ITEMS }
     }
 }
 
@@ -353,6 +367,8 @@ impl Experiments {
             lean_bit_cuts: var("TESSERA_EXP_LEAN_BIT_CUTS").map_or(d.lean_bit_cuts, |v| v != "0"),
             zone_carry: var("TESSERA_EXP_ZONE_CARRY").map_or(d.zone_carry, |v| v != "0"),
             zone_one: var("TESSERA_EXP_ZONE_ONE").map_or(d.zone_one, |v| v == "1"),
+            scalar_queue: var("TESSERA_EXP_SCALAR_QUEUE").map_or(d.scalar_queue, |v| v != "0"),
+            drain_items: var("TESSERA_EXP_DRAIN_ITEMS").and_then(|v| v.parse().ok()).filter(|&n| (1..=8).contains(&n)).unwrap_or(d.drain_items),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

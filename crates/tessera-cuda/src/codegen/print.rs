@@ -713,7 +713,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             write_stages(src, ir, body_stages, (&row("tile"), rt), "        ", Some(shape.cols), &skips);
         }
         if let Some(d) = deferral {
-            write_queue(src, ir, d, &decls, tail, &row("tile"));
+            write_queue(src, ir, d, &decls, tail, &row("tile"), items);
         }
         if shape.zones {
             let _ = writeln!(src, "        }}");
@@ -743,7 +743,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     if let Some(d) = deferral {
         let _ = writeln!(src, "    // The rows still queued.");
         let _ = writeln!(src, "    if (tq_n > 0)");
-        write_drain(&mut src, ir, d, &decls, tail, "(int)tq_lane", "(int)tq_lane < tq_n", "    ");
+        write_drain(&mut src, ir, d, &decls, tail, "0", Some("tq_n"), "    ");
     }
     let _ = writeln!(src, "    if (overflow) flags[0] = 1ull;");
     src.push_str(&ir.epilogue);
@@ -781,23 +781,37 @@ fn bit_words_of(col: &GpuColumn, items: u32) -> Option<(u32, u32)> {
 
 /// After a tile's stages: each warp queues what the rest of the pipeline needs of its
 /// rows still selected (`row`: their row numbers), and runs the rest (`tail`) on 32
-/// queued rows at a time.
-fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], tail: &[Stage], row: &str) {
+/// queued rows at a time, after every `Deferral::chunk` of the thread's `items`.
+fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], tail: &[Stage], row: &str, items: u32) {
     if let Some(e) = &d.expand {
         write_expansion(src, ir, d, e, decls, tail, row);
         return;
     }
     let push = queue_push(ir, d, row);
-    let _ = writeln!(src, "        #pragma unroll");
-    let _ = writeln!(src, "        for (int i = 0; i < ITEMS; ++i) {{");
-    let _ = writeln!(src, "            const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);");
-    let _ = writeln!(src, "            if (sel[i]) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} }}");
-    let _ = writeln!(src, "            tq_n += __popc(m);");
-    let _ = writeln!(src, "        }}");
-    let _ = writeln!(src, "        while (tq_n >= 32) {{");
-    let _ = writeln!(src, "            tq_n -= 32;");
-    write_drain(src, ir, d, decls, tail, "tq_n + (int)tq_lane", "true", "            ");
-    let _ = writeln!(src, "        }}");
+    // The items in chunks of `d.chunk`, the queue drained after each (one chunk: all).
+    let chunked = d.chunk < items;
+    let ind = if chunked { "            " } else { "        " };
+    if chunked {
+        let _ = writeln!(src, "        #pragma unroll");
+        let _ = writeln!(src, "        for (int i0 = 0; i0 < ITEMS; i0 += {}) {{", d.chunk);
+    }
+    let _ = writeln!(src, "{ind}#pragma unroll");
+    if chunked {
+        let _ = writeln!(src, "{ind}for (int i = i0; i < i0 + {}; ++i) {{", d.chunk);
+    } else {
+        let _ = writeln!(src, "{ind}for (int i = 0; i < ITEMS; ++i) {{");
+    }
+    let _ = writeln!(src, "{ind}    const unsigned int m = __ballot_sync(0xffffffffu, sel[i]);");
+    let _ = writeln!(src, "{ind}    if (sel[i]) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} }}");
+    let _ = writeln!(src, "{ind}    tq_n += __popc(m);");
+    let _ = writeln!(src, "{ind}}}");
+    let _ = writeln!(src, "{ind}while (tq_n >= {}) {{", 32 * d.drain);
+    let _ = writeln!(src, "{ind}    tq_n -= {};", 32 * d.drain);
+    write_drain(src, ir, d, decls, tail, "tq_n", None, &format!("{ind}    "));
+    let _ = writeln!(src, "{ind}}}");
+    if chunked {
+        let _ = writeln!(src, "        }}");
+    }
 }
 
 /// After a tile's stages, at a 1:N join: each warp's lanes walk their items' chains of
@@ -823,7 +837,7 @@ fn write_expansion(src: &mut String, ir: &KernelIr, d: &Deferral, e: &Expansion,
     let _ = writeln!(src, "                tq_n += __popc(m);");
     let _ = writeln!(src, "                if (tq_n >= 32) {{");
     let _ = writeln!(src, "                    tq_n -= 32;");
-    write_drain(src, ir, d, decls, tail, "tq_n + (int)tq_lane", "true", "                    ");
+    write_drain(src, ir, d, decls, tail, "tq_n", None, "                    ");
     let _ = writeln!(src, "                }}");
     let _ = writeln!(src, "            }}");
     let _ = writeln!(src, "        }}");
@@ -1060,13 +1074,15 @@ fn warp_decoded(ir: &KernelIr, cols: &[GpuColumn], s: &Stmt) -> Option<(String, 
     }
 }
 
-/// Runs the rest of the pipeline (`tail`) on one queued row a lane: entry `index` of the
-/// warp's queue, for the lanes where `cond` holds.
+/// A warp's drain of its queue: each lane takes `Deferral::drain` entries, from entry
+/// `base` on (entry `base + lane + 32 i` is its item i), and runs the rest of the
+/// pipeline (`tail`) on them, their loads in flight together; `limit`: the entries
+/// queued from `base`, where fewer than a full drain's may be (after the last tile).
 #[allow(clippy::too_many_arguments)]
-fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], tail: &[Stage], index: &str, cond: &str, indent: &str) {
+fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], tail: &[Stage], base: &str, limit: Option<&str>, indent: &str) {
     let _ = writeln!(src, "{indent}{{");
     let ind = format!("{indent}    ");
-    let _ = writeln!(src, "{ind}constexpr int ITEMS = 1;");
+    let _ = writeln!(src, "{ind}constexpr int ITEMS = {};", d.drain);
     let _ = writeln!(src, "{ind}int sel[ITEMS];");
     for l in decls {
         let _ = writeln!(src, "{ind}{l}");
@@ -1074,13 +1090,30 @@ fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     if d.row {
         let _ = writeln!(src, "{ind}long long tq_r[ITEMS];");
     }
-    let mut take: String = d.live.iter().map(|v| format!(" {n}[0] = tq_{n}[tq_w][{index}];", n = ir.value(*v).name)).collect();
+    // One entry a lane: item 0 (as the Direct tables' and expansions' queues were measured).
+    let one = d.drain == 1;
+    let (i, at) = if one {
+        ("0", if base == "0" { "(int)tq_lane".to_string() } else { format!("{base} + (int)tq_lane") })
+    } else {
+        ("i", format!("{base} + (int)tq_lane + 32 * i"))
+    };
+    let mut take: String = d.live.iter().map(|v| format!(" {n}[{i}] = tq_{n}[tq_w][{at}];", n = ir.value(*v).name)).collect();
     if d.row {
-        let _ = write!(take, " tq_r[0] = tq_row[tq_w][{index}];");
+        let _ = write!(take, " tq_r[{i}] = tq_row[tq_w][{at}];");
     }
+    let cond = match limit {
+        None => "true".to_string(),
+        Some(n) if one => format!("(int)tq_lane < {n}"),
+        Some(n) => format!("(int)tq_lane + 32 * i < {n}"),
+    };
     let _ = writeln!(src, "{ind}__syncwarp();");
-    let _ = writeln!(src, "{ind}sel[0] = {cond};");
-    let _ = writeln!(src, "{ind}if (sel[0]) {{{take} }}");
+    if one {
+        let _ = writeln!(src, "{ind}sel[0] = {cond};");
+        let _ = writeln!(src, "{ind}if (sel[0]) {{{take} }}");
+    } else {
+        let _ = writeln!(src, "{ind}#pragma unroll");
+        let _ = writeln!(src, "{ind}for (int i = 0; i < ITEMS; ++i) {{ sel[i] = {cond}; if (sel[i]) {{{take} }} }}");
+    }
     // The entries are read before any lane queues the next tile's rows over them.
     let _ = writeln!(src, "{ind}__syncwarp();");
     write_stages(src, ir, tail, ("tq_r[i]", "long long"), &ind, None, &[]);

@@ -144,14 +144,23 @@ pub fn sector_share(pass: f64, col: &GpuColumn) -> f64 {
 
 /// The source columns to load up front (see [`EAGER_MIN_SECTORS`]), in the order a
 /// kernel lowered without eager loads first loads them.
-pub fn eager_columns(ir: &KernelIr, cols: &[GpuColumn], min_sectors: f64) -> Vec<usize> {
+///
+/// `queued_from`: the index in `ir.stmts` of the row test after which a warp queue takes
+/// the rows left (`defer::scalar_split`): a column first read after it is read at the
+/// queued rows, not up front. Compact ones then decode only the rows left (SSB SF 20
+/// q1.1's and q1.2's compact probes, their dates in runs: 0.310 → 0.260 and 0.249 →
+/// 0.200 ms; H200, 2026-12-01b run 1); byte-narrowed ones loaded up front and queued were
+/// slower than read at the rows (SF 100 q1.2 1.003 against 0.814 ms, runs 1–2).
+pub fn eager_columns(ir: &KernelIr, cols: &[GpuColumn], min_sectors: f64, queued_from: Option<usize>) -> Vec<usize> {
     // Columns read after a 1:N expansion are read per (row, match) from its queue:
     // loading them up front would queue them as well, for rows the join may drop.
+    let queued = queued_from.unwrap_or(usize::MAX);
     ir.stmts
         .iter()
-        .take_while(|s| !matches!(s, Stmt::Expand { .. }))
-        .filter_map(|s| match s {
-            Stmt::Def { load: Some(Load::Column { column, pass }), .. } => Some((*column, *pass)),
+        .enumerate()
+        .take_while(|(_, s)| !matches!(s, Stmt::Expand { .. }))
+        .filter_map(|(k, s)| match s {
+            Stmt::Def { load: Some(Load::Column { column, pass }), .. } if k < queued => Some((*column, *pass)),
             _ => None,
         })
         .filter(|&(c, pass)| sector_share(pass, &cols[c]) >= min_sectors)

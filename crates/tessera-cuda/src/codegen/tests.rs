@@ -882,6 +882,51 @@ fn a_far_more_selective_probe_is_tested_before_the_filters() {
     }
 }
 
+/// A scalar sum's rows that pass its first selective test are queued, and the rest of
+/// the pipeline (the probe's lookup, the summed column read at the row) runs on full
+/// warps of them; the filter's test carries the planner's estimate of what it keeps.
+#[test]
+fn a_scalar_sums_rows_left_by_a_selective_test_finish_in_full_warps() {
+    let filter = Expr::Cmp { op: CmpOp::Lt, left: Box::new(Expr::col(1, "q")), right: Box::new(Expr::lit(Scalar::Int(3), Type::Int32)) };
+    let with = |kept_permille: u32, pass_permille: u32, queue: bool| {
+        let (p, cols, mut tables) = filtered_probe(kept_permille, filter.clone());
+        tables[0].pass_permille = pass_permille;
+        let mut options = KernelOptions::default();
+        options.experiments.scalar_queue = queue;
+        generate_with(&p, &cols, &tables, options).unwrap().source
+    };
+    // (A lane takes DRAIN_ITEMS entries a drain, a warp 32 times as many.)
+    let drained = format!("while (tq_n >= {}) {{", 32 * crate::codegen::options::DRAIN_ITEMS);
+    let (test, probe, push, drain) = ("(int)(c1[i]) < ", "h0_bits[s", "__ballot_sync(0xffffffffu, sel[i])", drained.as_str());
+    // The filter keeps 13% (its estimate), the date table 1 in 7: queued after the filter.
+    let k = with(130, 143, true);
+    let src = whole_tile_loop(&k);
+    let at = |needle: &str| src.find(needle).unwrap_or_else(|| panic!("{needle} not in {src}"));
+    assert!(at(test) < at(push) && at(push) < at(drain) && at(drain) < at(probe), "{src}");
+    // The summed column is read at the queued rows, not up front.
+    assert!(at(drain) < at("c2[i] = col2[r];") && at("const long long r = tq_r[i];") < at("c2[i] = col2[r];"), "{src}");
+    // The rows still queued after the last tile run too.
+    assert!(k.contains("// The rows still queued.") && k.contains("(int)tq_lane + 32 * i < tq_n;"), "{k}");
+    // Without the filter's estimate the first selective test is the probe's (2% of the
+    // rows left, the summed column still to read): queued after it.
+    let k = with(1000, 20, true);
+    let src = whole_tile_loop(&k);
+    assert!(src.find(probe).unwrap() < src.find(push).unwrap(), "{src}");
+    // A lane takes one entry a drain where the rest reads a compact column at the row
+    // (`defer::plan_scalar`): the summed column bit-packed.
+    let (p, mut cols, mut tables) = filtered_probe(130, filter.clone());
+    tables[0].pass_permille = 143;
+    cols[2].narrow = Some(Narrow::Bits(24));
+    let k = generate_with(&p, &cols, &tables, KernelOptions::default()).unwrap().source;
+    let src = whole_tile_loop(&k);
+    assert!(src.contains("while (tq_n >= 32) {") && src.contains("tessera_bits_get<24, 128>(col2, r)"), "{src}");
+    // Not when no test leaves few rows, nor when a warp's vote skips most warps (one row
+    // in 500 left), nor when switched off.
+    for k in [with(1000, 500, true), with(1000, 2, true), with(130, 143, false)] {
+        assert!(!k.contains("tq_n"), "{k}");
+    }
+}
+
 #[test]
 fn a_warp_whose_rows_all_failed_a_selective_test_skips_the_stages_left() {
     let q = Expr::col(1, "q");
@@ -891,6 +936,8 @@ fn a_warp_whose_rows_all_failed_a_selective_test_skips_the_stages_left() {
         tables[0].pass_permille = pass_permille;
         let mut options = KernelOptions::default();
         options.experiments.warp_skip = skip;
+        // Left to itself the scalar sum queues its rows instead (see the next test).
+        options.experiments.scalar_queue = false;
         generate_with(&p, &cols, &tables, options).unwrap().source
     };
     // One row in 333 passes the date test: a warp's 128 rows all fail it 68% of the
@@ -913,6 +960,7 @@ fn a_warp_whose_rows_all_failed_a_selective_test_skips_the_stages_left() {
     tables[0].pass_permille = 3;
     let mut options = KernelOptions::default();
     options.experiments.sel_bool = true;
+    options.experiments.scalar_queue = false;
     let b = generate_with(&p, &cols, &tables, options).unwrap().source;
     assert!(b.contains("bool sel[ITEMS];") && b.contains("if (tessera_warp_any(sel)) {"), "{b}");
     if crate::test_support::nvrtc_or_skip("the vote over bool flags compiles") {
