@@ -217,7 +217,7 @@ fn plan_scalar(ir: &KernelIr, stages: &[Stage], items: u32, max_pass: f64, drain
     let reads_compact = rest.iter().any(|s| matches!(s, Stmt::Def { load: Some(Load::Column { column, .. }), .. } if compact.get(*column).copied().unwrap_or(false)));
     let drain = if reads_compact { 1 } else { drain.max(1) };
     let capacity = |chunk: u32| 32 * (chunk + drain) as usize;
-    let chunk = (1..=items).rev().find(|&c| items % c == 0 && per_row * capacity(c) * warps <= DEFER_MAX_BYTES)?;
+    let chunk = (1..=items).rev().find(|&c| items.is_multiple_of(c) && per_row * capacity(c) * warps <= DEFER_MAX_BYTES)?;
     Some((Deferral { live, row, capacity: capacity(chunk), expand: None, chunk, drain }, head, tail))
 }
 
