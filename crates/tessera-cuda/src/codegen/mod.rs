@@ -439,13 +439,12 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
                 b.nulls.push(None);
             }
         }
-        if let Some((last, kept)) = filters_kept {
-            if index == last {
-                if let Some(Stmt::Reject { pass, .. }) = b.ir.stmts[tested_from..].iter_mut().rev().find(|s| matches!(s, Stmt::Reject { flag: None, .. })) {
-                    b.pass *= kept;
-                    *pass = b.pass;
-                }
-            }
+        if let Some((last, kept)) = filters_kept
+            && index == last
+            && let Some(Stmt::Reject { pass, .. }) = b.ir.stmts[tested_from..].iter_mut().rev().find(|s| matches!(s, Stmt::Reject { flag: None, .. }))
+        {
+            b.pass *= kept;
+            *pass = b.pass;
         }
         if matches!(op, Operator::Probe(_)) {
             probe_no += 1;
