@@ -84,6 +84,17 @@
 #             GPU pipeline's rows and kernel time, a line per setting and query
 #   difftest — `tessera difftest` alone (e.g. under experiment variables)
 #   dump    — the SSB SF20 kernels' sources into $OUT/kernels
+#   answers1 — SSB and TPC-H SF1: every answer on the CPU backend, on the GPU with the
+#             defaults (d) and with every table compact (c: tessera.gpu_compact_tables =
+#             'always'); the lines where d and c differ from the CPU backend's counted
+#   variants — the kernels' CUDA-event times of $SUITE (ssb, the default, or tpch) at SF
+#             $SF (default 20; generated with gen --load when missing) under each setting
+#             of $VARIANTS in turns, $ROUNDS rounds (default 3), $RUNS EXPLAIN ANALYZE a
+#             query a round (default 5): a setting is NAME or NAME:A,B,… where each of A,
+#             B is VAR=value (exported) or `always` (every table compact), e.g.
+#             VARIANTS="d dq0:TESSERA_EXP_SCALAR_QUEUE=0 c:always cq0:always,TESSERA_EXP_SCALAR_QUEUE=0";
+#             the log in $OUT/variants-$SUITE$SF.txt, each setting's median a query
+#             (benchmarks/device/medians.py) in $OUT/medians-$SUITE$SF.txt
 #
 # Prepare here, from the project root (both folders are kept out of git):
 #   cargo build --release -p tessera-cli
@@ -153,6 +164,24 @@ ncu_query() {  # $1: query, $2: generated kernels launched before its probe kern
   shift 2
   $NCU --clock-control none --kernel-name tessera_pipeline --launch-skip $skip --launch-count 1 "$@" \
     $X --data-dir $P -c "$(sed '/^--/d' $Q/$q.sql)"
+}
+
+suite_queries() {  # $1: ssb or tpch; $2: file to write, each query on one line
+  : > $2
+  for f in benchmarks/$1/q*.sql; do echo "$(sed '/^--/d' $f | tr '\n' ' ' | sed 's/;\s*$//');" >> $2; done
+}
+
+variant_analyze() {  # $1: suite, $2: store, $3: EXPLAIN ANALYZE runs a query, $4: `always` or empty
+  local f=/tmp/variant.sql p q s i
+  : > $f
+  [ -n "$4" ] && echo "SET tessera.gpu_compact_tables = '$4';" >> $f
+  for p in benchmarks/$1/q*.sql; do
+    q=$(basename $p .sql); [ $1 = tpch ] && q=$(echo $q | sed 's/^q0*/q/').0
+    s=$(sed '/^--/d' $p | tr '\n' ' ' | sed 's/;\s*$//')
+    echo "SELECT 'MARK $q' AS m;" >> $f; echo "$s;" >> $f
+    for i in $(seq $3); do echo "EXPLAIN ANALYZE $s;" >> $f; done
+  done
+  $X --format csv --data-dir $2 sql $f 2>&1 | grep -oE "MARK q[0-9.]+|GPU kernels: [0-9.]+ ms in total, bandwidth model [0-9.]+ ms|GPU column cache [0-9.]+ MB|rror.*"
 }
 
 for section in "$@"; do
@@ -403,6 +432,34 @@ for section in "$@"; do
   difftest)
     # The random queries alone, under whatever experiment variables the caller set.
     $X --data-dir /tmp/tdr difftest --require-gpu 2>&1 | tail -12
+    ;;
+  answers1)
+    for s in ssb tpch; do
+      D1=/tmp/td${s}1/bench/$s-sf1
+      [ -d $D1 ] || $X --data-dir /tmp/td${s}1 bench $s --sf 1 --runs 1 --engine tessera > /dev/null 2>&1
+      suite_queries $s /tmp/$s-q.sql
+      $X --format csv --data-dir $D1 sql <(echo "SET tessera.device = 'cpu';"; cat /tmp/$s-q.sql) > /tmp/$s-cpu.out 2>&1
+      $X --format csv --data-dir $D1 sql /tmp/$s-q.sql > /tmp/$s-d.out 2>&1
+      $X --format csv --data-dir $D1 sql <(echo "SET tessera.gpu_compact_tables = 'always';"; cat /tmp/$s-q.sql) > /tmp/$s-c.out 2>&1
+      for m in d c; do echo "== $s SF1 $m against the CPU backend: $(wc -l < /tmp/$s-cpu.out) lines, $(diff /tmp/$s-cpu.out /tmp/$s-$m.out | grep -c '^[<>]') differ"; done
+    done
+    ;;
+  variants)
+    SV=${SUITE:-ssb}; FV=${SF:-20}
+    ST=/tmp/tdv-$SV$FV
+    big=lineorder; [ $SV = tpch ] && big=lineitem
+    grep -q $big $ST/manifest.json 2>/dev/null || { rm -rf $ST; /usr/bin/time -f "gen --load %e s" $X --data-dir $ST gen $SV --sf $FV --load > /dev/null; }
+    for round in $(seq 1 ${ROUNDS:-3}); do
+      for v in ${VARIANTS:-d}; do
+        name=${v%%:*}; vars=""; [ "$v" != "$name" ] && vars=${v#*:}
+        echo "== $name round $round"
+        ( compact=""
+          for a in ${vars//,/ }; do if [ "$a" = always ]; then compact=always; else export "$a"; fi; done
+          variant_analyze $SV $ST ${RUNS:-5} "$compact" )
+      done
+    done > $OUT/variants-$SV$FV.txt 2>&1
+    python3 benchmarks/device/medians.py $OUT/variants-$SV$FV.txt > $OUT/medians-$SV$FV.txt
+    tr '|' '\n' < $OUT/medians-$SV$FV.txt
     ;;
   dump)
     # The SSB SF20 kernels as generated (kernel cache emptied first) into $OUT/kernels.
