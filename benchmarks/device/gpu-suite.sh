@@ -94,7 +94,7 @@
 #             B is VAR=value (exported) or `always` (every table compact), e.g.
 #             VARIANTS="d dq0:TESSERA_EXP_SCALAR_QUEUE=0 c:always cq0:always,TESSERA_EXP_SCALAR_QUEUE=0";
 #             the log in $OUT/variants-$SUITE$SF.txt, each setting's median a query
-#             (benchmarks/device/medians.py) in $OUT/medians-$SUITE$SF.txt
+#             (benchmarks/results/gpu-2026-11-30h/medians.py) in $OUT/medians-$SUITE$SF.txt
 #
 # Prepare here, from the project root (both folders are kept out of git):
 #   cargo build --release -p tessera-cli
@@ -458,7 +458,7 @@ for section in "$@"; do
           variant_analyze $SV $ST ${RUNS:-5} "$compact" )
       done
     done > $OUT/variants-$SV$FV.txt 2>&1
-    python3 benchmarks/device/medians.py $OUT/variants-$SV$FV.txt > $OUT/medians-$SV$FV.txt
+    python3 benchmarks/results/gpu-2026-11-30h/medians.py $OUT/variants-$SV$FV.txt > $OUT/medians-$SV$FV.txt
     tr '|' '\n' < $OUT/medians-$SV$FV.txt
     ;;
   dump)

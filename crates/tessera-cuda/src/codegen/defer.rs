@@ -33,6 +33,7 @@ use std::collections::HashSet;
 
 use super::aggregate::GroupTable;
 use super::ir::{CExpr, KernelIr, Load, Scope, Stage, Stmt, Use, ValueId};
+use super::layout::GpuColumn;
 use super::options::BLOCK_THREADS;
 use super::unsupported::Reason;
 
@@ -121,11 +122,10 @@ pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Ve
 /// (see the module doc): the queue, the stages before, and the stages after (run on
 /// queued rows). None: the rows finish in place. A scalar aggregation's split is after
 /// its first selective row test instead ([`scalar_split`]); `scalar` then gives the
-/// entries a lane takes in a drain and which source columns are compact (bit-packed or
-/// in runs, see [`plan_scalar`]).
-pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, scalar: Option<(u32, &[bool])>) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
-    if let Some((drain, compact)) = scalar {
-        return plan_scalar(ir, stages, items, max_pass, drain, compact);
+/// entries a lane takes in a drain and the kernel's source columns (see [`plan_scalar`]).
+pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, scalar: Option<(u32, &[GpuColumn])>) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+    if let Some((drain, cols)) = scalar {
+        return plan_scalar(ir, stages, items, max_pass, drain, cols);
     }
     // The last row test: (stage, statement) and the estimated share passing it.
     let (at_stage, at_stmt, pass) = stages
@@ -190,15 +190,15 @@ pub fn scalar_split<'a>(stmts: impl IntoIterator<Item = &'a Stmt>, max_pass: f64
 
 /// [`plan`] for a scalar aggregation: queued after [`scalar_split`]'s row test, draining
 /// `drain` entries a lane whenever a warp's queue holds that many, after every
-/// [`Deferral::chunk`] items; one entry a lane where the rest reads a `compact` column at
-/// the row.
+/// [`Deferral::chunk`] items; one entry a lane where the rest reads a compact column of
+/// `cols` (bit-packed or in runs) at the row.
 ///
 /// Two entries a lane keep two rows' loads in flight in a drain: SSB q1.1's
 /// byte-narrowed probe took 0.266 ms against 0.295 with one at SF 20, 1.292 against
 /// 1.421 at SF 100 (H200, 2026-12-01b run 3). A compact row read alone holds more
 /// registers (q1.1's compact probe 48 instead of 40 with two, compiled at SF 0.01): it
 /// took 0.305 against 0.258 ms with two at SF 20, 1.478 against 1.249 at SF 100.
-fn plan_scalar(ir: &KernelIr, stages: &[Stage], items: u32, max_pass: f64, drain: u32, compact: &[bool]) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+fn plan_scalar(ir: &KernelIr, stages: &[Stage], items: u32, max_pass: f64, drain: u32, cols: &[GpuColumn]) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
     let at = scalar_split(stages.iter().flatten(), max_pass, items)?;
     let mut seen = 0;
     let (at_stage, at_stmt) = stages.iter().enumerate().find_map(|(k, st)| {
@@ -214,7 +214,7 @@ fn plan_scalar(ir: &KernelIr, stages: &[Stage], items: u32, max_pass: f64, drain
     // A queue holds fewer than 32 × `drain` entries after a drain, and a chunk adds at
     // most 32 a thread's item.
     let warps = (BLOCK_THREADS / 32) as usize;
-    let reads_compact = rest.iter().any(|s| matches!(s, Stmt::Def { load: Some(Load::Column { column, .. }), .. } if compact.get(*column).copied().unwrap_or(false)));
+    let reads_compact = rest.iter().any(|s| matches!(s, Stmt::Def { load: Some(Load::Column { column, .. }), .. } if cols.get(*column).is_some_and(super::compact)));
     let drain = if reads_compact { 1 } else { drain.max(1) };
     let capacity = |chunk: u32| 32 * (chunk + drain) as usize;
     let chunk = (1..=items).rev().find(|&c| items.is_multiple_of(c) && per_row * capacity(c) * warps <= DEFER_MAX_BYTES)?;

@@ -226,8 +226,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         Some(Ok(expanded)) => Some(expanded),
         Some(Err(r)) => return Err(vec![Unsupported::new(Site::Kernel, r)]),
         None => {
-            let compact_cols: Vec<bool> = cols.iter().map(compact).collect();
-            let scalar = scalar_queue(pipeline, options).then_some((options.experiments.drain_items, compact_cols.as_slice()));
+            let scalar = scalar_queue(pipeline, options).then_some((options.experiments.drain_items, cols));
             defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass, scalar)
         }
     };

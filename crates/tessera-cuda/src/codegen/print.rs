@@ -1090,7 +1090,8 @@ fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     if d.row {
         let _ = writeln!(src, "{ind}long long tq_r[ITEMS];");
     }
-    // One entry a lane: item 0 (as the Direct tables' and expansions' queues were measured).
+    // One entry a lane: item 0, written without the loop, so that the one-entry queues'
+    // source stays as it was (the Direct tables' and expansions', measured that way).
     let one = d.drain == 1;
     let (i, at) = if one {
         ("0", if base == "0" { "(int)tq_lane".to_string() } else { format!("{base} + (int)tq_lane") })

@@ -154,13 +154,12 @@ pub fn sector_share(pass: f64, col: &GpuColumn) -> f64 {
 pub fn eager_columns(ir: &KernelIr, cols: &[GpuColumn], min_sectors: f64, queued_from: Option<usize>) -> Vec<usize> {
     // Columns read after a 1:N expansion are read per (row, match) from its queue:
     // loading them up front would queue them as well, for rows the join may drop.
-    let queued = queued_from.unwrap_or(usize::MAX);
     ir.stmts
         .iter()
-        .enumerate()
-        .take_while(|(_, s)| !matches!(s, Stmt::Expand { .. }))
-        .filter_map(|(k, s)| match s {
-            Stmt::Def { load: Some(Load::Column { column, pass }), .. } if k < queued => Some((*column, *pass)),
+        .take(queued_from.unwrap_or(usize::MAX))
+        .take_while(|s| !matches!(s, Stmt::Expand { .. }))
+        .filter_map(|s| match s {
+            Stmt::Def { load: Some(Load::Column { column, pass }), .. } => Some((*column, *pass)),
             _ => None,
         })
         .filter(|&(c, pass)| sector_share(pass, &cols[c]) >= min_sectors)
