@@ -13,12 +13,14 @@
 //! the 32 lanes' atomics on a few hot L2 lines made it slower (measured on an H200,
 //! `benchmarks/results/README.md`, "Warp queues").
 //!
-//! A scalar aggregation (sums in each thread's registers, no atomics a row) queues
-//! earlier: after its first row test that leaves few rows, when a load follows it (a
-//! probe's bit, a column read at the row). Its kernels are bound by the instructions they
-//! issue, not by their bytes, and a warp issues an item's statements whenever one of its
-//! 32 lanes still holds the item: with 13% of the rows left (SSB q1.1's discount and
-//! quantity) nearly every warp does. Queued, the date probe, the product and the sum run
+//! An aggregation queues earlier ([`early_split`]): after its first row test that leaves
+//! few rows, when a load follows it (a probe's bit, a column read at the row). A scalar
+//! one (sums in each thread's registers, no atomics a row) always; a grouped one into a
+//! direct table, or into the global arrays where the queue saves decoding compact
+//! columns and few queued rows reach the atomics ([`grouped_early`]). Such kernels are
+//! bound by the instructions they issue, not by their bytes, and a warp issues an item's
+//! statements whenever one of its 32 lanes still holds the item: with 13% of the rows
+//! left (SSB q1.1's discount and quantity) nearly every warp does. Queued, the date probe, the product and the sum run
 //! once a lane for 32 rows, and a column only the rows left read (SSB's order dates in
 //! runs, two dependent loads a row) is read for them alone, at their rows.
 //!
@@ -120,12 +122,13 @@ pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Ve
 
 /// Splits `stages` after the kernel's last row test when its passing rows are queued
 /// (see the module doc): the queue, the stages before, and the stages after (run on
-/// queued rows). None: the rows finish in place. A scalar aggregation's split is after
-/// its first selective row test instead ([`scalar_split`]); `scalar` then gives the
-/// entries a lane takes in a drain and the kernel's source columns (see [`plan_scalar`]).
-pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, scalar: Option<(u32, &[GpuColumn])>) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
-    if let Some((drain, cols)) = scalar {
-        return plan_scalar(ir, stages, items, max_pass, drain, cols);
+/// queued rows). None: the rows finish in place. With `early` the split is after the
+/// first selective row test instead where [`early_split`] allows it; `early` then gives
+/// the entries a lane takes in a drain and the kernel's source columns (see
+/// [`plan_early`]).
+pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, early: Option<(u32, &[GpuColumn])>) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+    if let Some(planned) = early.and_then(|(drain, cols)| plan_early(ir, stages, table, items, max_pass, drain, cols)) {
+        return Some(planned);
     }
     // The last row test: (stage, statement) and the estimated share passing it.
     let (at_stage, at_stmt, pass) = stages
@@ -169,26 +172,75 @@ fn split(stages: &[Stage], at_stage: usize, at_stmt: usize) -> (Vec<Stage>, Vec<
     (head, tail)
 }
 
-/// Where a scalar aggregation's rows are queued, in `stmts` (a kernel's statements in
+/// Where an aggregation's rows are queued early, in `stmts` (a kernel's statements in
 /// order, `items` a thread): the index of its first row test that leaves at most
 /// `max_pass` of the rows, but too many for a warp's vote to skip its stages often
 /// (`print::warp_skip_likely`), and after which a statement loads from global memory.
-/// None: its rows finish in place. Where a vote skips most warps, the queue's ballot an
-/// item costs more than it saves: SSB q1.3's byte-narrowed probe (one row in 364 left by
-/// its dates) took 0.181 ms queued against 0.147 with the vote (H200, SF 20,
-/// 2026-12-01b run 1). A column first read after the test is read at the queued rows,
-/// not up front (`scan::eager_columns`).
-pub fn scalar_split<'a>(stmts: impl IntoIterator<Item = &'a Stmt>, max_pass: f64, items: u32) -> Option<usize> {
+/// `table` is a grouped aggregation's block-level table (None: a scalar one); a grouped
+/// one queues early only as [`grouped_early`] allows. None: its rows finish in place (or
+/// queue after the last test, [`plan`]).
+///
+/// Where a vote skips most warps, the queue's ballot an item costs more than it saves:
+/// SSB q1.3's byte-narrowed probe (one row in 364 left by its dates) took 0.181 ms
+/// queued against 0.147 with the vote (H200, SF 20, 2026-12-01b run 1). A column first
+/// read after the test is read at the queued rows, not up front (`scan::eager_columns`).
+pub fn early_split<'a>(stmts: impl IntoIterator<Item = &'a Stmt>, max_pass: f64, items: u32, table: Option<GroupTable>, cols: &[GpuColumn]) -> Option<usize> {
     let stmts: Vec<&Stmt> = stmts.into_iter().collect();
     let last_load = stmts.iter().rposition(|s| matches!(s, Stmt::Def { load: Some(_), .. }))?;
     let at = stmts[..last_load].iter().position(|s| matches!(s, Stmt::Reject { flag: None, pass, .. } if *pass <= max_pass))?;
-    match stmts[at] {
-        Stmt::Reject { pass, .. } if !super::print::warp_skip_likely(*pass, items) => Some(at),
-        _ => None,
+    let queued = match stmts[at] {
+        Stmt::Reject { pass, .. } if super::print::warp_skip_likely(*pass, items) => return None,
+        Stmt::Reject { pass, .. } => *pass,
+        _ => return None,
+    };
+    match table {
+        None => Some(at),
+        Some(t) => grouped_early(t, queued, &stmts[at + 1..], cols).then_some(at),
     }
 }
 
-/// [`plan`] for a scalar aggregation: queued after [`scalar_split`]'s row test, draining
+/// The largest estimated share of a grouped aggregation's queued rows that reach its
+/// global arrays (what its later tests leave) for which it queues early.
+/// A warp's drain then adds its rows' values in one atomic instruction of up to 32
+/// lanes, on the few lines of the groups present; in place, the same atomics come a
+/// lane or two an instruction. Queued early, SSB's kernels whose queued rows reach the
+/// sums in 2-3.5% (q3.2, q4.2 over compact columns) or fewer (q4.3) took 1.431 → 1.381,
+/// 2.642 → 2.381 and 1.458 → 1.383 ms at SF 100; those reaching them in 17-20% (q3.1,
+/// q2.1) 2.477 → 2.970 and 2.090 → 3.983 ms (H200, 2026-12-01c run 1).
+pub const EARLY_GLOBAL_MAX_REACH: f64 = 0.05;
+
+/// Whether a grouped aggregation into `table` queues early, `queued` the estimated share
+/// of the scanned rows its test leaves and `rest` the statements after the test.
+///
+/// - Into a shared direct table, always. Against queueing after its last test (H200,
+///   2026-12-01c run 2): SSB SF 20 q4.1 0.574 → 0.479 ms byte-narrowed and 0.619 →
+///   0.510 compact; TPC-H SF 10 q09 6.98 → 5.77 ms, q05 1.25 → 1.15.
+/// - Into the global arrays, where the rest reads a compact column (bit-packed or in
+///   runs) at the row, whose decoding the queue saves for the rows the test rejects, and
+///   few of the queued rows reach the sums ([`EARLY_GLOBAL_MAX_REACH`]). Over byte-wide
+///   columns the rows read at the queued rows cost more than the in-place kernel's
+///   up-front loads: SSB q4.2's byte-narrowed probe took 0.407 → 0.496 ms queued early
+///   (SF 20, run 1).
+fn grouped_early(table: GroupTable, queued: f64, rest: &[&Stmt], cols: &[GpuColumn]) -> bool {
+    match table {
+        GroupTable::Direct { .. } => true,
+        GroupTable::Global => {
+            // A test's estimate is the share of the scanned rows passing it and every
+            // test before it: the last one's, over the queued share, is the share of
+            // the queued rows reaching the sums.
+            let left = rest.iter().rev().find_map(|s| if let Stmt::Reject { flag: None, pass, .. } = s { Some(*pass) } else { None }).unwrap_or(queued);
+            reads_compact(rest.iter().copied(), cols) && left <= EARLY_GLOBAL_MAX_REACH * queued
+        }
+    }
+}
+
+/// Whether the statements `rest` read a compact column of `cols` (bit-packed or in runs)
+/// at the row.
+fn reads_compact<'a>(rest: impl IntoIterator<Item = &'a Stmt>, cols: &[GpuColumn]) -> bool {
+    rest.into_iter().any(|s| matches!(s, Stmt::Def { load: Some(Load::Column { column, .. }), .. } if cols.get(*column).is_some_and(super::compact)))
+}
+
+/// [`plan`] for an aggregation queued early: after [`early_split`]'s row test, draining
 /// `drain` entries a lane whenever a warp's queue holds that many, after every
 /// [`Deferral::chunk`] items; one entry a lane where the rest reads a compact column of
 /// `cols` (bit-packed or in runs) at the row.
@@ -198,8 +250,8 @@ pub fn scalar_split<'a>(stmts: impl IntoIterator<Item = &'a Stmt>, max_pass: f64
 /// 1.421 at SF 100 (H200, 2026-12-01b run 3). A compact row read alone holds more
 /// registers (q1.1's compact probe 48 instead of 40 with two, compiled at SF 0.01): it
 /// took 0.305 against 0.258 ms with two at SF 20, 1.478 against 1.249 at SF 100.
-fn plan_scalar(ir: &KernelIr, stages: &[Stage], items: u32, max_pass: f64, drain: u32, cols: &[GpuColumn]) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
-    let at = scalar_split(stages.iter().flatten(), max_pass, items)?;
+fn plan_early(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, drain: u32, cols: &[GpuColumn]) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+    let at = early_split(stages.iter().flatten(), max_pass, items, table, cols)?;
     let mut seen = 0;
     let (at_stage, at_stmt) = stages.iter().enumerate().find_map(|(k, st)| {
         let found = (at < seen + st.len()).then_some((k, at - seen));
@@ -214,8 +266,7 @@ fn plan_scalar(ir: &KernelIr, stages: &[Stage], items: u32, max_pass: f64, drain
     // A queue holds fewer than 32 × `drain` entries after a drain, and a chunk adds at
     // most 32 a thread's item.
     let warps = (BLOCK_THREADS / 32) as usize;
-    let reads_compact = rest.iter().any(|s| matches!(s, Stmt::Def { load: Some(Load::Column { column, .. }), .. } if cols.get(*column).is_some_and(super::compact)));
-    let drain = if reads_compact { 1 } else { drain.max(1) };
+    let drain = if reads_compact(&rest, cols) { 1 } else { drain.max(1) };
     let capacity = |chunk: u32| 32 * (chunk + drain) as usize;
     let chunk = (1..=items).rev().find(|&c| items.is_multiple_of(c) && per_row * capacity(c) * warps <= DEFER_MAX_BYTES)?;
     Some((Deferral { live, row, capacity: capacity(chunk), expand: None, chunk, drain }, head, tail))

@@ -153,7 +153,23 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         }
     }
     let items = kernel.items_per_thread;
-    let queued_from = if scalar_queue(pipeline, &options) { defer::scalar_split(&ir.stmts, options.experiments.defer_max_pass, items) } else { None };
+    let table = match &kernel.sink {
+        SinkLayout::Aggregate { table, .. } if !matches!(&pipeline.sink, Sink::Aggregate(a) if a.group_by.is_empty()) => Some(*table),
+        _ => None,
+    };
+    let queued_from = if queues_early(pipeline, &options) { defer::early_split(&ir.stmts, options.experiments.defer_max_pass, items, table, cols) } else { None };
+    // The filters' estimate (`filtered_share`) is there for the queue: where no queue
+    // follows, the pipeline is lowered again without it, as it was before queues. With
+    // it alone TPC-H q19's part key, first read after its filters, fell below the eager
+    // rule's share of sectors and was read at the rows left, behind a warp vote: its
+    // kernel took 0.321-0.329 ms against 0.307-0.321 at SF 10 (H200, 2026-12-01b run 4).
+    if queued_from.is_none() && queues_early(pipeline, &options) && filtered_share(pipeline).is_some() {
+        let plain = KernelOptions { experiments: Experiments { scalar_queue: false, grouped_queue: false, ..options.experiments }, ..options };
+        if let Ok(again) = assemble(pipeline, cols, tables, &plain, items, &[]) {
+            (kernel, ir) = again;
+            options = plain;
+        }
+    }
     let eager = scan::eager_columns(&ir, cols, options.experiments.eager_min_sectors, queued_from);
     // A bit-packed column is loaded up front even alone: where first used it is read a
     // row at a time (`tessera_bits_get`: the row's word found, one or two loads, shifts),
@@ -173,11 +189,13 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     Ok(assemble(pipeline, cols, tables, &options, items, &eager).map_or(kernel, |(k, _)| k))
 }
 
-/// Whether `pipeline`'s rows may be queued after its first selective row test
-/// (`Experiments::scalar_queue`, see `defer.rs`): it ends in one group, whose sums
-/// each thread keeps in registers.
-fn scalar_queue(pipeline: &Pipeline, options: &KernelOptions) -> bool {
-    options.experiments.scalar_queue && matches!(&pipeline.sink, Sink::Aggregate(a) if a.group_by.is_empty())
+/// Whether `pipeline`'s rows may be queued after its first selective row test (see
+/// `defer.rs`): it aggregates, into one group whose sums each thread keeps in registers
+/// (`Experiments::scalar_queue`) or into groups (`Experiments::grouped_queue`, where
+/// `defer::early_split` allows it).
+fn queues_early(pipeline: &Pipeline, options: &KernelOptions) -> bool {
+    let Sink::Aggregate(a) = &pipeline.sink else { return false };
+    if a.group_by.is_empty() { options.experiments.scalar_queue } else { options.experiments.grouped_queue }
 }
 
 /// The last filter before `pipeline`'s first probe (an operator index) and the share of
@@ -226,8 +244,8 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         Some(Ok(expanded)) => Some(expanded),
         Some(Err(r)) => return Err(vec![Unsupported::new(Site::Kernel, r)]),
         None => {
-            let scalar = scalar_queue(pipeline, options).then_some((options.experiments.drain_items, cols));
-            defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass, scalar)
+            let early = queues_early(pipeline, options).then_some((options.experiments.drain_items, cols));
+            defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass, early)
         }
     };
     let (deferral, mut head, tail) = match planned {
@@ -400,10 +418,10 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
         }
     };
     let mut probe_no = 0usize;
-    // A scalar aggregation queues its rows after its first selective row test (see
+    // An aggregation may queue its rows after its first selective row test (see
     // `defer.rs`); the planner's estimate of what its filters before the first probe keep
     // goes on the last of their tests (`filtered_share`), which had none.
-    let filters_kept = filtered_share(pipeline).filter(|_| scalar_queue(pipeline, options));
+    let filters_kept = filtered_share(pipeline).filter(|_| queues_early(pipeline, options));
     for (index, op) in pipeline.operators.iter().enumerate() {
         let tested_from = b.ir.stmts.len();
         let (kind, out) = match op {

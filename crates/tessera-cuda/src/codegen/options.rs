@@ -302,9 +302,15 @@ pub struct Experiments {
     /// warps (`defer::plan`'s scalar case): the probes and columns after it run on a warp
     /// queue, one row a lane. `TESSERA_EXP_SCALAR_QUEUE=0` runs them in place, as before.
     pub scalar_queue: bool,
+    /// A grouped aggregation's rows queue the same way, after its first selective row
+    /// test, where `defer::early_split` allows it (a shared direct table, or compact
+    /// columns read after the test and few queued rows reaching the global arrays);
+    /// `TESSERA_EXP_GROUPED_QUEUE=0` queues them (into a shared direct table only) after
+    /// the last test, as before.
+    pub grouped_queue: bool,
     /// Entries each lane takes from a scalar aggregation's warp queue in a drain
     /// ([`super::defer::Deferral::drain`]), their loads in flight together, where the
-    /// drained stages read no compact column (those take one: `defer::plan_scalar`);
+    /// drained stages read no compact column (those take one: `defer::plan_early`);
     /// `TESSERA_EXP_DRAIN_ITEMS`.
     pub drain_items: u32,
 }
@@ -316,7 +322,7 @@ pub const DRAIN_ITEMS: u32 = 2;
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false, scalar_queue: true, drain_items: DRAIN_ITEMS }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false, scalar_queue: true, grouped_queue: true, drain_items: DRAIN_ITEMS }
     }
 }
 
@@ -368,6 +374,7 @@ impl Experiments {
             zone_carry: var("TESSERA_EXP_ZONE_CARRY").map_or(d.zone_carry, |v| v != "0"),
             zone_one: var("TESSERA_EXP_ZONE_ONE").map_or(d.zone_one, |v| v == "1"),
             scalar_queue: var("TESSERA_EXP_SCALAR_QUEUE").map_or(d.scalar_queue, |v| v != "0"),
+            grouped_queue: var("TESSERA_EXP_GROUPED_QUEUE").map_or(d.grouped_queue, |v| v != "0"),
             drain_items: var("TESSERA_EXP_DRAIN_ITEMS").and_then(|v| v.parse().ok()).filter(|&n| (1..=8).contains(&n)).unwrap_or(d.drain_items),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }

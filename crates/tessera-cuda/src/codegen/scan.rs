@@ -146,7 +146,7 @@ pub fn sector_share(pass: f64, col: &GpuColumn) -> f64 {
 /// kernel lowered without eager loads first loads them.
 ///
 /// `queued_from`: the index in `ir.stmts` of the row test after which a warp queue takes
-/// the rows left (`defer::scalar_split`): a column first read after it is read at the
+/// the rows left (`defer::early_split`): a column first read after it is read at the
 /// queued rows, not up front. Compact ones then decode only the rows left (SSB SF 20
 /// q1.1's and q1.2's compact probes, their dates in runs: 0.310 → 0.260 and 0.249 →
 /// 0.200 ms; H200, 2026-12-01b run 1); byte-narrowed ones loaded up front and queued were

@@ -913,7 +913,7 @@ fn a_scalar_sums_rows_left_by_a_selective_test_finish_in_full_warps() {
     let src = whole_tile_loop(&k);
     assert!(src.find(probe).unwrap() < src.find(push).unwrap(), "{src}");
     // A lane takes one entry a drain where the rest reads a compact column at the row
-    // (`defer::plan_scalar`): the summed column bit-packed.
+    // (`defer::plan_early`): the summed column bit-packed.
     let (p, mut cols, mut tables) = filtered_probe(130, filter.clone());
     tables[0].pass_permille = 143;
     cols[2].narrow = Some(Narrow::Bits(24));
@@ -925,6 +925,9 @@ fn a_scalar_sums_rows_left_by_a_selective_test_finish_in_full_warps() {
     for k in [with(1000, 500, true), with(1000, 2, true), with(130, 143, false)] {
         assert!(!k.contains("tq_n"), "{k}");
     }
+    // Where no queue follows the filters (one row in 500 left by them: a vote), their
+    // estimate is left out, and the kernel is the one without queues.
+    assert_eq!(with(2, 143, true), with(2, 143, false));
 }
 
 #[test]
@@ -1014,9 +1017,12 @@ fn rows_of_selective_pipelines_finish_in_full_warps() {
 #[test]
 fn columns_mostly_read_anyway_are_loaded_up_front_and_probed_together() {
     // The first probe lets 20% of the rows through: 83% of the other key's sectors
-    // and 59% of the int64 value's would be read anyway.
+    // and 59% of the int64 value's would be read anyway. (Its rows finish in place: left
+    // to itself, the grouping into a shared table queues them after that probe, and the
+    // columns after it are read at the queued rows; see the next test but one.)
     let (p, cols, mut tables) = star();
     tables[1].pass_permille = 200;
+    let generate = |p: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]| generate_with(p, cols, tables, in_place());
     let k = generate(&p, &cols, &tables).unwrap();
     let src = &k.source;
     // All three are loaded together, for the next tile while this one is probed
@@ -1049,6 +1055,66 @@ fn columns_mostly_read_anyway_are_loaded_up_front_and_probed_together() {
     assert!(sector_share(0.005, &i32_col) < EAGER_MIN_SECTORS && sector_share(0.2, &i64_col) > EAGER_MIN_SECTORS);
     // A packed column is judged by its plain width (see `sector_share`).
     assert_eq!(sector_share(0.005, &GpuColumn { packed: true, ..i32_col }), sector_share(0.005, &i32_col));
+}
+
+/// The default options but with a grouped aggregation's rows queued only after its last
+/// test (`Experiments::grouped_queue` off): what tests of loads up front take.
+fn in_place() -> KernelOptions {
+    KernelOptions { experiments: Experiments { grouped_queue: false, ..Experiments::default() }, ..KernelOptions::default() }
+}
+
+/// A grouped aggregation's rows queue after its first selective test (`defer::early_split`)
+/// into a shared direct table; into the global arrays only where the rest reads a compact
+/// column at the row and few of the queued rows reach the sums.
+#[test]
+fn grouped_rows_queue_after_their_first_selective_test_where_it_pays() {
+    let (mut p, mut cols, mut tables) = star();
+    // The first probe keeps 20%, the second all of those: star()'s grouping by year is a
+    // shared direct table.
+    tables[1].pass_permille = 200;
+    let queued_at = |src: &str| {
+        let body = whole_tile_loop(src);
+        body.find("__ballot_sync(0xffffffffu, sel[i])").map(|push| (push, body.find("h0_bits[s").unwrap_or(usize::MAX)))
+    };
+    let k = generate(&p, &cols, &tables).unwrap();
+    assert!(matches!(&k.sink, SinkLayout::Aggregate { table: GroupTable::Direct { .. }, .. }));
+    // Queued before the second probe's lookup, whose key is read at the queued rows.
+    let (push, probe) = queued_at(&k.source).unwrap_or_else(|| panic!("not queued: {}", k.source));
+    assert!(push < probe, "{}", k.source);
+    assert!(k.source.contains("c0[i] = col0[r];") && !k.source.contains("nc0[i]"), "{}", k.source);
+    // Off, the rows queue after the last test instead, the columns loaded up front.
+    let off = generate_with(&p, &cols, &tables, in_place()).unwrap().source;
+    let (push, probe) = queued_at(&off).unwrap_or_else(|| panic!("not queued: {off}"));
+    assert!(probe < push && off.contains("nc0[i]"), "{off}");
+    // Into global arrays (a domain too large for shared memory), with a third probe of
+    // the second key: its tables keep 20%, 20% and 20% (tested in that order)...
+    if let Sink::Aggregate(a) = &mut p.sink {
+        a.strategy = GroupStrategy::Perfect { domains: vec![KeyDomain::Range { min: 0, max: 199_999 }] };
+    }
+    let Operator::Probe(second) = p.operators[1].clone() else { unreachable!() };
+    p.operators.push(Operator::Probe(tessera_ir::Probe { table: 2, ..second }));
+    tables[0].pass_permille = 200;
+    tables.push(GpuTable { pass_permille: 200, ..tables[1].clone() });
+    let k = generate(&p, &cols, &tables).unwrap();
+    assert!(matches!(&k.sink, SinkLayout::Aggregate { table: GroupTable::Global, .. }));
+    // ...not over byte-wide columns...
+    assert!(!k.source.contains("tq_n"), "{}", k.source);
+    // ...but where the second key is bit-packed: 4% of the rows queued after the first
+    // test reach the sums. The key is then decoded only for the queued rows.
+    cols[1].narrow = Some(Narrow::Bits(12));
+    let k = generate(&p, &cols, &tables).unwrap();
+    let body = whole_tile_loop(&k.source);
+    let push = body.find("__ballot_sync(0xffffffffu, sel[i])").unwrap_or_else(|| panic!("not queued: {}", k.source));
+    assert!(body.find("h0_bits[s") < Some(push) && Some(push) < body.find("h1_bits[s"), "{}", k.source);
+    let drain = k.source.find("while (tq_n >= 32) {").unwrap_or_else(|| panic!("no drain: {}", k.source));
+    assert!(k.source[drain..].contains("tessera_bits_get<12, 128>(col1, r)"), "{}", k.source);
+    // Not where a quarter of them would (the third table keeping all).
+    tables[2].pass_permille = 1000;
+    assert!(!generate(&p, &cols, &tables).unwrap().source.contains("tq_n"));
+    tables[2].pass_permille = 200;
+    if crate::test_support::nvrtc_or_skip("grouped rows queued early compile") {
+        crate::compile_cubin(&k.source, "sm_90").unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+    }
 }
 
 #[test]
@@ -1787,7 +1853,8 @@ fn packed_columns_decode_where_they_load() {
         c.packed = true;
     }
     // Two items a thread, as over tables beyond L2 (see the next test).
-    let two = Experiments { packed_items: 2, ..Experiments::default() };
+    // (Rows finishing in place: see `columns_mostly_read_anyway_are_loaded_up_front_and_probed_together`.)
+    let two = Experiments { packed_items: 2, grouped_queue: false, ..Experiments::default() };
     let generate = |p: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable]| generate_with(p, cols, tables, KernelOptions { literals: Literals::Inline, experiments: two, ..KernelOptions::default() });
     // Lazy: the second key and the value are loaded after the first probe.
     let k = generate(&p, &cols, &tables).unwrap();
@@ -1824,7 +1891,7 @@ fn packed_columns_decode_where_they_load() {
     assert!(!src.contains("tessera_dec_words"), "{src}");
     golden("star_join_packed", src);
     // Three items a thread: 384-row tiles straddle stored tiles, so the warp decodes.
-    let warp = generate_with(&p, &cols, &tables, KernelOptions { items_per_thread: Some(3), ..KernelOptions::default() }).unwrap();
+    let warp = generate_with(&p, &cols, &tables, KernelOptions { items_per_thread: Some(3), ..in_place() }).unwrap();
     // Words a tile ahead, headers two, values decoded in the tile.
     assert!(warp.source.contains("pwc2[i] = tessera_dec_words64(dn2, r, r < rows);"), "{}", warp.source);
     assert!(warp.source.contains("pwc2[i] = tessera_dec_words64(dn2, r, true);"), "{}", warp.source);
@@ -1996,7 +2063,7 @@ fn golden_star_join_kernel() {
 fn golden_star_join_eager_kernel() {
     let (p, cols, mut tables) = star();
     tables[1].pass_permille = 200;
-    golden("star_join_eager", &generate(&p, &cols, &tables).unwrap().source);
+    golden("star_join_eager", &generate_with(&p, &cols, &tables, in_place()).unwrap().source);
 }
 
 /// Probes with residual predicates (TPC-H q07/q19's join conditions beyond the keys): an
