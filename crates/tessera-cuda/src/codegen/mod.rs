@@ -153,8 +153,9 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         }
     }
     let items = kernel.items_per_thread;
-    let table = match &kernel.sink {
-        SinkLayout::Aggregate { table, .. } if !matches!(&pipeline.sink, Sink::Aggregate(a) if a.group_by.is_empty()) => Some(*table),
+    // A grouped aggregation's block-level table (as `Lowered::group_table`).
+    let table = match (&kernel.sink, &pipeline.sink) {
+        (SinkLayout::Aggregate { table, .. }, Sink::Aggregate(a)) if !matches!(a.strategy, GroupStrategy::Scalar) => Some(*table),
         _ => None,
     };
     let queued_from = if queues_early(pipeline, &options) { defer::early_split(&ir.stmts, options.experiments.defer_max_pass, items, table, cols) } else { None };
