@@ -126,7 +126,7 @@ pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Ve
 /// first selective row test instead where [`early_split`] allows it; `early` then gives
 /// the entries a lane takes in a drain and the kernel's source columns (see
 /// [`plan_early`]).
-pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, early: Option<(u32, &[GpuColumn])>) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, early: Option<((u32, u32), &[GpuColumn])>) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
     if let Some(planned) = early.and_then(|(drain, cols)| plan_early(ir, stages, table, items, max_pass, drain, cols)) {
         return Some(planned);
     }
@@ -241,16 +241,16 @@ fn reads_compact<'a>(rest: impl IntoIterator<Item = &'a Stmt>, cols: &[GpuColumn
 }
 
 /// [`plan`] for an aggregation queued early: after [`early_split`]'s row test, draining
-/// `drain` entries a lane whenever a warp's queue holds that many, after every
-/// [`Deferral::chunk`] items; one entry a lane where the rest reads a compact column of
-/// `cols` (bit-packed or in runs) at the row.
+/// `drain.0` entries a lane whenever a warp's queue holds that many, after every
+/// [`Deferral::chunk`] items; `drain.1` (one unless an experiment says otherwise) where
+/// the rest reads a compact column of `cols` (bit-packed or in runs) at the row.
 ///
 /// Two entries a lane keep two rows' loads in flight in a drain: SSB q1.1's
 /// byte-narrowed probe took 0.266 ms against 0.295 with one at SF 20, 1.292 against
 /// 1.421 at SF 100 (H200, 2026-12-01b run 3). A compact row read alone holds more
 /// registers (q1.1's compact probe 48 instead of 40 with two, compiled at SF 0.01): it
 /// took 0.305 against 0.258 ms with two at SF 20, 1.478 against 1.249 at SF 100.
-fn plan_early(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, drain: u32, cols: &[GpuColumn]) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
+fn plan_early(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, drain: (u32, u32), cols: &[GpuColumn]) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
     let at = early_split(stages.iter().flatten(), max_pass, items, table, cols)?;
     let mut seen = 0;
     let (at_stage, at_stmt) = stages.iter().enumerate().find_map(|(k, st)| {
@@ -266,7 +266,7 @@ fn plan_early(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items:
     // A queue holds fewer than 32 × `drain` entries after a drain, and a chunk adds at
     // most 32 a thread's item.
     let warps = (BLOCK_THREADS / 32) as usize;
-    let drain = if reads_compact(&rest, cols) { 1 } else { drain.max(1) };
+    let drain = if reads_compact(&rest, cols) { drain.1 } else { drain.0 }.max(1);
     let capacity = |chunk: u32| 32 * (chunk + drain) as usize;
     let chunk = (1..=items).rev().find(|&c| items.is_multiple_of(c) && per_row * capacity(c) * warps <= DEFER_MAX_BYTES)?;
     Some((Deferral { live, row, capacity: capacity(chunk), expand: None, chunk, drain }, head, tail))

@@ -245,7 +245,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         Some(Ok(expanded)) => Some(expanded),
         Some(Err(r)) => return Err(vec![Unsupported::new(Site::Kernel, r)]),
         None => {
-            let early = queues_early(pipeline, options).then_some((options.experiments.drain_items, cols));
+            let early = queues_early(pipeline, options).then_some(((options.experiments.drain_items, options.experiments.compact_drain_items), cols));
             defer::plan(&lowered.ir, &stages, lowered.group_table, items, options.experiments.defer_max_pass, early)
         }
     };

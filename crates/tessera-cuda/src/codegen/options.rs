@@ -313,6 +313,12 @@ pub struct Experiments {
     /// drained stages read no compact column (those take one: `defer::plan_early`);
     /// `TESSERA_EXP_DRAIN_ITEMS`.
     pub drain_items: u32,
+    /// The same where the drained stages read a compact column at the row
+    /// (`TESSERA_EXP_COMPACT_DRAIN_ITEMS`; see `defer::plan_early`). One: with two, the
+    /// grouped SSB probes queued over compact columns took 48 registers instead of 32
+    /// and were slower (SF 20 q4.2 0.445 → 0.581 ms, q4.1 0.516 → 0.606, q3.2 0.278 →
+    /// 0.320; H200, 2026-12-01c run 6), as the scalar q1.1's was (2026-12-01b run 3).
+    pub compact_drain_items: u32,
 }
 
 /// Entries each lane takes from a scalar aggregation's warp queue in a drain (see
@@ -322,7 +328,7 @@ pub const DRAIN_ITEMS: u32 = 2;
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false, scalar_queue: true, grouped_queue: true, drain_items: DRAIN_ITEMS }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false, scalar_queue: true, grouped_queue: true, drain_items: DRAIN_ITEMS, compact_drain_items: 1 }
     }
 }
 
@@ -376,6 +382,7 @@ impl Experiments {
             scalar_queue: var("TESSERA_EXP_SCALAR_QUEUE").map_or(d.scalar_queue, |v| v != "0"),
             grouped_queue: var("TESSERA_EXP_GROUPED_QUEUE").map_or(d.grouped_queue, |v| v != "0"),
             drain_items: var("TESSERA_EXP_DRAIN_ITEMS").and_then(|v| v.parse().ok()).filter(|&n| (1..=8).contains(&n)).unwrap_or(d.drain_items),
+            compact_drain_items: var("TESSERA_EXP_COMPACT_DRAIN_ITEMS").and_then(|v| v.parse().ok()).filter(|&n| (1..=8).contains(&n)).unwrap_or(d.compact_drain_items),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }
