@@ -20,9 +20,10 @@
 //! columns and few queued rows reach the atomics ([`grouped_early`]). Such kernels are
 //! bound by the instructions they issue, not by their bytes, and a warp issues an item's
 //! statements whenever one of its 32 lanes still holds the item: with 13% of the rows
-//! left (SSB q1.1's discount and quantity) nearly every warp does. Queued, the date probe, the product and the sum run
-//! once a lane for 32 rows, and a column only the rows left read (SSB's order dates in
-//! runs, two dependent loads a row) is read for them alone, at their rows.
+//! left (SSB q1.1's discount and quantity) nearly every warp does. Queued, the date
+//! probe, the product and the sum run once a lane for 32 rows, and a column only the
+//! rows left read (SSB's order dates in runs, two dependent loads a row) is read for
+//! them alone, at their rows.
 //!
 //! The same queue expands rows at a 1:N join ([`expansion`]): each row that matches
 //! several build rows queues one entry per match, the warp's lanes walking their chains

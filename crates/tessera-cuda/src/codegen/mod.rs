@@ -153,12 +153,7 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         }
     }
     let items = kernel.items_per_thread;
-    // A grouped aggregation's block-level table (as `Lowered::group_table`).
-    let table = match (&kernel.sink, &pipeline.sink) {
-        (SinkLayout::Aggregate { table, .. }, Sink::Aggregate(a)) if !matches!(a.strategy, GroupStrategy::Scalar) => Some(*table),
-        _ => None,
-    };
-    let queued_from = if queues_early(pipeline, &options) { defer::early_split(&ir.stmts, options.experiments.defer_max_pass, items, table, cols) } else { None };
+    let queued_from = if queues_early(pipeline, &options) { defer::early_split(&ir.stmts, options.experiments.defer_max_pass, items, sink_group_table(pipeline, &kernel.sink), cols) } else { None };
     // The filters' estimate (`filtered_share`) is there for the queue: where no queue
     // follows, the pipeline is lowered again without it, as it was before queues. With
     // it alone TPC-H q19's part key, first read after its filters, fell below the eager
@@ -188,6 +183,15 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
     // Loading columns up front makes more values live across stages (and queued, with a
     // warp queue): should that exceed a limit the first kernel is kept.
     Ok(assemble(pipeline, cols, tables, &options, items, &eager).map_or(kernel, |(k, _)| k))
+}
+
+/// A grouped aggregation's block-level table in its sink's layout `sink` (None for a
+/// scalar aggregation or another sink): what decides whether and where its rows queue.
+fn sink_group_table(pipeline: &Pipeline, sink: &SinkLayout) -> Option<GroupTable> {
+    match (sink, &pipeline.sink) {
+        (SinkLayout::Aggregate { table, .. }, Sink::Aggregate(a)) if !matches!(a.strategy, GroupStrategy::Scalar) => Some(*table),
+        _ => None,
+    }
 }
 
 /// Whether `pipeline`'s rows may be queued after its first selective row test (see
@@ -501,12 +505,7 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
             (None, u64::MAX, None)
         }
         Ok((layout, limit)) => {
-            // A grouped aggregation's block-level table decides whether rows queue.
-            let grouped = matches!(&pipeline.sink, Sink::Aggregate(a) if !matches!(a.strategy, GroupStrategy::Scalar));
-            let table = match &layout {
-                SinkLayout::Aggregate { table, .. } if grouped => Some(*table),
-                _ => None,
-            };
+            let table = sink_group_table(pipeline, &layout);
             (Some(layout), limit, table)
         }
     };
