@@ -81,6 +81,13 @@ pub struct Deferral {
     /// Entries each lane takes in a drain (the drain's items): a warp drains once its
     /// queue holds 32 times as many.
     pub drain: u32,
+    /// Whether row numbers are queued as `int`s (`Experiments::queue_rows32`; set by
+    /// `codegen::generate_with` where the scanned table's rows fit 32 bits): the rest
+    /// then reads compact columns at the row in 32 bits (`tessera_bits_get`,
+    /// `tessera_runs_get`) in every kernel, the lean ones counting their tiles in 64 bits
+    /// too. The queue's size is reckoned for 8-byte rows either way, so its chunks stay
+    /// as they were.
+    pub row32: bool,
 }
 
 /// Where the queue expands rows (from a [`Stmt::Expand`]).
@@ -118,7 +125,7 @@ pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Ve
     if bytes > EXPAND_MAX_BYTES {
         return Some(Err(Reason::ExpansionQueue(bytes)));
     }
-    Some(Ok((Deferral { live, row, capacity: EXPAND_CAPACITY, expand: Some(Expansion { first, next, matched, outer }), chunk: 1, drain: 1 }, head, tail)))
+    Some(Ok((Deferral { live, row, capacity: EXPAND_CAPACITY, expand: Some(Expansion { first, next, matched, outer }), chunk: 1, drain: 1, row32: false }, head, tail)))
 }
 
 /// Splits `stages` after the kernel's last row test when its passing rows are queued
@@ -155,7 +162,7 @@ pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u
     }
     let capacity = 32 * (items as usize + 1);
     let warps = (BLOCK_THREADS / 32) as usize;
-    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity, expand: None, chunk: items, drain: 1 }, head, tail))
+    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity, expand: None, chunk: items, drain: 1, row32: false }, head, tail))
 }
 
 /// The stages before statement `at_stmt` of stage `at_stage` (it included) and those after.
@@ -270,7 +277,7 @@ fn plan_early(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items:
     let drain = if reads_compact(&rest, cols) { drain.1 } else { drain.0 }.max(1);
     let capacity = |chunk: u32| 32 * (chunk + drain) as usize;
     let chunk = (1..=items).rev().find(|&c| items.is_multiple_of(c) && per_row * capacity(c) * warps <= DEFER_MAX_BYTES)?;
-    Some((Deferral { live, row, capacity: capacity(chunk), expand: None, chunk, drain }, head, tail))
+    Some((Deferral { live, row, capacity: capacity(chunk), expand: None, chunk, drain, row32: false }, head, tail))
 }
 
 /// What a queue entry holds when the statements `rest` run on queued rows after the

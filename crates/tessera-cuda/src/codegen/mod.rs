@@ -254,7 +254,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         }
     };
     let (deferral, mut head, tail) = match planned {
-        Some((d, head, tail)) => (Some(d), head, tail),
+        Some((d, head, tail)) => (Some(defer::Deferral { row32: options.experiments.queue_rows32 && fits32(pipeline), ..d }), head, tail),
         None => (None, stages, Vec::new()),
     };
     // (`Experiments::carry` runs the last stage an iteration late instead.)
@@ -285,6 +285,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         stream_steps: options.experiments.stream_steps && options.experiments.int_rows && fits32(pipeline) && cols.iter().any(compact),
         runs_lanes: options.experiments.runs_lanes && (options::RUNS_LANES_MIN_ITEMS..=16).contains(&items),
         runs_distances: options.experiments.runs_distances,
+        drain_rolled: options.experiments.drain_rolled,
         parts: threads > BLOCK_THREADS && cols.iter().any(compact),
         carry: options.experiments.carry,
         threads,

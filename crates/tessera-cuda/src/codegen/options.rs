@@ -319,6 +319,22 @@ pub struct Experiments {
     /// and were slower (SF 20 q4.2 0.445 → 0.581 ms, q4.1 0.516 → 0.606, q3.2 0.278 →
     /// 0.320; H200, 2026-12-01c run 6), as the scalar q1.1's was (2026-12-01b run 3).
     pub compact_drain_items: u32,
+    /// A warp queue holds its rows' numbers as `int`s where the scanned table's rows fit
+    /// 32 bits ([`super::defer::Deferral::row32`]), so the drained stages read compact
+    /// columns at the row in 32 bits, as `int_rows` kernels' stages do. On an H200
+    /// (2026-12-01d run 2, in turns): SSB SF 100's compact kernels 20.12 → 19.84 ms
+    /// (q1.1 1.248 → 1.167, q3.2 1.377 → 1.276, q4.2 2.354 → 2.268; q1.2 0.892 → 0.926),
+    /// SF 20's 4.043 → 4.011; byte-narrowed SF 100 18.92 → 18.81 ms (q1.2 0.846 → 0.790,
+    /// q1.1 1.274 → 1.308), SF 20 the same, TPC-H SF 10 the same (45.03 against 45.04).
+    /// `TESSERA_EXP_QUEUE_ROWS32=0` queues `long long` rows, as before.
+    pub queue_rows32: bool,
+    /// A warp queue's drain loop (`while (tq_n >= 32)`) is marked `#pragma unroll 1`;
+    /// NVRTC otherwise unrolls it twice where its body is short. Off: on an H200
+    /// (2026-12-01d run 4) it made SSB q1.1's compact probe, whose queue drains often
+    /// (13% of the rows), slower (SF 100 1.171 → 1.393 ms) and q1.2's, whose queue
+    /// seldom drains, faster (0.931 → 0.875); SF 100's compact kernels 20.03 → 20.28 ms
+    /// in all. `TESSERA_EXP_DRAIN_ROLLED=1`.
+    pub drain_rolled: bool,
 }
 
 /// Entries each lane takes from a scalar aggregation's warp queue in a drain (see
@@ -328,7 +344,7 @@ pub const DRAIN_ITEMS: u32 = 2;
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false, scalar_queue: true, grouped_queue: true, drain_items: DRAIN_ITEMS, compact_drain_items: 1 }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false, scalar_queue: true, grouped_queue: true, drain_items: DRAIN_ITEMS, compact_drain_items: 1, queue_rows32: true, drain_rolled: false }
     }
 }
 
@@ -383,6 +399,8 @@ impl Experiments {
             grouped_queue: var("TESSERA_EXP_GROUPED_QUEUE").map_or(d.grouped_queue, |v| v != "0"),
             drain_items: var("TESSERA_EXP_DRAIN_ITEMS").and_then(|v| v.parse().ok()).filter(|&n| (1..=8).contains(&n)).unwrap_or(d.drain_items),
             compact_drain_items: var("TESSERA_EXP_COMPACT_DRAIN_ITEMS").and_then(|v| v.parse().ok()).filter(|&n| (1..=8).contains(&n)).unwrap_or(d.compact_drain_items),
+            queue_rows32: var("TESSERA_EXP_QUEUE_ROWS32").map_or(d.queue_rows32, |v| v != "0"),
+            drain_rolled: var("TESSERA_EXP_DRAIN_ROLLED").map_or(d.drain_rolled, |v| v != "0"),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }
     }

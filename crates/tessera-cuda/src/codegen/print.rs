@@ -112,6 +112,8 @@ pub struct Shape<'a> {
     /// Whether a column of runs loaded up front keeps distances in its registers, the
     /// reference added where a tile takes them (`Experiments::runs_distances`).
     pub runs_distances: bool,
+    /// Whether a warp queue's drain loop is kept rolled (`Experiments::drain_rolled`).
+    pub drain_rolled: bool,
     /// Whether the kernel, of more than `BLOCK_THREADS` threads a block, splits each tile
     /// among its groups of `BLOCK_THREADS` (`tessera_part`): set where such a kernel
     /// reads a bit-packed column or one of runs, which are laid out for such groups.
@@ -240,7 +242,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             let _ = writeln!(src, "    __shared__ {} tq_{}[{warps}][{}];", v.ty.c(), v.name, d.capacity);
         }
         if d.row {
-            let _ = writeln!(src, "    __shared__ long long tq_row[{warps}][{}];", d.capacity);
+            let _ = writeln!(src, "    __shared__ {} tq_row[{warps}][{}];", if d.row32 { "int" } else { "long long" }, d.capacity);
         }
         let _ = writeln!(src, "    int tq_n = 0;  // rows in this warp's queue (the same in every lane)");
         let _ = writeln!(src, "    const int tq_w = threadIdx.x >> 5;");
@@ -713,7 +715,14 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             write_stages(src, ir, body_stages, (&row("tile"), rt), "        ", Some(shape.cols), &skips);
         }
         if let Some(d) = deferral {
-            write_queue(src, ir, d, &decls, tail, &row("tile"), items);
+            // A lean kernel's row queued as an `int` (`Deferral::row32`), counted in 32
+            // bits from its 64-bit tile.
+            let queued_row = match (d.row32 && !shape.index32, parts) {
+                (true, false) => format!("(int)tile + (int)threadIdx.x + i * {threads}"),
+                (true, true) => format!("(int){} + (int)(threadIdx.x % {lb}u) + i * {lb}", part("tile")),
+                (false, _) => row("tile"),
+            };
+            write_queue(src, ir, d, &decls, tail, &queued_row, items, shape.drain_rolled);
         }
         if shape.zones {
             let _ = writeln!(src, "        }}");
@@ -782,7 +791,8 @@ fn bit_words_of(col: &GpuColumn, items: u32) -> Option<(u32, u32)> {
 /// After a tile's stages: each warp queues what the rest of the pipeline needs of its
 /// rows still selected (`row`: their row numbers), and runs the rest (`tail`) on 32
 /// queued rows at a time, after every `Deferral::chunk` of the thread's `items`.
-fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], tail: &[Stage], row: &str, items: u32) {
+#[allow(clippy::too_many_arguments)]
+fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], tail: &[Stage], row: &str, items: u32, rolled: bool) {
     if let Some(e) = &d.expand {
         write_expansion(src, ir, d, e, decls, tail, row);
         return;
@@ -805,6 +815,9 @@ fn write_queue(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     let _ = writeln!(src, "{ind}    if (sel[i]) {{ const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u));{push} }}");
     let _ = writeln!(src, "{ind}    tq_n += __popc(m);");
     let _ = writeln!(src, "{ind}}}");
+    if rolled {
+        let _ = writeln!(src, "{ind}#pragma unroll 1");
+    }
     let _ = writeln!(src, "{ind}while (tq_n >= {}) {{", 32 * d.drain);
     let _ = writeln!(src, "{ind}    tq_n -= {};", 32 * d.drain);
     write_drain(src, ir, d, decls, tail, "tq_n", None, &format!("{ind}    "));
@@ -1087,8 +1100,9 @@ fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     for l in decls {
         let _ = writeln!(src, "{ind}{l}");
     }
+    let rt = if d.row32 { "int" } else { "long long" };
     if d.row {
-        let _ = writeln!(src, "{ind}long long tq_r[ITEMS];");
+        let _ = writeln!(src, "{ind}{rt} tq_r[ITEMS];");
     }
     // One entry a lane: item 0, written without the loop, so that the one-entry queues'
     // source stays as it was (the Direct tables' and expansions', measured that way).
@@ -1117,6 +1131,6 @@ fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     }
     // The entries are read before any lane queues the next tile's rows over them.
     let _ = writeln!(src, "{ind}__syncwarp();");
-    write_stages(src, ir, tail, ("tq_r[i]", "long long"), &ind, None, &[]);
+    write_stages(src, ir, tail, ("tq_r[i]", rt), &ind, None, &[]);
     let _ = writeln!(src, "{indent}}}");
 }

@@ -904,7 +904,10 @@ fn a_scalar_sums_rows_left_by_a_selective_test_finish_in_full_warps() {
     let at = |needle: &str| src.find(needle).unwrap_or_else(|| panic!("{needle} not in {src}"));
     assert!(at(test) < at(push) && at(push) < at(drain) && at(drain) < at(probe), "{src}");
     // The summed column is read at the queued rows, not up front.
-    assert!(at(drain) < at("c2[i] = col2[r];") && at("const long long r = tq_r[i];") < at("c2[i] = col2[r];"), "{src}");
+    // (Its rows queued as `int`s: the table's fit 32 bits. The lean kernel counts its
+    // tiles in 64 bits, and a row it queues in 32 from its tile.)
+    assert!(at(drain) < at("c2[i] = col2[r];") && at("const int r = tq_r[i];") < at("c2[i] = col2[r];"), "{src}");
+    assert!(k.contains("long long tile = ") && src.contains("tq_row[tq_w][at] = (int)tile + (int)threadIdx.x + i * 128;"), "{k}");
     // The rows still queued after the last tile run too.
     assert!(k.contains("// The rows still queued.") && k.contains("(int)tq_lane + 32 * i < tq_n;"), "{k}");
     // Without the filter's estimate the first selective test is the probe's (2% of the
@@ -989,7 +992,7 @@ fn keys_outside_a_table_land_on_its_always_clear_bit() {
 fn rows_of_selective_pipelines_finish_in_full_warps() {
     let (p, cols, tables) = star();
     let src = generate(&p, &cols, &tables).unwrap().source;
-    assert!(src.contains("__shared__ int tq_s3[4][96];") && src.contains("__shared__ long long tq_row[4][96];"), "{src}");
+    assert!(src.contains("__shared__ int tq_s3[4][96];") && src.contains("__shared__ int tq_row[4][96];"), "{src}");
     // 0.5% of the rows pass: each warp queues what the rest of the pipeline reads (the
     // slot for the payload, the row for the value column) after the last test...
     let body = whole_tile_loop(&src);
@@ -1004,8 +1007,15 @@ fn rows_of_selective_pipelines_finish_in_full_warps() {
     let last = src.find("if (tq_n > 0)").unwrap();
     for part in [&body[drain..], &src[last..]] {
         assert!(part.contains("constexpr int ITEMS = 1;"), "{src}");
-        assert!(part.contains("= h0_p0[s") && part.contains("const long long r = tq_r[i];") && part.contains("atomic_add_split("), "{src}");
+        assert!(part.contains("= h0_p0[s") && part.contains("const int r = tq_r[i];") && part.contains("atomic_add_split("), "{src}");
     }
+    // The rows are queued as `int`s, the table's rows fitting 32 bits; with
+    // `queue_rows32` off, as `long long`s.
+    let mut options = KernelOptions::default();
+    options.experiments.queue_rows32 = false;
+    let wide = generate_with(&p, &cols, &tables, options).unwrap().source;
+    assert!(wide.contains("__shared__ long long tq_row[4][96];") && wide.contains("const long long r = tq_r[i];") && !wide.contains("const int r = tq_r[i];"), "{wide}");
+    assert!(wide.replace("long long tq_row", "int tq_row").replace("long long tq_r[", "int tq_r[").replace("const long long r = tq_r", "const int r = tq_r") == src, "{wide}");
     assert!(!body[..push].contains("atomic_add_split(") && !body[..push].contains("= h0_p0["), "{src}");
     // When most rows pass, they finish in place.
     let mut wide = tables.clone();

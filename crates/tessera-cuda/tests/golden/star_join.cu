@@ -11,7 +11,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
     __syncthreads();
     const int nrows = (int)rows;
     __shared__ int tq_s3[4][96];
-    __shared__ long long tq_row[4][96];
+    __shared__ int tq_row[4][96];
     int tq_n = 0;  // rows in this warp's queue (the same in every lane)
     const int tq_w = threadIdx.x >> 5;
     const unsigned int tq_lane = threadIdx.x & 31u;
@@ -85,7 +85,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
                 int grp6[ITEMS];
                 long long v0[ITEMS];
                 int sl7[ITEMS];
-                long long tq_r[ITEMS];
+                int tq_r[ITEMS];
                 __syncwarp();
                 sel[0] = true;
                 if (sel[0]) { s3[0] = tq_s3[tq_w][tq_n + (int)tq_lane]; tq_r[0] = tq_row[tq_w][tq_n + (int)tq_lane]; }
@@ -93,7 +93,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
                 #pragma unroll
                 for (int i = 0; i < ITEMS; ++i) {
                     if (!sel[i]) continue;
-                    const long long r = tq_r[i];
+                    const int r = tq_r[i];
                     b5[i] = h0_p0[s3[i]];
                     c2[i] = col2[r];
                 }
@@ -178,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
                 int grp6[ITEMS];
                 long long v0[ITEMS];
                 int sl7[ITEMS];
-                long long tq_r[ITEMS];
+                int tq_r[ITEMS];
                 __syncwarp();
                 sel[0] = true;
                 if (sel[0]) { s3[0] = tq_s3[tq_w][tq_n + (int)tq_lane]; tq_r[0] = tq_row[tq_w][tq_n + (int)tq_lane]; }
@@ -186,7 +186,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
                 #pragma unroll
                 for (int i = 0; i < ITEMS; ++i) {
                     if (!sel[i]) continue;
-                    const long long r = tq_r[i];
+                    const int r = tq_r[i];
                     b5[i] = h0_p0[s3[i]];
                     c2[i] = col2[r];
                 }
@@ -217,7 +217,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         int grp6[ITEMS];
         long long v0[ITEMS];
         int sl7[ITEMS];
-        long long tq_r[ITEMS];
+        int tq_r[ITEMS];
         __syncwarp();
         sel[0] = (int)tq_lane < tq_n;
         if (sel[0]) { s3[0] = tq_s3[tq_w][(int)tq_lane]; tq_r[0] = tq_row[tq_w][(int)tq_lane]; }
@@ -225,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             if (!sel[i]) continue;
-            const long long r = tq_r[i];
+            const int r = tq_r[i];
             b5[i] = h0_p0[s3[i]];
             c2[i] = col2[r];
         }
