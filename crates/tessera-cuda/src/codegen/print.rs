@@ -1104,31 +1104,18 @@ fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     if d.row {
         let _ = writeln!(src, "{ind}{rt} tq_r[ITEMS];");
     }
-    // One entry a lane: item 0, written without the loop, so that the one-entry queues'
-    // source stays as it was (the Direct tables' and expansions', measured that way).
-    let one = d.drain == 1;
-    let (i, at) = if one {
-        ("0", if base == "0" { "(int)tq_lane".to_string() } else { format!("{base} + (int)tq_lane") })
-    } else {
-        ("i", format!("{base} + (int)tq_lane + 32 * i"))
-    };
-    let mut take: String = d.live.iter().map(|v| format!(" {n}[{i}] = tq_{n}[tq_w][{at}];", n = ir.value(*v).name)).collect();
+    let at = format!("{base} + (int)tq_lane + 32 * i");
+    let mut take: String = d.live.iter().map(|v| format!(" {n}[i] = tq_{n}[tq_w][{at}];", n = ir.value(*v).name)).collect();
     if d.row {
-        let _ = write!(take, " tq_r[{i}] = tq_row[tq_w][{at}];");
+        let _ = write!(take, " tq_r[i] = tq_row[tq_w][{at}];");
     }
     let cond = match limit {
         None => "true".to_string(),
-        Some(n) if one => format!("(int)tq_lane < {n}"),
         Some(n) => format!("(int)tq_lane + 32 * i < {n}"),
     };
     let _ = writeln!(src, "{ind}__syncwarp();");
-    if one {
-        let _ = writeln!(src, "{ind}sel[0] = {cond};");
-        let _ = writeln!(src, "{ind}if (sel[0]) {{{take} }}");
-    } else {
-        let _ = writeln!(src, "{ind}#pragma unroll");
-        let _ = writeln!(src, "{ind}for (int i = 0; i < ITEMS; ++i) {{ sel[i] = {cond}; if (sel[i]) {{{take} }} }}");
-    }
+    let _ = writeln!(src, "{ind}#pragma unroll");
+    let _ = writeln!(src, "{ind}for (int i = 0; i < ITEMS; ++i) {{ sel[i] = {cond}; if (sel[i]) {{{take} }} }}");
     // The entries are read before any lane queues the next tile's rows over them.
     let _ = writeln!(src, "{ind}__syncwarp();");
     write_stages(src, ir, tail, ("tq_r[i]", rt), &ind, None, &[]);

@@ -87,8 +87,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
                 int sl7[ITEMS];
                 int tq_r[ITEMS];
                 __syncwarp();
-                sel[0] = true;
-                if (sel[0]) { s3[0] = tq_s3[tq_w][tq_n + (int)tq_lane]; tq_r[0] = tq_row[tq_w][tq_n + (int)tq_lane]; }
+                #pragma unroll
+                for (int i = 0; i < ITEMS; ++i) { sel[i] = true; if (sel[i]) { s3[i] = tq_s3[tq_w][tq_n + (int)tq_lane + 32 * i]; tq_r[i] = tq_row[tq_w][tq_n + (int)tq_lane + 32 * i]; } }
                 __syncwarp();
                 #pragma unroll
                 for (int i = 0; i < ITEMS; ++i) {
@@ -180,8 +180,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
                 int sl7[ITEMS];
                 int tq_r[ITEMS];
                 __syncwarp();
-                sel[0] = true;
-                if (sel[0]) { s3[0] = tq_s3[tq_w][tq_n + (int)tq_lane]; tq_r[0] = tq_row[tq_w][tq_n + (int)tq_lane]; }
+                #pragma unroll
+                for (int i = 0; i < ITEMS; ++i) { sel[i] = true; if (sel[i]) { s3[i] = tq_s3[tq_w][tq_n + (int)tq_lane + 32 * i]; tq_r[i] = tq_row[tq_w][tq_n + (int)tq_lane + 32 * i]; } }
                 __syncwarp();
                 #pragma unroll
                 for (int i = 0; i < ITEMS; ++i) {
@@ -219,8 +219,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         int sl7[ITEMS];
         int tq_r[ITEMS];
         __syncwarp();
-        sel[0] = (int)tq_lane < tq_n;
-        if (sel[0]) { s3[0] = tq_s3[tq_w][(int)tq_lane]; tq_r[0] = tq_row[tq_w][(int)tq_lane]; }
+        #pragma unroll
+        for (int i = 0; i < ITEMS; ++i) { sel[i] = (int)tq_lane + 32 * i < tq_n; if (sel[i]) { s3[i] = tq_s3[tq_w][0 + (int)tq_lane + 32 * i]; tq_r[i] = tq_row[tq_w][0 + (int)tq_lane + 32 * i]; } }
         __syncwarp();
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {

@@ -83,8 +83,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
                 long long v0[ITEMS];
                 int sl7[ITEMS];
                 __syncwarp();
-                sel[0] = true;
-                if (sel[0]) { c2[0] = tq_c2[tq_w][tq_n + (int)tq_lane]; s3[0] = tq_s3[tq_w][tq_n + (int)tq_lane]; }
+                #pragma unroll
+                for (int i = 0; i < ITEMS; ++i) { sel[i] = true; if (sel[i]) { c2[i] = tq_c2[tq_w][tq_n + (int)tq_lane + 32 * i]; s3[i] = tq_s3[tq_w][tq_n + (int)tq_lane + 32 * i]; } }
                 __syncwarp();
                 #pragma unroll
                 for (int i = 0; i < ITEMS; ++i) {
@@ -157,8 +157,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
                 long long v0[ITEMS];
                 int sl7[ITEMS];
                 __syncwarp();
-                sel[0] = true;
-                if (sel[0]) { c2[0] = tq_c2[tq_w][tq_n + (int)tq_lane]; s3[0] = tq_s3[tq_w][tq_n + (int)tq_lane]; }
+                #pragma unroll
+                for (int i = 0; i < ITEMS; ++i) { sel[i] = true; if (sel[i]) { c2[i] = tq_c2[tq_w][tq_n + (int)tq_lane + 32 * i]; s3[i] = tq_s3[tq_w][tq_n + (int)tq_lane + 32 * i]; } }
                 __syncwarp();
                 #pragma unroll
                 for (int i = 0; i < ITEMS; ++i) {
@@ -193,8 +193,8 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
         long long v0[ITEMS];
         int sl7[ITEMS];
         __syncwarp();
-        sel[0] = (int)tq_lane < tq_n;
-        if (sel[0]) { c2[0] = tq_c2[tq_w][(int)tq_lane]; s3[0] = tq_s3[tq_w][(int)tq_lane]; }
+        #pragma unroll
+        for (int i = 0; i < ITEMS; ++i) { sel[i] = (int)tq_lane + 32 * i < tq_n; if (sel[i]) { c2[i] = tq_c2[tq_w][0 + (int)tq_lane + 32 * i]; s3[i] = tq_s3[tq_w][0 + (int)tq_lane + 32 * i]; } }
         __syncwarp();
         #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
