@@ -166,6 +166,16 @@ ncu_query() {  # $1: query, $2: generated kernels launched before its probe kern
     $X --data-dir $P -c "$(sed '/^--/d' $Q/$q.sql)"
 }
 
+split_setting() {  # $1: a setting NAME or NAME:A,B,… (`variants`, `turns`) into $name and $vars (A,B,…)
+  name=${1%%:*}; vars=""; [ "$1" != "$name" ] && vars=${1#*:}
+}
+
+apply_setting() {  # $1: a setting's A,B,…: exports each VAR=value; `always` sets $compact instead
+  compact=""
+  local a
+  for a in ${1//,/ }; do if [ "$a" = always ]; then compact=always; else export "$a"; fi; done
+}
+
 suite_queries() {  # $1: ssb or tpch; $2: file to write, each query on one line
   : > $2
   for f in benchmarks/$1/q*.sql; do echo "$(sed '/^--/d' $f | tr '\n' ' ' | sed 's/;\s*$//');" >> $2; done
@@ -351,10 +361,10 @@ for section in "$@"; do
     [ -d /tmp/tdturns$sf ] || $X --data-dir /tmp/tdturns$sf bench ssb --sf $sf --runs 1 --engine tessera --queries q1.1 > /dev/null 2>&1
     for r in $(seq 1 ${ROUNDS:-8}); do
       for k in $(seq 0 $((n - 1))); do
-        setting=${names[$(((r - 1 + k) % n))]}; name=${setting%%:*}
-        vars=""; [ "$setting" != "$name" ] && vars=${setting#*:}
+        split_setting ${names[$(((r - 1 + k) % n))]}
         bin_var=BIN_$name; B=${!bin_var:-$X}
-        total=$( ( for v in ${vars//,/ }; do export "$v"; done
+        total=$( ( apply_setting "$vars"
+          [ -n "$compact" ] && echo "turns: 'always' is for variants (bench runs take no SET); $name runs without it" >&2
           $B --data-dir /tmp/tdturns$sf bench ssb --sf $sf --runs ${SSB_RUNS:-15} --engine tessera --json $OUT/turns-ssb$sf-r$r-e$name.json 2>&1 | grep -E "^│ total" ) )
         echo "== $name (${vars:-defaults}${B:+, $B}) round $r: $total"
       done
@@ -451,10 +461,9 @@ for section in "$@"; do
     grep -q $big $ST/manifest.json 2>/dev/null || { rm -rf $ST; /usr/bin/time -f "gen --load %e s" $X --data-dir $ST gen $SV --sf $FV --load > /dev/null; }
     for round in $(seq 1 ${ROUNDS:-3}); do
       for v in ${VARIANTS:-d}; do
-        name=${v%%:*}; vars=""; [ "$v" != "$name" ] && vars=${v#*:}
+        split_setting $v
         echo "== $name round $round"
-        ( compact=""
-          for a in ${vars//,/ }; do if [ "$a" = always ]; then compact=always; else export "$a"; fi; done
+        ( apply_setting "$vars"
           variant_analyze $SV $ST ${RUNS:-5} "$compact" )
       done
     done > $OUT/variants-$SV$FV.txt 2>&1
