@@ -90,6 +90,13 @@ pub struct Deferral {
     pub row32: bool,
 }
 
+impl Deferral {
+    /// The C type of a queued row number ([`Deferral::row32`]).
+    pub fn row_type(&self) -> &'static str {
+        if self.row32 { "int" } else { "long long" }
+    }
+}
+
 /// Where the queue expands rows (from a [`Stmt::Expand`]).
 #[derive(Debug, Clone)]
 pub struct Expansion {

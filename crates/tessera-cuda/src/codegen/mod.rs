@@ -153,13 +153,14 @@ pub fn generate_with(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable
         }
     }
     let items = kernel.items_per_thread;
-    let queued_from = if queues_early(pipeline, &options) { defer::early_split(&ir.stmts, options.experiments.defer_max_pass, items, sink_group_table(pipeline, &kernel.sink), cols) } else { None };
+    let early = queues_early(pipeline, &options);
+    let queued_from = if early { defer::early_split(&ir.stmts, options.experiments.defer_max_pass, items, sink_group_table(pipeline, &kernel.sink), cols) } else { None };
     // The filters' estimate (`filtered_share`) is there for the queue: where no queue
     // follows, the pipeline is lowered again without it, as it was before queues. With
     // it alone TPC-H q19's part key, first read after its filters, fell below the eager
     // rule's share of sectors and was read at the rows left, behind a warp vote: its
     // kernel took 0.321-0.329 ms against 0.307-0.321 at SF 10 (H200, 2026-12-01b run 4).
-    if queued_from.is_none() && queues_early(pipeline, &options) && filtered_share(pipeline).is_some() {
+    if queued_from.is_none() && early && filtered_share(pipeline).is_some() {
         let plain = KernelOptions { experiments: Experiments { scalar_queue: false, grouped_queue: false, ..options.experiments }, ..options };
         if let Ok(again) = assemble(pipeline, cols, tables, &plain, items, &[]) {
             (kernel, ir) = again;

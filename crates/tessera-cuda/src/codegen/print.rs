@@ -228,12 +228,14 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
     // instructions a tile finding them. One count for every column: one a column took
     // q3.4's and q4.3's probes from 32 registers to 36 and 40 (NVRTC, sm_90).
     let steps = shape.stream_steps && lb == BLOCK_THREADS && tile_items % BLOCK_THREADS == 0;
-    let row = |tile: &str| match (parts, shape.index32) {
+    // An item's row from `tile`, counted in 32 bits where `int` says (an `int` tile).
+    let row_in = |tile: &str, int: bool| match (parts, int) {
         (false, true) => format!("{tile} + (int)threadIdx.x + i * {threads}"),
         (false, false) => format!("{tile} + threadIdx.x + (long long)i * {threads}"),
         (true, true) => format!("{} + (int)(threadIdx.x % {lb}u) + i * {lb}", part(tile)),
         (true, false) => format!("{} + (long long)(threadIdx.x % {lb}u) + (long long)i * {lb}", part(tile)),
     };
+    let row = |tile: &str| row_in(tile, shape.index32);
     let stride = format!("({tt})gridDim.x * {tile_items}{ll}");
     if let Some(d) = deferral {
         let warps = threads / 32;
@@ -242,7 +244,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             let _ = writeln!(src, "    __shared__ {} tq_{}[{warps}][{}];", v.ty.c(), v.name, d.capacity);
         }
         if d.row {
-            let _ = writeln!(src, "    __shared__ {} tq_row[{warps}][{}];", if d.row32 { "int" } else { "long long" }, d.capacity);
+            let _ = writeln!(src, "    __shared__ {} tq_row[{warps}][{}];", d.row_type(), d.capacity);
         }
         let _ = writeln!(src, "    int tq_n = 0;  // rows in this warp's queue (the same in every lane)");
         let _ = writeln!(src, "    const int tq_w = threadIdx.x >> 5;");
@@ -717,11 +719,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
         if let Some(d) = deferral {
             // A lean kernel's row queued as an `int` (`Deferral::row32`), counted in 32
             // bits from its 64-bit tile.
-            let queued_row = match (d.row32 && !shape.index32, parts) {
-                (true, false) => format!("(int)tile + (int)threadIdx.x + i * {threads}"),
-                (true, true) => format!("(int){} + (int)(threadIdx.x % {lb}u) + i * {lb}", part("tile")),
-                (false, _) => row("tile"),
-            };
+            let queued_row = if d.row32 && !shape.index32 { row_in("(int)tile", true) } else { row("tile") };
             write_queue(src, ir, d, &decls, tail, &queued_row, items, shape.drain_rolled);
         }
         if shape.zones {
@@ -1100,7 +1098,7 @@ fn write_drain(src: &mut String, ir: &KernelIr, d: &Deferral, decls: &[String], 
     for l in decls {
         let _ = writeln!(src, "{ind}{l}");
     }
-    let rt = if d.row32 { "int" } else { "long long" };
+    let rt = d.row_type();
     if d.row {
         let _ = writeln!(src, "{ind}{rt} tq_r[ITEMS];");
     }
