@@ -176,9 +176,13 @@ apply_setting() {  # $1: a setting's A,B,…: exports each VAR=value; `always` s
   for a in ${1//,/ }; do if [ "$a" = always ]; then compact=always; else export "$a"; fi; done
 }
 
+query_line() {  # $1: a query file: its query on one line, without comments or the final ;
+  sed '/^--/d' $1 | tr '\n' ' ' | sed 's/;\s*$//'
+}
+
 suite_queries() {  # $1: ssb or tpch; $2: file to write, each query on one line
   : > $2
-  for f in benchmarks/$1/q*.sql; do echo "$(sed '/^--/d' $f | tr '\n' ' ' | sed 's/;\s*$//');" >> $2; done
+  for f in benchmarks/$1/q*.sql; do echo "$(query_line $f);" >> $2; done
 }
 
 variant_analyze() {  # $1: suite, $2: store, $3: EXPLAIN ANALYZE runs a query, $4: `always` or empty
@@ -187,7 +191,7 @@ variant_analyze() {  # $1: suite, $2: store, $3: EXPLAIN ANALYZE runs a query, $
   [ -n "$4" ] && echo "SET tessera.gpu_compact_tables = '$4';" >> $f
   for p in benchmarks/$1/q*.sql; do
     q=$(basename $p .sql); [ $1 = tpch ] && q=$(echo $q | sed 's/^q0*/q/').0
-    s=$(sed '/^--/d' $p | tr '\n' ' ' | sed 's/;\s*$//')
+    s=$(query_line $p)
     echo "SELECT 'MARK $q' AS m;" >> $f; echo "$s;" >> $f
     for i in $(seq $3); do echo "EXPLAIN ANALYZE $s;" >> $f; done
   done
