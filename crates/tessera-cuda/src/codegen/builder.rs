@@ -76,6 +76,12 @@ pub struct Builder<'a> {
     pub global_copies: usize,
     /// Copies may leave the seen flags to their fold (`Experiments::presence`).
     pub presence: bool,
+    /// What a test over a bitmap read from L2 costs in the hoisted tests' order
+    /// (`Experiments::bitmap_cost`, `probe::L2_BITMAP_COST`).
+    pub l2_bitmap_cost: u32,
+    /// Items a thread of the kernel being lowered (for `probe::test_order`'s warp
+    /// skips).
+    pub items: u32,
     /// Builds store payload columns of at least this many bits narrowed where their
     /// range is known (`Experiments::narrow_payloads`, see `build::payload_form`; 0:
     /// none).
@@ -131,6 +137,8 @@ impl<'a> Builder<'a> {
             warp_combine: false,
             global_copies: 0,
             presence: true,
+            l2_bitmap_cost: super::probe::L2_BITMAP_COST,
+            items: super::ITEMS_PER_THREAD,
             narrow_payloads: 64,
             tmp: 0,
         }

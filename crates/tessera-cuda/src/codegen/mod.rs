@@ -231,7 +231,7 @@ fn is_lean(pipeline: &Pipeline, ir: &KernelIr) -> bool {
 
 /// Lowers, runs the passes and prints: the kernel and its IR.
 fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: &KernelOptions, items: u32, eager: &[usize]) -> Result<(Kernel, KernelIr), Vec<Unsupported>> {
-    let mut lowered = lower(pipeline, cols, tables, options, eager)?;
+    let mut lowered = lower(pipeline, cols, tables, options, items, eager)?;
     passes::drop_unread_payloads(&mut lowered.ir);
     if options.experiments.compact_cuts {
         // Only loads of runs, the costliest, get a stage: the stages that cuts before
@@ -368,7 +368,7 @@ struct Lowered {
 
 /// Lowers `pipeline`, loading source columns `eager` first, in a stage of their own;
 /// every reason it cannot run on the GPU when it cannot.
-fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: &KernelOptions, eager: &[usize]) -> Result<Lowered, Vec<Unsupported>> {
+fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: &KernelOptions, items: u32, eager: &[usize]) -> Result<Lowered, Vec<Unsupported>> {
     let mut reasons = Vec::new();
     let fields0 = pipeline.source_fields().to_vec();
     if fields0.len() != cols.len() {
@@ -400,6 +400,8 @@ fn lower(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], options: 
     b.column_policy = options.experiments.column_loads != 0;
     b.warp_combine = options.experiments.warp_combine;
     b.presence = options.experiments.presence;
+    b.l2_bitmap_cost = options.experiments.bitmap_cost;
+    b.items = items;
     b.narrow_payloads = options.experiments.narrow_payloads;
     if options.experiments.global_copies > 0 {
         b.global_copies = (options.experiments.global_copies as usize).next_power_of_two().min(aggregate::MAX_GLOBAL_COPIES);

@@ -1,8 +1,8 @@
 //! Probes of tables built on the GPU: of dense tables (slot = key − min) a membership
 //! bitmap test, of hashed ones ([`super::hash`]) a look at the key's first slot; then the
 //! payload columns gathered at the slot. Probes of dense tables whose key is a source
-//! column are tested first, the most selective first ([`hoist`]), as a hand-written star
-//! join orders its probes.
+//! column are tested first, the cheapest for the rows it drops first and then the most
+//! selective first ([`hoist`]), as a hand-written star join orders its probes.
 //!
 //! Probes do not partition, however large the table. `tessera bench joins`
 //! (`crate::join_study`) measured a radix-partitioned join against this no-partition probe
@@ -47,6 +47,17 @@ pub const MAX_TABLE_SLOTS: usize = i32::MAX as usize;
 /// bandwidth model without this limit and 1.40–1.43× with it
 /// (`benchmarks/results/README.md`, "Batched bitmaps").
 pub const BATCHED_BITMAP_MAX_BYTES: usize = 64 << 10;
+
+/// What a membership test over a bitmap larger than [`BATCHED_BITMAP_MAX_BYTES`] (read
+/// from L2 for every row it tests) costs against one over a bitmap that stays in L1, when
+/// [`test_order`] picks the test every row takes. Under the most-selective-first order
+/// SSB q3.1's probe waited a third of its time at its customer bitmap's test (L2) and a
+/// fiftieth at its supplier bitmap's (L1), tested for five times the rows (2026-11-30
+/// run 1: 31.7% and 1.5% of the stall samples). With 4, SSB q2.1 tests its supplier
+/// bitmap (20% pass) before its part bitmap (4%): at SF 20 its kernels took 0.357 ms
+/// against 0.408 byte-narrowed and 0.391 against 0.427 compact (H200, 2026-12-01e run
+/// 1). `TESSERA_EXP_BITMAP_COST=1` orders by selectivity alone, as before.
+pub const L2_BITMAP_COST: u32 = 4;
 
 /// Words of a membership bitmap over `slots` slots: one bit per slot and the always-clear
 /// bit `slots` that [`lookup`] sends keys outside the range to.
@@ -147,14 +158,15 @@ pub fn early(pipeline: &Pipeline, hoisted: &[Hoisted], tables: &[GpuTable], enab
         .collect()
 }
 
-/// Runs the membership tests of hoistable probes first, the most selective first: rows
-/// that some dimension filters out stop before they load the other keys or touch the
-/// other tables. Consecutive tests whose keys are loaded already (up front) look up their
-/// bitmaps in one stage and test them in the next, so those loads are in flight together
-/// (unless a bitmap is larger than [`BATCHED_BITMAP_MAX_BYTES`]). The probes themselves
-/// still run in plan order for their payloads, reusing the slot found here (returned per
-/// probe). Ties keep plan order: smaller tables first, and copying small bitmaps to
-/// shared memory, were measured slower (`benchmarks/results/README.md`, "Probe order").
+/// Runs the membership tests of hoistable probes first, the cheapest for the rows they
+/// drop first ([`test_order`]): rows that some dimension filters out stop before they
+/// load the other keys or touch the other tables. Consecutive tests whose keys are loaded
+/// already (up front) look up their bitmaps in one stage and test them in the next, so
+/// those loads are in flight together (unless a bitmap is larger than
+/// [`BATCHED_BITMAP_MAX_BYTES`]). The probes themselves still run in plan order for their
+/// payloads, reusing the slot found here (returned per probe). Ties keep plan order:
+/// smaller tables first, and copying small bitmaps to shared memory, were measured slower
+/// (`benchmarks/results/README.md`, "Probe order").
 ///
 /// A single probe is hoisted only when `alone` (the [`early`] tests): in place, its own
 /// test comes at the same point.
@@ -163,8 +175,7 @@ pub fn hoist(b: &mut Builder<'_>, hoisted: &[Hoisted], tables: &[GpuTable], alon
     if hoisted.is_empty() || (hoisted.len() < 2 && !alone) {
         return Ok(slots);
     }
-    let mut order: Vec<&Hoisted> = hoisted.iter().collect();
-    order.sort_by_key(|h| (tables[h.probe].pass_permille, h.probe));
+    let order = test_order(hoisted, tables, b.l2_bitmap_cost, b.items);
     // Lookups issued and not tested yet.
     let mut pending: Vec<(&Hoisted, CExpr)> = Vec::new();
     let test = |b: &mut Builder<'_>, pending: &mut Vec<(&Hoisted, CExpr)>| {
@@ -192,6 +203,40 @@ pub fn hoist(b: &mut Builder<'_>, hoisted: &[Hoisted], tables: &[GpuTable], alon
     }
     test(b, &mut pending);
     Ok(slots)
+}
+
+/// The order [`hoist`] tests `hoisted` in: the most selective first, ties in plan order,
+/// except that the first, which every row takes, is the one whose cost over the share of
+/// rows it drops is least (the order that minimises the expected cost of independent
+/// tests), a test over a bitmap larger than [`BATCHED_BITMAP_MAX_BYTES`] costing
+/// `l2_cost` ([`L2_BITMAP_COST`]) and any other 1.
+///
+/// - A test that leaves so few rows that whole warps of `items` items a thread often have
+///   none left costs 1 wherever its bitmap lies: the warps it empties skip the rest of
+///   the tile (`print::warp_skip_likely`). SSB q2.2's and q2.3's part tests (0.8%, 0.1%)
+///   after their supplier tests took their compact kernels at SF 20 from 0.270 to 0.312
+///   ms and 0.222 to 0.283 (H200, 2026-12-01e run 1).
+/// - The tests after the first stay in order of selectivity: ordered by cost too, SSB
+///   q4.3's date test (28.6%, L1) went before its part test (4%, L2), the part keys were
+///   then loaded for the rows left instead of up front (`scan::EAGER_MIN_SECTORS`), and
+///   its byte-narrowed kernels took 0.377 ms against 0.318 (same run).
+fn test_order<'h>(hoisted: &'h [Hoisted], tables: &[GpuTable], l2_cost: u32, items: u32) -> Vec<&'h Hoisted> {
+    let mut order: Vec<&Hoisted> = hoisted.iter().collect();
+    order.sort_by_key(|h| (tables[h.probe].pass_permille, h.probe));
+    let rank = |h: &Hoisted| {
+        let t = &tables[h.probe];
+        let pass = pass_rate(t);
+        let read_from_l2 = t.slots.div_ceil(8) > BATCHED_BITMAP_MAX_BYTES && !super::print::warp_skip_likely(pass, items);
+        let cost = if read_from_l2 { f64::from(l2_cost.max(1)) } else { 1.0 };
+        // A test that drops no row ranks last.
+        if pass < 1.0 { cost / (1.0 - pass) } else { f64::INFINITY }
+    };
+    // The least rank, the first in the order above among equals.
+    if let Some(first) = (0..order.len()).min_by(|&a, &b| rank(order[a]).total_cmp(&rank(order[b])).then(a.cmp(&b))) {
+        let h = order.remove(first);
+        order.insert(0, h);
+    }
+    order
 }
 
 /// The estimated share of probe rows a table lets through.

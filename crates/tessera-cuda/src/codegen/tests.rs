@@ -772,6 +772,65 @@ fn stage_of(source: &str, needle: &str) -> usize {
     source[..at].matches("for (int i = 0; i < ITEMS; ++i) {").count()
 }
 
+/// The hoisted test every row takes is the cheapest for the rows it drops: a bitmap read
+/// from L2 (over `BATCHED_BITMAP_MAX_BYTES`) costs `probe::L2_BITMAP_COST` tests of one in
+/// L1, so a small table keeping 20% of the rows is tested before a large one keeping 4%
+/// (SSB q2.1's supplier and part), and the large bitmap is looked up only for the rows it
+/// keeps; not where the large one's test empties whole warps (0.5%), nor with
+/// `bitmap_cost` 1 (by selectivity alone). The tests after the first keep the order of
+/// selectivity.
+#[test]
+fn the_first_hoisted_test_is_the_cheapest_for_the_rows_it_drops() {
+    let (p, cols, mut tables) = star();
+    // Table 0: 1 M slots (a 125 KiB bitmap), 4% pass; table 1: 100 slots, 20%.
+    tables[0].slots = 1_000_000;
+    tables[0].pass_permille = 40;
+    tables[1].pass_permille = 200;
+    let with = |tables: &[GpuTable], cost: u32| {
+        let mut options = KernelOptions::default();
+        options.experiments.bitmap_cost = cost;
+        generate_with(&p, &cols, tables, options).unwrap().source
+    };
+    let (large, small) = ("h0_bits[s", "h1_bits[s");
+    let first_is = |src: &str, test: &str, other: &str| {
+        let body = whole_tile_loop(src);
+        stage_of(body, test) < stage_of(body, other)
+    };
+    let src = with(&tables, super::probe::L2_BITMAP_COST);
+    assert!(first_is(&src, small, large), "{src}");
+    // The large bitmap is looked up after the small one's test, for the rows it kept.
+    let body = whole_tile_loop(&src);
+    assert!(body.find("if (!f") < body.find(large), "{body}");
+    let src = with(&tables, 1);
+    assert!(first_is(&src, large, small), "{src}");
+    // A large table keeping 0.5%: a warp's 64 rows are all dropped 73% of the time.
+    tables[0].pass_permille = 5;
+    let src = with(&tables, super::probe::L2_BITMAP_COST);
+    assert!(first_is(&src, large, small), "{src}");
+    // Three tests: the first the small table (20%), then by selectivity: the large one
+    // (4%) before another small one (30%) that would cost less by its rank.
+    let (mut p3, mut cols3, mut tables3) = (p.clone(), cols.clone(), tables.clone());
+    tables3[0].pass_permille = 40;
+    let Source::Scan(scan) = &mut p3.source else { unreachable!() };
+    scan.columns.push(3);
+    scan.fields.push(Field::new("ok", Type::Int32, false));
+    cols3.push(int_col());
+    p3.operators.push(Operator::Probe(tessera_ir::Probe {
+        table: 2,
+        kind: JoinKind::Inner,
+        keys: vec![Expr::col(3, "ok")],
+        build_fields: vec![],
+        residual: None,
+        nulls_equal: false,
+        null_aware: false,
+    }));
+    tables3.push(GpuTable { pass_permille: 300, ..tables3[1].clone() });
+    let src = generate_with(&p3, &cols3, &tables3, KernelOptions::default()).unwrap().source;
+    let body = whole_tile_loop(&src);
+    let (s1, s0, s2) = (stage_of(body, small), stage_of(body, large), stage_of(body, "h2_bits[s"));
+    assert!(s1 < s0 && s0 <= s2 && body.find(large) < body.find("h2_bits[s"), "{body}");
+}
+
 #[test]
 fn loads_are_issued_for_all_items_before_any_item_uses_them() {
     let (p, cols, tables) = star();
