@@ -88,6 +88,10 @@ pub struct Deferral {
     /// too. The queue's size is reckoned for 8-byte rows either way, so its chunks stay
     /// as they were.
     pub row32: bool,
+    /// The estimated share of the scanned rows the queue takes (1 at an expansion, whose
+    /// entries are not counted): a queue that seldom fills keeps its drain loop rolled
+    /// ([`ROLLED_DRAIN_MAX_SHARE`]).
+    pub share: f64,
 }
 
 impl Deferral {
@@ -132,8 +136,22 @@ pub fn expansion(ir: &KernelIr, stages: &[Stage]) -> Option<Result<(Deferral, Ve
     if bytes > EXPAND_MAX_BYTES {
         return Some(Err(Reason::ExpansionQueue(bytes)));
     }
-    Some(Ok((Deferral { live, row, capacity: EXPAND_CAPACITY, expand: Some(Expansion { first, next, matched, outer }), chunk: 1, drain: 1, row32: false }, head, tail)))
+    Some(Ok((Deferral { live, row, capacity: EXPAND_CAPACITY, expand: Some(Expansion { first, next, matched, outer }), chunk: 1, drain: 1, row32: false, share: 1.0 }, head, tail)))
 }
+
+/// The largest estimated share of the scanned rows a warp queue takes for which its drain
+/// loop (`while (tq_n >= 32)`) is kept rolled (`#pragma unroll 1`); NVRTC otherwise
+/// unrolls it twice where its body is short, code a queue that seldom fills runs once in
+/// many tiles. Rolled everywhere (H200, 2026-12-01d run 4), SSB q1.2's compact probe,
+/// which queues one row in 84, took 0.931 → 0.875 ms at SF 100 and 0.208 → 0.195 at SF
+/// 20, q1.3's (one in 364) 0.202 → 0.198 at SF 20, the queues of q2.2, q2.3, q3.3 and
+/// q3.4 over compact columns (0.1–0.8%) the same within 0.005 ms; those filling more
+/// often were slower rolled (q1.1's, 13%: 1.171 → 1.393 ms at SF 100; q4.2's, 20%: 2.395
+/// → 2.485). With this share (2026-12-01e run 5): compact q1.2 0.927 → 0.877 ms at SF
+/// 100 and 0.205 → 0.197 at SF 20, every other SSB and TPC-H SF 10 kernel the same
+/// within the runs' noise. `TESSERA_EXP_ROLLED_DRAIN_MAX=S` sets another share (0:
+/// never).
+pub const ROLLED_DRAIN_MAX_SHARE: f64 = 0.02;
 
 /// Splits `stages` after the kernel's last row test when its passing rows are queued
 /// (see the module doc): the queue, the stages before, and the stages after (run on
@@ -169,7 +187,7 @@ pub fn plan(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u
     }
     let capacity = 32 * (items as usize + 1);
     let warps = (BLOCK_THREADS / 32) as usize;
-    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity, expand: None, chunk: items, drain: 1, row32: false }, head, tail))
+    (per_row * capacity * warps <= DEFER_MAX_BYTES).then_some((Deferral { live, row, capacity, expand: None, chunk: items, drain: 1, row32: false, share: pass }, head, tail))
 }
 
 /// The stages before statement `at_stmt` of stage `at_stage` (it included) and those after.
@@ -267,6 +285,10 @@ fn reads_compact<'a>(rest: impl IntoIterator<Item = &'a Stmt>, cols: &[GpuColumn
 /// took 0.305 against 0.258 ms with two at SF 20, 1.478 against 1.249 at SF 100.
 fn plan_early(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items: u32, max_pass: f64, drain: (u32, u32), cols: &[GpuColumn]) -> Option<(Deferral, Vec<Stage>, Vec<Stage>)> {
     let at = early_split(stages.iter().flatten(), max_pass, items, table, cols)?;
+    let share = match stages.iter().flatten().nth(at) {
+        Some(Stmt::Reject { pass, .. }) => *pass,
+        _ => 1.0,
+    };
     let mut seen = 0;
     let (at_stage, at_stmt) = stages.iter().enumerate().find_map(|(k, st)| {
         let found = (at < seen + st.len()).then_some((k, at - seen));
@@ -284,7 +306,7 @@ fn plan_early(ir: &KernelIr, stages: &[Stage], table: Option<GroupTable>, items:
     let drain = if reads_compact(&rest, cols) { drain.1 } else { drain.0 }.max(1);
     let capacity = |chunk: u32| 32 * (chunk + drain) as usize;
     let chunk = (1..=items).rev().find(|&c| items.is_multiple_of(c) && per_row * capacity(c) * warps <= DEFER_MAX_BYTES)?;
-    Some((Deferral { live, row, capacity: capacity(chunk), expand: None, chunk, drain, row32: false }, head, tail))
+    Some((Deferral { live, row, capacity: capacity(chunk), expand: None, chunk, drain, row32: false, share }, head, tail))
 }
 
 /// What a queue entry holds when the statements `rest` run on queued rows after the

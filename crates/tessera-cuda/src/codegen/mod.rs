@@ -287,6 +287,7 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         runs_lanes: options.experiments.runs_lanes && (options::RUNS_LANES_MIN_ITEMS..=16).contains(&items),
         runs_distances: options.experiments.runs_distances,
         drain_rolled: options.experiments.drain_rolled,
+        rolled_drain_max: options.experiments.rolled_drain_max,
         parts: threads > BLOCK_THREADS && cols.iter().any(compact),
         carry: options.experiments.carry,
         threads,

@@ -114,6 +114,9 @@ pub struct Shape<'a> {
     pub runs_distances: bool,
     /// Whether a warp queue's drain loop is kept rolled (`Experiments::drain_rolled`).
     pub drain_rolled: bool,
+    /// A warp queue taking at most this share of the rows keeps its drain loop rolled
+    /// (`Experiments::rolled_drain_max`).
+    pub rolled_drain_max: f64,
     /// Whether the kernel, of more than `BLOCK_THREADS` threads a block, splits each tile
     /// among its groups of `BLOCK_THREADS` (`tessera_part`): set where such a kernel
     /// reads a bit-packed column or one of runs, which are laid out for such groups.
@@ -720,7 +723,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             // A lean kernel's row queued as an `int` (`Deferral::row32`), counted in 32
             // bits from its 64-bit tile.
             let queued_row = if d.row32 && !shape.index32 { row_in("(int)tile", true) } else { row("tile") };
-            write_queue(src, ir, d, &decls, tail, &queued_row, items, shape.drain_rolled);
+            write_queue(src, ir, d, &decls, tail, &queued_row, items, shape.drain_rolled || d.share <= shape.rolled_drain_max);
         }
         if shape.zones {
             let _ = writeln!(src, "        }}");

@@ -1063,6 +1063,19 @@ fn rows_of_selective_pipelines_finish_in_full_warps() {
     // rows at a time, one a lane, and on what is left after the last tile.
     let drain = body.find("while (tq_n >= 32) {").unwrap();
     assert!(push < drain, "{src}");
+    // A queue taking 0.5% of the rows seldom fills: its drain loop stays rolled
+    // (`defer::ROLLED_DRAIN_MAX_SHARE`); not with the share set to 0, nor for a queue
+    // taking 5%.
+    assert!(body[..drain].trim_end().ends_with("#pragma unroll 1"), "{src}");
+    let rolled_off = |s: &str| s.lines().filter(|l| l.trim() != "#pragma unroll 1").map(|l| format!("{l}\n")).collect::<String>();
+    let mut options = KernelOptions::default();
+    options.experiments.rolled_drain_max = 0.0;
+    let unrolled = generate_with(&p, &cols, &tables, options).unwrap().source;
+    assert!(!unrolled.contains("#pragma unroll 1") && rolled_off(&src) == unrolled, "{unrolled}");
+    let mut fuller = tables.clone();
+    fuller[1].pass_permille = 50;
+    let src5 = generate(&p, &cols, &fuller).unwrap().source;
+    assert!(src5.contains("while (tq_n >= ") && !src5.contains("#pragma unroll 1"), "{src5}");
     let last = src.find("if (tq_n > 0)").unwrap();
     for part in [&body[drain..], &src[last..]] {
         assert!(part.contains("constexpr int ITEMS = 1;"), "{src}");

@@ -69,6 +69,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             if (sel[i]) { const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u)); tq_s3[tq_w][at] = s3[i]; tq_row[tq_w][at] = tile + (int)threadIdx.x + i * 128; }
             tq_n += __popc(m);
         }
+        #pragma unroll 1
         while (tq_n >= 32) {
             tq_n -= 32;
             {
@@ -162,6 +163,7 @@ extern "C" __global__ void __launch_bounds__(128) tessera_pipeline(long long row
             if (sel[i]) { const int at = tq_n + __popc(m & ((1u << tq_lane) - 1u)); tq_s3[tq_w][at] = s3[i]; tq_row[tq_w][at] = tile + (int)threadIdx.x + i * 128; }
             tq_n += __popc(m);
         }
+        #pragma unroll 1
         while (tq_n >= 32) {
             tq_n -= 32;
             {
