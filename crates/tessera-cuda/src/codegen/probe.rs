@@ -54,9 +54,11 @@ pub const BATCHED_BITMAP_MAX_BYTES: usize = 64 << 10;
 /// SSB q3.1's probe waited a third of its time at its customer bitmap's test (L2) and a
 /// fiftieth at its supplier bitmap's (L1), tested for five times the rows (2026-11-30
 /// run 1: 31.7% and 1.5% of the stall samples). With 4, SSB q2.1 tests its supplier
-/// bitmap (20% pass) before its part bitmap (4%): at SF 20 its kernels took 0.357 ms
-/// against 0.408 byte-narrowed and 0.391 against 0.427 compact (H200, 2026-12-01e run
-/// 1). `TESSERA_EXP_BITMAP_COST=1` orders by selectivity alone, as before.
+/// bitmap (20% pass) before its part bitmap (4%): its kernels took 0.353 ms against
+/// 0.411 at SF 20 and 1.664 against 1.989 at SF 100 byte-narrowed, 0.392 against 0.421
+/// and 1.861 against 2.088 compact (H200, 2026-12-01e runs 2–3); any value from 2 to 4
+/// orders SSB's tests the same. `TESSERA_EXP_BITMAP_COST=1` orders by selectivity alone,
+/// as before.
 pub const L2_BITMAP_COST: u32 = 4;
 
 /// Words of a membership bitmap over `slots` slots: one bit per slot and the always-clear
@@ -221,6 +223,8 @@ pub fn hoist(b: &mut Builder<'_>, hoisted: &[Hoisted], tables: &[GpuTable], alon
 ///   then loaded for the rows left instead of up front (`scan::EAGER_MIN_SECTORS`), and
 ///   its byte-narrowed kernels took 0.377 ms against 0.318 (same run).
 fn test_order<'h>(hoisted: &'h [Hoisted], tables: &[GpuTable], l2_cost: u32, items: u32) -> Vec<&'h Hoisted> {
+    // (By the table's estimated share of matching rows, an anti probe's too, as the
+    // order has always been; an anti probe keeps the rest.)
     let mut order: Vec<&Hoisted> = hoisted.iter().collect();
     order.sort_by_key(|h| (tables[h.probe].pass_permille, h.probe));
     let rank = |h: &Hoisted| {
