@@ -61,6 +61,12 @@ pub const BATCHED_BITMAP_MAX_BYTES: usize = 64 << 10;
 /// as before.
 pub const L2_BITMAP_COST: u32 = 4;
 
+/// Whether `t`'s membership bitmap is larger than [`BATCHED_BITMAP_MAX_BYTES`]: read from
+/// L2, not kept in L1, for every row tested.
+fn bitmap_in_l2(t: &GpuTable) -> bool {
+    t.slots.div_ceil(8) > BATCHED_BITMAP_MAX_BYTES
+}
+
 /// Words of a membership bitmap over `slots` slots: one bit per slot and the always-clear
 /// bit `slots` that [`lookup`] sends keys outside the range to.
 pub fn bitmap_words(slots: usize) -> usize {
@@ -154,7 +160,7 @@ pub fn early(pipeline: &Pipeline, hoisted: &[Hoisted], tables: &[GpuTable], enab
         .filter(|h| {
             let t = &tables[h.probe];
             let share = if h.anti { 1.0 - pass_rate(t) } else { pass_rate(t) };
-            t.slots.div_ceil(8) <= BATCHED_BITMAP_MAX_BYTES && share <= kept * EARLY_MAX_SHARE
+            !bitmap_in_l2(t) && share <= kept * EARLY_MAX_SHARE
         })
         .copied()
         .collect()
@@ -191,7 +197,7 @@ pub fn hoist(b: &mut Builder<'_>, hoisted: &[Hoisted], tables: &[GpuTable], alon
         }
     };
     for h in order {
-        let large = tables[h.probe].slots.div_ceil(8) > BATCHED_BITMAP_MAX_BYTES;
+        let large = bitmap_in_l2(&tables[h.probe]);
         if !b.loaded.contains(&h.column) || (large && !pending.is_empty()) {
             // The key is loaded here, or the bitmap is too large to read for every row:
             // only the items the tests so far let through go on.
@@ -230,7 +236,7 @@ fn test_order<'h>(hoisted: &'h [Hoisted], tables: &[GpuTable], l2_cost: u32, ite
     let rank = |h: &Hoisted| {
         let t = &tables[h.probe];
         let pass = pass_rate(t);
-        let read_from_l2 = t.slots.div_ceil(8) > BATCHED_BITMAP_MAX_BYTES && !super::print::warp_skip_likely(pass, items);
+        let read_from_l2 = bitmap_in_l2(t) && !super::print::warp_skip_likely(pass, items);
         let cost = if read_from_l2 { f64::from(l2_cost.max(1)) } else { 1.0 };
         // A test that drops no row ranks last.
         if pass < 1.0 { cost / (1.0 - pass) } else { f64::INFINITY }
