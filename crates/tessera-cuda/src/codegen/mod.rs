@@ -286,7 +286,6 @@ fn assemble(pipeline: &Pipeline, cols: &[GpuColumn], tables: &[GpuTable], option
         stream_steps: options.experiments.stream_steps && options.experiments.int_rows && fits32(pipeline) && cols.iter().any(compact),
         runs_lanes: options.experiments.runs_lanes && (options::RUNS_LANES_MIN_ITEMS..=16).contains(&items),
         runs_distances: options.experiments.runs_distances,
-        drain_rolled: options.experiments.drain_rolled,
         rolled_drain_max: options.experiments.rolled_drain_max,
         parts: threads > BLOCK_THREADS && cols.iter().any(compact),
         carry: options.experiments.carry,

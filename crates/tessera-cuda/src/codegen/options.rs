@@ -328,17 +328,13 @@ pub struct Experiments {
     /// q1.1 1.274 → 1.308), SF 20 the same, TPC-H SF 10 the same (45.03 against 45.04).
     /// `TESSERA_EXP_QUEUE_ROWS32=0` queues `long long` rows, as before.
     pub queue_rows32: bool,
-    /// A warp queue's drain loop (`while (tq_n >= 32)`) is marked `#pragma unroll 1`;
-    /// NVRTC otherwise unrolls it twice where its body is short. Off: on an H200
-    /// (2026-12-01d run 4) it made SSB q1.1's compact probe, whose queue drains often
-    /// (13% of the rows), slower (SF 100 1.171 → 1.393 ms) and q1.2's, whose queue
-    /// seldom drains, faster (0.931 → 0.875); SF 100's compact kernels 20.03 → 20.28 ms
-    /// in all. `TESSERA_EXP_DRAIN_ROLLED=1`. Queues that seldom fill keep theirs rolled
-    /// anyway (`rolled_drain_max`).
-    pub drain_rolled: bool,
     /// A warp queue taking at most this estimated share of the rows keeps its drain loop
-    /// rolled (`defer::ROLLED_DRAIN_MAX_SHARE`; 0: none but under `drain_rolled`).
-    /// `TESSERA_EXP_ROLLED_DRAIN_MAX=S`.
+    /// (`while (tq_n >= 32)`) marked `#pragma unroll 1` (`defer::ROLLED_DRAIN_MAX_SHARE`;
+    /// 0: none). `TESSERA_EXP_ROLLED_DRAIN_MAX=S`; `TESSERA_EXP_DRAIN_ROLLED=1` rolls every
+    /// drain loop (infinity). Every drain rolled, on an H200 (2026-12-01d run 4): SSB
+    /// q1.1's compact probe, whose queue drains often (13% of the rows), slower (SF 100
+    /// 1.171 → 1.393 ms) and q1.2's, whose queue seldom drains, faster (0.931 → 0.875);
+    /// SF 100's compact kernels 20.03 → 20.28 ms in all.
     pub rolled_drain_max: f64,
     /// What a membership test over a bitmap read from L2 costs against one over a bitmap
     /// in L1, in the order hoisted tests run (`probe::L2_BITMAP_COST`); 1 orders them by
@@ -353,7 +349,7 @@ pub const DRAIN_ITEMS: u32 = 2;
 
 impl Default for Experiments {
     fn default() -> Self {
-        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false, scalar_queue: true, grouped_queue: true, drain_items: DRAIN_ITEMS, compact_drain_items: 1, queue_rows32: true, drain_rolled: false, rolled_drain_max: super::defer::ROLLED_DRAIN_MAX_SHARE, bitmap_cost: super::probe::L2_BITMAP_COST }
+        Experiments { eager_min_sectors: super::scan::EAGER_MIN_SECTORS, defer_max_pass: super::defer::DEFER_MAX_PASS, prefetch: true, whole_tiles: true, stage_late: false, zones: true, compares_32: true, min_blocks: 0, packed_items: 0, narrow_words: true, early_probes: true, warp_skip: true, sel_bool: false, single_items: 0, column_loads: 0, lean_items: ITEMS_PER_THREAD_LEAN, index32: true, direct_max_bytes: 0, direct_domain_bytes: 0, warp_combine: false, global_copies: 0, presence: true, carry: false, merge_sink: true, narrow_payloads: 64, wide_blocks: true, runs_lanes: true, runs_distances: true, compact_wide: true, compact_cuts: true, int_rows: true, stream_steps: true, lean_bit_cuts: true, zone_carry: true, zone_one: false, scalar_queue: true, grouped_queue: true, drain_items: DRAIN_ITEMS, compact_drain_items: 1, queue_rows32: true, rolled_drain_max: super::defer::ROLLED_DRAIN_MAX_SHARE, bitmap_cost: super::probe::L2_BITMAP_COST }
     }
 }
 
@@ -409,8 +405,11 @@ impl Experiments {
             drain_items: var("TESSERA_EXP_DRAIN_ITEMS").and_then(|v| v.parse().ok()).filter(|&n| (1..=8).contains(&n)).unwrap_or(d.drain_items),
             compact_drain_items: var("TESSERA_EXP_COMPACT_DRAIN_ITEMS").and_then(|v| v.parse().ok()).filter(|&n| (1..=8).contains(&n)).unwrap_or(d.compact_drain_items),
             queue_rows32: var("TESSERA_EXP_QUEUE_ROWS32").map_or(d.queue_rows32, |v| v != "0"),
-            drain_rolled: var("TESSERA_EXP_DRAIN_ROLLED").map_or(d.drain_rolled, |v| v != "0"),
-            rolled_drain_max: var("TESSERA_EXP_ROLLED_DRAIN_MAX").and_then(|v| v.parse().ok()).filter(|s: &f64| (0.0..=1.0).contains(s)).unwrap_or(d.rolled_drain_max),
+            rolled_drain_max: if var("TESSERA_EXP_DRAIN_ROLLED").is_some_and(|v| v != "0") {
+                f64::INFINITY
+            } else {
+                var("TESSERA_EXP_ROLLED_DRAIN_MAX").and_then(|v| v.parse().ok()).filter(|s: &f64| (0.0..=1.0).contains(s)).unwrap_or(d.rolled_drain_max)
+            },
             bitmap_cost: var("TESSERA_EXP_BITMAP_COST").and_then(|v| v.parse().ok()).filter(|&n| (1..=64).contains(&n)).unwrap_or(d.bitmap_cost),
             column_loads: var("TESSERA_EXP_COLUMN_LOADS").and_then(|v| v.parse().ok()).filter(|&n| n <= 3).unwrap_or(d.column_loads),
         }

@@ -112,8 +112,6 @@ pub struct Shape<'a> {
     /// Whether a column of runs loaded up front keeps distances in its registers, the
     /// reference added where a tile takes them (`Experiments::runs_distances`).
     pub runs_distances: bool,
-    /// Whether a warp queue's drain loop is kept rolled (`Experiments::drain_rolled`).
-    pub drain_rolled: bool,
     /// A warp queue taking at most this share of the rows keeps its drain loop rolled
     /// (`Experiments::rolled_drain_max`).
     pub rolled_drain_max: f64,
@@ -723,7 +721,7 @@ pub fn kernel(ir: &KernelIr, shape: &Shape<'_>, stages: &[Stage], deferral: Opti
             // A lean kernel's row queued as an `int` (`Deferral::row32`), counted in 32
             // bits from its 64-bit tile.
             let queued_row = if d.row32 && !shape.index32 { row_in("(int)tile", true) } else { row("tile") };
-            write_queue(src, ir, d, &decls, tail, &queued_row, items, shape.drain_rolled || d.share <= shape.rolled_drain_max);
+            write_queue(src, ir, d, &decls, tail, &queued_row, items, d.share <= shape.rolled_drain_max);
         }
         if shape.zones {
             let _ = writeln!(src, "        }}");
