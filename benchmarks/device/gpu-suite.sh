@@ -91,7 +91,7 @@
 #             $SF (default 20; generated with gen --load when missing) under each setting
 #             of $VARIANTS in turns, $ROUNDS rounds (default 3), $RUNS EXPLAIN ANALYZE a
 #             query a round (default 5): a setting is NAME or NAME:A,B,… where each of A,
-#             B is VAR=value (exported) or `always` (every table compact), e.g.
+#             B is VAR=value (exported), `always` (every table compact) or `never` (none), e.g.
 #             VARIANTS="d dq0:TESSERA_EXP_SCALAR_QUEUE=0 c:always cq0:always,TESSERA_EXP_SCALAR_QUEUE=0";
 #             the log in $OUT/variants-$SUITE$SF.txt, each setting's median a query
 #             (benchmarks/results/gpu-2026-11-30h/medians.py) in $OUT/medians-$SUITE$SF.txt
@@ -170,10 +170,10 @@ split_setting() {  # $1: a setting NAME or NAME:A,B,… (`variants`, `turns`) in
   name=${1%%:*}; vars=""; [ "$1" != "$name" ] && vars=${1#*:}
 }
 
-apply_setting() {  # $1: a setting's A,B,…: exports each VAR=value; `always` sets $compact instead
+apply_setting() {  # $1: a setting's A,B,…: exports each VAR=value; `always` or `never` sets $compact instead
   compact=""
   local a
-  for a in ${1//,/ }; do if [ "$a" = always ]; then compact=always; else export "$a"; fi; done
+  for a in ${1//,/ }; do case "$a" in always|never) compact=$a ;; *) export "$a" ;; esac; done
 }
 
 query_line() {  # $1: a query file: its query on one line, without comments or the final ;
@@ -185,7 +185,7 @@ suite_queries() {  # $1: ssb or tpch; $2: file to write, each query on one line
   for f in benchmarks/$1/q*.sql; do echo "$(query_line $f);" >> $2; done
 }
 
-variant_analyze() {  # $1: suite, $2: store, $3: EXPLAIN ANALYZE runs a query, $4: `always` or empty
+variant_analyze() {  # $1: suite, $2: store, $3: EXPLAIN ANALYZE runs a query, $4: `always`, `never` or empty
   local f=/tmp/variant.sql p q s i
   : > $f
   [ -n "$4" ] && echo "SET tessera.gpu_compact_tables = '$4';" >> $f
@@ -368,7 +368,7 @@ for section in "$@"; do
         split_setting ${names[$(((r - 1 + k) % n))]}
         bin_var=BIN_$name; B=${!bin_var:-$X}
         total=$( ( apply_setting "$vars"
-          [ -n "$compact" ] && echo "turns: 'always' is for variants (bench runs take no SET); $name runs without it" >&2
+          [ -n "$compact" ] && echo "turns: '$compact' is for variants (bench runs take no SET); $name runs without it" >&2
           $B --data-dir /tmp/tdturns$sf bench ssb --sf $sf --runs ${SSB_RUNS:-15} --engine tessera --json $OUT/turns-ssb$sf-r$r-e$name.json 2>&1 | grep -E "^│ total" ) )
         echo "== $name (${vars:-defaults}${B:+, $B}) round $r: $total"
       done

@@ -134,18 +134,22 @@ fn lineorder_kernels_with(query: &str, memory_limit: Option<usize>, compact: tes
     (forms, sources)
 }
 
-/// A stored table whose columns would take more than half the GPU memory limit plain goes
-/// up compact (bit-packed, or in runs), others narrowed to whole bytes: SSB SF 0.01's
-/// `lineorder` (60,000 rows, about 4 MB plain) under a 1 MB limit and under 1 GB; unless
-/// `tessera.gpu_compact_tables` says always or never.
+/// A stored table whose columns would take more than a quarter of the GPU memory limit
+/// plain goes up compact (bit-packed, or in runs), others narrowed to whole bytes: SSB SF
+/// 0.01's `lineorder` (about 4 MB plain) under a 1 MB limit and under 12 MB (over a
+/// quarter, under half: byte-narrowed until 2026-12-01f), and not under 24 MB nor 1 GB;
+/// unless `tessera.gpu_compact_tables` says always or never.
 #[test]
-fn a_table_over_half_the_gpu_memory_limit_goes_up_compact() {
+fn a_table_over_a_quarter_of_the_gpu_memory_limit_goes_up_compact() {
     use tessera_cuda::codegen::Narrow;
     let compact = |n: &Option<Narrow>| matches!(n, Some(Narrow::Bits(_) | Narrow::Runs { .. }));
     for query in ["q1.1", "q3.1"] {
         let small = lineorder_forms(query, Some(1 << 20));
+        let quarter = lineorder_forms(query, Some(12 << 20));
         let large = lineorder_forms(query, Some(1 << 30));
         let unknown = lineorder_forms(query, None);
+        assert_eq!(quarter, small, "{query}: under 12 MB as under 1 MB");
+        assert_eq!(lineorder_forms(query, Some(24 << 20)), large, "{query}: under 24 MB as under 1 GB");
         assert!(!small.is_empty() && small.len() == large.len(), "{query}: {small:?} / {large:?}");
         // Every column is compact under the small limit (SSB's keys, dates and measures
         // all span at most 3/4 of the bits of the form they would otherwise take).

@@ -3059,12 +3059,20 @@ fn narrow_range(table: &LoadedTable, c: usize, col: &GpuColumn) -> Option<(i64, 
 }
 
 /// How many times a stored table's columns, as the GPU takes them plain, may go into the
-/// GPU memory limit before the table goes up compact ([`compact_table`]): more than half
-/// of what the GPU may use would leave too little room beside it for the other tables'
-/// columns, hash tables, results and concurrent queries, and a column evicted and sent
-/// again over PCIe costs far more than decoding it (SSB SF 100's `lo_custkey` byte-narrowed
-/// is 2.4 GB: about 0.1 s at 25 GB/s, against its kernels' 1.4–1.6 ms).
-const COMPACT_TABLE_SHARE: usize = 2;
+/// GPU memory limit before the table goes up compact ([`compact_table`]).
+///
+/// A quarter: above it, one table's byte-narrowed columns (SSB's 0.78× their plain
+/// bytes) take a fifth or more of what the GPU may use, leaving room for few tables of
+/// its size beside the hash tables, results and concurrent queries; compact they take
+/// about half as much (SSB SF 100's 0.489×), for kernels 5–7% slower (SSB SF 20 and 100
+/// compact forced, H200, `gpu-2026-12-01e` runs 2–5), which costs far less than a column
+/// evicted and sent again over PCIe (SSB SF 100's `lo_custkey` byte-narrowed is 2.4 GB:
+/// about 0.1 s at 25 GB/s, against its kernels' 1.4–1.6 ms). On an H200's default limit
+/// (about 125 GB) SSB SF 100's `lineorder` (43 GB plain, 34%) goes up compact and SF 20's
+/// (8.6 GB) byte-narrowed, as do TPC-H SF 10's tables. Half was the share until
+/// 2026-12-01f, when compact kernels had come within 7% of the byte-narrowed ones (they
+/// were 15–29% slower when the rule was set, 2026-11-30d).
+const COMPACT_TABLE_SHARE: usize = 4;
 
 /// Bytes `table`'s columns take on the GPU plain, as placement sends them
 /// (`plan_pipeline`): dictionary codes in 32 bits, other values at their [`Width`]
@@ -3115,8 +3123,9 @@ impl CompactTables {
 }
 
 /// Whether `table`'s integer columns go up compact (bit-packed, in runs where those pay:
-/// about half their plain bytes, SSB SF 100's 0.489x, but kernels 15–29% slower, see
-/// `ExecExperiments::narrow_runs`) rather than narrowed to whole bytes: as `compact`
+/// about half their plain bytes, SSB SF 100's 0.489×, for kernels 5–7% slower, see
+/// [`COMPACT_TABLE_SHARE`] and `ExecExperiments::narrow_runs`) rather than narrowed to
+/// whole bytes: as `compact`
 /// says; by default when its columns take more than 1/[`COMPACT_TABLE_SHARE`] of the GPU
 /// memory `limit` plain.
 fn compact_table(table: &LoadedTable, limit: Option<usize>, compact: CompactTables) -> bool {
