@@ -1281,6 +1281,7 @@ impl GpuRuntime {
             // [`compact_table`]); its distances must fit it (checked as they are made).
             let (reference, _) = narrow_range(table, c, col).ok_or_else(|| TesseraError::Internal(format!("column #{c} of {} has no narrow form", table.name)))?;
             let parts = table.column(c)?;
+            tessera_common::trace::mark("column read");
             let distances = match n {
                 Narrow::U8 => NarrowBuf::U8(self.upload(gs, &host_distances::<u8>(&parts, reference)?)?),
                 Narrow::U16 => NarrowBuf::U16(self.upload(gs, &host_distances::<u16>(&parts, reference)?)?),
@@ -1291,6 +1292,7 @@ impl GpuRuntime {
                 Narrow::Runs { value: 4, per_run } => self.upload_runs(gs, host_distances::<u32>(&parts, reference)?, per_run, NarrowBuf::U32)?,
                 Narrow::Runs { value, .. } => return Err(TesseraError::Internal(format!("runs of {value}-byte values"))),
             };
+            tessera_common::trace::mark("narrow column up");
             GpuBuf::Narrow { reference, distances }
         } else {
             self.upload_column(gs, table, c, width)?
@@ -1315,7 +1317,9 @@ impl GpuRuntime {
         per_run: u8,
         form: impl Fn(DeviceBuffer<T>) -> NarrowBuf,
     ) -> Result<NarrowBuf> {
+        tessera_common::trace::mark("distances made");
         let (directory, values) = codegen::runs_of(&distances, cores()).map_err(TesseraError::Internal)?;
+        tessera_common::trace::mark("runs laid out");
         Ok(NarrowBuf::Runs { directory: self.upload(gs, &directory)?, values: Box::new(form(self.upload(gs, &values)?)), per_run })
     }
 
@@ -2983,6 +2987,7 @@ fn host_distances<T: Copy + Default + Send + TryFrom<u64>>(parts: &[ArrayRef], r
 /// bits is an error, never a truncated one.
 fn host_bits(parts: &[ArrayRef], reference: i64, w: u32) -> Result<Vec<u32>> {
     let distances = host_distances::<u32>(parts, reference)?;
+    tessera_common::trace::mark("distances made");
     let mut words = vec![0u32; codegen::Narrow::bit_words(distances.len(), w)];
     let group = codegen::BITS_GROUP_ROWS;
     let chunk = distances.len().div_ceil(cores()).div_ceil(group).max(1) * group;
@@ -2995,6 +3000,7 @@ fn host_bits(parts: &[ArrayRef], reference: i64, w: u32) -> Result<Vec<u32>> {
         }
         Ok(wide)
     });
+    tessera_common::trace::mark("bits packed");
     match packed {
         Ok(None) => Ok(words),
         Ok(Some(d)) => Err(TesseraError::Internal(format!("distance {d} wider than {w} bits (from {reference})"))),
@@ -4163,11 +4169,11 @@ mod tests {
         let batch = arrow::array::RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(arrow::array::Int16Array::from(vec![1, 2, 3])), Arc::new(Int64Array::from(vec![4, 5, 6]))]).unwrap();
         let table = LoadedTable::from_batches("t".into(), schema, vec![batch]);
         assert_eq!(plain_gpu_bytes(&table), 3 * (4 + 8));
-        // Over half the limit the table goes up compact; without a known limit, never;
-        // always or never where the setting says so.
+        // Over a quarter of the limit the table goes up compact; without a known limit,
+        // never; always or never where the setting says so.
         let auto = CompactTables::default();
-        assert!(compact_table(&table, Some(2 * 36 - 1), auto));
-        assert!(!compact_table(&table, Some(2 * 36), auto));
+        assert!(compact_table(&table, Some(4 * 36 - 1), auto));
+        assert!(!compact_table(&table, Some(4 * 36), auto));
         assert!(!compact_table(&table, None, auto));
         assert!(compact_table(&table, None, CompactTables::Always) && compact_table(&table, Some(1 << 40), CompactTables::Always));
         assert!(!compact_table(&table, Some(1), CompactTables::Never));
