@@ -3216,9 +3216,8 @@ impl CompactTables {
 /// Whether `table`'s integer columns go up compact (bit-packed, in runs where those pay:
 /// about half their plain bytes, SSB SF 100's 0.489×, for kernels 5–7% slower, see
 /// [`COMPACT_TABLE_SHARE`] and `ExecExperiments::narrow_runs`) rather than narrowed to
-/// whole bytes: as `compact`
-/// says; by default when its columns take more than 1/[`COMPACT_TABLE_SHARE`] of the GPU
-/// memory `limit` plain.
+/// whole bytes: as `compact` says; by default when its columns take more than
+/// 1/[`COMPACT_TABLE_SHARE`] of the GPU memory `limit` plain.
 fn compact_table(table: &LoadedTable, limit: Option<usize>, compact: CompactTables) -> bool {
     match compact {
         CompactTables::Auto => limit.is_some_and(|l| plain_gpu_bytes(table) > l / COMPACT_TABLE_SHARE),
