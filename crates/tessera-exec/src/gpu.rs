@@ -2972,7 +2972,7 @@ fn host_i64(parts: &[ArrayRef]) -> Result<Vec<i64>> {
 ///
 /// Integer, date and dictionary arrays are read in place ([`distances_of`]); others go
 /// through their 64-bit values ([`host_values`]). Through 64-bit values (a buffer and a
-/// cast a batch) a column of 600 M rows took 0.27–0.33 s on the H200's 16-core host (SSB
+/// cast a batch) a column of 600 M rows took 0.28–0.33 s on the H200's 16-core host (SSB
 /// SF 100's first query, `gpu-2026-12-01f` run 4).
 fn host_distances<T: Copy + Default + Send + TryFrom<u64>>(parts: &[ArrayRef], reference: i64) -> Result<Vec<T>> {
     in_parallel(parts, |a, out: &mut [T]| match distances_into(a, 0, reference, out)? {

@@ -344,7 +344,7 @@ fn bit_place(r: usize, w: u32) -> (usize, u32) {
 ///
 /// Each stream's bits are gathered in a register and each of its words written once.
 /// Or-ing each value into its words (at [`bit_place`]) packed a column of 600 M rows in
-/// 0.27–0.32 s on the H200's 16-core host (SSB SF 100's first query, `gpu-2026-12-01f`
+/// 0.27–0.33 s on the H200's 16-core host (SSB SF 100's first query, `gpu-2026-12-01f`
 /// run 4).
 pub fn pack_bits(values: &[u32], w: u32, out: &mut [u32]) -> Option<u32> {
     debug_assert!((1..=31).contains(&w));
@@ -405,7 +405,7 @@ pub fn fill_runs<T: Copy + PartialEq>(rows: &[T], prev: Option<&T>, runs_before:
     // run it would start, whether or not it starts one (the next start overwrites it), and
     // a block's starts are gathered in a register: the loop does not branch on where runs
     // start (SSB SF 100's dates start one every 4 rows or so). Counting and laying out
-    // such a column of 600 M rows a row at a time took 0.26–0.33 s on the H200's 16-core
+    // such a column of 600 M rows a row at a time took 0.29–0.33 s on the H200's 16-core
     // host (`gpu-2026-12-01f` run 4).
     let mut started = 0usize;
     let mut last = prev.copied();
