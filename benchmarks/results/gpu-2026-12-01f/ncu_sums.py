@@ -6,7 +6,9 @@ the query RUNS times. For each query, the warm runs' kernels are the process of 
 less the process of 1 run (the first run also builds the dimension tables), over 3.
 Prints per query the warm run's kernels in µs, with and without the fill launches
 (`tessera_fill_many`, outside the CUDA-event window of the bench's kernel figure unless
-64 MiB or more)."""
+64 MiB or more); then each warm run's kernels without fills (the launches after the
+first run's, split where a generated pipeline starts: a warm SSB run launches one, its
+builds taken from the build cache) and their median."""
 import re
 import sys
 
@@ -38,3 +40,11 @@ for q in sorted({q for q, _ in procs}):
     warm_f = (total(four, True) - total(one, True)) / 3
     kinds = sorted({n for n, _ in four[len(one):]})
     print(f"{q}: warm kernels {warm:.1f} us without fills, {warm_f:.1f} with ({len(four) - len(one)} launches in 3 runs: {', '.join(kinds)})")
+    runs = []
+    for n, d in four[len(one):]:
+        if n == "tessera_pipeline":
+            runs.append(0.0)
+        if runs and n != "tessera_fill_many":
+            runs[-1] += d
+    if len(runs) == 3:
+        print(f"{q}: warm runs {', '.join(f'{r:.1f}' for r in runs)} us without fills, median {sorted(runs)[1]:.1f}")
